@@ -1,0 +1,119 @@
+// Package apierr is the one error type of the chain: an error that knows its
+// HTTP status and its OpenAI error type and code. Stages return it (wrapped or
+// not) as a plain error; the edge finds it with errors.As and renders it once,
+// as a JSON body or as an SSE error event when the stream has started.
+package apierr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// OpenAI error types.
+const (
+	TypeInvalidRequest = "invalid_request_error"
+	TypeAuthentication = "authentication_error"
+	TypePermission     = "permission_error"
+	TypeRateLimit      = "rate_limit_error"
+	TypeAPI            = "api_error"
+	TypeServer         = "server_error"
+)
+
+// Error codes of the DESIGN error table.
+const (
+	CodeInvalidBody      = "invalid_body"
+	CodeModelNotFound    = "model_not_found"
+	CodeInvalidAPIKey    = "invalid_api_key"
+	CodeTenantForbidden  = "tenant_forbidden"
+	CodeBodyTooLarge     = "body_too_large"
+	CodeRateLimited      = "rate_limit_exceeded"
+	CodeProviderError    = "provider_error"
+	CodeTimeout          = "timeout"
+	CodeRunCancelled     = "run_cancelled"
+	CodeRunWaiting       = "run_waiting"
+	CodeRunFailed        = "run_failed"
+	CodeUnavailable      = "unavailable"
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeInvalidHeader    = "invalid_header"
+	CodePluginError      = "plugin_error"
+)
+
+// Error is an API error. The zero Param renders as null.
+type Error struct {
+	Status  int
+	Type    string
+	Code    string
+	Param   string
+	Message string
+	// RetryAfter, when positive, is sent as the Retry-After header (seconds).
+	RetryAfter int
+	// Allow is sent as the Allow header on 405.
+	Allow string
+	// Err is the cause, kept for logs and errors.Is; never sent to clients.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// RunErrorCode lets the runner record the code as the run's failure reason.
+func (e *Error) RunErrorCode() string { return e.Code }
+
+// Header sets the headers that go with the error.
+func (e *Error) Header(h http.Header) {
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	if e.Allow != "" {
+		h.Set("Allow", e.Allow)
+	}
+}
+
+// From returns the *Error in err's chain, or a 500 server_error that hides
+// the detail of an unexpected error from the client.
+func From(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: "internal_error",
+		Message: "internal error", Err: err}
+}
+
+// InvalidBody is a 400 naming the offending field.
+func InvalidBody(param, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidBody,
+		Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidHeader is a 400 naming the offending header.
+func InvalidHeader(header, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidHeader,
+		Param: header, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound is the 404 for unknown paths and invisible ids alike.
+func NotFound(format string, args ...any) *Error {
+	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeNotFound,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable is a 503 with Retry-After.
+func Unavailable(msg string, retryAfter int, cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: CodeUnavailable,
+		Message: msg, RetryAfter: retryAfter, Err: cause}
+}
+
+// New builds an error from its parts.
+func New(status int, typ, code, msg string) *Error {
+	return &Error{Status: status, Type: typ, Code: code, Message: msg}
+}

@@ -1,0 +1,69 @@
+// Package builtin assembles the built-in stages into chains. The order of the
+// stages lives here, in Order, and nowhere else.
+package builtin
+
+import (
+	"fmt"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/filters/mapping"
+	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/filters/run"
+	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner"
+)
+
+// Order is the order of the stages of the POST chains
+// (/v1/chat/completions, /v1/responses).
+var Order = []string{"auth", "model", "map-request", "run", "translate"}
+
+// Plugins are the mapping plugins of one endpoint's chain.
+type Plugins struct {
+	Request *runtime.Plugin // map-request: exports map_request
+	Result  *runtime.Plugin // translate: exports map_result
+}
+
+// Deps is what the stages are built from.
+type Deps struct {
+	Auth    *auth.Auth
+	Runner  *runner.Service
+	Plugins Plugins
+}
+
+// Chain builds the POST chain of one endpoint in Order.
+func Chain(d Deps) (filters.Handler, error) {
+	stages := make([]filters.Stage, 0, len(Order))
+	for _, name := range Order {
+		var (
+			st  filters.Stage
+			err error
+		)
+		switch name {
+		case "auth":
+			st = d.Auth
+		case "model":
+			st = model.New()
+		case "map-request":
+			st, err = mapping.New(d.Plugins.Request)
+		case "run":
+			st = run.New(d.Runner)
+		case "translate":
+			st, err = translate.New(d.Plugins.Result)
+		default:
+			err = fmt.Errorf("unknown stage %q", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, st)
+	}
+	return filters.Chain(nil, stages...), nil
+}
+
+// Authenticated builds the chain of the GET and native endpoints: auth, then
+// terminal answers.
+func Authenticated(a *auth.Auth, terminal filters.Handler) filters.Handler {
+	return filters.Chain(terminal, a)
+}

@@ -1,0 +1,101 @@
+// Package model is the second stage of the POST chains: the body must be a
+// JSON object of the endpoint's shape, and its model must be the one model
+// runedge serves. It reads the body with gjson (no unmarshal) because it runs
+// on every request; the mapping plugin does the deep validation.
+package model
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// ID is the only model runedge serves.
+const ID = "service"
+
+// Model is the model stage.
+type Model struct{}
+
+var _ filters.Stage = Model{}
+
+// New builds the stage; it has no configuration.
+func New() Model { return Model{} }
+
+// Name implements filters.Stage.
+func (Model) Name() string { return "model" }
+
+// Handle implements filters.Stage.
+func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
+	if len(x.Body) == 0 {
+		return apierr.InvalidBody("", "the request body is empty; send a JSON object")
+	}
+	if !gjson.ValidBytes(x.Body) {
+		return apierr.InvalidBody("", "the request body is not valid JSON")
+	}
+	if !gjson.ParseBytes(x.Body).IsObject() {
+		return apierr.InvalidBody("", "the request body must be a JSON object")
+	}
+	f := gjson.GetManyBytes(x.Body, "model", "stream", "stream_options", "messages", "input")
+	if err := checkModel(f[0]); err != nil {
+		return err
+	}
+	if err := checkShape(x.Endpoint, f[1], f[2], f[3], f[4]); err != nil {
+		return err
+	}
+	x.Stream = f[1].True()
+	x.IncludeUsage = x.Stream && f[2].Get("include_usage").True()
+	return next.Handle(ctx, x)
+}
+
+func checkModel(m gjson.Result) error {
+	switch {
+	case !m.Exists() || m.Type == gjson.Null:
+		return apierr.InvalidBody("model", "model is required; use %q", ID)
+	case m.Type != gjson.String:
+		return apierr.InvalidBody("model", "model must be a string")
+	case m.Str != ID:
+		return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest,
+			Code: apierr.CodeModelNotFound, Param: "model",
+			Message: "the model " + quote(m.Str) + " does not exist; the only model is " + quote(ID)}
+	}
+	return nil
+}
+
+// checkShape checks the fields that decide how the request is handled
+// before the plugin runs: the stream flag and the endpoint's input field.
+func checkShape(ep filters.Endpoint, s, so, messages, input gjson.Result) error {
+	if s.Exists() && s.Type != gjson.True && s.Type != gjson.False && s.Type != gjson.Null {
+		return apierr.InvalidBody("stream", "stream must be a boolean")
+	}
+	if so.Exists() && so.Type != gjson.Null && !so.IsObject() {
+		return apierr.InvalidBody("stream_options", "stream_options must be an object")
+	}
+	switch ep {
+	case filters.ChatCompletions:
+		if !messages.Exists() {
+			return apierr.InvalidBody("messages", "messages is required")
+		}
+		if !messages.IsArray() || !messages.Get("0").Exists() {
+			return apierr.InvalidBody("messages", "messages must be a non-empty array")
+		}
+	case filters.Responses:
+		if !input.Exists() {
+			return apierr.InvalidBody("input", "input is required")
+		}
+		if input.Type != gjson.String && !input.IsArray() {
+			return apierr.InvalidBody("input", "input must be a string or an array of input items")
+		}
+	}
+	return nil
+}
+
+func quote(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return "'" + s + "'"
+}

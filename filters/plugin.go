@@ -1,0 +1,30 @@
+package filters
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/plugins/runtime"
+)
+
+// PluginError maps an error from a mapping plugin call to the API error the
+// client sees: an input the plugin refused is the client's fault (400, with
+// the plugin's param and message); anything else — a trap, garbage output, a
+// missing hook — is a 500 plugin_error that names the plugin.
+func PluginError(err error) error {
+	var in *runtime.InputError
+	if errors.As(err, &in) {
+		e := apierr.InvalidBody(in.Param, "%s", in.Message)
+		if in.Code != "" {
+			e.Code = in.Code
+		}
+		return e
+	}
+	var f *runtime.Fault
+	if errors.As(err, &f) {
+		return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
+			Code: apierr.CodePluginError, Message: f.Error(), Err: err}
+	}
+	return err
+}

@@ -1,0 +1,59 @@
+package run
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/runner"
+)
+
+// startError maps a refusal to start a run. None of these created a run.
+func startError(ep filters.Endpoint, err error) error {
+	switch {
+	case errors.Is(err, runner.ErrUnavailable):
+		return apierr.Unavailable("runedge is shutting down or at its limit of runs in flight; retry shortly", 1, err)
+	case errors.Is(err, runner.ErrNotFound):
+		e := apierr.NotFound("the session or thread named in the request headers does not exist")
+		e.Err = err
+		return e
+	case errors.Is(err, runner.ErrInvalidRequest):
+		param := "text.format.schema"
+		if ep == filters.ChatCompletions {
+			param = "response_format.json_schema.schema"
+		}
+		e := apierr.InvalidBody(param, "%s", err.Error())
+		e.Err = err
+		return e
+	}
+	return err
+}
+
+// outcomeError maps how a run ended to the status the client sees. It runs
+// after the outcome is recorded.
+func outcomeError(err error) error {
+	var api *apierr.Error
+	if errors.As(err, &api) {
+		return api
+	}
+	e := &apierr.Error{Err: err, Message: err.Error()}
+	switch {
+	case errors.Is(err, runner.ErrProvider):
+		e.Status, e.Type, e.Code = http.StatusBadGateway, apierr.TypeAPI, apierr.CodeProviderError
+	case errors.Is(err, runner.ErrTimeout):
+		e.Status, e.Type, e.Code = http.StatusGatewayTimeout, apierr.TypeAPI, apierr.CodeTimeout
+	case errors.Is(err, runner.ErrShutdown):
+		e.Status, e.Type, e.Code = http.StatusServiceUnavailable, apierr.TypeAPI, apierr.CodeUnavailable
+		e.RetryAfter = 1
+		e.Message = "runedge is shutting down; the run was cancelled"
+	case errors.Is(err, runner.ErrCancelled):
+		e.Status, e.Type, e.Code = http.StatusConflict, apierr.TypeAPI, apierr.CodeRunCancelled
+	case errors.Is(err, runner.ErrWaiting):
+		e.Status, e.Type, e.Code = http.StatusConflict, apierr.TypeAPI, apierr.CodeRunWaiting
+		e.Message = "the run is waiting for approval or external input; resume it with the native API using the run headers"
+	default:
+		e.Status, e.Type, e.Code = http.StatusInternalServerError, apierr.TypeServer, apierr.CodeRunFailed
+	}
+	return e
+}

@@ -1,0 +1,160 @@
+// Package translate is the last stage: it turns the run's native result into
+// the compatible reply. The whole reply body (chat.completion, response) comes
+// from the result mapping plugin; stream framing that never changes — SSE
+// lines, chunk envelopes, event envelopes — is built natively (plugins/compat)
+// so that a long stream costs no WebAssembly call per token.
+//
+// The run's terminal state is recorded before the reply's last byte: the
+// stage calls Finish after mapping the result and before writing it.
+package translate
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner"
+)
+
+// Translate is the translate stage.
+type Translate struct {
+	plugin *runtime.Plugin
+}
+
+var _ filters.Stage = (*Translate)(nil)
+
+// New builds the stage around a loaded plugin that exports map_result.
+func New(p *runtime.Plugin) (*Translate, error) {
+	if !p.Has(runtime.MapResult) {
+		return nil, fmt.Errorf("translate: plugin %s does not export map_result", p.Name())
+	}
+	return &Translate{plugin: p}, nil
+}
+
+// Name implements filters.Stage.
+func (*Translate) Name() string { return "translate" }
+
+// Handle implements filters.Stage.
+func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
+	if x.Run == nil {
+		return fmt.Errorf("translate: no run on the exchange (the run stage must come first)")
+	}
+	ids := newReplyIDs(x.Run.Run())
+	var err error
+	switch {
+	case !x.Stream:
+		err = t.whole(ctx, x, ids)
+	case x.Endpoint == filters.ChatCompletions:
+		err = t.chatStream(ctx, x, ids)
+	default:
+		err = t.responseStream(ctx, x, ids)
+	}
+	if err != nil {
+		return err
+	}
+	return next.Handle(ctx, x)
+}
+
+// whole answers a non-streaming request with one body.
+func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
+	for range x.Run.Events() { // drained only if the runner sent any
+	}
+	res, err := x.Run.Wait()
+	if err != nil {
+		return err
+	}
+	body, err := t.mapResult(ctx, x, ids, &res)
+	if err != nil {
+		return err
+	}
+	if err := x.Run.Finish(&res, nil); err != nil {
+		return err
+	}
+	if err := x.Reply.JSON(http.StatusOK, body); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
+}
+
+// mapResult calls the plugin's map_result and checks that what comes back
+// is a JSON object.
+func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids replyIDs, res *runner.Result) ([]byte, error) {
+	out, err := t.plugin.Call(ctx, runtime.MapResult, resultEnvelope(nil, x, ids, "completed", res))
+	if err != nil {
+		return nil, filters.PluginError(err)
+	}
+	if !gjson.ValidBytes(out) || !gjson.ParseBytes(out).IsObject() {
+		return nil, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
+			Code:    apierr.CodePluginError,
+			Message: "plugin " + t.plugin.Name() + ": map_result: output is not a JSON object"}
+	}
+	return out, nil
+}
+
+// replyIDs are the compatible ids of one reply. They share the run id's
+// random part, so any reply id leads back to its run.
+type replyIDs struct {
+	completion, response, message string
+	created                       int64
+}
+
+func newReplyIDs(r runner.Run) replyIDs {
+	suffix := strings.TrimPrefix(r.ID, "run_")
+	created := r.CreatedAt
+	if created == 0 {
+		created = time.Now().Unix()
+	}
+	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
+		message: "msg_" + suffix, created: created}
+}
+
+// resultEnvelope appends the map_result input (plugins/ABI.md). res is nil
+// for the in-progress response of response.created.
+func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) []byte {
+	dst = append(dst, `{"endpoint":`...)
+	dst = compat.AppendJSONString(dst, string(x.Endpoint))
+	dst = append(dst, `,"id":`...)
+	if x.Endpoint == filters.ChatCompletions {
+		dst = compat.AppendJSONString(dst, ids.completion)
+	} else {
+		dst = compat.AppendJSONString(dst, ids.response)
+	}
+	dst = append(dst, `,"message_id":`...)
+	dst = compat.AppendJSONString(dst, ids.message)
+	dst = append(dst, `,"created":`...)
+	dst = appendInt(dst, ids.created)
+	dst = append(dst, `,"model":"`+model.ID+`","status":`...)
+	dst = compat.AppendJSONString(dst, status)
+	dst = append(dst, `,"result":`...)
+	if res == nil {
+		dst = append(dst, `{"text":"","finish_reason":"","usage":null}`...)
+	} else {
+		dst = append(dst, `{"text":`...)
+		dst = compat.AppendJSONString(dst, res.Text)
+		dst = append(dst, `,"finish_reason":`...)
+		dst = compat.AppendJSONString(dst, res.FinishReason)
+		dst = append(dst, `,"usage":{"input_tokens":`...)
+		dst = appendInt(dst, int64(res.Usage.InputTokens))
+		dst = append(dst, `,"output_tokens":`...)
+		dst = appendInt(dst, int64(res.Usage.OutputTokens))
+		dst = append(dst, `,"total_tokens":`...)
+		dst = appendInt(dst, int64(res.Usage.TotalTokens))
+		dst = append(dst, "}}"...)
+	}
+	dst = append(dst, `,"echo":`...)
+	if len(x.Echo) == 0 {
+		dst = append(dst, "{}"...)
+	} else {
+		dst = append(dst, x.Echo...)
+	}
+	return append(dst, '}')
+}

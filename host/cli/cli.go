@@ -1,0 +1,63 @@
+// Package cli is runedge's command line. Main is the whole program minus
+// signal handling, so that it can be tested: it takes its arguments, output
+// streams and environment as parameters and reads no globals.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// Env is what a command may use from its surroundings.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Getenv reads an environment variable (os.Getenv in main).
+	Getenv func(string) string
+}
+
+// Main runs the command in args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if len(args) == 0 {
+		usage(env.Stderr)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], env)
+	case "runs":
+		err = runs(ctx, args[1:], env)
+	case "token":
+		err = token(args[1:], env)
+	case "config":
+		err = configCmd(args[1:], env)
+	case "help", "-h", "--help":
+		usage(env.Stdout)
+		return 0
+	default:
+		fmt.Fprintf(env.Stderr, "runedge: unknown command %q\n", args[0])
+		usage(env.Stderr)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "runedge %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: runedge COMMAND [flags]
+
+commands:
+  serve         serve the three endpoints and the native run API
+                (--config FILE, --listen ADDR)
+  runs          print recent runs as a table (--config FILE | --db PATH,
+                --limit N, --tenant T, --status S)
+  token new     generate a token and print it with its hash
+  token hash    print the configuration hash of a token (argument or stdin)
+  config check  load and validate a configuration file (--config FILE)
+`)
+}

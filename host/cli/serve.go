@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/server"
+)
+
+func serve(ctx context.Context, args []string, env Env) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	cfgPath := fs.String("config", "", "configuration file (YAML); defaults apply without one")
+	listen := fs.String("listen", "", "listen address (overrides the file's listen)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if err := defaultToken(cfg, env); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	srv, err := server.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, ln)
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return config.Default(), nil
+	}
+	return config.Load(path)
+}
+
+// defaultToken gives a configuration without tokens one: SERVICE_TOKEN from
+// the environment, or a generated one printed once so that `make run` works
+// with no file at all.
+func defaultToken(cfg *config.Config, env Env) error {
+	if len(cfg.Tokens) > 0 {
+		return nil
+	}
+	tok := env.Getenv("SERVICE_TOKEN")
+	if tok == "" {
+		var err error
+		if tok, err = newToken(); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "runedge: no tokens configured and SERVICE_TOKEN is unset; generated a token for this run:\n\n    %s\n\n", tok)
+	}
+	cfg.Tokens = []config.Token{{Name: "default", Hash: hashToken(tok)}}
+	return cfg.Validate()
+}

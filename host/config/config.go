@@ -1,0 +1,126 @@
+// Package config loads and validates runedge's YAML configuration. Loading
+// is separate from the running chain: a Config is a plain value, checked in
+// full before anything is built from it, so a bad file is refused at start
+// (or, later, on reload) with a message that names the field.
+package config
+
+import (
+	"time"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	// Listen is the address of the HTTP server.
+	Listen   string           `yaml:"listen"`
+	Tokens   []Token          `yaml:"tokens"`
+	Actors   Actors           `yaml:"actors"`
+	Limits   Limits           `yaml:"limits"`
+	Store    Store            `yaml:"store"`
+	Provider Provider         `yaml:"provider"`
+	Plugins  Plugins          `yaml:"plugins"`
+	Chains   map[string]Chain `yaml:"chains"`
+	// Dir is the directory relative paths are resolved against: the
+	// config file's, or the working directory without a file.
+	Dir string `yaml:"-"`
+}
+
+// Token is a bearer token, stored as a hash ("sha256:<hex>"; see
+// `runedge token hash`).
+type Token struct {
+	Name   string `yaml:"name"`
+	Hash   string `yaml:"hash"`
+	Tenant string `yaml:"tenant"`
+	Admin  bool   `yaml:"admin"`
+}
+
+// Actors is the attribution policy.
+type Actors struct {
+	// Missing is what happens without actor headers: "token" attributes the
+	// request to the token (actor type service), "require" refuses it.
+	Missing string `yaml:"missing"`
+	// DefaultTenant is the tenant of an unbound token that sends no
+	// x-service-tenant-id.
+	DefaultTenant string `yaml:"default_tenant"`
+}
+
+// Limits bound the work a request may cause.
+type Limits struct {
+	MaxBodyBytes  int64    `yaml:"max_body_bytes"`
+	MaxInFlight   int      `yaml:"max_in_flight"`
+	RunTimeout    Duration `yaml:"run_timeout"`
+	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	RatePerSecond float64  `yaml:"rate_per_second"`
+	Burst         int      `yaml:"burst"`
+}
+
+// Store is the run store.
+type Store struct {
+	Driver string `yaml:"driver"` // sqlite
+	Path   string `yaml:"path"`
+}
+
+// Provider is the model provider behind the reference agent.
+type Provider struct {
+	Kind    string  `yaml:"kind"` // offline
+	Offline Offline `yaml:"offline"`
+}
+
+// Offline configures the offline provider.
+type Offline struct {
+	TokenDelay Duration `yaml:"token_delay"`
+}
+
+// Plugins configures the WebAssembly runtime.
+type Plugins struct {
+	CacheDir       string `yaml:"cache_dir"`
+	PoolSize       int    `yaml:"pool_size"`
+	MaxMemoryPages uint32 `yaml:"max_memory_pages"`
+}
+
+// Chain is one endpoint's chain: the plugin files of its mapping stages.
+// The stages and their order are fixed (filters/builtin.Order).
+type Chain struct {
+	MapRequest string `yaml:"map_request"`
+	Translate  string `yaml:"translate"`
+}
+
+// Endpoint keys of Chains.
+const (
+	ChainChat      = "chat.completions"
+	ChainResponses = "responses"
+)
+
+// Duration is a time.Duration written as "10s", "5m". A value that does not
+// parse is kept as an error for Validate, which names the field.
+type Duration struct {
+	d   time.Duration
+	bad string
+}
+
+// Dur makes a Duration.
+func Dur(d time.Duration) Duration { return Duration{d: d} }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		*d = Duration{bad: string(b)}
+		return nil
+	}
+	*d = Duration{d: v}
+	return nil
+}
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return d.d }
+
+// check reports a value that did not parse, or a negative one.
+func (d Duration) check() string {
+	switch {
+	case d.bad != "":
+		return "\"" + d.bad + "\" is not a duration (e.g. 500ms, 10s, 5m)"
+	case d.d < 0:
+		return "must not be negative"
+	}
+	return ""
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseDefaults(t *testing.T) {
+	c, err := Parse([]byte(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != DefaultListen || c.Limits.MaxBodyBytes != DefaultMaxBodyBytes ||
+		c.Limits.ShutdownGrace.Std() != DefaultShutdownGrace || c.Store.Path != DefaultStorePath {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+	if c.Chains[ChainChat].MapRequest != "plugins/build/chat.wasm" {
+		t.Fatalf("chat chain default: %+v", c.Chains[ChainChat])
+	}
+}
+
+func TestParseValues(t *testing.T) {
+	c, err := Parse([]byte(`
+listen: 127.0.0.1:9999
+tokens:
+  - name: app
+    hash: sha256:` + strings.Repeat("ab", 32) + `
+    tenant: acme
+limits:
+  run_timeout: 2s
+provider:
+  offline:
+    token_delay: 15ms
+chains:
+  responses:
+    map_request: custom.wasm
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.RunTimeout.Std() != 2*time.Second || c.Provider.Offline.TokenDelay.Std() != 15*time.Millisecond {
+		t.Fatalf("durations: %+v %+v", c.Limits, c.Provider)
+	}
+	if c.Tokens[0].Tenant != "acme" || c.Chains[ChainResponses].MapRequest != "custom.wasm" ||
+		c.Chains[ChainResponses].Translate != "plugins/build/responses.wasm" {
+		t.Fatalf("values: %+v", c)
+	}
+}
+
+// Each bad document must be refused with a message naming the field.
+func TestParseRefusesNamingTheField(t *testing.T) {
+	for _, tc := range []struct{ doc, field string }{
+		{"listen: nowhere", "listen"},
+		{"tokens: [{name: a, hash: plain}]", "tokens[0].hash"},
+		{"tokens: [{hash: sha256:" + strings.Repeat("0", 64) + "}]", "tokens[0].name"},
+		{"tokens: [{name: a, hash: sha256:" + strings.Repeat("0", 64) + ", tenant: 'a b'}]", "tokens[0].tenant"},
+		{"actors: {missing: maybe}", "actors.missing"},
+		{"limits: {max_body_bytes: -1}", "limits.max_body_bytes"},
+		{"limits: {run_timeout: soon}", "run_timeout"},
+		{"store: {driver: mysql}", "store.driver"},
+		{"provider: {kind: magic}", "provider.kind"},
+		{"chains: {embeddings: {map_request: x.wasm}}", "chains.embeddings"},
+		{"listne: 127.0.0.1:1", "listne"},
+	} {
+		_, err := Parse([]byte(tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%q: want an error naming %s, got %v", tc.doc, tc.field, err)
+		}
+	}
+}

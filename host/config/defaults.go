@@ -1,0 +1,71 @@
+package config
+
+import "time"
+
+// Default values; documented in README.md.
+const (
+	DefaultListen        = "127.0.0.1:8080"
+	DefaultMaxBodyBytes  = 1 << 20
+	DefaultRunTimeout    = 5 * time.Minute
+	DefaultShutdownGrace = 10 * time.Second
+	DefaultStorePath     = "data/runedge.db"
+	DefaultCacheDir      = "data/wazero-cache"
+	DefaultMaxPages      = 1024 // 64 MiB per plugin instance
+)
+
+// Default returns the configuration used without a file: everything but
+// the tokens, which the caller supplies.
+func Default() *Config {
+	c := &Config{}
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Actors.Missing == "" {
+		c.Actors.Missing = "token"
+	}
+	if c.Actors.DefaultTenant == "" {
+		c.Actors.DefaultTenant = "default"
+	}
+	if c.Limits.MaxBodyBytes == 0 {
+		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Limits.RunTimeout == (Duration{}) {
+		c.Limits.RunTimeout = Dur(DefaultRunTimeout)
+	}
+	if c.Limits.ShutdownGrace == (Duration{}) {
+		c.Limits.ShutdownGrace = Dur(DefaultShutdownGrace)
+	}
+	if c.Store.Driver == "" {
+		c.Store.Driver = "sqlite"
+	}
+	if c.Store.Path == "" {
+		c.Store.Path = DefaultStorePath
+	}
+	if c.Provider.Kind == "" {
+		c.Provider.Kind = "offline"
+	}
+	if c.Plugins.CacheDir == "" {
+		c.Plugins.CacheDir = DefaultCacheDir
+	}
+	if c.Plugins.MaxMemoryPages == 0 {
+		c.Plugins.MaxMemoryPages = DefaultMaxPages
+	}
+	if c.Chains == nil {
+		c.Chains = map[string]Chain{}
+	}
+	for ep, plugin := range map[string]string{ChainChat: "plugins/build/chat.wasm", ChainResponses: "plugins/build/responses.wasm"} {
+		ch := c.Chains[ep]
+		if ch.MapRequest == "" {
+			ch.MapRequest = plugin
+		}
+		if ch.Translate == "" {
+			ch.Translate = plugin
+		}
+		c.Chains[ep] = ch
+	}
+}

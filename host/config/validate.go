@@ -1,0 +1,84 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+)
+
+var (
+	hashRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	tenantRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+)
+
+// Validate checks every field and reports all problems, each naming its
+// field as it is written in the file.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "want host:port, got %q", c.Listen)
+	}
+	names := map[string]bool{}
+	for i, t := range c.Tokens {
+		f := fmt.Sprintf("tokens[%d]", i)
+		switch {
+		case t.Name == "":
+			bad(f+".name", "is required")
+		case names[t.Name]:
+			bad(f+".name", "%q is used twice", t.Name)
+		}
+		names[t.Name] = true
+		if !hashRE.MatchString(t.Hash) {
+			bad(f+".hash", "want sha256:<64 lowercase hex digits> (see `runedge token hash`)")
+		}
+		if t.Tenant != "" && !tenantRE.MatchString(t.Tenant) {
+			bad(f+".tenant", "%q is not a tenant id (letters, digits, . _ : -)", t.Tenant)
+		}
+	}
+	if c.Actors.Missing != "token" && c.Actors.Missing != "require" {
+		bad("actors.missing", "want token or require, got %q", c.Actors.Missing)
+	}
+	if !tenantRE.MatchString(c.Actors.DefaultTenant) {
+		bad("actors.default_tenant", "%q is not a tenant id", c.Actors.DefaultTenant)
+	}
+	if c.Limits.MaxBodyBytes < 0 {
+		bad("limits.max_body_bytes", "must be positive")
+	}
+	if c.Limits.MaxInFlight < 0 {
+		bad("limits.max_in_flight", "must not be negative")
+	}
+	for _, d := range []struct {
+		field string
+		d     Duration
+	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
+		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay}} {
+		if msg := d.d.check(); msg != "" {
+			bad(d.field, "%s", msg)
+		}
+	}
+	if c.Limits.RatePerSecond < 0 {
+		bad("limits.rate_per_second", "must not be negative")
+	}
+	if c.Limits.Burst < 0 {
+		bad("limits.burst", "must not be negative")
+	}
+	if c.Store.Driver != "sqlite" {
+		bad("store.driver", "want sqlite, got %q", c.Store.Driver)
+	}
+	if c.Provider.Kind != "offline" {
+		bad("provider.kind", "want offline, got %q", c.Provider.Kind)
+	}
+	if c.Plugins.PoolSize < 0 {
+		bad("plugins.pool_size", "must not be negative")
+	}
+	for ep := range c.Chains {
+		if ep != ChainChat && ep != ChainResponses {
+			bad("chains."+ep, "unknown endpoint (want %s or %s)", ChainChat, ChainResponses)
+		}
+	}
+	return errors.Join(errs...)
+}

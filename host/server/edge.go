@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// fail renders the error of an exchange, once: a JSON body while nothing is
+// written, an SSE error event once the stream has started. Server faults are
+// logged with their cause, which the client never sees.
+func (s *Server) fail(x *filters.Exchange, err error) {
+	var gone *filters.ClientGoneError
+	if errors.As(err, &gone) || (errors.Is(err, context.Canceled) && x.Request.Context().Err() != nil) {
+		s.log.Debug("client went away", "path", x.Request.URL.Path, "err", err)
+		return
+	}
+	e := apierr.From(err)
+	level := slog.LevelDebug
+	if e.Status >= 500 {
+		level = slog.LevelError
+	}
+	s.log.Log(x.Request.Context(), level, "request failed", "path", x.Request.URL.Path,
+		"status", e.Status, "code", e.Code, "err", err,
+		"run_id", x.Reply.Header().Get(filters.HeaderRunID))
+	x.Reply.Error(e)
+}
+
+// writeError renders an error outside any chain (router, 405).
+func writeError(w http.ResponseWriter, e *apierr.Error) {
+	e.Header(w.Header())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	w.Write(e.Body())
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

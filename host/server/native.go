@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/runner"
+)
+
+// nativeOp names an operation of the native run API.
+type nativeOp int
+
+const (
+	listRuns nativeOp = iota
+	getRun
+	cancelRun
+)
+
+// scope is what the caller may see: its own tenant, or all with an admin
+// token.
+func scope(x *filters.Exchange) runner.Scope {
+	return runner.Scope{TenantID: x.Identity.TenantID, Admin: x.Identity.Admin}
+}
+
+// listRuns answers GET /runner/v1/runs?limit=&after=&tenant_id=&session_id=&status=
+func (s *Server) listRuns(ctx context.Context, x *filters.Exchange) error {
+	q := x.Request.URL.Query()
+	lq := runner.ListQuery{After: q.Get("after"), SessionID: q.Get("session_id"), TenantID: q.Get("tenant_id"),
+		Status: runner.Status(q.Get("status"))}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
+		}
+		lq.Limit = n
+	}
+	if lq.Status != "" && !lq.Status.Valid() {
+		return apierr.InvalidBody("status", "unknown status %q", lq.Status)
+	}
+	sc := scope(x)
+	if !sc.Admin && lq.TenantID != "" && lq.TenantID != sc.TenantID {
+		// Another tenant's runs are invisible: the filter matches nothing.
+		return writeJSON(x, runner.Page{Object: "list", Data: []runner.Run{}})
+	}
+	page, err := s.runs.List(ctx, sc, lq)
+	if err != nil {
+		return err
+	}
+	return writeJSON(x, page)
+}
+
+func (s *Server) getRun(ctx context.Context, x *filters.Exchange) error {
+	r, err := s.runs.Get(ctx, scope(x), x.Request.PathValue("id"))
+	if err != nil {
+		return runError(err, x.Request.PathValue("id"))
+	}
+	return writeJSON(x, r)
+}
+
+func (s *Server) cancelRun(ctx context.Context, x *filters.Exchange) error {
+	r, err := s.runs.Cancel(ctx, scope(x), x.Request.PathValue("id"))
+	if err != nil {
+		return runError(err, x.Request.PathValue("id"))
+	}
+	return writeJSON(x, r)
+}
+
+func runError(err error, id string) error {
+	if errors.Is(err, runner.ErrNotFound) {
+		e := apierr.NotFound("no run with id %q", id)
+		e.Err = err
+		return e
+	}
+	return err
+}
+
+func writeJSON(x *filters.Exchange, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return x.Reply.JSON(http.StatusOK, b)
+}

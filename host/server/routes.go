@@ -1,0 +1,105 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// routes maps paths to handlers. Routing comes before auth: an unknown path
+// is a 404 and a wrong method a 405 with Allow, both as JSON, for anyone.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/models", methods{http.MethodGet: s.chain(filters.Models)})
+	mux.Handle("/v1/chat/completions", methods{http.MethodPost: s.chain(filters.ChatCompletions)})
+	mux.Handle("/v1/responses", methods{http.MethodPost: s.chain(filters.Responses)})
+	mux.Handle("/runner/v1/runs", methods{http.MethodGet: s.nativeChain(listRuns)})
+	mux.Handle("/runner/v1/runs/{id}", methods{http.MethodGet: s.nativeChain(getRun)})
+	mux.Handle("/runner/v1/runs/{id}/cancel", methods{http.MethodPost: s.nativeChain(cancelRun)})
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
+	})
+	return mux
+}
+
+// methods dispatches on the request method; others get 405 with Allow.
+type methods map[string]http.HandlerFunc
+
+func (m methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h, ok := m[r.Method]; ok {
+		h(w, r)
+		return
+	}
+	allow := make([]string, 0, len(m))
+	for k := range m {
+		allow = append(allow, k)
+	}
+	sort.Strings(allow)
+	e := apierr.New(http.StatusMethodNotAllowed, apierr.TypeInvalidRequest, apierr.CodeMethodNotAllowed,
+		"method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+strings.Join(allow, ", "))
+	e.Allow = strings.Join(allow, ", ")
+	writeError(w, e)
+}
+
+// chain serves a compatible endpoint through its chain on the current
+// generation.
+func (s *Server) chain(ep filters.Endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := s.gen.Load()
+		s.serve(w, r, ep, g, g.chains[ep])
+	}
+}
+
+func (s *Server) nativeChain(op nativeOp) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := s.gen.Load()
+		s.serve(w, r, filters.Native, g, g.native[op])
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
+	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
+	if r.Method == http.MethodPost {
+		body, err := readBody(w, r, g.maxBody)
+		if err != nil {
+			s.fail(x, err)
+			return
+		}
+		x.Body = body
+	}
+	if err := h.Handle(r.Context(), x); err != nil {
+		s.fail(x, err)
+	}
+}
+
+// readBody reads the whole body within the limit.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLarge(limit)
+	case err != nil:
+		return nil, apierr.InvalidBody("", "reading the request body failed: %v", err)
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64) error {
+	return apierr.New(http.StatusRequestEntityTooLarge, apierr.TypeInvalidRequest, apierr.CodeBodyTooLarge,
+		"the request body is larger than the limit of "+itoa(limit)+" bytes")
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}`))
+}

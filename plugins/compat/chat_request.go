@@ -1,0 +1,173 @@
+package compat
+
+import "github.com/tidwall/gjson"
+
+// chatBody holds the chat.completions fields the mapping reads, gathered in
+// one pass over the body so a large body is scanned once.
+type chatBody struct {
+	messages, responseFormat, stream, streamOptions gjson.Result
+	maxTokens, maxCompletionTokens, n               gjson.Result
+}
+
+// mapChatRequest maps a chat.completions body to the native request and the
+// echo {"include_usage"} that the streaming reply needs later.
+func mapChatRequest(body gjson.Result) ([]byte, error) {
+	var b chatBody
+	body.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "messages":
+			b.messages = v
+		case "response_format":
+			b.responseFormat = v
+		case "stream":
+			b.stream = v
+		case "stream_options":
+			b.streamOptions = v
+		case "max_tokens":
+			b.maxTokens = v
+		case "max_completion_tokens":
+			b.maxCompletionTokens = v
+		case "n":
+			b.n = v
+		}
+		return true
+	})
+
+	var n native
+	var includeUsage bool
+	if err := b.readOptions(&n, &includeUsage); err != nil {
+		return nil, err
+	}
+	if !b.messages.Exists() {
+		return nil, invalid("messages", "messages is required")
+	}
+	if !b.messages.IsArray() {
+		return nil, invalid("messages", "messages must be an array of message objects")
+	}
+
+	out := make([]byte, 0, len(b.messages.Raw)+len(n.format.schema)+128)
+	out = append(out, `{"request":{"input":[`...)
+	out, count, err := appendChatMessages(out, b.messages)
+	if err != nil {
+		return nil, err
+	}
+	if count == 0 {
+		return nil, invalid("messages", "messages must contain at least one message with content")
+	}
+	out = append(out, ']')
+	out = n.appendOptions(out)
+	if includeUsage {
+		return append(out, `,"echo":{"include_usage":true}}`...), nil
+	}
+	return append(out, `,"echo":{"include_usage":false}}`...), nil
+}
+
+// readOptions checks everything but messages and fills n and includeUsage.
+func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
+	var err error
+	if n.format, err = readFormat(b.responseFormat, "response_format", true); err != nil {
+		return err
+	}
+	if n.stream, err = optBool(b.stream, "stream"); err != nil {
+		return err
+	}
+	// stream_options is accepted with stream false (some clients always send
+	// it) and then has no effect.
+	if b.streamOptions.Type != gjson.Null {
+		if !b.streamOptions.IsObject() {
+			return invalid("stream_options", "stream_options must be an object")
+		}
+		usage, err := optBool(b.streamOptions.Get("include_usage"), "stream_options.include_usage")
+		if err != nil {
+			return err
+		}
+		*includeUsage = usage && n.stream
+	}
+	// max_completion_tokens replaced max_tokens; when both are sent the newer
+	// name wins, as it does upstream.
+	if n.maxOutput, err = optPositiveInt(b.maxTokens, "max_tokens"); err != nil {
+		return err
+	}
+	limit, err := optPositiveInt(b.maxCompletionTokens, "max_completion_tokens")
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		n.maxOutput = limit
+	}
+	if b.n.Type != gjson.Null && (b.n.Type != gjson.Number || b.n.Num != 1) {
+		return invalid("n", "n must be 1: this model returns exactly one choice")
+	}
+	return nil
+}
+
+// appendChatMessages appends the native input messages and reports how many
+// it wrote.
+func appendChatMessages(dst []byte, messages gjson.Result) ([]byte, int, error) {
+	var err error
+	i, count := 0, 0
+	messages.ForEach(func(_, m gjson.Result) bool {
+		var wrote bool
+		dst, wrote, err = appendChatMessage(dst, m, i, count > 0)
+		if wrote {
+			count++
+		}
+		i++
+		return err == nil
+	})
+	return dst, count, err
+}
+
+// appendChatMessage appends message i, preceded by a comma when it is not the
+// first. An assistant message without content (one that only carried tool
+// calls) is skipped: the native input has nothing to hold it.
+func appendChatMessage(dst []byte, m gjson.Result, i int, comma bool) ([]byte, bool, error) {
+	if !m.IsObject() {
+		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
+	}
+	var role, content gjson.Result
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "role":
+			role = v
+		case "content":
+			content = v
+		}
+		return true
+	})
+	native, ok := chatRole(role)
+	if !ok {
+		return dst, false, invalid(indexed("messages", i)+".role",
+			"role must be one of system, developer, user, assistant or tool")
+	}
+	if native == "assistant" && content.Type == gjson.Null {
+		return dst, false, nil
+	}
+	if comma {
+		dst = append(dst, ',')
+	}
+	dst, err := appendMessage(dst, native, content, isChatText, "messages", i)
+	return dst, err == nil, err
+}
+
+// chatRole maps a chat role to the native one. The native input has no tool
+// role, so a tool result reaches the agent as what it is to the model: text
+// the user side supplied.
+func chatRole(r gjson.Result) (string, bool) {
+	if r.Type != gjson.String {
+		return "", false
+	}
+	switch r.Str {
+	case "system":
+		return "system", true
+	case "developer":
+		return "developer", true
+	case "user", "tool":
+		return "user", true
+	case "assistant":
+		return "assistant", true
+	}
+	return "", false
+}
+
+func isChatText(typ string) bool { return typ == "text" }

@@ -1,0 +1,31 @@
+package compat
+
+import "github.com/tidwall/gjson"
+
+// mapChatResult builds the chat.completion reply. It leaves out what the
+// schema marks optional and runedge cannot fill (system_fingerprint,
+// service_tier) and never writes a top-level "error".
+func mapChatResult(r *resultInput) ([]byte, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(r.text.Raw)+len(r.id.Raw)+len(r.model.Raw)+480)
+	out = append(out, `{"id":`...)
+	out = appendString(out, r.id)
+	out = append(out, `,"object":"chat.completion","created":`...)
+	out = r.appendCreated(out)
+	out = append(out, `,"model":`...)
+	out = appendString(out, r.model)
+	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	out = r.appendText(out)
+	out = append(out, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":`...)
+	out = AppendJSONString(out, r.finish())
+	out = append(out, `}],"usage":`...)
+	out = appendChatUsage(out, usageFrom(r.usage))
+	return append(out, '}'), nil
+}
+
+// includeUsage reports whether a chat echo asks for the usage chunk.
+func includeUsage(echo gjson.Result) bool {
+	return echo.Get("include_usage").Type == gjson.True
+}

@@ -1,0 +1,101 @@
+package compat
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// The endpoints a mapping serves, as the host names them in "endpoint".
+const (
+	EndpointChat      = "chat.completions"
+	EndpointResponses = "responses"
+)
+
+// MapRequest maps a compatible request body to the native run request.
+//
+// Input, built by the host:
+//
+//	{"endpoint":"chat.completions"|"responses","tenant_id":"…","actor":{…},"body":{…client body…}}
+//
+// Output:
+//
+//	{"request":{"input":[{"role","content"}…],"instructions","output_schema","schema_name",
+//	 "json_object","stream","max_output_tokens"},"echo":{…}}
+//
+// where empty optional request fields are left out and echo carries what
+// [MapResult] needs later (chat: include_usage; responses: the settings the
+// Response object repeats). A client fault returns an *[InputError]; an
+// input the host should never build (unknown endpoint) a plain error.
+func MapRequest(in []byte) ([]byte, error) {
+	var endpoint, body gjson.Result
+	gjson.Parse(view(in)).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "endpoint":
+			endpoint = v
+		case "body":
+			body = v
+		}
+		return true
+	})
+	if !body.IsObject() {
+		if endpoint.Str == EndpointChat || endpoint.Str == EndpointResponses {
+			return nil, invalid("", "the request body must be a JSON object")
+		}
+	}
+	switch endpoint.Str {
+	case EndpointChat:
+		return mapChatRequest(body)
+	case EndpointResponses:
+		return mapResponsesRequest(body)
+	}
+	return nil, errUnknownEndpoint
+}
+
+// MapResult turns a native run result into the endpoint's reply body.
+//
+// Input, built by the host:
+//
+//	{"endpoint","id","message_id","created","model","status":"completed"|"in_progress",
+//	 "result":{"text","finish_reason":"stop"|"length","usage":{…}},"echo":{…from MapRequest…}}
+//
+// Output: a chat.completion object, or a Response object (status
+// "in_progress" gives the snapshot sent with response.created: no output, no
+// usage). Its input comes from the host, so every fault is a plain error.
+func MapResult(in []byte) ([]byte, error) {
+	var r resultInput
+	gjson.Parse(view(in)).ForEach(r.collect)
+	switch r.endpoint.Str {
+	case EndpointChat:
+		return mapChatResult(&r)
+	case EndpointResponses:
+		return mapResponsesResult(&r)
+	}
+	return nil, errUnknownEndpoint
+}
+
+var errUnknownEndpoint = errors.New(`compat: endpoint must be "chat.completions" or "responses"`)
+
+// Endpoint returns the "endpoint" of a hook input, or "" when it has none. A
+// plugin serving one endpoint uses it to refuse inputs meant for another.
+func Endpoint(in []byte) string {
+	e := gjson.Get(view(in), "endpoint")
+	if e.Type != gjson.String {
+		return ""
+	}
+	return strings.Clone(e.Str) // the view must not outlive the call
+}
+
+// ForEndpoint wraps a hook so that it refuses, with a plain error, any input
+// whose endpoint is not endpoint. A plugin that maps only one endpoint
+// registers its hooks through it, so a misrouted call fails loudly instead
+// of being answered in the wrong shape.
+func ForEndpoint(endpoint string, hook func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+	return func(in []byte) ([]byte, error) {
+		if got := gjson.Get(view(in), "endpoint"); got.Str != endpoint {
+			return nil, errors.New("compat: this plugin maps only " + endpoint + " requests")
+		}
+		return hook(in)
+	}
+}

@@ -1,0 +1,34 @@
+package compat
+
+import "strconv"
+
+// CodeInvalidBody is the OpenAI error code for a body of the wrong shape.
+const CodeInvalidBody = "invalid_body"
+
+// InputError is a fault in the client's body. The host (or the plugin SDK)
+// renders it as a 400 invalid_request_error with Code and Param, so Message is
+// written for the person who sent the request. It never quotes values from the
+// body: messages must stay small and must not hold references into the input.
+type InputError struct {
+	Message string
+	Param   string
+	Code    string
+}
+
+func (e *InputError) Error() string {
+	if e.Param == "" {
+		return e.Message
+	}
+	return e.Message + " (param " + e.Param + ")"
+}
+
+// invalid returns an invalid_body InputError for param.
+func invalid(param, message string) error {
+	return &InputError{Message: message, Param: param, Code: CodeInvalidBody}
+}
+
+// indexed names the i-th element of a list parameter, e.g. "messages[2]".
+// It only runs on the error path.
+func indexed(list string, i int) string {
+	return list + "[" + strconv.Itoa(i) + "]"
+}

@@ -1,0 +1,113 @@
+package compat
+
+import "unicode/utf8"
+
+const hexDigits = "0123456789abcdef"
+
+// plainASCII[b] is true for ASCII bytes that go into a JSON string as they are.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
+
+// AppendJSONString appends s to dst as a quoted JSON string.
+//
+// It escapes what JSON requires (quote, backslash, control characters) plus
+// U+2028 and U+2029, which break JavaScript that evaluates JSON as code; bytes
+// that are not valid UTF-8 become U+FFFD, as encoding/json does, so output is
+// always valid UTF-8 whatever text a provider streams back. HTML characters are
+// left alone: these bodies go to API clients, not into pages.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendStringBody appends s escaped as in AppendJSONString, without quotes,
+// so callers can join several pieces into one JSON string.
+func appendStringBody(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if plainASCII[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	return append(dst, s[start:]...)
+}
+
+// appendRawStringBody appends the inside of a JSON string token taken from
+// the input (raw, with its quotes) without quotes. When the token can be
+// copied byte for byte (no raw control characters, valid UTF-8) it is, which
+// keeps escapes such as \n as they are and avoids decoding; otherwise the
+// decoded value str is escaped afresh. Both give the same string to a reader.
+func appendRawStringBody(dst []byte, raw, str string) []byte {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && copyable(raw[1:len(raw)-1]) {
+		return append(dst, raw[1:len(raw)-1]...)
+	}
+	return appendStringBody(dst, str)
+}
+
+// copyable reports whether the escaped text inside a JSON string token can be
+// copied into output unchanged.
+func copyable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b < 0x20 {
+			return false
+		}
+		if b >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:]) && noRawControl(s[i:])
+		}
+	}
+	return true
+}
+
+// noRawControl reports whether s holds no byte below 0x20.
+func noRawControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return false
+		}
+	}
+	return true
+}

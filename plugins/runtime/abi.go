@@ -1,0 +1,59 @@
+package runtime
+
+import "github.com/tetratelabs/wazero/api"
+
+// abiVersion is the version of plugins/ABI.md this host implements.
+const abiVersion = 1
+
+// Names of the guest exports, as defined by plugins/ABI.md.
+const (
+	exportMemory     = "memory"
+	exportABIVersion = "runedge_abi_version"
+	exportHooks      = "runedge_hooks"
+	exportAlloc      = "runedge_alloc"
+	exportMapRequest = "runedge_map_request"
+	exportMapResult  = "runedge_map_result"
+	exportSelfTest   = "runedge_self_test"
+	exportOutput     = "runedge_output"
+)
+
+// Bits of the runedge_hooks bitmap.
+const (
+	bitMapRequest int32 = 1 << 0
+	bitMapResult  int32 = 1 << 1
+	bitSelfTest   int32 = 1 << 2
+	knownHookBits       = bitMapRequest | bitMapResult | bitSelfTest
+)
+
+// Statuses a hook returns.
+const (
+	statusOK       uint32 = 0
+	statusInvalid  uint32 = 1
+	statusInternal uint32 = 2
+)
+
+// signature is the type a function export must have.
+type signature struct {
+	params, results []api.ValueType
+}
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// requiredExports are the functions every plugin exports.
+var requiredExports = map[string]signature{
+	exportABIVersion: {nil, []api.ValueType{i32}},
+	exportHooks:      {nil, []api.ValueType{i32}},
+	exportAlloc:      {[]api.ValueType{i32}, []api.ValueType{i32}},
+	exportOutput:     {nil, []api.ValueType{i64}},
+}
+
+// hookExports are the functions a plugin exports when the matching bit of
+// runedge_hooks is set.
+var hookExports = map[string]signature{
+	exportMapRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	exportMapResult:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	exportSelfTest:   {nil, []api.ValueType{i32}},
+}

@@ -1,0 +1,70 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrClosed is the cause of the Fault returned by a Call on a closed Plugin.
+var ErrClosed = errors.New("plugin is closed")
+
+// InputError is returned by Call when the plugin rejected its input as
+// invalid (hook status 1). It is the client's fault: the edge answers with a
+// 400 carrying these fields.
+type InputError struct {
+	Message string // human-readable reason
+	Param   string // the offending field, "" when none
+	Code    string // machine-readable code; "invalid_body" when the plugin gave none
+}
+
+func (e *InputError) Error() string { return e.Message }
+
+// defaultInputErrorCode is InputError.Code when the plugin did not set one.
+const defaultInputErrorCode = "invalid_body"
+
+// parseInputError decodes the output of a status-1 call:
+// {"error":{"message":"...","param":"...","code":"..."}}.
+func parseInputError(body []byte) (*InputError, error) {
+	var v struct {
+		Error *struct {
+			Message string `json:"message"`
+			Param   string `json:"param"`
+			Code    string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fmt.Errorf("status 1 with a malformed error body: %w", err)
+	}
+	if v.Error == nil || v.Error.Message == "" {
+		return nil, errors.New(`status 1 without "error.message" in its body`)
+	}
+	ie := &InputError{Message: v.Error.Message, Param: v.Error.Param, Code: v.Error.Code}
+	if ie.Code == "" {
+		ie.Code = defaultInputErrorCode
+	}
+	return ie, nil
+}
+
+// Fault is returned by Call for anything that is the plugin's fault rather
+// than the client's: a trap, an internal error (status 2), malformed output,
+// a missing hook, an over-large input, a failure to instantiate. The instance
+// involved is discarded. The edge answers with a 500 naming the plugin.
+type Fault struct {
+	Plugin string // the plugin's name
+	Hook   string // the hook called, e.g. "map_result"
+	Err    error  // the cause; for traps it includes the wasm stack trace
+}
+
+// Error returns a one-line summary, "plugin chat: map_result: <cause>", fit
+// for a response body; the full cause is in Err.
+func (f *Fault) Error() string {
+	cause, _, _ := strings.Cut(f.Err.Error(), "\n")
+	return "plugin " + f.Plugin + ": " + f.Hook + ": " + cause
+}
+
+func (f *Fault) Unwrap() error { return f.Err }
+
+// RunErrorCode is the error code the edge reports for a fault.
+func (f *Fault) RunErrorCode() string { return "plugin_error" }

@@ -1,0 +1,37 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ProviderRequest is what the agent asks of a model provider: the whole
+// conversation (instructions already turned into a leading system message)
+// and the shape the answer must have.
+type ProviderRequest struct {
+	Messages []Message
+	// OutputSchema, when set, is the JSON Schema the answer must satisfy.
+	OutputSchema json.RawMessage
+	SchemaName   string
+	// JSONObject asks for any JSON object.
+	JSONObject bool
+	// MaxOutputTokens caps the answer; 0 means the provider's default.
+	MaxOutputTokens int
+}
+
+// Provider is a model backend (offline, or an OpenAI-compatible upstream).
+type Provider interface {
+	// Name identifies the provider in logs and errors.
+	Name() string
+	// Generate produces the answer, calling emit with each text delta as it
+	// is produced; emit returns an error when the consumer is gone (stop
+	// then). Failures wrap ErrProvider (or ErrTimeout, ErrWaiting); a
+	// cancelled ctx ends the call promptly with the context's error.
+	Generate(ctx context.Context, req ProviderRequest, emit func(delta string) error) (Result, error)
+}
+
+// Agent executes one run request. The service owns the run record; the
+// agent only produces the answer, streaming it through emit.
+type Agent interface {
+	Run(ctx context.Context, req Request, emit func(Event) error) (Result, error)
+}

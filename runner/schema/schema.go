@@ -1,0 +1,124 @@
+// Package schema compiles and checks the JSON Schemas that clients send for
+// structured output, and generates conforming instances for the offline
+// provider.
+//
+// Structured output is a promise to the client: a reply that claims to match
+// the schema must match it. The agent therefore validates every structured
+// answer with this package before a single byte of it is sent.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// location is the name the compiled schema is registered under. It is never
+// fetched: it only gives the compiler an absolute base for local "#/..."
+// references.
+const location = "urn:runedge:output-schema"
+
+// Schema is a compiled JSON Schema, safe for concurrent use.
+type Schema struct {
+	compiled *jsonschema.Schema
+}
+
+// Compile parses and compiles raw. Schemas without "$schema" are read as
+// draft 2020-12 (what the OpenAI API documents). References must be local
+// ("#/$defs/...", "#/definitions/..."): a schema that comes from a client
+// must never make the server read a file or open a connection.
+func Compile(raw json.RawMessage) (*Schema, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, errors.New("schema: empty schema")
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("schema: not valid JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// Formats are checked: a "date" that is not a date would break the
+	// client that asked for one just as a wrong type would.
+	c.AssertFormat()
+	c.UseLoader(noRemote{})
+	if err := c.AddResource(location, doc); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	compiled, err := c.Compile(location)
+	if err != nil {
+		return nil, compileError(err)
+	}
+	return &Schema{compiled: compiled}, nil
+}
+
+// Validate checks that doc is JSON and satisfies the schema. The error names
+// each place the document failed, as JSON pointers ("at '/items/0/price':
+// got string, want number").
+func (s *Schema) Validate(doc []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("output is not valid JSON: %w", err)
+	}
+	if err := s.compiled.Validate(v); err != nil {
+		return fmt.Errorf("output does not match the schema: %s", describe(err))
+	}
+	return nil
+}
+
+// noRemote refuses every reference the compiler cannot resolve inside the
+// schema itself (the metaschemas are built into the library).
+type noRemote struct{}
+
+func (noRemote) Load(url string) (any, error) {
+	return nil, fmt.Errorf("only local references (#/...) are allowed, not %q", url)
+}
+
+// compileError rewords the compiler's errors: they mention the internal
+// location and, for metaschema failures, the whole metaschema path, neither
+// of which helps the client who wrote the schema.
+func compileError(err error) error {
+	var sv *jsonschema.SchemaValidationError
+	if errors.As(err, &sv) {
+		return fmt.Errorf("schema: invalid schema: %s", describe(sv.Err))
+	}
+	var load *jsonschema.LoadURLError
+	if errors.As(err, &load) {
+		return fmt.Errorf("schema: cannot resolve $ref: %v", load.Err)
+	}
+	return fmt.Errorf("schema: %s", strings.ReplaceAll(err.Error(), location, "schema"))
+}
+
+// describe flattens a validation error tree into its leaves, the places
+// where the instance actually failed; the inner nodes only repeat "anyOf
+// failed" or "allOf failed".
+func describe(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var leaves []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			msg := e.Error()
+			if rest, ok := strings.CutPrefix(msg, "at '': "); ok {
+				msg = "at the top level: " + rest
+			}
+			leaves = append(leaves, msg)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	// The library walks maps, so the order of siblings varies; sorted, the
+	// same document always gets the same message.
+	slices.Sort(leaves)
+	return strings.Join(leaves, "; ")
+}

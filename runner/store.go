@@ -1,0 +1,59 @@
+package runner
+
+import "context"
+
+// The run history: one table of runs (native and compatible requests alike),
+// with the sessions and threads they belong to. Implementations live under
+// runner/store/ (sqlite; postgres later) and pass the shared conformance
+// tests in runner/store/storetest.
+
+// Store persists runs, sessions and threads. All methods are safe for
+// concurrent use. Lookups scoped by tenant return ErrNotFound for ids
+// of another tenant exactly as for unknown ids.
+type Store interface {
+	// CreateSession records a new session for tenant.
+	CreateSession(ctx context.Context, id, tenantID string, createdAt int64) error
+	// SessionExists reports whether session id exists for tenant.
+	SessionExists(ctx context.Context, tenantID, id string) (bool, error)
+	// CreateThread records a new thread in a session.
+	CreateThread(ctx context.Context, id, sessionID, tenantID string, createdAt int64) error
+	// ThreadSession returns the session of thread id for tenant, or
+	// ErrNotFound.
+	ThreadSession(ctx context.Context, tenantID, id string) (string, error)
+
+	// CreateRun inserts a run (status queued or running).
+	CreateRun(ctx context.Context, r *Run) error
+	// Transition moves run id to a new state and records what goes with it.
+	// It refuses (returns ErrNotFound) when the run is already terminal,
+	// so the first terminal write wins.
+	Transition(ctx context.Context, id string, t Transition) error
+	// GetRun returns one run; tenantID "" means any tenant (admin).
+	GetRun(ctx context.Context, tenantID, id string) (Run, error)
+	// ListRuns returns runs newest first.
+	ListRuns(ctx context.Context, q ListQuery) (runs []Run, hasMore bool, err error)
+	// MarkInterrupted marks every queued or running run failed with reason
+	// interrupted (start-up recovery after a crash) and returns how many.
+	MarkInterrupted(ctx context.Context, at int64) (int64, error)
+	Close() error
+}
+
+// Transition is a state change of a run.
+type Transition struct {
+	Status    Status
+	Reason    string
+	StartedAt *int64
+	EndedAt   *int64
+	Usage     *Usage
+	Output    string
+	Error     *ErrorInfo
+}
+
+// ListQuery filters and pages ListRuns. TenantID "" means every tenant.
+type ListQuery struct {
+	TenantID  string
+	SessionID string
+	Status    Status
+	// After is a run id: return runs older than it.
+	After string
+	Limit int
+}
