@@ -1,7 +1,5 @@
 package compat
 
-import "github.com/tidwall/gjson"
-
 // mapChatResult builds the chat.completion reply. It leaves out what the
 // schema marks optional and runedge cannot fill (system_fingerprint,
 // service_tier) and never writes a top-level "error".
@@ -23,9 +21,4 @@ func mapChatResult(r *resultInput) ([]byte, error) {
 	out = append(out, `}],"usage":`...)
 	out = appendChatUsage(out, usageFrom(r.usage))
 	return append(out, '}'), nil
-}
-
-// includeUsage reports whether a chat echo asks for the usage chunk.
-func includeUsage(echo gjson.Result) bool {
-	return echo.Get("include_usage").Type == gjson.True
 }

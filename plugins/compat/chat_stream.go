@@ -1,0 +1,74 @@
+package compat
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// ChatStream builds the JSON of chat.completion.chunk objects for one reply.
+// Everything before "choices" is the same in every chunk, so it is encoded
+// once; each Append… then only copies it and the delta, which keeps chunk
+// building free of allocations when dst has room.
+//
+// The host writes the SSE framing ("data: …\n\n", "data: [DONE]").
+type ChatStream struct {
+	prefix []byte // {"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[
+}
+
+// NewChatStream prepares the chunks of the reply id, created at created
+// (Unix seconds) by model.
+func NewChatStream(id string, created int64, model string) *ChatStream {
+	p := make([]byte, 0, len(id)+len(model)+96)
+	p = append(p, `{"id":`...)
+	p = AppendJSONString(p, id)
+	p = append(p, `,"object":"chat.completion.chunk","created":`...)
+	p = strconv.AppendInt(p, created, 10)
+	p = append(p, `,"model":`...)
+	p = AppendJSONString(p, model)
+	p = append(p, `,"choices":[`...)
+	return &ChatStream{prefix: p}
+}
+
+// The end of a choice whose stream goes on.
+const chunkOpen = `},"logprobs":null,"finish_reason":null}]}`
+
+// AppendRole appends the first chunk, which names the role as strict
+// clients expect.
+func (s *ChatStream) AppendRole(dst []byte) []byte {
+	dst = append(dst, s.prefix...)
+	return append(dst, `{"index":0,"delta":{"role":"assistant","content":""`+chunkOpen...)
+}
+
+// AppendDelta appends a chunk carrying the next piece of text.
+func (s *ChatStream) AppendDelta(dst []byte, text string) []byte {
+	dst = append(dst, s.prefix...)
+	dst = append(dst, `{"index":0,"delta":{"content":`...)
+	dst = AppendJSONString(dst, text)
+	return append(dst, chunkOpen...)
+}
+
+// AppendFinish appends the chunk that ends the choice with finishReason
+// ("stop" or "length").
+func (s *ChatStream) AppendFinish(dst []byte, finishReason string) []byte {
+	dst = append(dst, s.prefix...)
+	dst = append(dst, `{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
+	dst = AppendJSONString(dst, finishReason)
+	return append(dst, `}]}`...)
+}
+
+// AppendUsage appends the usage chunk, which has no choices. Send it only
+// when the request asked for stream_options.include_usage (see
+// [IncludeUsage]).
+func (s *ChatStream) AppendUsage(dst []byte, u Usage) []byte {
+	dst = append(dst, s.prefix...)
+	dst = append(dst, `],"usage":`...)
+	dst = appendChatUsage(dst, u)
+	return append(dst, '}')
+}
+
+// IncludeUsage reports whether the echo that MapRequest returned for a chat
+// request asks for the usage chunk.
+func IncludeUsage(echo []byte) bool {
+	return gjson.Get(view(echo), "include_usage").Type == gjson.True
+}
