@@ -144,10 +144,11 @@ func (p *Plugin) fault(h Hook, err error) *Fault {
 // maxGuestMessage caps how much of a guest's error message ends up in errors.
 const maxGuestMessage = 1 << 10
 
-// truncate returns b as a valid UTF-8 string of at most about n bytes.
+// truncate returns the first n bytes of b as valid UTF-8, marking a cut.
 func truncate(b []byte, n int) string {
-	if len(b) <= n {
-		return strings.ToValidUTF8(string(b), "\ufffd")
+	suffix := ""
+	if len(b) > n {
+		b, suffix = b[:n], "..."
 	}
-	return strings.ToValidUTF8(string(b[:n]), "") + "..."
+	return strings.ToValidUTF8(string(b), "\ufffd") + suffix
 }

@@ -218,22 +218,26 @@ func typeList(t any) []string {
 	return nil
 }
 
-// intersectTypes keeps the types both allow (integer is a number). It
-// returns nil when they share none, leaving the base's type in place.
+// intersectTypes keeps the types both allow (an integer is also a number).
+// It returns nil when they share none, leaving the base's type in place.
 func intersectTypes(a, b any) any {
-	bt := typeList(b)
-	allows := func(t string) bool {
-		for _, x := range bt {
-			if x == t || (t == "integer" && x == "number") {
-				return true
+	var out []any
+	add := func(t string) {
+		for _, o := range out {
+			if o == t {
+				return
 			}
 		}
-		return false
+		out = append(out, t)
 	}
-	var out []any
 	for _, t := range typeList(a) {
-		if allows(t) {
-			out = append(out, t)
+		for _, x := range typeList(b) {
+			switch {
+			case t == x:
+				add(t)
+			case t == "integer" && x == "number", t == "number" && x == "integer":
+				add("integer")
+			}
 		}
 	}
 	if len(out) == 0 {
