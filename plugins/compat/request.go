@@ -27,7 +27,7 @@ func (n *native) appendOptions(dst []byte) []byte {
 	}
 	if n.format.schema != "" {
 		dst = append(dst, `,"output_schema":`...)
-		dst = append(dst, n.format.schema...)
+		dst = appendCompact(dst, n.format.schema)
 		dst = append(dst, `,"schema_name":"`...)
 		dst = append(dst, n.format.name...) // checked to be [A-Za-z0-9_-]
 		dst = append(dst, '"')

@@ -88,8 +88,11 @@ func (e *responsesEcho) appendTo(dst []byte, instructions gjson.Result, maxOutpu
 // format {"type":"text"} when the client sent none (as with `text: {}`), since
 // clients read response.text.format.type.
 func appendTextConfig(dst []byte, text gjson.Result) []byte {
-	if text.IsObject() && text.Get("format").IsObject() {
-		return append(dst, text.Raw...)
+	if !text.IsObject() {
+		return append(dst, `{"format":{"type":"text"}}`...)
+	}
+	if text.Get("format").IsObject() {
+		return appendCompact(dst, text.Raw)
 	}
 	dst = append(dst, `{"format":{"type":"text"}`...)
 	text.ForEach(func(k, v gjson.Result) bool {
@@ -97,19 +100,19 @@ func appendTextConfig(dst []byte, text gjson.Result) []byte {
 			dst = append(dst, ',')
 			dst = append(dst, k.Raw...)
 			dst = append(dst, ':')
-			dst = append(dst, v.Raw...)
+			dst = appendCompact(dst, v.Raw)
 		}
 		return true
 	})
 	return append(dst, '}')
 }
 
-// appendRawOr appends the raw JSON of r, or def when r is absent or null.
+// appendRawOr appends the JSON of r without whitespace, or def when r is absent or null.
 func appendRawOr(dst []byte, r gjson.Result, def string) []byte {
 	if r.Type == gjson.Null {
 		return append(dst, def...)
 	}
-	return append(dst, r.Raw...)
+	return appendCompact(dst, r.Raw)
 }
 
 // appendOptString appends a string result, or null when it is not a string.

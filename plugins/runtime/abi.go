@@ -1,6 +1,12 @@
 package runtime
 
-import "github.com/tetratelabs/wazero/api"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
+)
 
 // abiVersion is the version of plugins/ABI.md this host implements.
 const abiVersion = 1
@@ -56,4 +62,29 @@ var hookExports = map[string]signature{
 	exportMapRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 	exportMapResult:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 	exportSelfTest:   {nil, []api.ValueType{i32}},
+}
+
+// mismatch describes how def differs from s, or returns "" when it matches.
+func (s signature) mismatch(def api.FunctionDefinition) string {
+	if slices.Equal(def.ParamTypes(), s.params) && slices.Equal(def.ResultTypes(), s.results) {
+		return ""
+	}
+	return fmt.Sprintf("has type %s, want %s", typeString(def.ParamTypes(), def.ResultTypes()), typeString(s.params, s.results))
+}
+
+// typeString renders a function type the way plugins/ABI.md writes it,
+// e.g. "(i32, i32) -> i32".
+func typeString(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	out := "(" + names(params) + ") -> "
+	if len(results) == 1 {
+		return out + names(results)
+	}
+	return out + "(" + names(results) + ")"
 }

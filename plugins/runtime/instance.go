@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -134,17 +135,40 @@ func (i *instance) readOutput(ctx context.Context) ([]byte, error) {
 // callError describes a failed guest call, adding what a dying guest printed
 // to stderr.
 func (i *instance) callError(name string, err error) error {
+	ce := &callError{export: name, err: err, stderr: i.stderr.firstLine()}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
-		err = fmt.Errorf("%s: guest exited with code %d", name, exit.ExitCode())
+		ce.summary = fmt.Sprintf("guest exited with code %d", exit.ExitCode())
 	} else {
-		err = fmt.Errorf("%s: %w", name, err)
+		ce.summary, ce.detail, _ = strings.Cut(err.Error(), "\n")
 	}
-	if line := i.stderr.firstLine(); line != "" {
-		err = fmt.Errorf("%w (stderr: %s)", err, line)
-	}
-	return err
+	return ce
 }
+
+// callError is a failed guest call. Its message starts with a one-line
+// summary that includes the guest's last words on stderr (for a Go guest, the
+// panic or "out of memory"), and goes on with the detail, such as wazero's
+// wasm stack trace; Fault.Error shows only the summary.
+type callError struct {
+	export  string // the guest function called
+	err     error  // as returned by wazero
+	summary string // first line
+	detail  string // further lines
+	stderr  string // first line the guest wrote to stderr during the call
+}
+
+func (e *callError) Error() string {
+	msg := e.export + ": " + e.summary
+	if e.stderr != "" {
+		msg += " (stderr: " + e.stderr + ")"
+	}
+	if e.detail != "" {
+		msg += "\n" + e.detail
+	}
+	return msg
+}
+
+func (e *callError) Unwrap() error { return e.err }
 
 // rangeError reports a guest pointer whose range lies outside its memory.
 func (i *instance) rangeError(name string, ptr, size uint32) error {

@@ -47,10 +47,14 @@ func (g *generator) object(buf *bytes.Buffer, sch *object, st state) error {
 		}
 	}
 	if max := intKeyword(sch, "maxProperties", -1); max >= 0 && len(keys) > max {
-		kept := keys[:0]
+		budget := max - countRequired(keys, required)
+		var kept []string
 		for _, k := range keys {
-			if required[k] || len(kept) < max-countRequired(keys[len(kept):], required) {
+			if required[k] {
 				kept = append(kept, k)
+			} else if budget > 0 {
+				kept = append(kept, k)
+				budget--
 			}
 		}
 		keys = kept

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ const (
 	// generator switches to minimal instances (required properties only,
 	// minItems items), which is how recursive schemas (trees, linked lists)
 	// bottom out.
-	maxRefHops = 8
+	maxRefHops = 3
 )
 
 // Generate returns a JSON instance of the schema in raw, built
@@ -95,7 +96,7 @@ func (g *generator) value(buf *bytes.Buffer, s any, st state) error {
 	if enum, ok := sch.vals["enum"].([]any); ok && len(enum) > 0 {
 		return encodeOrdered(buf, enum[st.variant%len(enum)])
 	}
-	switch t := typeOf(sch); t {
+	switch t := typeOf(sch, st.minimal()); t {
 	case "object":
 		return g.object(buf, sch, st)
 	case "array":
@@ -132,14 +133,17 @@ func asSchema(s any, st state) (*object, error) {
 	return nil, fmt.Errorf("schema: %s: a schema must be an object or a boolean, not %T", st.where(), s)
 }
 
-// typeOf picks the type to build: the first non-null entry of "type", else
-// one implied by the keywords present, else string (any value is allowed,
-// and a string shows the seed).
-func typeOf(sch *object) string {
+// typeOf picks the type to build: the first non-null entry of "type" (null
+// itself when minimal, to end a recursion), else one implied by the keywords
+// present, else string (any value is allowed, and a string shows the seed).
+func typeOf(sch *object, minimal bool) string {
 	switch t := sch.vals["type"].(type) {
 	case string:
 		return t
 	case []any:
+		if minimal && slices.Contains(t, any("null")) {
+			return "null"
+		}
 		for _, e := range t {
 			if s, ok := e.(string); ok && s != "null" {
 				return s

@@ -43,7 +43,7 @@ func (g *generator) resolve(sch *object, st state) (*object, state, error) {
 			continue
 		}
 		if kw, branches := alternatives(sch); kw != "" {
-			b, err := asSchema(pickBranch(branches), st)
+			b, err := asSchema(pickBranch(branches, st.minimal()), st)
 			if err != nil {
 				return nil, st, err
 			}
@@ -66,17 +66,32 @@ func alternatives(sch *object) (string, []any) {
 
 // pickBranch prefers the first branch that can hold a value other than
 // null: for the nullable fields strict schemas spell as anyOf [T, null], the
-// instance then shows T.
-func pickBranch(branches []any) any {
-	for _, b := range branches {
+// instance then shows T. Deep in a recursive schema (minimal) it prefers the
+// opposite, a branch that ends the recursion: null, else one without $ref.
+func pickBranch(branches []any, minimal bool) any {
+	isNull := func(b any) bool {
 		o, ok := b.(*object)
-		if !ok {
-			continue
+		return ok && o.vals["type"] == "null"
+	}
+	if minimal {
+		for _, b := range branches {
+			if isNull(b) {
+				return b
+			}
 		}
-		if t, ok := o.vals["type"].(string); ok && t == "null" {
-			continue
+		for _, b := range branches {
+			if o, ok := b.(*object); ok {
+				if _, ref := o.vals["$ref"]; !ref {
+					return b
+				}
+			}
 		}
-		return b
+		return branches[0]
+	}
+	for _, b := range branches {
+		if _, ok := b.(*object); ok && !isNull(b) {
+			return b
+		}
 	}
 	return branches[0]
 }

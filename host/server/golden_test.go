@@ -1,0 +1,55 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+var (
+	idRE   = regexp.MustCompile(`\b(chatcmpl-|resp_|msg_|run_|thread_|sess_)[A-Za-z0-9]+`)
+	timeRE = regexp.MustCompile(`"(created|created_at|completed_at|started_at|ended_at)":\s?\d+`)
+)
+
+// normalise replaces ids and times, which differ on every run.
+func normalise(b []byte) []byte {
+	b = idRE.ReplaceAll(b, []byte("${1}ID"))
+	return timeRE.ReplaceAll(b, []byte(`"$1":0`))
+}
+
+// golden compares got (normalised; indented when it is one JSON document)
+// with testdata/golden/name, or rewrites the file with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	got = normalise(got)
+	if json.Valid(got) {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, got, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		got = append(buf.Bytes(), '\n')
+	}
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}

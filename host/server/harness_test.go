@@ -1,0 +1,205 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/runner"
+)
+
+// Tokens configured on every test server.
+const (
+	tokApp   = "tok-app"   // unbound
+	tokAcme  = "tok-acme"  // bound to tenant acme
+	tokAdmin = "tok-admin" // admin
+)
+
+// harness is a real runedge server on 127.0.0.1 with a real SQLite file and
+// the default plugins built from source.
+type harness struct {
+	t    *testing.T
+	URL  string
+	srv  *Server
+	cfg  *config.Config
+	stop context.CancelFunc
+	done chan error
+}
+
+func start(t *testing.T, mutate func(*config.Config)) *harness {
+	t.Helper()
+	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
+	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
+	cfg := config.Default()
+	cfg.Dir = t.TempDir()
+	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
+	cfg.Plugins.CacheDir = plugintest.CacheDir(t)
+	cfg.Plugins.PoolSize = 2
+	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
+	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
+	cfg.Tokens = []config.Token{
+		{Name: "app", Hash: auth.HashToken(tokApp)},
+		{Name: "acme-app", Hash: auth.HashToken(tokAcme), Tenant: "acme"},
+		{Name: "ops", Hash: auth.HashToken(tokAdmin), Admin: true},
+	}
+	if mutate != nil {
+		mutate(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return serveConfig(t, cfg)
+}
+
+func serveConfig(t *testing.T, cfg *config.Config) *harness {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := New(ctx, cfg, log)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	h := &harness{t: t, URL: "http://" + ln.Addr().String(), srv: srv, cfg: cfg, stop: stop, done: make(chan error, 1)}
+	go func() { h.done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { h.shutdown() })
+	return h
+}
+
+// shutdown stops the server as SIGTERM would and waits for it.
+func (h *harness) shutdown() error {
+	h.stop()
+	select {
+	case err := <-h.done:
+		h.done <- err // later calls see it too
+		return err
+	case <-time.After(30 * time.Second):
+		h.t.Fatal("server did not shut down")
+		return nil
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// do sends a request; headers are name, value pairs. A request with no
+// Authorization header among them gets tokApp's.
+func (h *harness) do(method, path, body string, headers ...string) *http.Response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tokApp)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	if req.Header.Get("Authorization") == "-" {
+		req.Header.Del("Authorization")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res
+}
+
+// body reads and closes a response body.
+func body(t *testing.T, res *http.Response) []byte {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// run reads a run through the native API with the admin token.
+func (h *harness) run(id string) runner.Run {
+	h.t.Helper()
+	res := h.do("GET", "/runner/v1/runs/"+id, "", "Authorization", "Bearer "+tokAdmin)
+	b := body(h.t, res)
+	if res.StatusCode != 200 {
+		h.t.Fatalf("get run %s: %d %s", id, res.StatusCode, b)
+	}
+	var r runner.Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+// waitRun polls the run until cond holds or 10 s pass.
+func (h *harness) waitRun(id string, cond func(runner.Run) bool) runner.Run {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := h.run(id)
+		if cond(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s never reached the expected state; last: %+v", id, r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	Event string
+	Data  string
+}
+
+// readEvents reads every SSE event of a stream until it ends.
+func readEvents(t *testing.T, r io.Reader) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Data != "" || cur.Event != "" {
+				out = append(out, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "event: "):
+			cur.Event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = strings.TrimPrefix(line, "data: ")
+		default:
+			t.Fatalf("unexpected SSE line %q", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+const chatBody = `{"model":"service","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}]}`

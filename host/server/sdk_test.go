@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// The official OpenAI Go SDK as the client, for all three endpoints,
+// streaming and structured output included, on its strict paths.
+func TestOpenAIGoSDK(t *testing.T) {
+	h := start(t, nil)
+	ctx := context.Background()
+	client := openai.NewClient(
+		option.WithBaseURL(h.URL+"/v1/"),
+		option.WithAPIKey(tokApp),
+		option.WithHeader("x-service-actor-id", "sdk-user"),
+		option.WithHeader("x-service-tenant-id", "sdk-tenant"),
+		option.WithMaxRetries(0),
+	)
+
+	t.Run("models", func(t *testing.T) {
+		page, err := client.Models.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Data) != 1 || page.Data[0].ID != "service" || page.Data[0].OwnedBy == "" {
+			t.Fatalf("models: %+v", page.Data)
+		}
+	})
+
+	t.Run("chat", func(t *testing.T) {
+		var raw *http.Response
+		c, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    "service",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("Be brief."), openai.UserMessage("Hello SDK")},
+		}, option.WithResponseInto(&raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Choices[0].Message.Content != "You said: Hello SDK" || c.Choices[0].FinishReason != "stop" ||
+			c.Usage.TotalTokens == 0 || c.Object != "chat.completion" {
+			t.Fatalf("completion: %+v", c)
+		}
+		r := h.run(checkRunHeaders(t, raw.Header))
+		if r.Actor.ID != "sdk-user" || r.TenantID != "sdk-tenant" {
+			t.Fatalf("attribution: %+v", r)
+		}
+	})
+
+	t.Run("chat stream", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:         "service",
+			Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("stream me please")},
+			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		})
+		acc := openai.ChatCompletionAccumulator{}
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := acc.Choices[0].Message.Content; got != "You said: stream me please" {
+			t.Fatalf("accumulated %q", got)
+		}
+		if acc.Usage.TotalTokens == 0 || acc.Choices[0].FinishReason != "stop" {
+			t.Fatalf("usage %+v finish %q", acc.Usage, acc.Choices[0].FinishReason)
+		}
+	})
+
+	t.Run("chat structured", func(t *testing.T) {
+		c, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    "service",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Ada Lovelace")},
+			ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
+				OfJSONSchema: &openai.ResponseFormatJSONSchemaParam{JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{
+					Name: "person", Strict: openai.Bool(true), Schema: personSchema,
+				}},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPerson(t, c.Choices[0].Message.Content)
+	})
+
+	t.Run("responses", func(t *testing.T) {
+		r, err := client.Responses.New(ctx, responses.ResponseNewParams{
+			Model:        "service",
+			Instructions: openai.String("Be brief."),
+			Input:        responses.ResponseNewParamsInputUnion{OfString: openai.String("Hello responses")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OutputText() != "You said: Hello responses" || r.Status != "completed" || r.Usage.TotalTokens == 0 {
+			t.Fatalf("response: %+v", r)
+		}
+	})
+
+	t.Run("responses stream", func(t *testing.T) {
+		stream := client.Responses.NewStreaming(ctx, responses.ResponseNewParams{
+			Model: "service",
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+				responses.ResponseInputItemParamOfMessage("list input, streamed", responses.EasyInputMessageRoleUser),
+			}},
+		})
+		var deltas strings.Builder
+		var completed *responses.Response
+		var types []string
+		for stream.Next() {
+			ev := stream.Current()
+			types = append(types, ev.Type)
+			switch ev.Type {
+			case "response.output_text.delta":
+				deltas.WriteString(ev.AsResponseOutputTextDelta().Delta)
+			case "response.completed":
+				r := ev.AsResponseCompleted().Response
+				completed = &r
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if deltas.String() != "You said: list input, streamed" || completed == nil ||
+			completed.OutputText() != deltas.String() {
+			t.Fatalf("deltas %q completed %+v (events %v)", deltas.String(), completed, types)
+		}
+	})
+
+	t.Run("responses structured", func(t *testing.T) {
+		r, err := client.Responses.New(ctx, responses.ResponseNewParams{
+			Model: "service",
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Ada Lovelace")},
+			Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{
+				OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{
+					Name: "person", Strict: openai.Bool(true), Schema: personSchema,
+				},
+			}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPerson(t, r.OutputText())
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		_, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    "gpt-4o",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")},
+		})
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "model_not_found" || apiErr.Param != "model" {
+			t.Fatalf("want model_not_found, got %v", err)
+		}
+		bad := openai.NewClient(option.WithBaseURL(h.URL+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(0))
+		_, err = bad.Models.List(ctx)
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Type != "authentication_error" {
+			t.Fatalf("want 401, got %v", err)
+		}
+	})
+}
+
+var personSchema = map[string]any{
+	"type":                 "object",
+	"additionalProperties": false,
+	"required":             []string{"name", "born", "fields"},
+	"properties": map[string]any{
+		"name":   map[string]any{"type": "string"},
+		"born":   map[string]any{"type": "integer", "minimum": 1800, "maximum": 1900},
+		"fields": map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []string{"math", "poetry"}}},
+	},
+}
+
+func checkPerson(t *testing.T, out string) {
+	t.Helper()
+	var p struct {
+		Name   string   `json:"name"`
+		Born   int      `json:"born"`
+		Fields []string `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Name == "" || p.Born < 1800 || p.Born > 1900 {
+		t.Fatalf("structured output %q does not match the schema: %v", out, err)
+	}
+}

@@ -1,0 +1,79 @@
+package compat
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata from current output")
+
+// envelope wraps a client body in the MapRequest input the host builds.
+func envelope(endpoint, body string) []byte {
+	return []byte(`{"endpoint":"` + endpoint + `","tenant_id":"ten_1","actor":{"id":"u_1","type":"user","name":"Ada"},"body":` + body + `}`)
+}
+
+// compact returns s without insignificant whitespace, failing on bad JSON.
+func compact(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatalf("bad JSON in test: %v\n%s", err, s)
+	}
+	return b.String()
+}
+
+// mapOK maps body and returns its request and echo as compact JSON.
+func mapOK(t *testing.T, endpoint, body string) (request, echo string) {
+	t.Helper()
+	out, err := MapRequest(envelope(endpoint, body))
+	if err != nil {
+		t.Fatalf("MapRequest: %v", err)
+	}
+	if !json.Valid(out) {
+		t.Fatalf("MapRequest output is not valid JSON: %s", out)
+	}
+	return gjson.GetBytes(out, "request").Raw, gjson.GetBytes(out, "echo").Raw
+}
+
+// mapInvalid maps body, which must be refused as invalid input, and
+// returns the error.
+func mapInvalid(t *testing.T, endpoint, body string) *InputError {
+	t.Helper()
+	out, err := MapRequest(envelope(endpoint, body))
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("want *InputError, got %v (output %s)", err, out)
+	}
+	if ie.Code != CodeInvalidBody || ie.Message == "" {
+		t.Fatalf("InputError needs code invalid_body and a message: %+v", ie)
+	}
+	return ie
+}
+
+// checkGolden compares got with the golden file, or rewrites it with -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it)\n got: %s\nwant: %s", path, got, want)
+	}
+}

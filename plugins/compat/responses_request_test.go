@@ -1,0 +1,138 @@
+package compat
+
+import "testing"
+
+// defaultEcho is the echo of a body that sets none of the echoed settings.
+const defaultEcho = `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
+	"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,"store":true,
+	"truncation":"disabled","user":null,"previous_response_id":null}`
+
+func TestMapResponsesRequest(t *testing.T) {
+	for _, c := range []struct{ name, body, request, echo string }{
+		{
+			name:    "string input",
+			body:    `{"model":"service","input":"Tell me a joke"}`,
+			request: `{"input":[{"role":"user","content":"Tell me a joke"}]}`,
+			echo:    defaultEcho,
+		},
+		{
+			name: "message list as the Vercel AI SDK sends it",
+			body: `{"model":"service","input":[{"role":"system","content":"Be terse."},
+				{"role":"user","content":[{"type":"input_text","text":"Hi"}]},
+				{"role":"assistant","content":[{"type":"output_text","text":"Hello!"}],"id":"msg_prev"},
+				{"role":"user","content":[{"type":"input_text","text":"More, "},{"type":"input_text","text":"please"}]}]}`,
+			request: `{"input":[{"role":"system","content":"Be terse."},{"role":"user","content":"Hi"},
+				{"role":"assistant","content":"Hello!"},{"role":"user","content":"More, please"}]}`,
+			echo: defaultEcho,
+		},
+		{
+			name: "typed message items as LangChain sends them",
+			body: `{"model":"service","input":[{"type":"message","role":"developer","content":"Rules"},
+				{"type":"message","role":"user","content":[{"type":"input_text","text":"Go"}]}],"stream":false}`,
+			request: `{"input":[{"role":"developer","content":"Rules"},{"role":"user","content":"Go"}]}`,
+			echo:    defaultEcho,
+		},
+		{
+			name:    "text {} is allowed and echoed with the default format",
+			body:    `{"model":"service","input":"x","text":{}}`,
+			request: `{"input":[{"role":"user","content":"x"}]}`,
+			echo:    defaultEcho,
+		},
+		{
+			name:    "text without format keeps its other settings",
+			body:    `{"model":"service","input":"x","text":{"verbosity":"low"}}`,
+			request: `{"input":[{"role":"user","content":"x"}]}`,
+			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
+				"text":{"format":{"type":"text"},"verbosity":"low"},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
+				"store":true,"truncation":"disabled","user":null,"previous_response_id":null}`,
+		},
+		{
+			name: "json_schema format",
+			body: `{"model":"service","input":"x","text":{"format":{"type":"json_schema","name":"answer","strict":true,
+				"schema":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}}}}`,
+			request: `{"input":[{"role":"user","content":"x"}],"output_schema":{"type":"object","properties":{"a":{"type":"integer"}},
+				"required":["a"],"additionalProperties":false},"schema_name":"answer"}`,
+			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
+				"text":{"format":{"type":"json_schema","name":"answer","strict":true,"schema":{"type":"object","properties":{"a":{"type":"integer"}},
+				"required":["a"],"additionalProperties":false}}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
+				"store":true,"truncation":"disabled","user":null,"previous_response_id":null}`,
+		},
+		{
+			name:    "json_object format",
+			body:    `{"model":"service","input":"x","text":{"format":{"type":"json_object"}}}`,
+			request: `{"input":[{"role":"user","content":"x"}],"json_object":true}`,
+			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
+				"text":{"format":{"type":"json_object"}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
+				"store":true,"truncation":"disabled","user":null,"previous_response_id":null}`,
+		},
+		{
+			name: "settings are echoed as sent",
+			body: `{"model":"service","input":"x","instructions":"Answer in \"French\".","stream":true,"max_output_tokens":200,
+				"metadata":{"k":"v"},"temperature":0.2,"top_p":0.9,"tool_choice":"none","tools":[],"parallel_tool_calls":false,
+				"store":false,"truncation":"auto","user":"user-1","previous_response_id":"resp_prev","reasoning":{"effort":"low"},"include":[]}`,
+			request: `{"input":[{"role":"user","content":"x"}],"instructions":"Answer in \"French\".","stream":true,"max_output_tokens":200}`,
+			echo: `{"instructions":"Answer in \"French\".","metadata":{"k":"v"},"temperature":0.2,"top_p":0.9,"max_output_tokens":200,
+				"text":{"format":{"type":"text"}},"tool_choice":"none","tools":[],"parallel_tool_calls":false,"store":false,
+				"truncation":"auto","user":"user-1","previous_response_id":"resp_prev"}`,
+		},
+		{
+			name: "nulls take the defaults",
+			body: `{"model":"service","input":"x","instructions":null,"metadata":null,"temperature":null,"top_p":null,"text":null,
+				"tool_choice":null,"tools":null,"parallel_tool_calls":null,"store":null,"truncation":null,"user":null,
+				"previous_response_id":null,"max_output_tokens":null,"stream":null}`,
+			request: `{"input":[{"role":"user","content":"x"}]}`,
+			echo:    defaultEcho,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			request, echo := mapOK(t, EndpointResponses, c.body)
+			if want := compact(t, c.request); request != want {
+				t.Errorf("request\n got: %s\nwant: %s", request, want)
+			}
+			if want := compact(t, c.echo); echo != want {
+				t.Errorf("echo\n got: %s\nwant: %s", echo, want)
+			}
+		})
+	}
+}
+
+func TestMapResponsesRequestInvalid(t *testing.T) {
+	for _, c := range []struct{ name, body, param string }{
+		{"input missing", `{"model":"service"}`, "input"},
+		{"input a number", `{"model":"service","input":1}`, "input"},
+		{"input empty", `{"model":"service","input":[]}`, "input"},
+		{"item not an object", `{"model":"service","input":["hi"]}`, "input[0]"},
+		{"function call output item", `{"model":"service","input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"c","output":"1"}]}`, "input[1]"},
+		{"item reference", `{"model":"service","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
+		{"role missing", `{"model":"service","input":[{"content":"x"}]}`, "input[0].role"},
+		{"role tool", `{"model":"service","input":[{"role":"tool","content":"x"}]}`, "input[0].role"},
+		{"content missing", `{"model":"service","input":[{"role":"user"}]}`, "input[0].content"},
+		{"image part", `{"model":"service","input":[{"role":"user","content":[{"type":"input_image","image_url":"https://x"}]}]}`, "input[0].content[0].type"},
+		{"chat-style text part", `{"model":"service","input":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, "input[0].content[0].type"},
+		{"instructions a number", `{"model":"service","input":"x","instructions":1}`, "instructions"},
+		{"text a string", `{"model":"service","input":"x","text":"plain"}`, "text"},
+		{"format a string", `{"model":"service","input":"x","text":{"format":"json"}}`, "text.format"},
+		{"format unknown type", `{"model":"service","input":"x","text":{"format":{"type":"xml"}}}`, "text.format.type"},
+		{"schema missing", `{"model":"service","input":"x","text":{"format":{"type":"json_schema","name":"s"}}}`, "text.format.schema"},
+		{"schema an array", `{"model":"service","input":"x","text":{"format":{"type":"json_schema","name":"s","schema":[]}}}`, "text.format.schema"},
+		{"schema name missing", `{"model":"service","input":"x","text":{"format":{"type":"json_schema","schema":{}}}}`, "text.format.name"},
+		{"max_output_tokens zero", `{"model":"service","input":"x","max_output_tokens":0}`, "max_output_tokens"},
+		{"stream a string", `{"model":"service","input":"x","stream":"yes"}`, "stream"},
+		{"metadata an array", `{"model":"service","input":"x","metadata":[]}`, "metadata"},
+		{"temperature a string", `{"model":"service","input":"x","temperature":"hot"}`, "temperature"},
+		{"top_p a string", `{"model":"service","input":"x","top_p":"x"}`, "top_p"},
+		{"tools an object", `{"model":"service","input":"x","tools":{}}`, "tools"},
+		{"tool_choice a number", `{"model":"service","input":"x","tool_choice":3}`, "tool_choice"},
+		{"parallel_tool_calls a string", `{"model":"service","input":"x","parallel_tool_calls":"x"}`, "parallel_tool_calls"},
+		{"store a number", `{"model":"service","input":"x","store":1}`, "store"},
+		{"truncation unknown", `{"model":"service","input":"x","truncation":"sometimes"}`, "truncation"},
+		{"user a number", `{"model":"service","input":"x","user":5}`, "user"},
+		{"previous_response_id a number", `{"model":"service","input":"x","previous_response_id":5}`, "previous_response_id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := mapInvalid(t, EndpointResponses, c.body); got.Param != c.param {
+				t.Errorf("param: got %q, want %q (message %q)", got.Param, c.param, got.Message)
+			}
+		})
+	}
+}

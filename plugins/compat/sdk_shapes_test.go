@@ -1,0 +1,218 @@
+package compat
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// checkKeys checks one decoded openai-go object against the schema it was
+// generated from: every key marked required (or constant, like "object" and
+// "type") is present, every present key decoded into its field's type, and
+// no key is unknown to the SDK (which catches misspelt keys).
+func checkKeys(t *testing.T, what string, v any) {
+	t.Helper()
+	rv := reflect.ValueOf(v)
+	meta := rv.FieldByName("JSON")
+	if !meta.IsValid() {
+		t.Fatalf("%s: %T has no JSON metadata", what, v)
+	}
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Type().Field(i)
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "" || name == "-" {
+			continue
+		}
+		mf := meta.FieldByName(f.Name)
+		if !mf.IsValid() {
+			continue
+		}
+		field := mf.Interface().(respjson.Field)
+		_, constant := f.Tag.Lookup("default")
+		required := strings.Contains(f.Tag.Get("api"), "required") || constant
+		switch raw := field.Raw(); {
+		case raw == "" && required:
+			t.Errorf("%s: required key %q is missing", what, name)
+		case raw != "" && raw != "null" && !field.Valid():
+			t.Errorf("%s: key %q = %s does not decode as %s", what, name, raw, f.Type)
+		}
+	}
+	if extra := meta.FieldByName("ExtraFields"); extra.IsValid() && extra.Len() > 0 {
+		for _, k := range extra.MapKeys() {
+			t.Errorf("%s: key %q is not in the SDK's schema", what, k.String())
+		}
+	}
+}
+
+func decode[T any](t *testing.T, data []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("openai-go cannot decode %T: %v\n%s", v, err, data)
+	}
+	return v
+}
+
+func TestSDKDecodesChatCompletion(t *testing.T) {
+	for _, file := range []string{"chat_completed", "chat_length", "chat_escapes"} {
+		t.Run(file, func(t *testing.T) {
+			c := decode[openai.ChatCompletion](t, mapResultFile(t, "testdata/result/"+file+".json"))
+			checkKeys(t, "chat.completion", c)
+			checkKeys(t, "usage", c.Usage)
+			checkKeys(t, "usage.prompt_tokens_details", c.Usage.PromptTokensDetails)
+			checkKeys(t, "usage.completion_tokens_details", c.Usage.CompletionTokensDetails)
+			if len(c.Choices) != 1 {
+				t.Fatalf("choices: %d", len(c.Choices))
+			}
+			checkKeys(t, "choice", c.Choices[0])
+			checkKeys(t, "message", c.Choices[0].Message)
+			if c.ID != streamChatID || c.Created != streamCreated || c.Model != "service" || c.Usage.TotalTokens != 19 {
+				t.Errorf("decoded %+v", c)
+			}
+			if c.Choices[0].Message.JSON.Refusal.Raw() != "null" || c.Choices[0].Message.Content == "" {
+				t.Errorf("message %+v", c.Choices[0].Message)
+			}
+		})
+	}
+}
+
+func TestSDKDecodesChatChunks(t *testing.T) {
+	var acc openai.ChatCompletionAccumulator
+	for i, frame := range chatFrames() {
+		chunk := decode[openai.ChatCompletionChunk](t, frame)
+		checkKeys(t, "chunk", chunk)
+		for _, c := range chunk.Choices {
+			checkKeys(t, "chunk choice", c)
+			checkKeys(t, "delta", c.Delta)
+		}
+		if i == 0 && (len(chunk.Choices) != 1 || chunk.Choices[0].Delta.Role != "assistant") {
+			t.Errorf("first chunk lacks delta.role: %s", frame)
+		}
+		if !acc.AddChunk(chunk) {
+			t.Fatalf("accumulator refused chunk %d: %s", i, frame)
+		}
+	}
+	if got := acc.Choices[0].Message.Content; got != "Hello \"world\"\n\u2028" {
+		t.Errorf("accumulated content %q", got)
+	}
+	if acc.Choices[0].FinishReason != "stop" || acc.Usage.TotalTokens != 19 || acc.ID != streamChatID {
+		t.Errorf("accumulated %+v", acc.ChatCompletion)
+	}
+}
+
+// checkResponse checks a decoded Response and its nested objects.
+func checkResponse(t *testing.T, r responses.Response) {
+	t.Helper()
+	checkKeys(t, "response", r)
+	checkKeys(t, "reasoning", r.Reasoning)
+	checkKeys(t, "text", r.Text)
+	if r.Status != "in_progress" {
+		checkKeys(t, "usage", r.Usage)
+		checkKeys(t, "usage.input_tokens_details", r.Usage.InputTokensDetails)
+		checkKeys(t, "usage.output_tokens_details", r.Usage.OutputTokensDetails)
+	}
+	for _, item := range r.Output {
+		checkMessage(t, item.AsMessage())
+	}
+}
+
+func checkMessage(t *testing.T, m responses.ResponseOutputMessage) {
+	t.Helper()
+	checkKeys(t, "output message", m)
+	for _, part := range m.Content {
+		checkKeys(t, "output_text", part.AsOutputText())
+	}
+}
+
+func TestSDKDecodesResponse(t *testing.T) {
+	for _, c := range []struct{ file, status, text string }{
+		{"responses_completed", "completed", "Hello! How can I help?"},
+		{"responses_in_progress", "in_progress", ""},
+		{"responses_incomplete", "incomplete", "Once upon a"},
+		{"responses_echoed_settings", "completed", `{"a":1}`},
+		{"responses_without_echo", "completed", "ok"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			r := decode[responses.Response](t, mapResultFile(t, "testdata/result/"+c.file+".json"))
+			checkResponse(t, r)
+			if string(r.Status) != c.status || r.OutputText() != c.text || r.ID != streamResponseID {
+				t.Errorf("status %q text %q id %q", r.Status, r.OutputText(), r.ID)
+			}
+			if c.status == "incomplete" && r.IncompleteDetails.Reason != "max_output_tokens" {
+				t.Errorf("incomplete_details %+v", r.IncompleteDetails)
+			}
+		})
+	}
+}
+
+func TestSDKDecodesResponseEvents(t *testing.T) {
+	want := []string{
+		"response.created", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.delta", "response.output_text.done",
+		"response.content_part.done", "response.output_item.done", "response.completed",
+	}
+	frames := responseFrames(t, "testdata/result/responses_completed.json")
+	var text strings.Builder
+	for i, frame := range frames {
+		ev := decode[responses.ResponseStreamEventUnion](t, frame)
+		if ev.Type != want[i] || ev.SequenceNumber != int64(i) {
+			t.Errorf("event %d: type %q seq %d, want %q", i, ev.Type, ev.SequenceNumber, want[i])
+		}
+		switch e := ev.AsAny().(type) {
+		case responses.ResponseCreatedEvent:
+			checkKeys(t, e.Type, e)
+			checkResponse(t, e.Response)
+		case responses.ResponseCompletedEvent:
+			checkKeys(t, e.Type, e)
+			checkResponse(t, e.Response)
+			if e.Response.OutputText() != text.String() {
+				t.Errorf("completed text %q, deltas gave %q", e.Response.OutputText(), text.String())
+			}
+		case responses.ResponseOutputItemAddedEvent:
+			checkKeys(t, e.Type, e)
+			checkMessage(t, e.Item.AsMessage())
+		case responses.ResponseOutputItemDoneEvent:
+			checkKeys(t, e.Type, e)
+			checkMessage(t, e.Item.AsMessage())
+		case responses.ResponseContentPartAddedEvent:
+			checkKeys(t, e.Type, e)
+			checkKeys(t, "part", e.Part.AsOutputText())
+		case responses.ResponseContentPartDoneEvent:
+			checkKeys(t, e.Type, e)
+			checkKeys(t, "part", e.Part.AsOutputText())
+		case responses.ResponseTextDeltaEvent:
+			checkKeys(t, e.Type, e)
+			text.WriteString(e.Delta)
+		case responses.ResponseTextDoneEvent:
+			checkKeys(t, e.Type, e)
+		default:
+			t.Errorf("event %d decoded as %T", i, e)
+		}
+	}
+}
+
+func TestSDKDecodesResponseEndings(t *testing.T) {
+	s := NewResponseStream(streamResponseID, streamMessageID)
+	ev := decode[responses.ResponseStreamEventUnion](t, s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")))
+	inc, ok := ev.AsAny().(responses.ResponseIncompleteEvent)
+	if !ok {
+		t.Fatalf("decoded as %T", ev.AsAny())
+	}
+	checkKeys(t, inc.Type, inc)
+	checkResponse(t, inc.Response)
+
+	ev = decode[responses.ResponseStreamEventUnion](t, s.AppendError(nil, 3, "provider_error", "upstream failed", "input"))
+	e, ok := ev.AsAny().(responses.ResponseErrorEvent)
+	if !ok {
+		t.Fatalf("decoded as %T", ev.AsAny())
+	}
+	checkKeys(t, "error", e)
+	if e.Code != "provider_error" || e.Message != "upstream failed" || e.Param != "input" || e.SequenceNumber != 3 {
+		t.Errorf("error event %+v", e)
+	}
+}

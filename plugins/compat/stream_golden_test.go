@@ -1,0 +1,59 @@
+package compat
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// joinFrames writes one frame per line, each checked to be valid compact JSON.
+func joinFrames(t *testing.T, frames [][]byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	for _, f := range frames {
+		var c bytes.Buffer
+		if err := json.Compact(&c, f); err != nil || !bytes.Equal(c.Bytes(), f) {
+			t.Fatalf("frame is not compact JSON (%v): %s", err, f)
+		}
+		out.Write(f)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
+
+func TestChatStreamGolden(t *testing.T) {
+	checkGolden(t, "testdata/stream/chat.golden", joinFrames(t, chatFrames()))
+}
+
+func TestResponseStreamGolden(t *testing.T) {
+	checkGolden(t, "testdata/stream/responses.golden",
+		joinFrames(t, responseFrames(t, "testdata/result/responses_completed.json")))
+}
+
+func TestResponseStreamEndingsGolden(t *testing.T) {
+	s := NewResponseStream(streamResponseID, streamMessageID)
+	frames := [][]byte{
+		s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")),
+		s.AppendError(nil, 3, "provider_error", "The provider failed: \"upstream\" closed.", ""),
+		s.AppendError(nil, 1, "invalid_body", "bad text.format", "text.format"),
+		s.AppendError(nil, 0, "", "no code", ""),
+	}
+	checkGolden(t, "testdata/stream/responses_endings.golden", joinFrames(t, frames))
+}
+
+// The terminal event is named after the response's status, since clients
+// wait for the event of the outcome.
+func TestAppendCompletedEventType(t *testing.T) {
+	s := NewResponseStream(streamResponseID, streamMessageID)
+	for status, want := range map[string]string{
+		"completed":  "response.completed",
+		"incomplete": "response.incomplete",
+		"failed":     "response.failed",
+	} {
+		var ev struct{ Type string }
+		frame := s.AppendCompleted(nil, 1, []byte(`{"id":"r","status":"`+status+`"}`))
+		if err := json.Unmarshal(frame, &ev); err != nil || ev.Type != want {
+			t.Errorf("status %s: type %q (%v), want %q", status, ev.Type, err, want)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+// Command echo is a test plugin built with the SDK. map_request echoes its
+// input; map_result acts on commands in its input so that tests can make a
+// guest misbehave in each way the host must survive.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/runedge/runedge/plugins/sdk"
+)
+
+func init() {
+	sdk.Register(sdk.Hooks{
+		MapRequest: func(in []byte) ([]byte, error) { return in, nil },
+		MapResult:  mapResult,
+		SelfTest:   selfTest,
+	})
+}
+
+func main() {}
+
+// hoard keeps what "hog" allocates reachable.
+var hoard [][]byte
+
+// mapResult runs the command in its input:
+//
+//	invalid:MESSAGE|PARAM|CODE  an invalid-input error, wrapped
+//	fail:MESSAGE                an internal error
+//	panic                       a panic in the hook
+//	crash                       an unrecovered panic in another goroutine
+//	hog:MIB                     allocate MIB MiB and keep it
+//	exit:CODE                   print to stderr and exit the guest
+//
+// Anything else is returned prefixed with "result:".
+func mapResult(in []byte) ([]byte, error) {
+	cmd, arg, _ := strings.Cut(string(in), ":")
+	switch cmd {
+	case "invalid":
+		f := strings.SplitN(arg, "|", 3)
+		for len(f) < 3 {
+			f = append(f, "")
+		}
+		return nil, fmt.Errorf("checking input: %w", sdk.InvalidInput(f[0], f[1], f[2]))
+	case "fail":
+		return nil, errors.New(arg)
+	case "panic":
+		panic("boom")
+	case "crash":
+		done := make(chan struct{})
+		go func() { panic("crash in goroutine") }()
+		<-done
+	case "hog":
+		mib, err := strconv.Atoi(arg)
+		if err != nil {
+			return nil, err
+		}
+		for range mib {
+			hoard = append(hoard, bytes.Repeat([]byte{1}, 1<<20))
+		}
+		return []byte("hogged"), nil
+	case "exit":
+		code, err := strconv.Atoi(arg)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintln(os.Stderr, "exiting on purpose")
+		os.Exit(code)
+	}
+	return append([]byte("result:"), in...), nil
+}
+
+// selfTest checks that the echo hook works, as a real plugin would check
+// its mapping against a golden case.
+func selfTest() error {
+	out, err := mapResult([]byte("ping"))
+	if err != nil || string(out) != "result:ping" {
+		return fmt.Errorf("self test: got %q, %v", out, err)
+	}
+	return nil
+}

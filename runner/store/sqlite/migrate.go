@@ -1,0 +1,90 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// migrations are applied in order; migrations[i] brings the schema from
+// version i to i+1. Never edit an applied entry: append a new one, so every
+// file in the field can be brought forward.
+var migrations = []string{
+	`CREATE TABLE sessions (
+		id         TEXT PRIMARY KEY,
+		tenant_id  TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE TABLE threads (
+		id         TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		tenant_id  TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX threads_session ON threads(session_id);
+	CREATE TABLE runs (
+		seq            INTEGER PRIMARY KEY AUTOINCREMENT, -- paging order; never reused
+		id             TEXT NOT NULL UNIQUE,
+		status         TEXT NOT NULL,
+		status_reason  TEXT NOT NULL DEFAULT '',
+		session_id     TEXT NOT NULL DEFAULT '',
+		thread_id      TEXT NOT NULL DEFAULT '',
+		actor_id       TEXT NOT NULL DEFAULT '',
+		actor_type     TEXT NOT NULL DEFAULT '',
+		actor_name     TEXT NOT NULL DEFAULT '',
+		tenant_id      TEXT NOT NULL DEFAULT '',
+		endpoint       TEXT NOT NULL DEFAULT '',
+		model          TEXT NOT NULL DEFAULT '',
+		request_id     TEXT NOT NULL DEFAULT '',
+		correlation_id TEXT NOT NULL DEFAULT '',
+		created_at     INTEGER NOT NULL,
+		started_at     INTEGER,
+		ended_at       INTEGER,
+		input_tokens   INTEGER,
+		output_tokens  INTEGER,
+		total_tokens   INTEGER,
+		error_code     TEXT,
+		error_message  TEXT,
+		request        TEXT,
+		output         TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX runs_tenant ON runs(tenant_id, seq);
+	CREATE INDEX runs_session ON runs(session_id, seq);
+	CREATE INDEX runs_status ON runs(status, seq);`,
+}
+
+// migrate creates the version table if needed and applies the missing
+// migrations in one transaction, so a crash mid-way leaves the old version.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("runner/store/sqlite: migrate: %w", err)
+	}
+	var version int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("runner/store/sqlite: migrate: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("runner/store/sqlite: migrate: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("runner/store/sqlite: database schema version %d is newer than this binary knows (%d)", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("runner/store/sqlite: migration %d: %w", i+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations)); err != nil {
+		return fmt.Errorf("runner/store/sqlite: migrate: %w", err)
+	}
+	return tx.Commit()
+}

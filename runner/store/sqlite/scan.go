@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"database/sql"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// runColumns is the column list every run query selects, in scanRun's order.
+const runColumns = `id, status, status_reason, session_id, thread_id,
+	actor_id, actor_type, actor_name, tenant_id, endpoint, model,
+	request_id, correlation_id, created_at, started_at, ended_at,
+	input_tokens, output_tokens, total_tokens, error_code, error_message,
+	request, output`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(row scanner) (runner.Run, error) {
+	var (
+		r               runner.Run
+		started, ended  sql.NullInt64
+		in, out, total  sql.NullInt64
+		errCode, errMsg sql.NullString
+		request         sql.NullString
+	)
+	err := row.Scan(&r.ID, &r.Status, &r.StatusReason, &r.SessionID, &r.ThreadID,
+		&r.Actor.ID, &r.Actor.Type, &r.Actor.Name, &r.TenantID, &r.Endpoint, &r.Model,
+		&r.RequestID, &r.CorrelationID, &r.CreatedAt, &started, &ended,
+		&in, &out, &total, &errCode, &errMsg, &request, &r.Output)
+	if err != nil {
+		return runner.Run{}, err
+	}
+	r.Object = "run"
+	r.StartedAt = int64Ptr(started)
+	r.EndedAt = int64Ptr(ended)
+	if in.Valid || out.Valid || total.Valid {
+		r.Usage = &runner.Usage{InputTokens: int(in.Int64), OutputTokens: int(out.Int64), TotalTokens: int(total.Int64)}
+	}
+	if errCode.Valid {
+		r.Error = &runner.ErrorInfo{Code: errCode.String, Message: errMsg.String}
+	}
+	if request.Valid && request.String != "" {
+		r.Request = []byte(request.String)
+	}
+	return r, nil
+}
+
+func int64Ptr(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
+}
+
+// nullable turns Go zero-or-pointer values into SQL NULLs, so COALESCE in
+// Transition keeps the stored value when a field is not being set.
+func nullableInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullableString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func usageArgs(u *runner.Usage) (in, out, total any) {
+	if u == nil {
+		return nil, nil, nil
+	}
+	return u.InputTokens, u.OutputTokens, u.TotalTokens
+}
+
+func errorArgs(e *runner.ErrorInfo) (code, msg any) {
+	if e == nil {
+		return nil, nil
+	}
+	return e.Code, e.Message
+}
