@@ -1,33 +1,31 @@
 package compat
 
-import "github.com/tidwall/gjson"
-
 // chatBody holds the chat.completions fields the mapping reads, gathered in
 // one pass over the body so a large body is scanned once.
 type chatBody struct {
-	messages, responseFormat, stream, streamOptions gjson.Result
-	maxTokens, maxCompletionTokens, n               gjson.Result
+	messages, responseFormat, stream, streamOptions value
+	maxTokens, maxCompletionTokens, n               value
 }
 
 // mapChatRequest maps a chat.completions body to the native request and the
 // echo {"include_usage"} that the streaming reply needs later.
-func mapChatRequest(body gjson.Result) ([]byte, error) {
+func mapChatRequest(body value) ([]byte, error) {
 	var b chatBody
-	body.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "messages":
+	body.members(func(k, v value) bool {
+		switch {
+		case k.is("messages"):
 			b.messages = v
-		case "response_format":
+		case k.is("response_format"):
 			b.responseFormat = v
-		case "stream":
+		case k.is("stream"):
 			b.stream = v
-		case "stream_options":
+		case k.is("stream_options"):
 			b.streamOptions = v
-		case "max_tokens":
+		case k.is("max_tokens"):
 			b.maxTokens = v
-		case "max_completion_tokens":
+		case k.is("max_completion_tokens"):
 			b.maxCompletionTokens = v
-		case "n":
+		case k.is("n"):
 			b.n = v
 		}
 		return true
@@ -38,14 +36,14 @@ func mapChatRequest(body gjson.Result) ([]byte, error) {
 	if err := b.readOptions(&n, &includeUsage); err != nil {
 		return nil, err
 	}
-	if !b.messages.Exists() {
+	if b.messages == "" {
 		return nil, invalid("messages", "messages is required")
 	}
-	if !b.messages.IsArray() {
+	if !b.messages.isArray() {
 		return nil, invalid("messages", "messages must be an array of message objects")
 	}
 
-	out := make([]byte, 0, len(b.messages.Raw)+len(n.format.schema)+128)
+	out := make([]byte, 0, len(b.messages)+len(n.format.schema)+128)
 	out = append(out, `{"request":{"input":[`...)
 	out, count, err := appendChatMessages(out, b.messages)
 	if err != nil {
@@ -73,11 +71,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	}
 	// stream_options is accepted with stream false (some clients always send
 	// it) and then has no effect.
-	if b.streamOptions.Type != gjson.Null {
-		if !b.streamOptions.IsObject() {
+	if !b.streamOptions.isNull() {
+		if !b.streamOptions.isObject() {
 			return invalid("stream_options", "stream_options must be an object")
 		}
-		usage, err := optBool(b.streamOptions.Get("include_usage"), "stream_options.include_usage")
+		usage, err := optBool(b.streamOptions.get("include_usage"), "stream_options.include_usage")
 		if err != nil {
 			return err
 		}
@@ -95,7 +93,7 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	if limit > 0 {
 		n.maxOutput = limit
 	}
-	if b.n.Type != gjson.Null && (b.n.Type != gjson.Number || b.n.Num != 1) {
+	if f, ok := b.n.num(); !b.n.isNull() && (!ok || f != 1) {
 		return invalid("n", "n must be 1: this model returns exactly one choice")
 	}
 	return nil
@@ -103,10 +101,10 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 
 // appendChatMessages appends the native input messages and reports how many
 // it wrote.
-func appendChatMessages(dst []byte, messages gjson.Result) ([]byte, int, error) {
+func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 	var err error
 	i, count := 0, 0
-	messages.ForEach(func(_, m gjson.Result) bool {
+	messages.elements(func(m value) bool {
 		var wrote bool
 		dst, wrote, err = appendChatMessage(dst, m, i, count > 0)
 		if wrote {
@@ -121,16 +119,16 @@ func appendChatMessages(dst []byte, messages gjson.Result) ([]byte, int, error) 
 // appendChatMessage appends message i, preceded by a comma when it is not the
 // first. An assistant message without content (one that only carried tool
 // calls) is skipped: the native input has nothing to hold it.
-func appendChatMessage(dst []byte, m gjson.Result, i int, comma bool) ([]byte, bool, error) {
-	if !m.IsObject() {
+func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, error) {
+	if !m.isObject() {
 		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
 	}
-	var role, content gjson.Result
-	m.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "role":
+	var role, content value
+	m.members(func(k, v value) bool {
+		switch {
+		case k.is("role"):
 			role = v
-		case "content":
+		case k.is("content"):
 			content = v
 		}
 		return true
@@ -140,7 +138,7 @@ func appendChatMessage(dst []byte, m gjson.Result, i int, comma bool) ([]byte, b
 		return dst, false, invalid(indexed("messages", i)+".role",
 			"role must be one of system, developer, user, assistant or tool")
 	}
-	if native == "assistant" && content.Type == gjson.Null {
+	if native == "assistant" && content.isNull() {
 		return dst, false, nil
 	}
 	if comma {
@@ -153,21 +151,18 @@ func appendChatMessage(dst []byte, m gjson.Result, i int, comma bool) ([]byte, b
 // chatRole maps a chat role to the native one. The native input has no tool
 // role, so a tool result reaches the agent as what it is to the model: text
 // the user side supplied.
-func chatRole(r gjson.Result) (string, bool) {
-	if r.Type != gjson.String {
-		return "", false
-	}
-	switch r.Str {
-	case "system":
+func chatRole(r value) (string, bool) {
+	switch {
+	case r.is("system"):
 		return "system", true
-	case "developer":
+	case r.is("developer"):
 		return "developer", true
-	case "user", "tool":
+	case r.is("user"), r.is("tool"):
 		return "user", true
-	case "assistant":
+	case r.is("assistant"):
 		return "assistant", true
 	}
 	return "", false
 }
 
-func isChatText(typ string) bool { return typ == "text" }
+func isChatText(typ value) bool { return typ.is("text") }

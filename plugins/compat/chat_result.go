@@ -7,7 +7,7 @@ func mapChatResult(r *resultInput) ([]byte, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(r.text.Raw)+len(r.id.Raw)+len(r.model.Raw)+480)
+	out := make([]byte, 0, len(r.text)+len(r.id)+len(r.model)+480)
 	out = append(out, `{"id":`...)
 	out = appendString(out, r.id)
 	out = append(out, `,"object":"chat.completion","created":`...)
@@ -17,8 +17,8 @@ func mapChatResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	out = r.appendText(out)
 	out = append(out, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":`...)
-	out = AppendJSONString(out, r.finish())
+	out = appendString(out, r.finish())
 	out = append(out, `}],"usage":`...)
-	out = appendChatUsage(out, usageFrom(r.usage))
+	out = appendChatUsage(out, r.readUsage())
 	return append(out, '}'), nil
 }

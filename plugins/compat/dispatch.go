@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/tidwall/gjson"
 )
 
 // The endpoints a mapping serves, as the host names them in "endpoint".
@@ -29,28 +28,29 @@ const (
 // Response object repeats). A client fault returns an *[InputError]; an
 // input the host should never build (unknown endpoint) a plain error.
 func MapRequest(in []byte) ([]byte, error) {
-	var endpoint, body gjson.Result
-	gjson.Parse(view(in)).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "endpoint":
+	var endpoint, body value
+	parseValue(view(in)).members(func(k, v value) bool {
+		switch {
+		case k.is("endpoint"):
 			endpoint = v
-		case "body":
+		case k.is("body"):
 			body = v
 		}
 		return true
 	})
-	if !body.IsObject() {
-		if endpoint.Str == EndpointChat || endpoint.Str == EndpointResponses {
-			return nil, invalid("", "the request body must be a JSON object")
-		}
+	var mapBody func(value) ([]byte, error)
+	switch {
+	case endpoint.is(EndpointChat):
+		mapBody = mapChatRequest
+	case endpoint.is(EndpointResponses):
+		mapBody = mapResponsesRequest
+	default:
+		return nil, errUnknownEndpoint
 	}
-	switch endpoint.Str {
-	case EndpointChat:
-		return mapChatRequest(body)
-	case EndpointResponses:
-		return mapResponsesRequest(body)
+	if !body.isObject() {
+		return nil, invalid("", "the request body must be a JSON object")
 	}
-	return nil, errUnknownEndpoint
+	return mapBody(body)
 }
 
 // MapResult turns a native run result into the endpoint's reply body.
@@ -65,11 +65,11 @@ func MapRequest(in []byte) ([]byte, error) {
 // usage). Its input comes from the host, so every fault is a plain error.
 func MapResult(in []byte) ([]byte, error) {
 	var r resultInput
-	gjson.Parse(view(in)).ForEach(r.collect)
-	switch r.endpoint.Str {
-	case EndpointChat:
+	parseValue(view(in)).members(r.collect)
+	switch {
+	case r.endpoint.is(EndpointChat):
 		return mapChatResult(&r)
-	case EndpointResponses:
+	case r.endpoint.is(EndpointResponses):
 		return mapResponsesResult(&r)
 	}
 	return nil, errUnknownEndpoint
@@ -80,11 +80,11 @@ var errUnknownEndpoint = errors.New(`compat: endpoint must be "chat.completions"
 // Endpoint returns the "endpoint" of a hook input, or "" when it has none. A
 // plugin serving one endpoint uses it to refuse inputs meant for another.
 func Endpoint(in []byte) string {
-	e := gjson.Get(view(in), "endpoint")
-	if e.Type != gjson.String {
+	e := parseValue(view(in)).get("endpoint")
+	if !e.isString() {
 		return ""
 	}
-	return strings.Clone(e.Str) // the view must not outlive the call
+	return strings.Clone(e.str()) // the view must not outlive the call
 }
 
 // ForEndpoint wraps a hook so that it refuses, with a plain error, any input
@@ -93,7 +93,7 @@ func Endpoint(in []byte) string {
 // of being answered in the wrong shape.
 func ForEndpoint(endpoint string, hook func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	return func(in []byte) ([]byte, error) {
-		if got := gjson.Get(view(in), "endpoint"); got.Str != endpoint {
+		if !parseValue(view(in)).get("endpoint").is(endpoint) {
 			return nil, errors.New("compat: this plugin maps only " + endpoint + " requests")
 		}
 		return hook(in)

@@ -1,14 +1,12 @@
 package compat
 
-import "github.com/tidwall/gjson"
-
 // outputFormat is the structured-output choice both endpoints can make:
 // chat's response_format and responses' text.format differ only in where the
 // json_schema fields sit.
 type outputFormat struct {
 	jsonObject bool
 	name       string // schema name, when schema is set
-	schema     string // raw JSON Schema object, when type is json_schema
+	schema     value  // JSON Schema object, when type is json_schema
 }
 
 // maxSchemaName is OpenAI's limit on a json_schema name.
@@ -17,56 +15,52 @@ const maxSchemaName = 64
 // readFormat reads a format object f named param. With nested (chat), the
 // json_schema fields are inside f.json_schema; otherwise (responses) they sit
 // beside type in f itself.
-func readFormat(f gjson.Result, param string, nested bool) (outputFormat, error) {
-	if f.Type == gjson.Null {
+func readFormat(f value, param string, nested bool) (outputFormat, error) {
+	if f.isNull() {
 		return outputFormat{}, nil
 	}
-	if !f.IsObject() {
+	if !f.isObject() {
 		return outputFormat{}, invalid(param, param+" must be an object with a type")
 	}
-	typ := f.Get("type")
-	if typ.Type != gjson.String {
-		return outputFormat{}, invalid(param+".type", param+".type must be one of text, json_object or json_schema")
-	}
-	switch typ.Str {
-	case "text":
+	typ := f.get("type")
+	switch {
+	case typ.is("text"):
 		return outputFormat{}, nil
-	case "json_object":
+	case typ.is("json_object"):
 		return outputFormat{jsonObject: true}, nil
-	case "json_schema":
-	default:
+	case !typ.is("json_schema"):
 		return outputFormat{}, invalid(param+".type", param+".type must be one of text, json_object or json_schema")
 	}
 	holder, holderParam := f, param
 	if nested {
-		holder, holderParam = f.Get("json_schema"), param+".json_schema"
-		if !holder.IsObject() {
+		holder, holderParam = f.get("json_schema"), param+".json_schema"
+		if !holder.isObject() {
 			return outputFormat{}, invalid(holderParam, holderParam+" is required when type is json_schema and must be an object")
 		}
 	}
-	var name, schema, strict gjson.Result
-	holder.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "name":
+	var name, schema, strict value
+	holder.members(func(k, v value) bool {
+		switch {
+		case k.is("name"):
 			name = v
-		case "schema":
+		case k.is("schema"):
 			schema = v
-		case "strict":
+		case k.is("strict"):
 			strict = v
 		}
 		return true
 	})
-	if name.Type != gjson.String || !validSchemaName(name.Str) {
+	if n := name.str(); !name.isString() || !validSchemaName(n) {
 		return outputFormat{}, invalid(holderParam+".name",
 			holderParam+".name is required: 1 to 64 letters, digits, underscores or dashes")
 	}
-	if !schema.IsObject() {
+	if !schema.isObject() {
 		return outputFormat{}, invalid(holderParam+".schema", holderParam+".schema must be a JSON Schema object")
 	}
 	if _, err := optBool(strict, holderParam+".strict"); err != nil {
 		return outputFormat{}, err
 	}
-	return outputFormat{name: name.Str, schema: schema.Raw}, nil
+	return outputFormat{name: name.str(), schema: schema}, nil
 }
 
 // validSchemaName applies OpenAI's rule for schema names; it also means the

@@ -77,3 +77,12 @@ func checkGolden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (go test -update rewrites it)\n got: %s\nwant: %s", path, got, want)
 	}
 }
+
+func mustRead(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}

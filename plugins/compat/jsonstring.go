@@ -75,16 +75,16 @@ func appendStringBody(dst []byte, s string) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendRawStringBody appends the inside of a JSON string token taken from
-// the input (raw, with its quotes) without quotes. When the token can be
-// copied byte for byte (no raw control characters, valid UTF-8) it is, which
-// keeps escapes such as \n as they are and avoids decoding; otherwise the
-// decoded value str is escaped afresh. Both give the same string to a reader.
-func appendRawStringBody(dst []byte, raw, str string) []byte {
-	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && copyable(raw[1:len(raw)-1]) {
-		return append(dst, raw[1:len(raw)-1]...)
+// appendStringValue appends the text of the string value v, without
+// quotes. When its escaped form can be copied byte for byte (no raw control
+// characters, valid UTF-8) it is, which keeps escapes such as \n as they are
+// and needs no decoding; otherwise the decoded text is escaped afresh. Both
+// give a reader the same string.
+func appendStringValue(dst []byte, v value) []byte {
+	if in := v.escaped(); copyable(in) {
+		return append(dst, in...)
 	}
-	return appendStringBody(dst, str)
+	return appendStringBody(dst, v.str())
 }
 
 // copyable reports whether the escaped text inside a JSON string token can be

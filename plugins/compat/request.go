@@ -3,15 +3,13 @@ package compat
 import (
 	"math"
 	"strconv"
-
-	"github.com/tidwall/gjson"
 )
 
 // native holds the options of the native run request that follow its input
 // list. Both endpoints fill one and append it with appendOptions, so the two
 // mappings cannot drift apart in how they spell the native request.
 type native struct {
-	instructions gjson.Result // a JSON string, or absent
+	instructions value // a string, or absent
 	format       outputFormat
 	stream       bool
 	maxOutput    int64 // 0 when the client set no limit
@@ -20,14 +18,14 @@ type native struct {
 // appendOptions appends the optional native fields, leaving out empty ones as
 // the native request expects, and closes the request object.
 func (n *native) appendOptions(dst []byte) []byte {
-	if n.instructions.Type == gjson.String {
+	if n.instructions.isString() {
 		dst = append(dst, `,"instructions":"`...)
-		dst = appendRawStringBody(dst, n.instructions.Raw, n.instructions.Str)
+		dst = appendStringValue(dst, n.instructions)
 		dst = append(dst, '"')
 	}
 	if n.format.schema != "" {
 		dst = append(dst, `,"output_schema":`...)
-		dst = appendCompact(dst, n.format.schema)
+		dst = appendCompact(dst, string(n.format.schema))
 		dst = append(dst, `,"schema_name":"`...)
 		dst = append(dst, n.format.name...) // checked to be [A-Za-z0-9_-]
 		dst = append(dst, '"')
@@ -49,17 +47,17 @@ func (n *native) appendOptions(dst []byte) []byte {
 // or an array of parts whose type isText accepts; the parts' text is
 // concatenated, because the native input carries plain text per message.
 // list and i name the message for errors.
-func appendMessage(dst []byte, role string, content gjson.Result, isText func(string) bool, list string, i int) ([]byte, error) {
+func appendMessage(dst []byte, role string, content value, isText func(value) bool, list string, i int) ([]byte, error) {
 	dst = append(dst, `{"role":"`...)
 	dst = append(dst, role...)
 	dst = append(dst, `","content":"`...)
 	switch {
-	case content.Type == gjson.String:
-		dst = appendRawStringBody(dst, content.Raw, content.Str)
-	case content.IsArray():
+	case content.isString():
+		dst = appendStringValue(dst, content)
+	case content.isArray():
 		var err error
 		j := 0
-		content.ForEach(func(_, part gjson.Result) bool {
+		content.elements(func(part value) bool {
 			dst, err = appendPart(dst, part, isText, list, i, j)
 			j++
 			return err == nil
@@ -74,52 +72,51 @@ func appendMessage(dst []byte, role string, content gjson.Result, isText func(st
 }
 
 // appendPart appends the text of the j-th content part of message i.
-func appendPart(dst []byte, part gjson.Result, isText func(string) bool, list string, i, j int) ([]byte, error) {
-	if !part.IsObject() {
+func appendPart(dst []byte, part value, isText func(value) bool, list string, i, j int) ([]byte, error) {
+	if !part.isObject() {
 		return dst, invalid(indexed(indexed(list, i)+".content", j), "each content part must be an object with a type")
 	}
-	var typ, text gjson.Result
-	part.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "type":
+	var typ, text value
+	part.members(func(k, v value) bool {
+		switch {
+		case k.is("type"):
 			typ = v
-		case "text":
+		case k.is("text"):
 			text = v
 		}
 		return true
 	})
-	if typ.Type != gjson.String || !isText(typ.Str) {
+	if !isText(typ) {
 		return dst, invalid(indexed(indexed(list, i)+".content", j)+".type",
 			"only text content parts are supported; images, audio, files and refusals cannot be sent to this model")
 	}
-	if text.Type != gjson.String {
+	if !text.isString() {
 		return dst, invalid(indexed(indexed(list, i)+".content", j)+".text", "a text content part needs a string text")
 	}
-	return appendRawStringBody(dst, text.Raw, text.Str), nil
+	return appendStringValue(dst, text), nil
 }
 
 // optBool reads an optional boolean; null counts as absent, as the OpenAI
 // API treats it.
-func optBool(r gjson.Result, param string) (bool, error) {
-	switch r.Type {
-	case gjson.Null:
+func optBool(v value, param string) (bool, error) {
+	if v.isNull() {
 		return false, nil
-	case gjson.True:
-		return true, nil
-	case gjson.False:
-		return false, nil
+	}
+	if b, ok := v.bool(); ok {
+		return b, nil
 	}
 	return false, invalid(param, param+" must be a boolean")
 }
 
 // optPositiveInt reads an optional token limit: absent or null gives 0,
 // anything but a whole number of at least 1 is refused.
-func optPositiveInt(r gjson.Result, param string) (int64, error) {
-	if r.Type == gjson.Null {
+func optPositiveInt(v value, param string) (int64, error) {
+	if v.isNull() {
 		return 0, nil
 	}
-	if r.Type != gjson.Number || r.Num < 1 || r.Num > math.MaxInt32 || r.Num != math.Trunc(r.Num) {
+	f, ok := v.num()
+	if !ok || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
 		return 0, invalid(param, param+" must be a whole number of at least 1")
 	}
-	return int64(r.Num), nil
+	return int64(f), nil
 }

@@ -1,40 +1,61 @@
 package compat
 
-import (
-	"strconv"
-
-	"github.com/tidwall/gjson"
-)
+import "strconv"
 
 // responsesEcho holds the request settings a Response object repeats back.
 // They travel from MapRequest to MapResult in the echo, so the final mapping
 // never needs the (possibly large) client body again.
 type responsesEcho struct {
-	metadata, temperature, topP, toolChoice, tools gjson.Result
-	parallelToolCalls, store, truncation, user     gjson.Result
-	previousResponseID                             gjson.Result
+	metadata, temperature, topP, toolChoice, tools value
+	parallelToolCalls, store, truncation, user     value
+	previousResponseID                             value
+}
+
+// collect keeps member k if it is an echoed setting.
+func (e *responsesEcho) collect(k, v value) {
+	switch {
+	case k.is("metadata"):
+		e.metadata = v
+	case k.is("temperature"):
+		e.temperature = v
+	case k.is("top_p"):
+		e.topP = v
+	case k.is("tool_choice"):
+		e.toolChoice = v
+	case k.is("tools"):
+		e.tools = v
+	case k.is("parallel_tool_calls"):
+		e.parallelToolCalls = v
+	case k.is("store"):
+		e.store = v
+	case k.is("truncation"):
+		e.truncation = v
+	case k.is("user"):
+		e.user = v
+	case k.is("previous_response_id"):
+		e.previousResponseID = v
+	}
 }
 
 // check refuses values of the wrong type: echoed as they are, they would
 // make the reply unreadable to strict clients.
 func (e *responsesEcho) check() error {
 	switch {
-	case e.metadata.Type != gjson.Null && !e.metadata.IsObject():
+	case !e.metadata.isNull() && !e.metadata.isObject():
 		return invalid("metadata", "metadata must be an object of string values")
-	case e.temperature.Type != gjson.Null && e.temperature.Type != gjson.Number:
+	case !e.temperature.isNull() && !e.temperature.isNumber():
 		return invalid("temperature", "temperature must be a number")
-	case e.topP.Type != gjson.Null && e.topP.Type != gjson.Number:
+	case !e.topP.isNull() && !e.topP.isNumber():
 		return invalid("top_p", "top_p must be a number")
-	case e.toolChoice.Type != gjson.Null && e.toolChoice.Type != gjson.String && !e.toolChoice.IsObject():
+	case !e.toolChoice.isNull() && !e.toolChoice.isString() && !e.toolChoice.isObject():
 		return invalid("tool_choice", "tool_choice must be a string or an object")
-	case e.tools.Type != gjson.Null && !e.tools.IsArray():
+	case !e.tools.isNull() && !e.tools.isArray():
 		return invalid("tools", "tools must be an array")
-	case e.user.Type != gjson.Null && e.user.Type != gjson.String:
+	case !e.user.isNull() && !e.user.isString():
 		return invalid("user", "user must be a string")
-	case e.previousResponseID.Type != gjson.Null && e.previousResponseID.Type != gjson.String:
+	case !e.previousResponseID.isNull() && !e.previousResponseID.isString():
 		return invalid("previous_response_id", "previous_response_id must be a string")
-	case e.truncation.Type != gjson.Null && (e.truncation.Type != gjson.String ||
-		e.truncation.Str != "auto" && e.truncation.Str != "disabled"):
+	case !e.truncation.isNull() && !e.truncation.is("auto") && !e.truncation.is("disabled"):
 		return invalid("truncation", "truncation must be auto or disabled")
 	}
 	if _, err := optBool(e.parallelToolCalls, "parallel_tool_calls"); err != nil {
@@ -45,16 +66,16 @@ func (e *responsesEcho) check() error {
 }
 
 // appendTo appends the echo object, with the API's defaults for settings the
-// client left out. Its keys are read back by responseEcho in MapResult.
-func (e *responsesEcho) appendTo(dst []byte, instructions gjson.Result, maxOutput int64, text gjson.Result) []byte {
+// client left out. Its keys are read back by readResponseEcho in MapResult.
+func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64, text value) []byte {
 	dst = append(dst, `{"instructions":`...)
 	dst = appendOptString(dst, instructions)
 	dst = append(dst, `,"metadata":`...)
-	dst = appendRawOr(dst, e.metadata, `{}`)
+	dst = appendOr(dst, e.metadata, `{}`)
 	dst = append(dst, `,"temperature":`...)
-	dst = appendRawOr(dst, e.temperature, `1`)
+	dst = appendOr(dst, e.temperature, `1`)
 	dst = append(dst, `,"top_p":`...)
-	dst = appendRawOr(dst, e.topP, `1`)
+	dst = appendOr(dst, e.topP, `1`)
 	dst = append(dst, `,"max_output_tokens":`...)
 	if maxOutput > 0 {
 		dst = strconv.AppendInt(dst, maxOutput, 10)
@@ -64,19 +85,23 @@ func (e *responsesEcho) appendTo(dst []byte, instructions gjson.Result, maxOutpu
 	dst = append(dst, `,"text":`...)
 	dst = appendTextConfig(dst, text)
 	dst = append(dst, `,"tool_choice":`...)
-	if e.toolChoice.Type == gjson.String {
+	if e.toolChoice.isString() {
 		dst = appendOptString(dst, e.toolChoice)
 	} else {
-		dst = appendRawOr(dst, e.toolChoice, `"auto"`)
+		dst = appendOr(dst, e.toolChoice, `"auto"`)
 	}
 	dst = append(dst, `,"tools":`...)
-	dst = appendRawOr(dst, e.tools, `[]`)
+	dst = appendOr(dst, e.tools, `[]`)
 	dst = append(dst, `,"parallel_tool_calls":`...)
-	dst = appendRawOr(dst, e.parallelToolCalls, `true`)
+	dst = appendOr(dst, e.parallelToolCalls, `true`)
 	dst = append(dst, `,"store":`...)
-	dst = appendRawOr(dst, e.store, `true`)
+	dst = appendOr(dst, e.store, `true`)
 	dst = append(dst, `,"truncation":`...)
-	dst = appendRawOr(dst, e.truncation, `"disabled"`) // checked: auto or disabled
+	if e.truncation.is("auto") {
+		dst = append(dst, `"auto"`...)
+	} else {
+		dst = append(dst, `"disabled"`...)
+	}
 	dst = append(dst, `,"user":`...)
 	dst = appendOptString(dst, e.user)
 	dst = append(dst, `,"previous_response_id":`...)
@@ -87,40 +112,40 @@ func (e *responsesEcho) appendTo(dst []byte, instructions gjson.Result, maxOutpu
 // appendTextConfig echoes the client's text object, adding the default
 // format {"type":"text"} when the client sent none (as with `text: {}`), since
 // clients read response.text.format.type.
-func appendTextConfig(dst []byte, text gjson.Result) []byte {
-	if !text.IsObject() {
+func appendTextConfig(dst []byte, text value) []byte {
+	if !text.isObject() {
 		return append(dst, `{"format":{"type":"text"}}`...)
 	}
-	if text.Get("format").IsObject() {
-		return appendCompact(dst, text.Raw)
+	if text.get("format").isObject() {
+		return appendCompact(dst, string(text))
 	}
 	dst = append(dst, `{"format":{"type":"text"}`...)
-	text.ForEach(func(k, v gjson.Result) bool {
-		if k.Str != "format" {
+	text.members(func(k, v value) bool {
+		if !k.is("format") {
 			dst = append(dst, ',')
-			dst = append(dst, k.Raw...)
+			dst = append(dst, k...)
 			dst = append(dst, ':')
-			dst = appendCompact(dst, v.Raw)
+			dst = appendCompact(dst, string(v))
 		}
 		return true
 	})
 	return append(dst, '}')
 }
 
-// appendRawOr appends the JSON of r without whitespace, or def when r is absent or null.
-func appendRawOr(dst []byte, r gjson.Result, def string) []byte {
-	if r.Type == gjson.Null {
+// appendOr appends v without whitespace, or def when v is absent or null.
+func appendOr(dst []byte, v value, def string) []byte {
+	if v.isNull() {
 		return append(dst, def...)
 	}
-	return appendCompact(dst, r.Raw)
+	return appendCompact(dst, string(v))
 }
 
-// appendOptString appends a string result, or null when it is not a string.
-func appendOptString(dst []byte, r gjson.Result) []byte {
-	if r.Type != gjson.String {
+// appendOptString appends a string value, or null when v is not a string.
+func appendOptString(dst []byte, v value) []byte {
+	if !v.isString() {
 		return append(dst, `null`...)
 	}
 	dst = append(dst, '"')
-	dst = appendRawStringBody(dst, r.Raw, r.Str)
+	dst = appendStringValue(dst, v)
 	return append(dst, '"')
 }

@@ -1,51 +1,31 @@
 package compat
 
-import "github.com/tidwall/gjson"
-
 // responsesBody holds the responses fields the mapping reads or echoes,
 // gathered in one pass over the body.
 type responsesBody struct {
-	input, instructions, text, maxOutputTokens, stream gjson.Result
+	input, instructions, text, maxOutputTokens, stream value
 	echoed                                             responsesEcho
 }
 
 // mapResponsesRequest maps a responses body to the native request and the
 // echo of request settings that the Response object must repeat.
-func mapResponsesRequest(body gjson.Result) ([]byte, error) {
+func mapResponsesRequest(body value) ([]byte, error) {
 	var b responsesBody
 	e := &b.echoed
-	body.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "input":
+	body.members(func(k, v value) bool {
+		switch {
+		case k.is("input"):
 			b.input = v
-		case "instructions":
+		case k.is("instructions"):
 			b.instructions = v
-		case "text":
+		case k.is("text"):
 			b.text = v
-		case "max_output_tokens":
+		case k.is("max_output_tokens"):
 			b.maxOutputTokens = v
-		case "stream":
+		case k.is("stream"):
 			b.stream = v
-		case "metadata":
-			e.metadata = v
-		case "temperature":
-			e.temperature = v
-		case "top_p":
-			e.topP = v
-		case "tool_choice":
-			e.toolChoice = v
-		case "tools":
-			e.tools = v
-		case "parallel_tool_calls":
-			e.parallelToolCalls = v
-		case "store":
-			e.store = v
-		case "truncation":
-			e.truncation = v
-		case "user":
-			e.user = v
-		case "previous_response_id":
-			e.previousResponseID = v
+		default:
+			e.collect(k, v)
 		}
 		return true
 	})
@@ -58,7 +38,7 @@ func mapResponsesRequest(body gjson.Result) ([]byte, error) {
 		return nil, err
 	}
 
-	out := make([]byte, 0, len(b.input.Raw)+len(b.instructions.Raw)*2+len(n.format.schema)+len(b.text.Raw)+len(e.tools.Raw)+512)
+	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(e.tools)+512)
 	out = append(out, `{"request":{"input":[`...)
 	out, err := appendResponsesInput(out, b.input)
 	if err != nil {
@@ -73,17 +53,15 @@ func mapResponsesRequest(body gjson.Result) ([]byte, error) {
 
 // readOptions checks everything but input and the echoed settings.
 func (b *responsesBody) readOptions(n *native) error {
-	switch b.instructions.Type {
-	case gjson.Null, gjson.String:
-		n.instructions = b.instructions
-	default:
+	if !b.instructions.isNull() && !b.instructions.isString() {
 		return invalid("instructions", "instructions must be a string")
 	}
-	if b.text.Type != gjson.Null && !b.text.IsObject() {
+	n.instructions = b.instructions
+	if !b.text.isNull() && !b.text.isObject() {
 		return invalid("text", "text must be an object")
 	}
 	var err error
-	if n.format, err = readFormat(b.text.Get("format"), "text.format", false); err != nil {
+	if n.format, err = readFormat(b.text.get("format"), "text.format", false); err != nil {
 		return err
 	}
 	if n.stream, err = optBool(b.stream, "stream"); err != nil {
@@ -95,20 +73,20 @@ func (b *responsesBody) readOptions(n *native) error {
 
 // appendResponsesInput appends the native messages for input: a string is
 // one user message, an array holds message items.
-func appendResponsesInput(dst []byte, input gjson.Result) ([]byte, error) {
+func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 	switch {
-	case input.Type == gjson.String:
+	case input.isString():
 		dst = append(dst, `{"role":"user","content":"`...)
-		dst = appendRawStringBody(dst, input.Raw, input.Str)
+		dst = appendStringValue(dst, input)
 		return append(dst, `"}`...), nil
-	case !input.Exists():
+	case input == "":
 		return dst, invalid("input", "input is required")
-	case !input.IsArray():
+	case !input.isArray():
 		return dst, invalid("input", "input must be a string or an array of message items")
 	}
 	var err error
 	i := 0
-	input.ForEach(func(_, item gjson.Result) bool {
+	input.elements(func(item value) bool {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -125,23 +103,23 @@ func appendResponsesInput(dst []byte, input gjson.Result) ([]byte, error) {
 // appendInputItem appends input item i, which must be a message: the native
 // run has no tools, so function calls, their outputs, reasoning and item
 // references have no meaning there and are refused rather than dropped.
-func appendInputItem(dst []byte, item gjson.Result, i int) ([]byte, error) {
-	if !item.IsObject() {
+func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
+	if !item.isObject() {
 		return dst, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content gjson.Result
-	item.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "type":
+	var typ, role, content value
+	item.members(func(k, v value) bool {
+		switch {
+		case k.is("type"):
 			typ = v
-		case "role":
+		case k.is("role"):
 			role = v
-		case "content":
+		case k.is("content"):
 			content = v
 		}
 		return true
 	})
-	if typ.Type != gjson.Null && (typ.Type != gjson.String || typ.Str != "message") {
+	if !typ.isNull() && !typ.is("message") {
 		return dst, invalid(indexed("input", i), "only message input items are supported")
 	}
 	native, ok := responsesRole(role)
@@ -151,18 +129,15 @@ func appendInputItem(dst []byte, item gjson.Result, i int) ([]byte, error) {
 	return appendMessage(dst, native, content, isResponsesText, "input", i)
 }
 
-func responsesRole(r gjson.Result) (string, bool) {
-	if r.Type != gjson.String {
-		return "", false
-	}
-	switch r.Str {
-	case "system":
+func responsesRole(r value) (string, bool) {
+	switch {
+	case r.is("system"):
 		return "system", true
-	case "developer":
+	case r.is("developer"):
 		return "developer", true
-	case "user":
+	case r.is("user"):
 		return "user", true
-	case "assistant":
+	case r.is("assistant"):
 		return "assistant", true
 	}
 	return "", false
@@ -170,4 +145,4 @@ func responsesRole(r gjson.Result) (string, bool) {
 
 // isResponsesText accepts input_text (user side) and output_text (earlier
 // assistant turns replayed by clients such as the Vercel AI SDK).
-func isResponsesText(typ string) bool { return typ == "input_text" || typ == "output_text" }
+func isResponsesText(typ value) bool { return typ.is("input_text") || typ.is("output_text") }

@@ -1,54 +1,50 @@
 package compat
 
-import (
-	"errors"
-
-	"github.com/tidwall/gjson"
-)
+import "errors"
 
 // responseEcho holds the echoed request settings as raw JSON, each with the
 // API default in case the echo lacks it.
 type responseEcho struct {
-	instructions, metadata, temperature, topP, maxOutputTokens string
-	text, toolChoice, tools, parallelToolCalls, store          string
-	truncation, user, previousResponseID                       string
+	instructions, metadata, temperature, topP, maxOutputTokens value
+	text, toolChoice, tools, parallelToolCalls, store          value
+	truncation, user, previousResponseID                       value
 }
 
-func readResponseEcho(echo gjson.Result) responseEcho {
+func readResponseEcho(echo value) responseEcho {
 	e := responseEcho{
 		instructions: "null", metadata: "{}", temperature: "1", topP: "1",
 		maxOutputTokens: "null", text: `{"format":{"type":"text"}}`, toolChoice: `"auto"`,
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
 		user: "null", previousResponseID: "null",
 	}
-	echo.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "instructions":
-			e.instructions = v.Raw
-		case "metadata":
-			e.metadata = v.Raw
-		case "temperature":
-			e.temperature = v.Raw
-		case "top_p":
-			e.topP = v.Raw
-		case "max_output_tokens":
-			e.maxOutputTokens = v.Raw
-		case "text":
-			e.text = v.Raw
-		case "tool_choice":
-			e.toolChoice = v.Raw
-		case "tools":
-			e.tools = v.Raw
-		case "parallel_tool_calls":
-			e.parallelToolCalls = v.Raw
-		case "store":
-			e.store = v.Raw
-		case "truncation":
-			e.truncation = v.Raw
-		case "user":
-			e.user = v.Raw
-		case "previous_response_id":
-			e.previousResponseID = v.Raw
+	echo.members(func(k, v value) bool {
+		switch {
+		case k.is("instructions"):
+			e.instructions = v
+		case k.is("metadata"):
+			e.metadata = v
+		case k.is("temperature"):
+			e.temperature = v
+		case k.is("top_p"):
+			e.topP = v
+		case k.is("max_output_tokens"):
+			e.maxOutputTokens = v
+		case k.is("text"):
+			e.text = v
+		case k.is("tool_choice"):
+			e.toolChoice = v
+		case k.is("tools"):
+			e.tools = v
+		case k.is("parallel_tool_calls"):
+			e.parallelToolCalls = v
+		case k.is("store"):
+			e.store = v
+		case k.is("truncation"):
+			e.truncation = v
+		case k.is("user"):
+			e.user = v
+		case k.is("previous_response_id"):
+			e.previousResponseID = v
 		}
 		return true
 	})
@@ -63,15 +59,15 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 		return nil, err
 	}
 	var status string
-	switch r.status.Str {
-	case "in_progress":
+	switch {
+	case r.status.is("in_progress"):
 		status = "in_progress"
-	case "completed":
+	case r.status.is("completed"):
 		status = "completed"
-		if r.finish() == "length" {
+		if r.finish().is("length") {
 			status = "incomplete"
 		}
-		if r.messageID.Type != gjson.String || r.messageID.Str == "" {
+		if !r.messageID.isString() || r.messageID == `""` {
 			return nil, errors.New("compat: a completed result needs a message_id")
 		}
 	default:
@@ -79,7 +75,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	}
 	e := readResponseEcho(r.echo)
 
-	out := make([]byte, 0, len(r.echo.Raw)+len(r.text.Raw)+len(r.id.Raw)+len(r.messageID.Raw)+len(r.model.Raw)+640)
+	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.id)+len(r.messageID)+len(r.model)+640)
 	out = append(out, `{"id":`...)
 	out = appendString(out, r.id)
 	out = append(out, `,"object":"response","created_at":`...)
@@ -128,7 +124,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	if status == "in_progress" {
 		out = append(out, `null`...)
 	} else {
-		out = appendResponseUsage(out, usageFrom(r.usage))
+		out = appendResponseUsage(out, r.readUsage())
 	}
 	out = append(out, `,"user":`...)
 	out = append(out, e.user...)

@@ -3,41 +3,39 @@ package compat
 import (
 	"errors"
 	"strconv"
-
-	"github.com/tidwall/gjson"
 )
 
 // resultInput holds the fields of a MapResult input.
 type resultInput struct {
-	endpoint, id, messageID, created, model, status gjson.Result
-	text, finishReason, usage, echo                 gjson.Result
+	endpoint, id, messageID, created, model, status value
+	text, finishReason, usage, echo                 value
 }
 
-// collect is a gjson.ForEach iterator over the input's top level.
-func (r *resultInput) collect(k, v gjson.Result) bool {
-	switch k.Str {
-	case "endpoint":
+// collect is a members callback over the input's top level.
+func (r *resultInput) collect(k, v value) bool {
+	switch {
+	case k.is("endpoint"):
 		r.endpoint = v
-	case "id":
+	case k.is("id"):
 		r.id = v
-	case "message_id":
+	case k.is("message_id"):
 		r.messageID = v
-	case "created":
+	case k.is("created"):
 		r.created = v
-	case "model":
+	case k.is("model"):
 		r.model = v
-	case "status":
+	case k.is("status"):
 		r.status = v
-	case "echo":
+	case k.is("echo"):
 		r.echo = v
-	case "result":
-		v.ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
-			case "text":
+	case k.is("result"):
+		v.members(func(k, v value) bool {
+			switch {
+			case k.is("text"):
 				r.text = v
-			case "finish_reason":
+			case k.is("finish_reason"):
 				r.finishReason = v
-			case "usage":
+			case k.is("usage"):
 				r.usage = v
 			}
 			return true
@@ -48,43 +46,67 @@ func (r *resultInput) collect(k, v gjson.Result) bool {
 
 // check refuses an input missing what every reply needs.
 func (r *resultInput) check() error {
-	if r.id.Type != gjson.String || r.id.Str == "" {
+	if !r.id.isString() || r.id == `""` {
 		return errors.New("compat: result input needs a string id")
 	}
-	if r.model.Type != gjson.String {
+	if !r.model.isString() {
 		return errors.New("compat: result input needs a string model")
 	}
-	if r.created.Type != gjson.Number {
+	if _, ok := r.created.num(); !ok {
 		return errors.New("compat: result input needs a numeric created time")
 	}
 	return nil
 }
 
 // finish returns the finish reason, "stop" when the runner gave none.
-func (r *resultInput) finish() string {
-	if r.finishReason.Type == gjson.String && r.finishReason.Str != "" {
-		return r.finishReason.Str
+func (r *resultInput) finish() value {
+	if r.finishReason.isString() && r.finishReason != `""` {
+		return r.finishReason
 	}
-	return "stop"
+	return `"stop"`
 }
 
 // appendText appends the result text as a JSON string.
 func (r *resultInput) appendText(dst []byte) []byte {
-	dst = append(dst, '"')
-	if r.text.Type == gjson.String {
-		dst = appendRawStringBody(dst, r.text.Raw, r.text.Str)
-	}
-	return append(dst, '"')
+	return appendString(dst, r.text)
 }
 
-// appendString appends a string field of the input, re-escaped if needed.
-func appendString(dst []byte, s gjson.Result) []byte {
+// appendString appends a string value as a JSON string, "" when v is not one.
+func appendString(dst []byte, v value) []byte {
 	dst = append(dst, '"')
-	dst = appendRawStringBody(dst, s.Raw, s.Str)
+	if v.isString() {
+		dst = appendStringValue(dst, v)
+	}
 	return append(dst, '"')
 }
 
 // appendCreated appends the creation time as a whole number of seconds.
 func (r *resultInput) appendCreated(dst []byte) []byte {
-	return strconv.AppendInt(dst, r.created.Int(), 10)
+	f, _ := r.created.num()
+	return strconv.AppendInt(dst, int64(f), 10)
+}
+
+// usage reads the native usage object; a missing total is the sum of the
+// parts, so a provider that reports only the parts still yields a
+// consistent reply.
+func (r *resultInput) readUsage() Usage {
+	var u Usage
+	total := -1
+	r.usage.members(func(k, v value) bool {
+		n, _ := v.num()
+		switch {
+		case k.is("input_tokens"):
+			u.InputTokens = int(n)
+		case k.is("output_tokens"):
+			u.OutputTokens = int(n)
+		case k.is("total_tokens"):
+			total = int(n)
+		}
+		return true
+	})
+	if total < 0 {
+		total = u.InputTokens + u.OutputTokens
+	}
+	u.TotalTokens = total
+	return u
 }

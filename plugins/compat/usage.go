@@ -1,30 +1,10 @@
 package compat
 
-import (
-	"strconv"
-
-	"github.com/tidwall/gjson"
-)
+import "strconv"
 
 // Usage is the token accounting of one run, in the native result's terms.
 type Usage struct {
 	InputTokens, OutputTokens, TotalTokens int
-}
-
-// usageFrom reads a native usage object; a missing total is the sum of the
-// parts, so a provider that reports only the parts still yields a consistent
-// reply.
-func usageFrom(r gjson.Result) Usage {
-	u := Usage{
-		InputTokens:  int(r.Get("input_tokens").Int()),
-		OutputTokens: int(r.Get("output_tokens").Int()),
-	}
-	if t := r.Get("total_tokens"); t.Exists() {
-		u.TotalTokens = int(t.Int())
-	} else {
-		u.TotalTokens = u.InputTokens + u.OutputTokens
-	}
-	return u
 }
 
 // appendChatUsage appends the chat.completion usage object. The details

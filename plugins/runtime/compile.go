@@ -2,10 +2,19 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
 )
+
+// keepIdleCompiled is how many compiled modules no Plugin uses an Engine
+// keeps. Decoding and compiling, even from the disk cache, costs tens of
+// milliseconds (seconds cold), so keeping the latest few makes a swap back to
+// the previous version, or the next test server loading the same plugin,
+// instant; keeping all would leak every version ever swapped in. A compiled
+// Go plugin takes about 10 MB.
+const keepIdleCompiled = 2
 
 // compiledKey identifies a compiled plugin within an Engine: the same bytes
 // compiled for runtimes with different memory limits are distinct modules.
@@ -16,16 +25,16 @@ type compiledKey struct {
 
 // compiledEntry is a compiled module shared by the Plugins of one Engine
 // loaded from the same bytes, such as the old and new version during a swap
-// that changed nothing, or one plugin loaded twice.
+// that changed nothing, or one plugin loaded by many test servers.
 type compiledEntry struct {
 	ready chan struct{} // closed once mod or err is set
 	mod   wazero.CompiledModule
 	err   error
+	once  sync.Once // guards closing mod
 
 	// Guarded by Engine.mu.
-	refs   int
-	closed bool // set when the entry left the Engine's map
-	once   sync.Once
+	refs   int  // Plugins using mod, or loads waiting for it
+	closed bool // set when the entry left the Engine
 }
 
 // compile returns the module compiled from wasm for rt, compiling it unless
@@ -38,15 +47,18 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 		e.mu.Unlock()
 		return nil, nil, errEngineClosed
 	}
-	entry, ok := e.compiled[key]
-	if !ok {
+	entry, found := e.compiled[key]
+	if !found {
 		entry = &compiledEntry{ready: make(chan struct{})}
 		e.compiled[key] = entry
+	}
+	if entry.refs == 0 {
+		e.idleCompiled = slices.DeleteFunc(e.idleCompiled, func(k compiledKey) bool { return k == key })
 	}
 	entry.refs++
 	e.mu.Unlock()
 
-	if !ok {
+	if !found {
 		entry.mod, entry.err = rt.CompileModule(ctx, wasm)
 		close(entry.ready)
 	} else {
@@ -67,9 +79,9 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 	return entry.mod, release, nil
 }
 
-// release drops one reference to entry and, with the last one, forgets and
-// closes its module. A failed compilation is forgotten too, so that a later
-// Load tries again.
+// release drops one reference to entry. With the last one the entry joins the
+// idle ones, and the oldest idle entry beyond keepIdleCompiled is closed. A
+// failed compilation is dropped at once, so that a later Load tries again.
 func (e *Engine) release(ctx context.Context, key compiledKey, entry *compiledEntry) {
 	e.mu.Lock()
 	if entry.closed {
@@ -81,10 +93,30 @@ func (e *Engine) release(ctx context.Context, key compiledKey, entry *compiledEn
 		e.mu.Unlock()
 		return
 	}
+	var drop []*compiledEntry
+	if entry.err != nil {
+		drop = append(drop, e.forgetCompiled(key))
+	} else {
+		e.idleCompiled = append(e.idleCompiled, key)
+		for len(e.idleCompiled) > keepIdleCompiled {
+			oldest := e.idleCompiled[0]
+			e.idleCompiled = e.idleCompiled[1:]
+			drop = append(drop, e.forgetCompiled(oldest))
+		}
+	}
+	e.mu.Unlock()
+	for _, d := range drop {
+		d.closeModule(ctx)
+	}
+}
+
+// forgetCompiled removes the entry for key and returns it for closing.
+// e.mu must be held.
+func (e *Engine) forgetCompiled(key compiledKey) *compiledEntry {
+	entry := e.compiled[key]
 	entry.closed = true
 	delete(e.compiled, key)
-	e.mu.Unlock()
-	entry.closeModule(ctx)
+	return entry
 }
 
 // closeModule closes the compiled module once. wazero counts references per

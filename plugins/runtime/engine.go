@@ -20,7 +20,9 @@ type EngineConfig struct {
 
 // Engine compiles and runs plugins. It owns a wazero runtime with WASI
 // (wasi_snapshot_preview1) instantiated once, which every plugin instance
-// imports. Create one per process and share it.
+// imports; one per distinct Options.MaxMemoryPages, so usually just one.
+// Create one Engine per process and share it: plugins loaded from the same
+// bytes share compiled code. It is safe for concurrent use.
 type Engine struct {
 	cache wazero.CompilationCache
 
@@ -28,6 +30,8 @@ type Engine struct {
 	closed   bool
 	runtimes map[uint32]wazero.Runtime // by memory limit in pages
 	compiled map[compiledKey]*compiledEntry
+	// idleCompiled lists the compiled entries no Plugin uses, oldest first.
+	idleCompiled []compiledKey
 }
 
 // NewEngine creates an Engine with the runtime for the default memory limit.
@@ -87,7 +91,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.closed = true
 	runtimes, compiled := e.runtimes, e.compiled
-	e.runtimes, e.compiled = nil, nil
+	e.runtimes, e.compiled, e.idleCompiled = nil, nil, nil
 	for _, entry := range compiled {
 		entry.closed = true
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/runedge/runedge/plugins/plugintest"
@@ -117,21 +118,66 @@ func TestLoadNamesTheFile(t *testing.T) {
 	}
 }
 
-func TestLoadSharesCompiledModules(t *testing.T) {
+func TestLoadReusesCompiledModules(t *testing.T) {
 	e := newEngine(t)
+	ctx := context.Background()
 	a := loadRaw(t, e, echoGuest(), Options{})
 	b := loadRaw(t, e, echoGuest(), Options{})
-	if n := len(e.compiled); n != 1 {
-		t.Fatalf("after loading the same bytes twice the engine holds %d compiled modules, want 1", n)
+	if n, refs := compiledState(e); n != 1 || refs != 2 {
+		t.Fatalf("two plugins from the same bytes: %d compiled modules with %d references, want 1 with 2", n, refs)
 	}
-	a.Close(context.Background())
-	if n := len(e.compiled); n != 1 {
-		t.Fatalf("after closing one of two plugins the engine holds %d compiled modules, want 1", n)
+	first := onlyCompiled(t, e)
+	a.Close(ctx)
+	b.Close(ctx)
+	if n, refs := compiledState(e); n != 1 || refs != 0 {
+		t.Fatalf("after closing both: %d compiled modules with %d references, want 1 idle one kept", n, refs)
 	}
-	b.Close(context.Background())
-	if n := len(e.compiled); n != 0 {
-		t.Fatalf("after closing both plugins the engine holds %d compiled modules, want 0", n)
+	c := loadRaw(t, e, echoGuest(), Options{})
+	if onlyCompiled(t, e) != first {
+		t.Fatal("loading the same bytes again compiled them again")
 	}
+	c.Close(ctx)
+
+	// Idle compiled modules beyond keepIdleCompiled are closed, oldest first.
+	for status := range int32(keepIdleCompiled) {
+		g := echoGuest()
+		g.status = 10 + status // different bytes
+		loadRaw(t, e, g, Options{}).Close(ctx)
+	}
+	if n, _ := compiledState(e); n != keepIdleCompiled {
+		t.Fatalf("%d compiled modules kept, want %d", n, keepIdleCompiled)
+	}
+	e.mu.Lock()
+	closed := first.closed
+	e.mu.Unlock()
+	if !closed {
+		t.Error("the oldest idle compiled module was kept")
+	}
+}
+
+// compiledState returns how many compiled modules e holds and how many
+// references they have in all.
+func compiledState(e *Engine) (n, refs int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, entry := range e.compiled {
+		refs += entry.refs
+	}
+	return len(e.compiled), refs
+}
+
+// onlyCompiled returns e's one compiled module.
+func onlyCompiled(t *testing.T, e *Engine) *compiledEntry {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.compiled) != 1 {
+		t.Fatalf("engine holds %d compiled modules, want 1", len(e.compiled))
+	}
+	for _, entry := range e.compiled {
+		return entry
+	}
+	return nil
 }
 
 func TestLoadOnClosedEngine(t *testing.T) {
@@ -149,5 +195,36 @@ func TestLoadRejectsBadOptions(t *testing.T) {
 	_, err := e.LoadBytes(context.Background(), "raw", echoGuest().wasm(), Options{MaxMemoryPages: maxMemoryPages + 1})
 	if err == nil || !strings.Contains(err.Error(), "MaxMemoryPages") {
 		t.Fatalf("error = %v, want one about MaxMemoryPages", err)
+	}
+}
+
+func TestLoadConcurrentlyCompilesOnce(t *testing.T) {
+	e := newEngine(t)
+	wasm := echoGuest().wasm()
+	plugins := make([]*Plugin, 4)
+	errs := make([]error, len(plugins))
+	var wg sync.WaitGroup
+	for i := range plugins {
+		wg.Go(func() { plugins[i], errs[i] = e.LoadBytes(context.Background(), "raw", wasm, Options{}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+		defer plugins[i].Close(context.Background())
+	}
+	if n, refs := compiledState(e); n != 1 || refs != len(plugins) {
+		t.Fatalf("%d concurrent loads: %d compiled modules with %d references, want 1 with %d", len(plugins), n, refs, len(plugins))
+	}
+}
+
+func TestLoadForgetsFailedCompilation(t *testing.T) {
+	e := newEngine(t)
+	if _, err := e.LoadBytes(context.Background(), "bad", []byte("\x00asm\x01\x00\x00\x00\x99"), Options{}); err == nil {
+		t.Fatal("LoadBytes of a corrupt module succeeded")
+	}
+	if n, _ := compiledState(e); n != 0 {
+		t.Fatalf("engine keeps %d compiled modules after a failed compilation, want 0", n)
 	}
 }

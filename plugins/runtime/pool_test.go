@@ -37,6 +37,7 @@ func hold(t *testing.T, p *Plugin) *instance {
 
 // TestPoolBoundsInstances runs PoolSize, then twice as many, concurrent
 // callers: each gets its own answer and the pool never exceeds PoolSize.
+// Each call keeps the guest busy for a while so that calls overlap.
 func TestPoolBoundsInstances(t *testing.T) {
 	const size = 3
 	p := loadGo(t, newEngine(t), "echo", Options{PoolSize: size})
@@ -48,7 +49,7 @@ func TestPoolBoundsInstances(t *testing.T) {
 			for c := range callers {
 				wg.Go(func() {
 					for i := range 20 {
-						in := fmt.Sprintf("caller %d call %d", c, i)
+						in := fmt.Sprintf("spin:300:caller %d call %d", c, i)
 						out, err := p.Call(context.Background(), MapResult, []byte(in))
 						if err != nil || string(out) != "result:"+in {
 							errs <- fmt.Errorf("Call(%q) = %q, %v", in, out, err)
@@ -78,15 +79,17 @@ func TestPoolBoundsInstances(t *testing.T) {
 }
 
 func TestPoolWaitsForAFreeInstance(t *testing.T) {
-	p := loadRaw(t, newEngine(t), echoGuest(), Options{PoolSize: 1})
+	p := loadRaw(t, newEngine(t), echoGuest(), Options{PoolSize: 2})
 	inst := hold(t, p)
+	other := hold(t, p)
+	defer p.pool.put(context.Background(), other)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := p.Call(ctx, MapRequest, []byte("x"))
 	var f *Fault
 	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &f) {
-		t.Fatalf("Call while the only instance is busy: error = %v, want the context's error and no Fault", err)
+		t.Fatalf("Call while all instances are busy: error = %v, want the context's error and no Fault", err)
 	}
 	if !strings.Contains(err.Error(), "plugin raw: map_request: waiting for an instance") {
 		t.Errorf("error %q does not say what it waited for", err)
@@ -99,14 +102,14 @@ func TestPoolWaitsForAFreeInstance(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		t.Fatalf("Call returned (%v) while the only instance was busy", err)
+		t.Fatalf("Call returned (%v) while all instances were busy", err)
 	case <-time.After(20 * time.Millisecond):
 	}
 	p.pool.put(context.Background(), inst)
 	if err := <-done; err != nil {
 		t.Fatalf("waiting Call: %v", err)
 	}
-	wantStats(t, p, Stats{Instances: 1, Idle: 1})
+	wantStats(t, p, Stats{Instances: 2, Idle: 1})
 }
 
 func TestCloseWithCallInFlight(t *testing.T) {
@@ -126,8 +129,8 @@ func TestCloseWithCallInFlight(t *testing.T) {
 	if f := wantFault(t, err); !errors.Is(f, ErrClosed) {
 		t.Fatalf("Call after Close: %v, want ErrClosed", f)
 	}
-	if n := len(e.compiled); n != 1 {
-		t.Fatalf("compiled modules = %d while an instance is in use, want 1", n)
+	if _, refs := compiledState(e); refs != 1 {
+		t.Fatalf("compiled module references = %d while an instance is in use, want 1", refs)
 	}
 
 	p.pool.put(context.Background(), busy) // the call in flight returns
@@ -135,8 +138,8 @@ func TestCloseWithCallInFlight(t *testing.T) {
 	if !busy.mod.IsClosed() {
 		t.Error("the instance returned after Close is still open")
 	}
-	if n := len(e.compiled); n != 0 {
-		t.Errorf("compiled modules = %d after the last instance closed, want 0", n)
+	if _, refs := compiledState(e); refs != 0 {
+		t.Errorf("compiled module references = %d after the last instance closed, want 0", refs)
 	}
 }
 
@@ -163,21 +166,31 @@ func TestCloseUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	for calls.Load() < 20 {
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for calls.Load() < 20 && !isClosed(finished) { // let the callers get going
 		time.Sleep(time.Millisecond)
 	}
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	<-finished
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
 	wantStats(t, p, Stats{Instances: 0, Idle: 0})
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if n := len(e.compiled); n != 0 {
-		t.Errorf("compiled modules = %d after Close, want 0", n)
+	if _, refs := compiledState(e); refs != 0 {
+		t.Errorf("compiled module references = %d after Close, want 0", refs)
+	}
+}
+
+// isClosed reports whether ch is closed, without blocking.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -15,9 +15,12 @@ import (
 // between check and write; in particular two terminal writes race safely and
 // the first one wins. Fields left zero in t keep their stored value.
 func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) error {
+	if !t.Status.Valid() {
+		return fmt.Errorf("%w: unknown status %q", runner.ErrInvalidTransition, t.Status)
+	}
 	from := runner.TransitionSources(t.Status)
-	if len(from) == 0 {
-		return fmt.Errorf("%w: no run may become %q", runner.ErrInvalidTransition, t.Status)
+	if len(from) == 0 { // queued: nothing goes back; say why for this run
+		return s.refusal(ctx, id, t.Status)
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)

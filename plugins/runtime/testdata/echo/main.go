@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/runedge/runedge/plugins/sdk"
 )
@@ -35,6 +36,7 @@ var hoard [][]byte
 //	crash                       an unrecovered panic in another goroutine
 //	hog:MIB                     allocate MIB MiB and keep it
 //	exit:CODE                   print to stderr and exit the guest
+//	spin:MICROS:...             keep the CPU busy for MICROS µs, then echo
 //
 // Anything else is returned prefixed with "result:".
 func mapResult(in []byte) ([]byte, error) {
@@ -63,6 +65,14 @@ func mapResult(in []byte) ([]byte, error) {
 			hoard = append(hoard, bytes.Repeat([]byte{1}, 1<<20))
 		}
 		return []byte("hogged"), nil
+	case "spin":
+		micros, _, _ := strings.Cut(arg, ":")
+		n, err := strconv.Atoi(micros)
+		if err != nil {
+			return nil, err
+		}
+		for start := time.Now(); time.Since(start) < time.Duration(n)*time.Microsecond; {
+		}
 	case "exit":
 		code, err := strconv.Atoi(arg)
 		if err != nil {

@@ -1,0 +1,139 @@
+package compat
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Bodies as clients send them: a one-line question (~100 B) and a longer
+// conversation with a schema (~7 KB), the sizes the wasm measurements used.
+var (
+	smallChatBody      = `{"model":"service","messages":[{"role":"user","content":"Say hello in one short sentence, please."}]}`
+	smallResponsesBody = `{"model":"service","input":"Say hello in one short sentence, please.","instructions":"Be brief."}`
+	largeChatBody      = largeBody(EndpointChat)
+	largeResponsesBody = largeBody(EndpointResponses)
+)
+
+// largeBody builds a ~7 KB multi-turn body with escaped text and a schema.
+func largeBody(endpoint string) string {
+	para := `Our order #` + "%d" + ` arrived late.\nThe \"express\" option was chosen, yet it took 9 days; ` +
+		`please explain what happened and what you will do about it — café staff said to write here. `
+	var b strings.Builder
+	b.WriteString(`{"model":"service",`)
+	list := "messages"
+	if endpoint == EndpointResponses {
+		list = "input"
+		b.WriteString(`"instructions":"You are a support agent. Answer politely and precisely.",`)
+	} else {
+		b.WriteString(`"messages":[{"role":"system","content":"You are a support agent. Answer politely and precisely."},`)
+	}
+	if list == "input" {
+		b.WriteString(`"input":[`)
+	}
+	for i := range 20 {
+		if i > 0 || list == "messages" && i > 0 {
+			b.WriteByte(',')
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		text := strings.Repeat(strings.Replace(para, "%d", strconv.Itoa(i), 1), 1)
+		if list == "input" {
+			part := "input_text"
+			if role == "assistant" {
+				part = "output_text"
+			}
+			b.WriteString(`{"role":"` + role + `","content":[{"type":"` + part + `","text":"` + text + `"},{"type":"` + part + `","text":"` + text + `"}]}`)
+		} else {
+			b.WriteString(`{"role":"` + role + `","content":[{"type":"text","text":"` + text + `"},{"type":"text","text":"` + text + `"}]}`)
+		}
+	}
+	b.WriteString(`],`)
+	schema := `{"type":"object","properties":{"answer":{"type":"string"},"refund":{"type":"boolean"},"days":{"type":"integer"}},"required":["answer","refund","days"],"additionalProperties":false}`
+	if endpoint == EndpointResponses {
+		b.WriteString(`"text":{"format":{"type":"json_schema","name":"reply","strict":true,"schema":` + schema + `}},"metadata":{"ticket":"T-1"},"temperature":0.2,"stream":true}`)
+	} else {
+		b.WriteString(`"response_format":{"type":"json_schema","json_schema":{"name":"reply","strict":true,"schema":` + schema + `}},"temperature":0.2,"stream":true,"stream_options":{"include_usage":true}}`)
+	}
+	return b.String()
+}
+
+func benchMapRequest(b *testing.B, endpoint, body string) {
+	in := envelope(endpoint, body)
+	if _, err := MapRequest(in); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MapRequest(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMapRequestChat(b *testing.B) {
+	b.Run("small", func(b *testing.B) { benchMapRequest(b, EndpointChat, smallChatBody) })
+	b.Run("large", func(b *testing.B) { benchMapRequest(b, EndpointChat, largeChatBody) })
+}
+
+func BenchmarkMapRequestResponses(b *testing.B) {
+	b.Run("small", func(b *testing.B) { benchMapRequest(b, EndpointResponses, smallResponsesBody) })
+	b.Run("large", func(b *testing.B) { benchMapRequest(b, EndpointResponses, largeResponsesBody) })
+}
+
+func benchMapResult(b *testing.B, file string) {
+	in := []byte(strings.TrimSpace(string(mustRead(b, file))))
+	if _, err := MapResult(in); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MapResult(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMapResultChat(b *testing.B) { benchMapResult(b, "testdata/result/chat_completed.json") }
+
+func BenchmarkMapResultResponses(b *testing.B) {
+	benchMapResult(b, "testdata/result/responses_completed.json")
+}
+
+func BenchmarkMapResultResponsesInProgress(b *testing.B) {
+	benchMapResult(b, "testdata/result/responses_in_progress.json")
+}
+
+func BenchmarkChatStreamDelta(b *testing.B) {
+	s := NewChatStream(streamChatID, streamCreated, "service")
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = s.AppendDelta(buf[:0], " token")
+	}
+}
+
+func BenchmarkResponseTextDelta(b *testing.B) {
+	s := NewResponseStream(streamResponseID, streamMessageID)
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	seq := 0
+	for b.Loop() {
+		buf = s.AppendTextDelta(buf[:0], seq, " token")
+		seq++
+	}
+}
+
+func BenchmarkAppendJSONString(b *testing.B) {
+	text := strings.Repeat(`Plain words with a "quote", a newline\n and café. `, 20)
+	buf := make([]byte, 0, 2*len(text))
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendJSONString(buf[:0], text)
+	}
+}

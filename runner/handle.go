@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// errFinished cancels a run's context once its outcome is recorded, to
+// release an agent the owner stopped waiting for.
+var errFinished = errors.New("run finished")
+
+// Handle is one run in flight. The goroutine that called Start owns it:
+// it reads Events (streaming), calls Wait, and must call Finish.
+type Handle struct {
+	svc    *Service
+	run    Run
+	stream bool
+
+	parent    context.Context // the request's context, for the terminal write
+	ctx       context.Context // the run's context: parent + cancel cause + deadline
+	cancel    context.CancelCauseFunc
+	stopTimer context.CancelFunc
+
+	events chan Event
+	done   chan struct{} // closed when the agent has returned
+	res    Result        // set before done is closed
+	err    error
+
+	once     sync.Once
+	outcome  error         // what Finish returns
+	finished chan struct{} // closed when the outcome is recorded
+}
+
+func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.CancelFunc(func() {})
+	if s.timeout > 0 {
+		ctx, stop = context.WithTimeoutCause(ctx, s.timeout,
+			fmt.Errorf("%w: run exceeded %s", ErrTimeout, s.timeout))
+	}
+	return &Handle{
+		svc: s, run: run, stream: stream,
+		parent: parent, ctx: ctx, cancel: cancel, stopTimer: stop,
+		events:   make(chan Event, 16),
+		done:     make(chan struct{}),
+		finished: make(chan struct{}),
+	}
+}
+
+// discard releases the contexts of a handle whose run never started.
+func (h *Handle) discard() {
+	h.cancel(errFinished)
+	h.stopTimer()
+}
+
+// Run returns the run record as created (ids, times, status running).
+func (h *Handle) Run() Run { return h.run }
+
+// Events streams the agent's deltas when the request asked to stream. The
+// channel is closed when the agent has returned, streaming or not, so a
+// consumer can always range over it and then call Wait.
+func (h *Handle) Events() <-chan Event { return h.events }
+
+// Wait blocks until the agent has returned and gives its result.
+func (h *Handle) Wait() (Result, error) {
+	<-h.done
+	return h.res, h.err
+}
+
+func (h *Handle) execute(agent Agent, req Request) {
+	defer close(h.done)
+	defer close(h.events)
+	defer func() {
+		if p := recover(); p != nil {
+			h.svc.log.Error("runner: agent panicked", "run_id", h.run.ID, "panic", p, "stack", string(debug.Stack()))
+			h.res, h.err = Result{}, fmt.Errorf("agent panicked: %v", p)
+		}
+	}()
+	h.res, h.err = agent.Run(h.ctx, req, h.emit)
+}
+
+// emit hands one delta to the consumer. It never blocks past the end of the
+// run: a consumer that stopped reading (client gone, owner finished) is
+// released by the run's context.
+func (h *Handle) emit(ev Event) error {
+	if h.ctx.Err() != nil {
+		return context.Cause(h.ctx)
+	}
+	if !h.stream {
+		return nil
+	}
+	select {
+	case h.events <- ev:
+		return nil
+	case <-h.ctx.Done():
+		return context.Cause(h.ctx)
+	}
+}
+
+// Finish records the run's outcome from the agent's result and error (or
+// the owner's, when a later stage failed), exactly once: later calls write
+// nothing and return the first call's error. It then stops the agent if it
+// is still going and waits for it, so no goroutine outlives the run.
+//
+// The error wraps the sentinel the caller maps to HTTP (ErrCancelled,
+// ErrTimeout, ErrWaiting, ErrProvider, ErrOutputInvalid) or is the original
+// error; it is nil when the run completed. See outcome.go for the rules.
+func (h *Handle) Finish(res *Result, err error) error {
+	h.once.Do(func() { h.outcome = h.finish(res, err) })
+	return h.outcome
+}
+
+func (h *Handle) finish(res *Result, err error) error {
+	o := classify(h.ctx, res, err)
+	// The write must happen even when the client has gone: that is the
+	// case it records.
+	werr := h.svc.store.Transition(context.WithoutCancel(h.parent), h.run.ID, o.transition(h.svc.now().Unix()))
+	h.cancel(errFinished)
+	h.stopTimer()
+	<-h.done
+	h.svc.release(h)
+	close(h.finished)
+	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)
+	if werr != nil {
+		log.Error("runner: cannot record run outcome", "err", werr)
+		return errors.Join(o.err, fmt.Errorf("runner: record outcome of run %s: %w", h.run.ID, werr))
+	}
+	log.Debug("runner: run finished")
+	return o.err
+}

@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// cancelCause is the cause a run's context is cancelled with by this
+// service (native cancel, shutdown). Anything else that cancels it came
+// from the parent: the client went away.
+type cancelCause struct{ reason string }
+
+func (c cancelCause) Error() string { return "run cancelled: " + c.reason }
+
+// outcome is how a run ended: the state to record and the error for the
+// caller.
+type outcome struct {
+	status Status
+	reason string
+	info   *ErrorInfo
+	res    *Result
+	err    error
+}
+
+// classify decides the outcome. A finished agent (err nil) completed, even
+// if the context was cancelled a moment later. Otherwise the run's context
+// speaks first: if it was cancelled or timed out, that is why the agent
+// stopped, whatever error the cancellation surfaced as. Then the error's
+// sentinel, then a caller-supplied code (RunErrorCode), then run_failed.
+func classify(ctx context.Context, res *Result, err error) outcome {
+	if err == nil {
+		return outcome{status: StatusCompleted, res: res}
+	}
+	if ctx.Err() != nil {
+		var cc cancelCause
+		switch cause := context.Cause(ctx); {
+		case errors.As(cause, &cc):
+			return outcome{status: StatusCancelled, reason: cc.reason,
+				err: fmt.Errorf("%w: %s", ErrCancelled, cc.reason)}
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			terr := cause
+			if !errors.Is(terr, ErrTimeout) {
+				terr = fmt.Errorf("%w: %v", ErrTimeout, cause)
+			}
+			return failed(ReasonTimeout, terr)
+		default:
+			return outcome{status: StatusCancelled, reason: ReasonClientDisconnect,
+				err: fmt.Errorf("%w: %s", ErrCancelled, ReasonClientDisconnect)}
+		}
+	}
+	var coded interface{ RunErrorCode() string }
+	switch {
+	case errors.Is(err, ErrWaiting):
+		return outcome{status: StatusWaiting, reason: ReasonApproval, err: err}
+	case errors.Is(err, ErrProvider):
+		return failed(ReasonProviderError, err)
+	case errors.Is(err, ErrOutputInvalid):
+		return failed(ReasonOutputInvalid, err)
+	case errors.Is(err, ErrTimeout):
+		return failed(ReasonTimeout, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return failed(ReasonTimeout, fmt.Errorf("%w: %w", ErrTimeout, err))
+	case errors.As(err, &coded) && coded.RunErrorCode() != "":
+		return failed(coded.RunErrorCode(), err)
+	}
+	return failed(ReasonFailed, err)
+}
+
+func failed(reason string, err error) outcome {
+	return outcome{status: StatusFailed, reason: reason,
+		info: &ErrorInfo{Code: reason, Message: err.Error()}, err: err}
+}
+
+// transition is the store write for the outcome.
+func (o outcome) transition(now int64) Transition {
+	t := Transition{Status: o.status, Reason: o.reason, Error: o.info}
+	if o.status.Terminal() {
+		t.EndedAt = &now
+	}
+	if o.status == StatusCompleted && o.res != nil {
+		u := o.res.Usage
+		if u.TotalTokens == 0 {
+			u.TotalTokens = u.InputTokens + u.OutputTokens
+		}
+		t.Usage = &u
+		t.Output = o.res.Text
+	}
+	if o.status == StatusCompleted && t.Usage == nil {
+		t.Usage = &Usage{}
+	}
+	return t
+}

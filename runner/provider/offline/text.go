@@ -1,0 +1,52 @@
+package offline
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// lastUserText is the last user message, whitespace-normalised.
+func lastUserText(msgs []runner.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return strings.Join(strings.Fields(msgs[i].Content), " ")
+		}
+	}
+	return ""
+}
+
+// countWords is the input token count: words across all messages.
+func countWords(msgs []runner.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(strings.Fields(m.Content))
+	}
+	return n
+}
+
+// words splits normalised text into streaming tokens, each word after the
+// first carrying its leading space ("You", " said:", " hello").
+func words(text string) []string {
+	f := strings.Fields(text)
+	for i := 1; i < len(f); i++ {
+		f[i] = " " + f[i]
+	}
+	return f
+}
+
+// pieces splits s into chunks of at least n bytes, never inside a UTF-8
+// sequence (a split rune would reach the client as U+FFFD).
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		end := min(n, len(s))
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}

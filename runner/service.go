@@ -1,0 +1,170 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ServiceConfig configures a Service.
+type ServiceConfig struct {
+	Store Store
+	Agent Agent
+	// RunTimeout is the deadline for a whole run (→ failed/timeout); 0 means
+	// none.
+	RunTimeout time.Duration
+	// MaxInFlight bounds concurrent runs; beyond it Start returns
+	// ErrUnavailable. 0 means unlimited.
+	MaxInFlight int
+	// Now is the clock (nil: time.Now); tests pin it.
+	Now func() time.Time
+	// Logger receives the service's logs (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Scope is who is asking: a caller sees only its tenant's runs unless it is
+// an admin. A non-admin scope with an empty TenantID sees runs of the empty
+// tenant by id, but lists nothing: the store reads "" as "every tenant", and
+// listing must fail closed.
+type Scope struct {
+	TenantID string
+	Admin    bool
+}
+
+// Service manages runs: it admits them, records them before the agent
+// starts, runs the agent bound to the request's context, and records exactly
+// one outcome per run. It is the only writer of run state in a process, so
+// every lifecycle rule is enforced here and in Store.Transition.
+type Service struct {
+	store   Store
+	agent   Agent
+	timeout time.Duration
+	limit   int
+	now     func() time.Time
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	draining bool
+	runs     map[string]*Handle // admitted and not yet finished
+	idle     chan struct{}      // closed when runs drains to empty
+}
+
+// NewService returns a Service. It first marks runs a previous process left
+// queued or running as failed/interrupted: no process is executing them any
+// more, and leaving them "running" would lie to everyone reading history.
+func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
+	if cfg.Store == nil || cfg.Agent == nil {
+		return nil, errors.New("runner: ServiceConfig needs a Store and an Agent")
+	}
+	s := &Service{
+		store:   cfg.Store,
+		agent:   cfg.Agent,
+		timeout: cfg.RunTimeout,
+		limit:   cfg.MaxInFlight,
+		now:     cfg.Now,
+		log:     cfg.Logger,
+		runs:    map[string]*Handle{},
+		idle:    make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	n, err := s.store.MarkInterrupted(ctx, s.now().Unix())
+	if err != nil {
+		return nil, fmt.Errorf("runner: recover interrupted runs: %w", err)
+	}
+	s.log.Info("runner: marked runs left by a previous process as interrupted", "count", n)
+	return s, nil
+}
+
+// Drain refuses new runs from now on (ErrUnavailable); runs in flight go on.
+func (s *Service) Drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.draining = true
+}
+
+// InFlight is the number of runs admitted and not yet finished.
+func (s *Service) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}
+
+// Wait blocks until no run is in flight, or ctx ends.
+func (s *Service) Wait(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if len(s.runs) == 0 {
+			s.mu.Unlock()
+			return nil
+		}
+		idle := s.idle
+		s.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// CancelAll cancels every run in flight with reason (ReasonShutdown gives
+// cancelled/shutdown; "" means ReasonShutdown). Each run's owner still
+// finishes it; Wait tells when they all have.
+func (s *Service) CancelAll(reason string) {
+	if reason == "" {
+		reason = ReasonShutdown
+	}
+	s.mu.Lock()
+	hs := make([]*Handle, 0, len(s.runs))
+	for _, h := range s.runs {
+		hs = append(hs, h)
+	}
+	s.mu.Unlock()
+	for _, h := range hs {
+		h.cancel(cancelCause{reason: reason})
+	}
+}
+
+// admit reserves a slot for h, or refuses.
+func (s *Service) admit(h *Handle) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return fmt.Errorf("%w: shutting down", ErrUnavailable)
+	}
+	if s.limit > 0 && len(s.runs) >= s.limit {
+		return fmt.Errorf("%w: %d runs in flight", ErrUnavailable, len(s.runs))
+	}
+	if len(s.runs) == 0 {
+		s.idle = make(chan struct{})
+	}
+	s.runs[h.run.ID] = h
+	return nil
+}
+
+// release frees h's slot.
+func (s *Service) release(h *Handle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[h.run.ID]; !ok {
+		return
+	}
+	delete(s.runs, h.run.ID)
+	if len(s.runs) == 0 {
+		close(s.idle)
+	}
+}
+
+func (s *Service) inFlight(id string) *Handle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[id]
+}

@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/runedge/runedge/runner/schema"
+)
+
+// StartSpec describes a run to start.
+type StartSpec struct {
+	Endpoint, Model, TenantID string
+	Actor                     Actor
+	// SessionID and ThreadID continue an existing session/thread of the
+	// tenant. Unknown or other-tenant ids are ErrNotFound; a thread without
+	// a session continues the thread's session; both given must match. A
+	// session alone gets a new thread; neither gets a new session and thread.
+	SessionID, ThreadID string
+	// RequestID and CorrelationID are the app server's ids, recorded as given.
+	RequestID, CorrelationID string
+	Request                  Request
+}
+
+// Start admits, records and starts a run. The run row exists (status
+// running) before the agent starts. The run's context derives from ctx, so
+// when the client goes away the agent and its provider call stop too.
+//
+// Errors: ErrInvalidRequest (the output schema does not compile; no run is
+// created), ErrUnavailable (draining or at MaxInFlight), ErrNotFound (a
+// session or thread the tenant cannot see).
+//
+// The caller owns the returned Handle and must call Finish, which records
+// the outcome and releases the run.
+func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
+	if len(spec.Request.OutputSchema) > 0 {
+		if _, err := schema.Compile(spec.Request.OutputSchema); err != nil {
+			return nil, fmt.Errorf("%w: output_schema: %v", ErrInvalidRequest, err)
+		}
+	}
+	reqJSON, err := json.Marshal(spec.Request)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	now := s.now().Unix()
+	started := now
+	h := newHandle(ctx, s, Run{
+		ID:            NewID("run_"),
+		Object:        "run",
+		Status:        StatusRunning,
+		Actor:         spec.Actor,
+		TenantID:      spec.TenantID,
+		Endpoint:      spec.Endpoint,
+		Model:         spec.Model,
+		RequestID:     spec.RequestID,
+		CorrelationID: spec.CorrelationID,
+		CreatedAt:     now,
+		StartedAt:     &started,
+		Request:       reqJSON,
+	}, spec.Request.Stream)
+	// Admit before any store work, so the in-flight limit holds under
+	// concurrent Starts and CancelAll reaches a run that is still being set up.
+	if err := s.admit(h); err != nil {
+		h.discard()
+		return nil, err
+	}
+	if err := s.record(ctx, h, spec); err != nil {
+		h.discard()
+		s.release(h)
+		return nil, err
+	}
+	go h.execute(s.agent, spec.Request)
+	return h, nil
+}
+
+// record places the run in its session and thread and inserts it.
+func (s *Service) record(ctx context.Context, h *Handle, spec StartSpec) error {
+	sess, thread, err := s.place(ctx, spec, h.run.CreatedAt)
+	if err != nil {
+		return err
+	}
+	h.run.SessionID, h.run.ThreadID = sess, thread
+	run := h.run
+	if err := s.store.CreateRun(ctx, &run); err != nil {
+		return fmt.Errorf("runner: record run: %w", err)
+	}
+	return nil
+}
+
+// place resolves or creates the session and thread of a new run.
+func (s *Service) place(ctx context.Context, spec StartSpec, now int64) (session, thread string, err error) {
+	tenant := spec.TenantID
+	switch {
+	case spec.ThreadID != "":
+		session, err = s.store.ThreadSession(ctx, tenant, spec.ThreadID)
+		if err != nil {
+			return "", "", err
+		}
+		if spec.SessionID != "" && spec.SessionID != session {
+			return "", "", fmt.Errorf("%w: thread %s is not in session %s", ErrNotFound, spec.ThreadID, spec.SessionID)
+		}
+		return session, spec.ThreadID, nil
+	case spec.SessionID != "":
+		ok, err := s.store.SessionExists(ctx, tenant, spec.SessionID)
+		if err != nil {
+			return "", "", err
+		}
+		if !ok {
+			return "", "", fmt.Errorf("%w: session %s", ErrNotFound, spec.SessionID)
+		}
+		session = spec.SessionID
+	default:
+		session = NewID("sess_")
+		if err := s.store.CreateSession(ctx, session, tenant, now); err != nil {
+			return "", "", err
+		}
+	}
+	thread = NewID("thread_")
+	if err := s.store.CreateThread(ctx, thread, session, tenant, now); err != nil {
+		return "", "", err
+	}
+	return session, thread, nil
+}
