@@ -115,6 +115,21 @@ func wantErr(t *testing.T, err, target error) {
 	}
 }
 
+// goroutineBaseline runs one request first, so goroutines started lazily
+// (connection pools) exist before the count is taken. The request fails
+// at once (/fail), so the provider's token delay does not slow the test.
+func (e *env) goroutineBaseline(t *testing.T) int {
+	t.Helper()
+	h, err := e.svc.Start(t.Context(), spec("/fail warm up", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := finish(h); !errors.Is(err, runner.ErrProvider) {
+		t.Fatalf("warm-up run: %v", err)
+	}
+	return runtime.NumGoroutine()
+}
+
 // waitGoroutines polls until the goroutine count is back to at most n.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()

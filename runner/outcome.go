@@ -78,16 +78,16 @@ func (o outcome) transition(now int64) Transition {
 	if o.status.Terminal() {
 		t.EndedAt = &now
 	}
-	if o.status == StatusCompleted && o.res != nil {
-		u := o.res.Usage
+	if o.status == StatusCompleted {
+		var res Result
+		if o.res != nil {
+			res = *o.res
+		}
+		u := res.Usage
 		if u.TotalTokens == 0 {
 			u.TotalTokens = u.InputTokens + u.OutputTokens
 		}
-		t.Usage = &u
-		t.Output = o.res.Text
-	}
-	if o.status == StatusCompleted && t.Usage == nil {
-		t.Usage = &Usage{}
+		t.Usage, t.Output = &u, res.Text
 	}
 	return t
 }

@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -13,16 +12,7 @@ import (
 
 func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	e := newEnv(t, withDelay(20*time.Millisecond))
-	// Warm up so lazily started goroutines (connection pools) exist before
-	// the baseline is taken.
-	warm, err := e.svc.Start(t.Context(), spec("warm", false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := finish(warm); err != nil {
-		t.Fatal(err)
-	}
-	before := runtime.NumGoroutine()
+	before := e.goroutineBaseline(t)
 
 	reqCtx, hangUp := context.WithCancel(t.Context())
 	start := time.Now()
@@ -228,7 +218,7 @@ func TestFinishIsIdempotent(t *testing.T) {
 
 func TestFinishBeforeAgentReturnsStopsIt(t *testing.T) {
 	e := newEnv(t, withDelay(time.Second))
-	before := runtime.NumGoroutine()
+	before := e.goroutineBaseline(t)
 	h, err := e.svc.Start(t.Context(), spec(longText(50), true))
 	if err != nil {
 		t.Fatal(err)

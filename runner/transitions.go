@@ -9,10 +9,10 @@ import "errors"
 // store.
 var ErrInvalidTransition = errors.New("run transition not allowed")
 
-// next lists, per state, the states a run may move to. It is the one place
+// lifecycle lists, per state, the states a run may move to. It is the one place
 // the lifecycle of DESIGN.md "Runs" is written down; stores and the service
 // consult it rather than repeating it.
-var next = map[Status][]Status{
+var lifecycle = map[Status][]Status{
 	StatusQueued:  {StatusRunning, StatusFailed, StatusCancelled},
 	StatusRunning: {StatusCompleted, StatusFailed, StatusCancelled, StatusWaiting},
 	StatusWaiting: {StatusRunning, StatusCancelled, StatusFailed},
@@ -20,7 +20,7 @@ var next = map[Status][]Status{
 
 // CanTransition reports whether a run in state from may move to state to.
 func CanTransition(from, to Status) bool {
-	for _, s := range next[from] {
+	for _, s := range lifecycle[from] {
 		if s == to {
 			return true
 		}

@@ -7,13 +7,15 @@ import (
 )
 
 // decodeValue turns v into the Go values encoding/json would produce, using
-// only value's own reading methods, so the two can be compared.
+// only value's own reading methods, so the two can be compared. Strings are
+// made valid UTF-8 as encoding/json makes them; value leaves that to
+// appendStringValue, which repairs text on output.
 func decodeValue(v value) any {
 	switch {
 	case v.isObject():
 		m := map[string]any{}
 		v.members(func(k, val value) bool {
-			m[k.str()] = decodeValue(val)
+			m[string([]rune(k.str()))] = decodeValue(val)
 			return true
 		})
 		return m
@@ -25,7 +27,7 @@ func decodeValue(v value) any {
 		})
 		return s
 	case v.isString():
-		return v.str()
+		return string([]rune(v.str()))
 	case v.isNumber():
 		f, _ := v.num()
 		return f

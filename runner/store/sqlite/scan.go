@@ -53,7 +53,7 @@ func int64Ptr(n sql.NullInt64) *int64 {
 	return &v
 }
 
-// nullable turns Go zero-or-pointer values into SQL NULLs, so COALESCE in
+// nullableInt and nullableString turn unset values into SQL NULLs, so COALESCE in
 // Transition keeps the stored value when a field is not being set.
 func nullableInt(p *int64) any {
 	if p == nil {

@@ -100,7 +100,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 }
 
 func TestOpenRefusesURIPaths(t *testing.T) {
-	for _, p := range []string{"", "file:runs.db", filepath.Join(t.TempDir(), "runs.db?mode=ro")} {
+	for _, p := range []string{"", ":memory:", "file:runs.db", filepath.Join(t.TempDir(), "runs.db?mode=ro")} {
 		if s, err := sqlite.Open(t.Context(), p); err == nil {
 			s.Close()
 			t.Errorf("Open(%q) succeeded; only plain paths are accepted", p)

@@ -34,7 +34,10 @@ var _ runner.Store = (*Store)(nil)
 // Open opens (creating if needed, with its parent directory) the database at
 // path and brings its schema up to date.
 func Open(ctx context.Context, path string) (*Store, error) {
-	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") {
+	// Writer and readers are separate connections to the same file, so the
+	// path must name a file: not a URI, and not ":memory:" (each connection
+	// would get its own empty database).
+	if path == "" || path == ":memory:" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("runner/store/sqlite: %q is not a plain file path", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
