@@ -35,6 +35,8 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 	if ctx.Err() != nil {
 		var cc cancelCause
 		switch cause := context.Cause(ctx); {
+		case errors.As(cause, &cc) && cc.reason == ReasonShutdown:
+			return outcome{status: StatusCancelled, reason: cc.reason, err: ErrShutdown}
 		case errors.As(cause, &cc):
 			return outcome{status: StatusCancelled, reason: cc.reason,
 				err: fmt.Errorf("%w: %s", ErrCancelled, cc.reason)}
@@ -51,6 +53,10 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 	}
 	var coded interface{ RunErrorCode() string }
 	switch {
+	case errors.Is(err, ErrClientGone):
+		// A write to the client failed before its context was cancelled.
+		return outcome{status: StatusCancelled, reason: ReasonClientDisconnect,
+			err: fmt.Errorf("%w: %s", ErrCancelled, ReasonClientDisconnect)}
 	case errors.Is(err, ErrWaiting):
 		return outcome{status: StatusWaiting, reason: ReasonApproval, err: err}
 	case errors.Is(err, ErrProvider):

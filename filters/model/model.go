@@ -46,8 +46,8 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	if err := checkShape(x.Endpoint, f[1], f[2], f[3], f[4]); err != nil {
 		return err
 	}
-	x.Stream = f[1].True()
-	x.IncludeUsage = x.Stream && f[2].Get("include_usage").True()
+	x.Stream = f[1].Bool()
+	x.IncludeUsage = x.Stream && f[2].Get("include_usage").Bool()
 	return next.Handle(ctx, x)
 }
 

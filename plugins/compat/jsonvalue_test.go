@@ -54,7 +54,7 @@ func TestValueReadsLikeEncodingJSON(t *testing.T) {
 		`{"a\\":"x\\\\","b":"q\"uote","c":"\\\"","d":[[],[{}]]}`,
 		`{"mess\u0061ges":[{"role":"user"}],"k":"\u00e9\ud83d\ude00"}`,
 		"{\n\t\"pretty\": [\n\t\t\"x\"\n\t]\r\n}",
-		`"top string"`, `42`, `null`, `[{"a":"}]{["}]`,
+		`"top string"`, `42`, `null`, `[{"a":"}]{["}]`, `"\ud800"`, `"\ud800\u0041\udc00x"`, `"\/\b\f\r\t"`,
 	} {
 		checkAgainstEncodingJSON(t, doc)
 	}
