@@ -29,7 +29,7 @@ const (
 // harness is a real runedge server on 127.0.0.1 with a real SQLite file and
 // the default plugins built from source.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	URL  string
 	srv  *Server
 	cfg  *config.Config
@@ -37,7 +37,7 @@ type harness struct {
 	done chan error
 }
 
-func start(t *testing.T, mutate func(*config.Config)) *harness {
+func start(t testing.TB, mutate func(*config.Config)) *harness {
 	t.Helper()
 	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
 	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
@@ -62,7 +62,7 @@ func start(t *testing.T, mutate func(*config.Config)) *harness {
 	return serveConfig(t, cfg)
 }
 
-func serveConfig(t *testing.T, cfg *config.Config) *harness {
+func serveConfig(t testing.TB, cfg *config.Config) *harness {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -95,7 +95,7 @@ func (h *harness) shutdown() error {
 	}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -126,7 +126,7 @@ func (h *harness) do(method, path, body string, headers ...string) *http.Respons
 }
 
 // body reads and closes a response body.
-func body(t *testing.T, res *http.Response) []byte {
+func body(t testing.TB, res *http.Response) []byte {
 	t.Helper()
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)

@@ -3,8 +3,6 @@ package compat
 import (
 	"strconv"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // value is one JSON value exactly as it appears in a hook's input: quotes
@@ -46,7 +44,7 @@ func (v value) str() string {
 	if strings.IndexByte(in, '\\') < 0 {
 		return in
 	}
-	return gjson.Parse(string(v)).Str
+	return unescape(in)
 }
 
 // is reports whether v is the string s, decoding only if v has escapes.

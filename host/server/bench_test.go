@@ -1,0 +1,63 @@
+package server
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// The whole request path per endpoint: real HTTP on 127.0.0.1 (keep-alive),
+// auth, the wasm mapping plugins, a real SQLite file, the offline agent.
+// BenchmarkBaselineHTTP is the same client against a handler that does
+// nothing: quote the endpoints as ratios to it, measured in the same run.
+func BenchmarkEndpoint(b *testing.B) {
+	h := start(b, nil)
+	for _, bc := range []struct{ name, method, path, body string }{
+		{"models", "GET", "/v1/models", ""},
+		{"chat", "POST", "/v1/chat/completions", chatBody},
+		{"chat-stream", "POST", "/v1/chat/completions", `{"model":"service","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hello there runedge"}]}`},
+		{"responses", "POST", "/v1/responses", `{"model":"service","input":"Hello there runedge"}`},
+		{"responses-stream", "POST", "/v1/responses", `{"model":"service","input":"Hello there runedge","stream":true}`},
+		{"responses-schema", "POST", "/v1/responses", `{"model":"service","input":"Ada","text":{"format":{"type":"json_schema","name":"p","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["name","born"],"properties":{"name":{"type":"string"},"born":{"type":"integer"}}}}}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			benchRequests(b, h.URL, bc.method, bc.path, bc.body)
+		})
+	}
+}
+
+func BenchmarkBaselineHTTP(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(modelsBody)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	benchRequests(b, "http://"+ln.Addr().String(), "POST", "/", chatBody)
+}
+
+func benchRequests(b *testing.B, base, method, path, reqBody string) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(reqBody))
+		req.Header.Set("Authorization", "Bearer "+tokApp)
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("status %d", res.StatusCode)
+		}
+	}
+}
