@@ -102,7 +102,7 @@ func (h *Handle) emit(ev Event) error {
 
 // Finish records the run's outcome from the agent's result and error (or
 // the owner's, when a later stage failed), exactly once: later calls write
-// nothing and return the first call's error. It then stops the agent if it
+// nothing and return the first call's error. It first stops the agent if it
 // is still going and waits for it, so no goroutine outlives the run.
 //
 // The error wraps the sentinel the caller maps to HTTP (ErrCancelled,
@@ -115,12 +115,18 @@ func (h *Handle) Finish(res *Result, err error) error {
 
 func (h *Handle) finish(res *Result, err error) error {
 	o := classify(h.ctx, res, err)
-	// The write must happen even when the client has gone: that is the
-	// case it records.
-	werr := h.svc.store.Transition(context.WithoutCancel(h.parent), h.run.ID, o.transition(h.svc.now().Unix()))
+	// Stop the agent before the write, so that the record can say how many
+	// provider calls it made: the cancelled context releases it at once.
 	h.cancel(errFinished)
 	h.stopTimer()
 	<-h.done
+	attempts := h.res.Attempts
+	if res != nil {
+		attempts = max(attempts, res.Attempts)
+	}
+	// The write must happen even when the client has gone: that is the
+	// case it records.
+	werr := h.svc.store.Transition(context.WithoutCancel(h.parent), h.run.ID, o.transition(h.svc.now().Unix(), attempts))
 	h.svc.release(h)
 	close(h.finished)
 	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)

@@ -59,6 +59,8 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 			err: fmt.Errorf("%w: %s", ErrCancelled, ReasonClientDisconnect)}
 	case errors.Is(err, ErrWaiting):
 		return outcome{status: StatusWaiting, reason: ReasonApproval, err: err}
+	case errors.Is(err, ErrRateLimited):
+		return failed(ReasonRateLimited, err)
 	case errors.Is(err, ErrProvider):
 		return failed(ReasonProviderError, err)
 	case errors.Is(err, ErrOutputInvalid):
@@ -78,9 +80,10 @@ func failed(reason string, err error) outcome {
 		info: &ErrorInfo{Code: reason, Message: err.Error()}, err: err}
 }
 
-// transition is the store write for the outcome.
-func (o outcome) transition(now int64) Transition {
-	t := Transition{Status: o.status, Reason: o.reason, Error: o.info}
+// transition is the store write for the outcome; attempts is the agent's
+// count of provider calls (0: unknown).
+func (o outcome) transition(now int64, attempts int) Transition {
+	t := Transition{Status: o.status, Reason: o.reason, Error: o.info, Attempts: attempts}
 	if o.status.Terminal() {
 		t.EndedAt = &now
 	}

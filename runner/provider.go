@@ -17,6 +17,14 @@ type ProviderRequest struct {
 	JSONObject bool
 	// MaxOutputTokens caps the answer; 0 means the provider's default.
 	MaxOutputTokens int
+	// Stream says the client is reading the answer as it is produced; a
+	// provider may then stream from its upstream too, and must call emit
+	// as deltas arrive. Without it a provider may fetch the answer whole.
+	Stream bool
+	// Attempt numbers the agent's calls for one run: 1, then 2 for a
+	// structured-output repair, whose Messages end with the rejected
+	// answer and the validation error. Providers may ignore it.
+	Attempt int
 }
 
 // Provider is a model backend (offline, or an OpenAI-compatible upstream).
@@ -25,8 +33,9 @@ type Provider interface {
 	Name() string
 	// Generate produces the answer, calling emit with each text delta as it
 	// is produced; emit returns an error when the consumer is gone (stop
-	// then). Failures wrap ErrProvider (or ErrTimeout, ErrWaiting); a
-	// cancelled ctx ends the call promptly with the context's error.
+	// then). Failures wrap ErrProvider (or ErrTimeout, ErrRateLimited,
+	// ErrWaiting); a cancelled ctx ends the call promptly with the
+	// context's error.
 	Generate(ctx context.Context, req ProviderRequest, emit func(delta string) error) (Result, error)
 }
 

@@ -38,6 +38,9 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	if r.EndedAt == nil {
 		t.Fatal("cancelled run has no ended_at")
 	}
+	if r.Attempts != 1 {
+		t.Fatalf("attempts %d; Finish waits for the agent, so a cancelled run knows it made 1", r.Attempts)
+	}
 	waitGoroutines(t, before)
 }
 

@@ -50,7 +50,7 @@ func TestRunCompletesWithUsage(t *testing.T) {
 	if r.Usage == nil || *r.Usage != want {
 		t.Fatalf("usage %+v, want %+v", r.Usage, want)
 	}
-	if r.EndedAt == nil || r.Output != res.Text || r.Error != nil {
+	if r.EndedAt == nil || r.Output != res.Text || r.Error != nil || r.Attempts != 1 {
 		t.Fatalf("completed run = %+v", r)
 	}
 	if r.RequestID != "req-9" || r.CorrelationID != "corr-9" || r.Actor != sp.Actor || r.Endpoint != sp.Endpoint {
@@ -144,6 +144,9 @@ func TestInvalidOutputFailsAndIsNotStreamed(t *testing.T) {
 	wantState(t, r, runner.StatusFailed, runner.ReasonOutputInvalid)
 	if r.Error == nil || r.Error.Code != runner.ReasonOutputInvalid || !strings.Contains(r.Error.Message, "missing properties") {
 		t.Fatalf("error %+v", r.Error)
+	}
+	if r.Attempts != 2 {
+		t.Fatalf("attempts %d, want 2 (one repair attempt)", r.Attempts)
 	}
 }
 

@@ -46,6 +46,8 @@ type Transition struct {
 	Usage     *Usage
 	Output    string
 	Error     *ErrorInfo
+	// Attempts, when positive, records the agent's provider calls.
+	Attempts int
 }
 
 // ListQuery filters and pages ListRuns. TenantID "" means every tenant.

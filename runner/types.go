@@ -50,6 +50,7 @@ const (
 	ReasonCancelRequested  = "cancel_requested"
 	ReasonTimeout          = "timeout"
 	ReasonProviderError    = "provider_error"
+	ReasonRateLimited      = "rate_limit_exceeded"
 	ReasonOutputInvalid    = "output_invalid"
 	ReasonPluginError      = "plugin_error"
 	ReasonApproval         = "approval_required"
@@ -66,6 +67,10 @@ var (
 	ErrUnavailable = errors.New("unavailable")
 	// ErrProvider: the model provider failed.
 	ErrProvider = errors.New("provider error")
+	// ErrRateLimited: the provider refused the call for now (an upstream
+	// 429). The error usually also carries RetryAfter() int; see
+	// RateLimitError.
+	ErrRateLimited = errors.New("rate limited")
 	// ErrTimeout: the provider or the run exceeded its deadline.
 	ErrTimeout = errors.New("timeout")
 	// ErrCancelled: the run was cancelled (by the native API, by shutdown or
@@ -124,6 +129,10 @@ type Result struct {
 	// FinishReason is "stop" or "length".
 	FinishReason string `json:"finish_reason"`
 	Usage        Usage  `json:"usage"`
+	// Attempts is how many times the agent asked the provider for this
+	// answer: 1, or 2 when structured output needed a repair. The agent
+	// sets it on failures too, so the run records what it cost.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Event is one streamed piece of the agent's answer.
@@ -157,6 +166,9 @@ type Run struct {
 	EndedAt       *int64     `json:"ended_at"`
 	Usage         *Usage     `json:"usage"`
 	Error         *ErrorInfo `json:"error"`
+	// Attempts is how many provider calls the agent made for the answer
+	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
+	Attempts int `json:"attempts"`
 	// Request and Output are kept in the store but not part of the run object.
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`

@@ -4,6 +4,7 @@ package builtin
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
@@ -30,6 +31,8 @@ type Deps struct {
 	Auth    *auth.Auth
 	Runner  *runner.Service
 	Plugins Plugins
+	// StreamWindow batches streamed text for map_stream plugins.
+	StreamWindow time.Duration
 }
 
 // Chain builds the POST chain of one endpoint in Order.
@@ -50,7 +53,7 @@ func Chain(d Deps) (filters.Handler, error) {
 		case "run":
 			st = run.New(d.Runner)
 		case "translate":
-			st, err = translate.New(d.Plugins.Result)
+			st, err = translate.New(d.Plugins.Result, d.StreamWindow)
 		default:
 			err = fmt.Errorf("unknown stage %q", name)
 		}

@@ -39,6 +39,16 @@ func outcomeError(err error) error {
 	}
 	e := &apierr.Error{Err: err, Message: err.Error()}
 	switch {
+	case errors.Is(err, runner.ErrRateLimited):
+		// The upstream's wait is passed on: SDKs honour Retry-After, and a
+		// guess of ours would either waste the client's time or earn
+		// another 429. Without one, the shortest honest wait.
+		e.Status, e.Type, e.Code = http.StatusTooManyRequests, apierr.TypeRateLimit, apierr.CodeRateLimited
+		e.RetryAfter = 1
+		var ra interface{ RetryAfter() int }
+		if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+			e.RetryAfter = ra.RetryAfter()
+		}
 	case errors.Is(err, runner.ErrProvider):
 		e.Status, e.Type, e.Code = http.StatusBadGateway, apierr.TypeAPI, apierr.CodeProviderError
 	case errors.Is(err, runner.ErrTimeout):

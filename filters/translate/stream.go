@@ -34,13 +34,24 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		buf = cs.AppendRole(buf[:0])
 		return send(buf)
 	}
-	for ev := range x.Run.Events() {
+	src := t.source(x, ids.completion)
+	for {
+		text, ok, err := src.next(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if text == "" {
+			continue
+		}
 		if !started {
 			if err := start(); err != nil {
 				return err
 			}
 		}
-		buf = cs.AppendDelta(buf[:0], ev.Delta)
+		buf = cs.AppendDelta(buf[:0], text)
 		if err := send(buf); err != nil {
 			return err
 		}
@@ -108,13 +119,24 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		}
 		return send("response.content_part.added", rs.AppendPartAdded(buf[:0], x.Reply.NextSeq()))
 	}
-	for ev := range x.Run.Events() {
+	src := t.source(x, ids.response)
+	for {
+		text, ok, err := src.next(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if text == "" {
+			continue
+		}
 		if !started {
 			if err := start(); err != nil {
 				return err
 			}
 		}
-		if err := send("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), ev.Delta)); err != nil {
+		if err := send("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), text)); err != nil {
 			return err
 		}
 	}

@@ -28,16 +28,22 @@ import (
 // Translate is the translate stage.
 type Translate struct {
 	plugin *runtime.Plugin
+	// window batches streamed text for map_stream (see mapped).
+	window time.Duration
 }
+
+// runnerEvent is the run's stream event.
+type runnerEvent = runner.Event
 
 var _ filters.Stage = (*Translate)(nil)
 
 // New builds the stage around a loaded plugin that exports map_result.
-func New(p *runtime.Plugin) (*Translate, error) {
+// window batches streamed text for a plugin that exports map_stream.
+func New(p *runtime.Plugin, window time.Duration) (*Translate, error) {
 	if !p.Has(runtime.MapResult) {
 		return nil, fmt.Errorf("translate: plugin %s does not export map_result", p.Name())
 	}
-	return &Translate{plugin: p}, nil
+	return &Translate{plugin: p, window: window}, nil
 }
 
 // Name implements filters.Stage.

@@ -33,6 +33,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = token(args[1:], env)
 	case "config":
 		err = configCmd(args[1:], env)
+	case "plugin":
+		err = plugin(ctx, args[1:], env)
 	case "help", "-h", "--help":
 		usage(env.Stdout)
 		return 0
@@ -59,5 +61,13 @@ commands:
   token new     generate a token and print it with its hash
   token hash    print the configuration hash of a token (argument or stdin)
   config check  load and validate a configuration file (--config FILE)
+  plugin check FILE
+                load a plugin, run its self-test and sample requests through it
+  plugin list   each stage's plugin on a running server (--admin ADDR)
+  plugin swap STAGE FILE
+                swap a stage's plugin on a running server without a restart;
+                STAGE is ENDPOINT/STAGE (chat.completions/translate) or a bare
+                stage (map-request, translate) for both endpoints
+                (--admin ADDR; token from RUNEDGE_ADMIN_TOKEN or SERVICE_TOKEN)
 `)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/server"
@@ -37,6 +38,33 @@ func serve(ctx context.Context, args []string, env Env) error {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
+	}
+	if cfg.Admin.Listen != "off" {
+		aln, err := net.Listen("tcp", cfg.Admin.Listen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("admin.listen: %w", err)
+		}
+		go func() {
+			if err := srv.ServeAdmin(aln); err != nil {
+				log.Error("admin listener stopped", "err", err)
+			}
+		}()
+	}
+	if *cfgPath != "" {
+		go config.Watch(ctx, *cfgPath, 500*time.Millisecond, func(c *config.Config, err error) {
+			if err == nil {
+				err = defaultToken(c, env)
+			}
+			if err == nil {
+				err = srv.Reload(ctx, c)
+			}
+			if err != nil {
+				log.Error("configuration change refused; the running configuration keeps serving", "err", err)
+				return
+			}
+			log.Info("configuration reloaded", "file", *cfgPath)
+		})
 	}
 	return srv.Serve(ctx, ln)
 }

@@ -18,6 +18,7 @@ type Config struct {
 	Store    Store            `yaml:"store"`
 	Provider Provider         `yaml:"provider"`
 	Plugins  Plugins          `yaml:"plugins"`
+	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
@@ -75,6 +76,20 @@ type Plugins struct {
 	CacheDir       string `yaml:"cache_dir"`
 	PoolSize       int    `yaml:"pool_size"`
 	MaxMemoryPages uint32 `yaml:"max_memory_pages"`
+	// CallTimeout is each plugin call's time budget.
+	CallTimeout Duration `yaml:"call_timeout"`
+	// StoreDir keeps plugins uploaded through the admin API, named by
+	// their sha256.
+	StoreDir string `yaml:"store_dir"`
+	// StreamWindow batches streamed text for plugins that export
+	// map_stream: at most one call per window (0 = one call per arrival).
+	StreamWindow Duration `yaml:"stream_window"`
+}
+
+// Admin is the operator listener: plugin swap and list, /metrics. Only
+// tokens marked admin may use it. "off" disables it.
+type Admin struct {
+	Listen string `yaml:"listen"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

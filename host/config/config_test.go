@@ -1,6 +1,8 @@
 package config
 
 import (
+	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +69,31 @@ func TestParseRefusesNamingTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%q: want an error naming %s, got %v", tc.doc, tc.field, err)
 		}
+	}
+}
+
+func TestWatchReportsChanges(t *testing.T) {
+	path := t.TempDir() + "/runedge.yaml"
+	if err := os.WriteFile(path, []byte("listen: 127.0.0.1:9001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan string, 4)
+	go Watch(ctx, path, 10*time.Millisecond, func(c *Config, err error) {
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- c.Listen
+	})
+	time.Sleep(30 * time.Millisecond) // unchanged: no call
+	os.WriteFile(path, []byte("listen: 127.0.0.1:9002\n"), 0o644)
+	if v := <-got; v != "127.0.0.1:9002" {
+		t.Fatalf("first change: %s", v)
+	}
+	os.WriteFile(path, []byte("listen: nowhere\n"), 0o644)
+	if v := <-got; !strings.Contains(v, "listen") {
+		t.Fatalf("bad change: %s", v)
 	}
 }

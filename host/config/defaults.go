@@ -11,6 +11,9 @@ const (
 	DefaultStorePath     = "data/runedge.db"
 	DefaultCacheDir      = "data/wazero-cache"
 	DefaultMaxPages      = 1024 // 64 MiB per plugin instance
+	DefaultAdminListen   = "127.0.0.1:8081"
+	DefaultStoreDir      = "data/plugins"
+	DefaultStreamWindow  = 20 * time.Millisecond
 )
 
 // Default returns the configuration used without a file: everything but
@@ -51,6 +54,15 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Plugins.CacheDir == "" {
 		c.Plugins.CacheDir = DefaultCacheDir
+	}
+	if c.Plugins.StoreDir == "" {
+		c.Plugins.StoreDir = DefaultStoreDir
+	}
+	if c.Plugins.StreamWindow == (Duration{}) {
+		c.Plugins.StreamWindow = Dur(DefaultStreamWindow)
+	}
+	if c.Admin.Listen == "" {
+		c.Admin.Listen = DefaultAdminListen
 	}
 	if c.Plugins.MaxMemoryPages == 0 {
 		c.Plugins.MaxMemoryPages = DefaultMaxPages

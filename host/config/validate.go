@@ -55,7 +55,8 @@ func (c *Config) Validate() error {
 		field string
 		d     Duration
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
-		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay}} {
+		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
@@ -71,6 +72,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Provider.Kind != "offline" {
 		bad("provider.kind", "want offline, got %q", c.Provider.Kind)
+	}
+	if c.Admin.Listen != "off" {
+		if _, _, err := net.SplitHostPort(c.Admin.Listen); err != nil {
+			bad("admin.listen", "want host:port or off, got %q", c.Admin.Listen)
+		}
 	}
 	if c.Plugins.PoolSize < 0 {
 		bad("plugins.pool_size", "must not be negative")

@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
@@ -15,27 +18,44 @@ import (
 )
 
 // generation is everything built from one configuration: the chains and the
-// plugins they use. It is swapped as a whole (reload, a later change); a
-// request runs entirely on the generation it started with.
+// plugins they use. It is swapped as a whole (reload, live plugin swap); a
+// request runs entirely on the generation it started with (acquire/release),
+// so a reply is never produced by a mix of plugin versions. A retired
+// generation releases its plugins once its last request is done.
 type generation struct {
+	cfg    *config.Config
 	chains map[filters.Endpoint]filters.Handler
 	// native holds the chains of the native run API, by operation.
-	native  map[nativeOp]filters.Handler
-	plugins []*runtime.Plugin
+	native map[nativeOp]filters.Handler
+	// stages maps a stage key ("chat.completions/translate") to its plugin.
+	stages  map[string]*held
+	auth    *auth.Auth
 	maxBody int64
+
+	active  atomic.Int64
+	retired atomic.Bool
+	closed  sync.Once
 }
 
+// release drops the generation's hold on its plugins: each is closed when
+// no generation holds it any more.
 func (g *generation) close(ctx context.Context) {
-	for _, p := range g.plugins {
-		p.Close(ctx)
-	}
+	g.closed.Do(func() {
+		seen := map[*held]bool{}
+		for _, h := range g.stages {
+			if !seen[h] {
+				seen[h] = true
+				h.drop(ctx)
+			}
+		}
+	})
 }
 
 // build loads the plugins and builds every chain of cfg. On error nothing
 // is left open.
 func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, err error) {
-	g := &generation{chains: map[filters.Endpoint]filters.Handler{}, native: map[nativeOp]filters.Handler{},
-		maxBody: cfg.Limits.MaxBodyBytes}
+	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, native: map[nativeOp]filters.Handler{},
+		stages: map[string]*held{}, maxBody: cfg.Limits.MaxBodyBytes}
 	defer func() {
 		if err != nil {
 			g.close(ctx)
@@ -45,30 +65,23 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	if err != nil {
 		return nil, err
 	}
-	loaded := map[string]*runtime.Plugin{} // one instance pool per file
-	load := func(path string) (*runtime.Plugin, error) {
-		path = cfg.Path(path)
-		if p := loaded[path]; p != nil {
-			return p, nil
-		}
-		p, err := s.engine.Load(ctx, path, runtime.Options{PoolSize: cfg.Plugins.PoolSize,
-			MaxMemoryPages: cfg.Plugins.MaxMemoryPages})
-		if err != nil {
-			return nil, fmt.Errorf("plugins: %w (build them with `make plugins`)", err)
-		}
-		loaded[path] = p
-		g.plugins = append(g.plugins, p)
-		return p, nil
-	}
+	g.auth = a
+	loader := s.loader(ctx, cfg)
 	for key, ep := range map[string]filters.Endpoint{config.ChainChat: filters.ChatCompletions, config.ChainResponses: filters.Responses} {
 		ch := cfg.Chains[key]
 		var d builtin.Deps
-		d.Auth, d.Runner = a, s.runs
-		if d.Plugins.Request, err = load(ch.MapRequest); err != nil {
-			return nil, err
-		}
-		if d.Plugins.Result, err = load(ch.Translate); err != nil {
-			return nil, err
+		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
+		for _, st := range []struct {
+			stage string
+			path  string
+			dst   **runtime.Plugin
+		}{{StageMapRequest, ch.MapRequest, &d.Plugins.Request}, {StageTranslate, ch.Translate, &d.Plugins.Result}} {
+			h, err := loader.load(st.path)
+			if err != nil {
+				return nil, fmt.Errorf("chains.%s.%s: %w", key, strings.ReplaceAll(st.stage, "-", "_"), err)
+			}
+			g.stages[key+"/"+st.stage] = h
+			*st.dst = h.p
 		}
 		if g.chains[ep], err = builtin.Chain(d); err != nil {
 			return nil, fmt.Errorf("chains.%s: %w", key, err)

@@ -31,7 +31,9 @@ const (
 type harness struct {
 	t    testing.TB
 	URL  string
-	srv  *Server
+	// Admin is the admin API's base URL ("" when admin.listen is off).
+	Admin string
+	srv   *Server
 	cfg  *config.Config
 	stop context.CancelFunc
 	done chan error
@@ -46,6 +48,8 @@ func start(t testing.TB, mutate func(*config.Config)) *harness {
 	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
 	cfg.Plugins.CacheDir = plugintest.CacheDir(t)
 	cfg.Plugins.PoolSize = 2
+	cfg.Plugins.StoreDir = filepath.Join(cfg.Dir, "plugins")
+	cfg.Admin.Listen = "127.0.0.1:0"
 	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
 	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
 	cfg.Tokens = []config.Token{
@@ -77,6 +81,15 @@ func serveConfig(t testing.TB, cfg *config.Config) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, URL: "http://" + ln.Addr().String(), srv: srv, cfg: cfg, stop: stop, done: make(chan error, 1)}
+	if cfg.Admin.Listen != "off" {
+		aln, err := net.Listen("tcp", cfg.Admin.Listen)
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		h.Admin = "http://" + aln.Addr().String()
+		go srv.ServeAdmin(aln)
+	}
 	go func() { h.done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() { h.shutdown() })
 	return h

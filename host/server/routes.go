@@ -51,14 +51,16 @@ func (m methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // generation.
 func (s *Server) chain(ep filters.Endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		g := s.gen.Load()
+		g := s.acquire()
+		defer s.release(g)
 		s.serve(w, r, ep, g, g.chains[ep])
 	}
 }
 
 func (s *Server) nativeChain(op nativeOp) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		g := s.gen.Load()
+		g := s.acquire()
+		defer s.release(g)
 		s.serve(w, r, filters.Native, g, g.native[op])
 	}
 }

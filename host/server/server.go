@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,14 @@ type Server struct {
 	engine *runtime.Engine
 	gen    atomic.Pointer[generation]
 	http   *http.Server
+	admin  *http.Server
+
+	// swapMu serialises reloads and swaps; requests never take it.
+	swapMu sync.Mutex
+	// closeCtx closes plugins released after their generation retired,
+	// outside any request.
+	closeCtx context.Context
+	metrics  *metrics
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins
@@ -37,7 +46,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics()}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
@@ -58,21 +67,36 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if err != nil {
 		return nil, err
 	}
-	if s.engine, err = runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: cfg.Path(cfg.Plugins.CacheDir)}); err != nil {
+	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
 	g, err := s.build(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.gen.Store(g)
+	s.install(g)
 	s.http = &http.Server{
 		Handler:           s.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	s.admin = &http.Server{
+		Handler:           s.adminRoutes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 	return s, nil
+}
+
+// ServeAdmin answers the admin API on ln until the server shuts down.
+func (s *Server) ServeAdmin(ln net.Listener) error {
+	s.log.Info("runedge admin API", "addr", ln.Addr().String())
+	err := s.admin.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
 }
 
 // Handler returns the HTTP handler (for tests and embedding).
@@ -102,6 +126,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	grace := s.cfg.Limits.ShutdownGrace.Std()
 	s.log.Info("runedge shutting down", "grace", grace, "in_flight", s.runs.InFlight())
 	s.runs.Drain()
+	s.admin.Close()
 	graceCtx, cancel := context.WithTimeout(ctx, grace)
 	err := s.http.Shutdown(graceCtx)
 	cancel()

@@ -63,7 +63,7 @@ func mapChatRequest(body value) ([]byte, error) {
 // readOptions checks everything but messages and fills n and includeUsage.
 func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	var err error
-	if n.format, err = readFormat(b.responseFormat, "response_format", true); err != nil {
+	if n.format, err = readFormat(b.responseFormat, "response_format", "response_format.json_schema"); err != nil {
 		return err
 	}
 	if n.stream, err = optBool(b.stream, "stream"); err != nil {

@@ -24,8 +24,8 @@ func TestMapChatRequest(t *testing.T) {
 				{"role":"assistant","content":"A"},{"role":"user","content":"T"}]}`,
 		},
 		{
-			name: "text parts are concatenated (LangChain, Vercel AI SDK)",
-			body: `{"model":"service","messages":[{"role":"user","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world"}]}]}`,
+			name:    "text parts are concatenated (LangChain, Vercel AI SDK)",
+			body:    `{"model":"service","messages":[{"role":"user","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world"}]}]}`,
 			request: `{"input":[{"role":"user","content":"Hello, world"}]}`,
 		},
 		{
@@ -81,6 +81,12 @@ func TestMapChatRequest(t *testing.T) {
 			name:    "max_completion_tokens wins over max_tokens",
 			body:    `{"model":"service","max_completion_tokens":32,"messages":[{"role":"user","content":"x"}],"max_tokens":64}`,
 			request: `{"input":[{"role":"user","content":"x"}],"max_output_tokens":32}`,
+		},
+		{
+			name: "pretty-printed body, escaped keys, nested unknown fields",
+			body: "{\n  \"model\" : \"service\",\n  \"tools\" : [ { \"type\": \"function\", \"function\": { \"name\": \"f\", \"parameters\": {\"messages\": []} } } ],\n" +
+				"  \"mess\\u0061ges\" : [\n    { \"content\" : [ { \"text\" : \"a\\\\\", \"type\" : \"text\" } ] , \"role\" : \"user\" }\n  ]\r\n}",
+			request: `{"input":[{"role":"user","content":"a\\"}]}`,
 		},
 		{
 			name: "n 1, nulls and unknown fields",

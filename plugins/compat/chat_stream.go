@@ -1,10 +1,6 @@
 package compat
 
-import (
-	"strconv"
-
-	"github.com/tidwall/gjson"
-)
+import "strconv"
 
 // ChatStream builds the JSON of chat.completion.chunk objects for one reply.
 // Everything before "choices" is the same in every chunk, so it is encoded
@@ -70,5 +66,5 @@ func (s *ChatStream) AppendUsage(dst []byte, u Usage) []byte {
 // IncludeUsage reports whether the echo that MapRequest returned for a chat
 // request asks for the usage chunk.
 func IncludeUsage(echo []byte) bool {
-	return gjson.Get(view(echo), "include_usage").Type == gjson.True
+	return parseValue(view(echo)).get("include_usage") == "true"
 }

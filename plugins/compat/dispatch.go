@@ -1,10 +1,6 @@
 package compat
 
-import (
-	"errors"
-	"strings"
-
-)
+import "errors"
 
 // The endpoints a mapping serves, as the host names them in "endpoint".
 const (
@@ -77,16 +73,6 @@ func MapResult(in []byte) ([]byte, error) {
 
 var errUnknownEndpoint = errors.New(`compat: endpoint must be "chat.completions" or "responses"`)
 
-// Endpoint returns the "endpoint" of a hook input, or "" when it has none. A
-// plugin serving one endpoint uses it to refuse inputs meant for another.
-func Endpoint(in []byte) string {
-	e := parseValue(view(in)).get("endpoint")
-	if !e.isString() {
-		return ""
-	}
-	return strings.Clone(e.str()) // the view must not outlive the call
-}
-
 // ForEndpoint wraps a hook so that it refuses, with a plain error, any input
 // whose endpoint is not endpoint. A plugin that maps only one endpoint
 // registers its hooks through it, so a misrouted call fails loudly instead
@@ -94,7 +80,7 @@ func Endpoint(in []byte) string {
 func ForEndpoint(endpoint string, hook func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	return func(in []byte) ([]byte, error) {
 		if !parseValue(view(in)).get("endpoint").is(endpoint) {
-			return nil, errors.New("compat: this plugin maps only " + endpoint + " requests")
+			return nil, errors.New("compat: this hook maps only " + endpoint + " inputs")
 		}
 		return hook(in)
 	}

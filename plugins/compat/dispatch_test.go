@@ -32,19 +32,6 @@ func TestHostFaultsArePlainErrors(t *testing.T) {
 	}
 }
 
-func TestEndpoint(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"endpoint":"responses","body":{}}`: "responses",
-		`{"endpoint":3}`:                     "",
-		`{}`:                                 "",
-		``:                                   "",
-	} {
-		if got := Endpoint([]byte(in)); got != want {
-			t.Errorf("Endpoint(%s) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestForEndpoint(t *testing.T) {
 	hook := ForEndpoint(EndpointChat, MapRequest)
 	if _, err := hook(envelope(EndpointChat, `{"model":"service","messages":[{"role":"user","content":"x"}]}`)); err != nil {

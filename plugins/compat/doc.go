@@ -5,8 +5,9 @@
 // The same code runs in two places: natively in the host (stream framing, the
 // response.created snapshot, benchmarks) and inside the default mapping
 // plugins compiled to WebAssembly (GOOS=wasip1), where every instruction and
-// allocation costs roughly ten times more. That is why the package reads with
-// gjson, writes by appending to byte slices, and avoids encoding/json,
+// allocation costs roughly ten times more. That is why the package reads its
+// (already validated) input in a single pass with a small reader of its own
+// (see value), writes by appending to byte slices, and avoids encoding/json,
 // reflection, syscalls and the clock: times and ids always arrive in the
 // input. It imports no other runedge package so that a plugin built from it
 // stays small and self-contained.

@@ -12,10 +12,11 @@ type outputFormat struct {
 // maxSchemaName is OpenAI's limit on a json_schema name.
 const maxSchemaName = 64
 
-// readFormat reads a format object f named param. With nested (chat), the
-// json_schema fields are inside f.json_schema; otherwise (responses) they sit
-// beside type in f itself.
-func readFormat(f value, param string, nested bool) (outputFormat, error) {
+// readFormat reads a format object f named param. holderParam names the
+// object holding the json_schema fields: for chat, f.json_schema
+// ("response_format.json_schema"); for responses, f itself (holderParam ==
+// param). Callers pass both as constants so the happy path builds no strings.
+func readFormat(f value, param, holderParam string) (outputFormat, error) {
 	if f.isNull() {
 		return outputFormat{}, nil
 	}
@@ -31,9 +32,9 @@ func readFormat(f value, param string, nested bool) (outputFormat, error) {
 	case !typ.is("json_schema"):
 		return outputFormat{}, invalid(param+".type", param+".type must be one of text, json_object or json_schema")
 	}
-	holder, holderParam := f, param
-	if nested {
-		holder, holderParam = f.get("json_schema"), param+".json_schema"
+	holder := f
+	if holderParam != param {
+		holder = f.get("json_schema")
 		if !holder.isObject() {
 			return outputFormat{}, invalid(holderParam, holderParam+" is required when type is json_schema and must be an object")
 		}
@@ -57,8 +58,8 @@ func readFormat(f value, param string, nested bool) (outputFormat, error) {
 	if !schema.isObject() {
 		return outputFormat{}, invalid(holderParam+".schema", holderParam+".schema must be a JSON Schema object")
 	}
-	if _, err := optBool(strict, holderParam+".strict"); err != nil {
-		return outputFormat{}, err
+	if _, ok := strict.bool(); !ok && !strict.isNull() {
+		return outputFormat{}, invalid(holderParam+".strict", holderParam+".strict must be a boolean")
 	}
 	return outputFormat{name: name.str(), schema: schema}, nil
 }

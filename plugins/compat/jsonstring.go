@@ -87,26 +87,33 @@ func appendStringValue(dst []byte, v value) []byte {
 	return appendStringBody(dst, v.str())
 }
 
-// copyable reports whether the escaped text inside a JSON string token can be
-// copied into output unchanged.
+// copyable reports whether the escaped text inside a JSON string can be
+// copied into output unchanged: valid UTF-8, no raw control characters and
+// only well-formed escapes. Valid input always passes the last test; it is
+// there so that no input, however malformed, makes the output invalid.
 func copyable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b < 0x20 {
-			return false
-		}
-		if b >= utf8.RuneSelf {
-			return utf8.ValidString(s[i:]) && noRawControl(s[i:])
-		}
+	if !utf8.ValidString(s) {
+		return false
 	}
-	return true
-}
-
-// noRawControl reports whether s holds no byte below 0x20.
-func noRawControl(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 {
+		switch b := s[i]; {
+		case b < 0x20:
 			return false
+		case b == '\\':
+			if i+1 >= len(s) {
+				return false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if _, ok := hex4(s, i+2); !ok {
+					return false
+				}
+				i += 5
+			default:
+				return false
+			}
 		}
 	}
 	return true

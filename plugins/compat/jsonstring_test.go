@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // stdQuote is encoding/json's encoding of s with HTML escaping off, the
@@ -81,21 +79,26 @@ func FuzzAppendJSONString(f *testing.F) {
 // A string value from a body is copied as is when that is safe and
 // re-encoded when it is not; either way a reader gets the decoded value.
 func TestAppendStringValue(t *testing.T) {
-	for _, raw := range []string{
-		`"plain"`, `"esc\n\"\\ \u00e9 \ud83d\ude00"`, `"é ✓"`, "\"raw\ttab\"", "\"bad\xffbyte\"", "\"ctl\x01\xc3\xa9\"",
-		"\"esc\\n and \x02 raw\"",
+	for _, c := range []struct{ raw, want string }{
+		{`"plain"`, "plain"},
+		{`"esc\n\"\\ \u00e9 \ud83d\ude00"`, "esc\n\"\\ é 😀"},
+		{`"é ✓"`, "é ✓"},
+		{"\"raw\ttab\"", "raw\ttab"},
+		{"\"bad\xffbyte\"", "bad\uFFFDbyte"},
+		{"\"ctl\x01\xc3\xa9\"", "ctl\x01é"},
+		{"\"esc\\n and \x02 raw\"", "esc\n and \x02 raw"},
+		{`"lone \ud800\u0041"`, "lone \uFFFDA"},
 	} {
-		decoded := gjson.Parse(raw).Str
-		got := append(appendStringValue([]byte(`"`), value(raw)), '"')
+		got := append(appendStringValue([]byte(`"`), value(c.raw)), '"')
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q gave invalid JSON %q: %v", raw, got, err)
+			t.Fatalf("%q gave invalid JSON %q: %v", c.raw, got, err)
 		}
-		if want := string(bytes.ToValidUTF8([]byte(decoded), []byte("\uFFFD"))); back != want {
-			t.Errorf("%q read back as %q, want %q", raw, back, want)
+		if back != c.want {
+			t.Errorf("%q read back as %q, want %q", c.raw, back, c.want)
 		}
 		if !utf8.Valid(got) || bytes.ContainsAny(got, "\t\x01\x02") {
-			t.Errorf("%q gave output that is not clean JSON text: %q", raw, got)
+			t.Errorf("%q gave output that is not clean JSON text: %q", c.raw, got)
 		}
 	}
 }
@@ -105,4 +108,22 @@ func TestAppendCompact(t *testing.T) {
 	if got, want := string(appendCompact(nil, in)), `{"a b":[1,2],"s":"x \" y"}`; got != want {
 		t.Errorf("appendCompact = %s, want %s", got, want)
 	}
+}
+
+// Whatever a string value holds, even from malformed input, what
+// appendStringValue makes of it is a valid JSON string.
+func FuzzAppendStringValue(f *testing.F) {
+	for _, s := range []string{`"ok"`, `"a\\"`, `"ab\"`, "\"\x01\xff\"", `"\u12`, `"\ud800\"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := parseValue(s)
+		if !v.isString() {
+			return
+		}
+		got := append(appendStringValue([]byte(`"`), v), '"')
+		if !json.Valid(got) || !utf8.Valid(got) {
+			t.Fatalf("%q gave %q", s, got)
+		}
+	})
 }

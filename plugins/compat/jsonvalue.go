@@ -9,12 +9,12 @@ import (
 // and escapes included, "" when absent.
 //
 // Hook inputs are checked as valid JSON before they reach a mapping, so
-// reading them needs no validation, only finding where values end. Doing
-// that in a single pass is what this type is for: gjson finds the end of
-// every container again at each level it descends through and decodes every
-// string it passes, so a message's text, six levels deep in a request, was
-// scanned six times and copied once per escape-bearing string. Here text is
-// skipped once and then copied out still escaped (see appendStringValue).
+// reading them needs no validation, only finding where values end, and text
+// that is only copied needs no decoding. gjson, measured here, decoded every
+// string it passed (one allocation per escaped string) and scanned byte by
+// byte; a value jumps from quote to quote and hands text on still escaped
+// (see appendStringValue), which made a 7 KB request 2.5x faster natively and
+// 2.5-4x faster in the WebAssembly guest, with 1 allocation instead of 80.
 // Malformed input cannot make a value panic or loop; it just reads as less.
 type value string
 

@@ -1,10 +1,6 @@
 package compat
 
-import (
-	"strconv"
-
-	"github.com/tidwall/gjson"
-)
+import "strconv"
 
 // ResponseStream builds the JSON data of the Responses streaming events for
 // one response with a single output message. The host writes the SSE
@@ -116,10 +112,10 @@ func (s *ResponseStream) AppendItemDone(dst []byte, seq int, text string) []byte
 // response.completed.
 func (s *ResponseStream) AppendCompleted(dst []byte, seq int, response []byte) []byte {
 	typ := "response.completed"
-	switch gjson.Get(view(response), "status").Str {
-	case "incomplete":
+	switch status := parseValue(view(response)).get("status"); {
+	case status.is("incomplete"):
 		typ = "response.incomplete"
-	case "failed":
+	case status.is("failed"):
 		typ = "response.failed"
 	}
 	dst = head(dst, typ, seq)

@@ -61,7 +61,7 @@ func (b *responsesBody) readOptions(n *native) error {
 		return invalid("text", "text must be an object")
 	}
 	var err error
-	if n.format, err = readFormat(b.text.get("format"), "text.format", false); err != nil {
+	if n.format, err = readFormat(b.text.get("format"), "text.format", "text.format"); err != nil {
 		return err
 	}
 	if n.stream, err = optBool(b.stream, "stream"); err != nil {

@@ -86,7 +86,7 @@ func (r *resultInput) appendCreated(dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(f), 10)
 }
 
-// usage reads the native usage object; a missing total is the sum of the
+// readUsage reads the native usage object; a missing total is the sum of the
 // parts, so a provider that reports only the parts still yields a
 // consistent reply.
 func (r *resultInput) readUsage() Usage {

@@ -4,12 +4,12 @@ import "unsafe"
 
 // view returns b as a string without copying it.
 //
-// gjson reads strings; copying every input (up to the host's body limit) just
-// to read it would be the largest allocation of a mapping call, and in the
-// WebAssembly guest allocation is costly. This is sound because a hook only
-// reads its input while it runs and everything it returns is appended into a
-// fresh buffer: no string derived from the view outlives the call (InputError
-// messages never quote the input for this reason).
+// The reader works on strings; copying every input (up to the host's body
+// limit) just to read it would be the largest allocation of a mapping call,
+// and in the WebAssembly guest allocation is costly. This is sound because a
+// hook only reads its input while it runs and everything it returns is
+// appended into a fresh buffer: no string derived from the view outlives the
+// call (InputError messages never quote the input for this reason).
 func view(b []byte) string {
 	if len(b) == 0 {
 		return ""

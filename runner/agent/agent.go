@@ -1,13 +1,11 @@
 // Package agent is the reference agent: it turns a native run request into
-// one provider call and makes sure structured output is what the client
-// asked for before any of it leaves the runner.
+// provider calls and makes sure structured output is what the client asked
+// for before any of it leaves the runner.
 package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/schema"
@@ -25,12 +23,15 @@ func New(p runner.Provider) *Agent { return &Agent{p: p} }
 
 // Run asks the provider for the answer to req.
 //
-// Free text streams through as the provider produces it. Structured output
-// (an output schema, or json_object) is buffered, checked, and only then
-// emitted: a client that asked for JSON must never receive a half-valid
-// document it has already started to parse. A document that fails the check
-// is an error wrapping runner.ErrOutputInvalid, and nothing of it is
-// emitted.
+// Free text streams through as the provider produces it, in one provider
+// call. Structured output (an output schema, or json_object) is buffered,
+// checked, and only then emitted: a client that asked for JSON must never
+// receive a half-valid document it has already started to parse. A
+// document that fails the check gets one repair attempt (see
+// structured.go); if that fails too, the error wraps
+// runner.ErrOutputInvalid and nothing is emitted.
+//
+// The result's Attempts counts the provider calls, on failure too.
 func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Event) error) (runner.Result, error) {
 	if emit == nil {
 		emit = func(runner.Event) error { return nil }
@@ -48,29 +49,15 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		SchemaName:      req.SchemaName,
 		JSONObject:      req.JSONObject,
 		MaxOutputTokens: req.MaxOutputTokens,
+		Stream:          req.Stream,
+		Attempt:         1,
 	}
 	if sch == nil && !req.JSONObject {
-		return a.p.Generate(ctx, preq, func(d string) error { return emit(runner.Event{Delta: d}) })
-	}
-
-	var buf strings.Builder
-	res, err := a.p.Generate(ctx, preq, func(d string) error {
-		buf.WriteString(d)
-		return ctx.Err() // buffering never blocks; stop only when the run is over
-	})
-	if err != nil {
+		res, err := a.p.Generate(ctx, preq, func(d string) error { return emit(runner.Event{Delta: d}) })
+		res.Attempts = 1
 		return res, err
 	}
-	if res.Text == "" {
-		res.Text = buf.String()
-	}
-	if err := check(sch, req.JSONObject, res.Text); err != nil {
-		return res, err
-	}
-	if err := emit(runner.Event{Delta: res.Text}); err != nil {
-		return res, err
-	}
-	return res, nil
+	return a.structured(ctx, preq, sch, emit)
 }
 
 // messages puts the instructions first, as a system message, the way chat
@@ -82,22 +69,4 @@ func messages(req runner.Request) []runner.Message {
 	out := make([]runner.Message, 0, len(req.Input)+1)
 	out = append(out, runner.Message{Role: "system", Content: req.Instructions})
 	return append(out, req.Input...)
-}
-
-// check validates structured output against the schema, or, for
-// json_object, that it is a single JSON object.
-func check(sch *schema.Schema, jsonObject bool, text string) error {
-	if sch != nil {
-		if err := sch.Validate([]byte(text)); err != nil {
-			return fmt.Errorf("%w: %v", runner.ErrOutputInvalid, err)
-		}
-		return nil
-	}
-	if jsonObject {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
-			return fmt.Errorf("%w: output is not a JSON object", runner.ErrOutputInvalid)
-		}
-	}
-	return nil
 }

@@ -13,18 +13,20 @@ import (
 type directive int
 
 const (
-	directiveNone    directive = iota
-	directiveFail              // /fail: fail before the first token
-	directiveFailMid           // /fail-mid: three tokens, then fail
-	directiveWait              // /wait: pause for approval
-	directiveInvalid           // /invalid: with a schema, answer a document that violates it
+	directiveNone        directive = iota
+	directiveFail                  // /fail: fail before the first token
+	directiveFailMid               // /fail-mid: three tokens, then fail
+	directiveWait                  // /wait: pause for approval
+	directiveInvalid               // /invalid: with a schema, answer a document that violates it, repair included
+	directiveInvalidOnce           // /invalid-once: violate it on the first attempt only, so the repair succeeds
 )
 
 var directives = map[string]directive{
-	"/fail":     directiveFail,
-	"/fail-mid": directiveFailMid,
-	"/wait":     directiveWait,
-	"/invalid":  directiveInvalid,
+	"/fail":         directiveFail,
+	"/fail-mid":     directiveFailMid,
+	"/wait":         directiveWait,
+	"/invalid":      directiveInvalid,
+	"/invalid-once": directiveInvalidOnce,
 }
 
 var (
@@ -37,4 +39,9 @@ var (
 func directiveOf(text string) directive {
 	first, _, _ := strings.Cut(text, " ")
 	return directives[first]
+}
+
+// violates reports whether the answer to attempt must break the schema.
+func (d directive) violates(attempt int) bool {
+	return d == directiveInvalid || (d == directiveInvalidOnce && attempt <= 1)
 }

@@ -39,7 +39,7 @@ func (p *Provider) Name() string { return "offline" }
 // Generate answers "You said: <last user message>", word by word, or a
 // document for structured output. See the package README for directives.
 func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(string) error) (runner.Result, error) {
-	said := lastUserText(req.Messages)
+	said := lastUserText(asked(req))
 	d := directiveOf(said)
 	switch d {
 	case directiveFail:
@@ -92,7 +92,7 @@ func answer(req runner.ProviderRequest, said string, d directive) ([]string, err
 	case len(req.OutputSchema) > 0:
 		var doc []byte
 		var err error
-		if d == directiveInvalid {
+		if d.violates(req.Attempt) {
 			doc, err = violating(req.OutputSchema)
 		} else {
 			doc, err = schema.Generate(req.OutputSchema, said)

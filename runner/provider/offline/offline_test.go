@@ -232,3 +232,50 @@ func TestUnsatisfiableSchemaIsProviderError(t *testing.T) {
 		t.Fatalf("err = %v, want ErrProvider", err)
 	}
 }
+
+// repairOf is the conversation the agent sends on a repair attempt.
+func repairOf(msgs []runner.Message, rejected string) []runner.Message {
+	return append(append([]runner.Message{}, msgs...),
+		runner.Message{Role: "assistant", Content: rejected},
+		runner.Message{Role: "user", Content: "Your previous answer does not match the schema. Reply again."})
+}
+
+func TestRepairAttempts(t *testing.T) {
+	p := offline.New(offline.Config{})
+	s, err := schema.Compile([]byte(taskSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		said        string
+		repairValid bool
+	}{{"/invalid plan", false}, {"/invalid-once plan", true}} {
+		t.Run(c.said, func(t *testing.T) {
+			first := runner.ProviderRequest{Messages: userSays(c.said), OutputSchema: []byte(taskSchema), Attempt: 1}
+			_, res, err := generate(t, p, first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Validate([]byte(res.Text)) == nil {
+				t.Fatalf("first attempt produced a valid document %s", res.Text)
+			}
+			second := first
+			second.Messages, second.Attempt = repairOf(first.Messages, res.Text), 2
+			_, res, err = generate(t, p, second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if valid := s.Validate([]byte(res.Text)) == nil; valid != c.repairValid {
+				t.Fatalf("repair answered %s (valid %v), want valid %v", res.Text, valid, c.repairValid)
+			}
+			if c.repairValid && !strings.Contains(res.Text, `"title":"/invalid-once plan"`) {
+				t.Fatalf("repair not seeded from the client's message: %s", res.Text)
+			}
+		})
+	}
+	// Without the repair marker the complaint is an ordinary last message.
+	plain := runner.ProviderRequest{Messages: repairOf(userSays("/invalid x"), "{}"), OutputSchema: []byte(taskSchema)}
+	if _, res, err := generate(t, p, plain); err != nil || s.Validate([]byte(res.Text)) != nil {
+		t.Fatalf("attempt 0 read the directive from before the last message: %s %v", res.Text, err)
+	}
+}

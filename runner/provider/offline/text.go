@@ -7,6 +7,17 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
+// asked is the conversation the answer is about. A repair attempt ends
+// with the rejected answer and the agent's complaint (see
+// runner.ProviderRequest.Attempt); the client's own last message, which
+// holds the directive and seeds the document, comes before them.
+func asked(req runner.ProviderRequest) []runner.Message {
+	if req.Attempt > 1 && len(req.Messages) >= 2 {
+		return req.Messages[:len(req.Messages)-2]
+	}
+	return req.Messages
+}
+
 // lastUserText is the last user message, whitespace-normalised.
 func lastUserText(msgs []runner.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {

@@ -52,6 +52,9 @@ var migrations = []string{
 	CREATE INDEX runs_tenant ON runs(tenant_id, seq);
 	CREATE INDEX runs_session ON runs(session_id, seq);
 	CREATE INDEX runs_status ON runs(status, seq);`,
+	// 2: provider calls the agent made per run (a structured-output repair
+	// makes two). Older runs read 0: not recorded.
+	`ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // migrate creates the version table if needed and applies the missing

@@ -27,12 +27,12 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		request, output, attempts
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Status, r.StatusReason, r.SessionID, r.ThreadID,
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
-		in, out, total, code, msg, request, r.Output)
+		in, out, total, code, msg, request, r.Output, r.Attempts)
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: create run %s: %w", r.ID, err)
 	}

@@ -25,7 +25,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
 	args := []any{t.Status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
-		in, out, total, nullableString(t.Output), code, msg, id}
+		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts), id}
 	for _, f := range from {
 		args = append(args, f)
 	}
@@ -34,7 +34,8 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		started_at = COALESCE(?, started_at), ended_at = COALESCE(?, ended_at),
 		input_tokens = COALESCE(?, input_tokens), output_tokens = COALESCE(?, output_tokens),
 		total_tokens = COALESCE(?, total_tokens), output = COALESCE(?, output),
-		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message)
+		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
+		attempts = COALESCE(?, attempts)
 		WHERE id = ? AND status IN (?`+strings.Repeat(", ?", len(from)-1)+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: transition run %s: %w", id, err)

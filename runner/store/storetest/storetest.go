@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"ListCursorIsTenantScoped", testListCursorTenantScoped},
 		{"TransitionRules", testTransitionRules},
 		{"TransitionRecordsFields", testTransitionRecordsFields},
+		{"TransitionRecordsAttempts", testTransitionRecordsAttempts},
 		{"FirstTerminalWriteWins", testFirstTerminalWins},
 		{"MarkInterrupted", testMarkInterrupted},
 		{"ConcurrentWriters", testConcurrentWriters},
@@ -68,6 +69,7 @@ func newRun(tenant string, status runner.Status) *runner.Run {
 		CreatedAt:     1_700_000_000,
 		StartedAt:     &started,
 		Request:       req,
+		Attempts:      1,
 	}
 }
 

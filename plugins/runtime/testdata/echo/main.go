@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,6 +29,9 @@ func main() {}
 // hoard keeps what "hog" allocates reachable.
 var hoard [][]byte
 
+// spins is what "loop" counts, a global so the loop is not optimised away.
+var spins int
+
 // mapResult runs the command in its input:
 //
 //	invalid:MESSAGE|PARAM|CODE  an invalid-input error, wrapped
@@ -37,6 +41,8 @@ var hoard [][]byte
 //	hog:MIB                     allocate MIB MiB and keep it
 //	exit:CODE                   print to stderr and exit the guest
 //	spin:MICROS:...             keep the CPU busy for MICROS µs, then echo
+//	loop                        loop forever, never calling the host
+//	json:DOCUMENT               decode and re-encode DOCUMENT, a stand-in for mapping work
 //
 // Anything else is returned prefixed with "result:".
 func mapResult(in []byte) ([]byte, error) {
@@ -73,6 +79,16 @@ func mapResult(in []byte) ([]byte, error) {
 		}
 		for start := time.Now(); time.Since(start) < time.Duration(n)*time.Microsecond; {
 		}
+	case "loop":
+		for {
+			spins++
+		}
+	case "json":
+		var v any
+		if err := json.Unmarshal([]byte(arg), &v); err != nil {
+			return nil, err
+		}
+		return json.Marshal(v)
 	case "exit":
 		code, err := strconv.Atoi(arg)
 		if err != nil {

@@ -1,0 +1,56 @@
+// Package gateway reads the declarative gateway file of `runedge xds`:
+// the listeners, clusters, timeouts and optional ext_authz Envoy is given,
+// and the chains pushed to the hosts. Loading only decodes and checks; the
+// ir package resolves a checked file and translate turns it into Envoy
+// resources.
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads and validates the gateway file at path. Unknown fields are
+// errors: a misspelt key must not silently drop a listener or a timeout.
+func Load(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	f, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("gateway %s: %w", path, err)
+	}
+	if f.Dir, err = filepath.Abs(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	return f, nil
+}
+
+// Parse decodes and validates a gateway document.
+func Parse(b []byte) (*File, error) {
+	f := &File{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Path resolves p against the file's directory.
+func (f *File) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) || f.Dir == "" {
+		return p
+	}
+	return filepath.Join(f.Dir, p)
+}

@@ -1,0 +1,53 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/runner"
+)
+
+func TestOutcomeErrorRateLimit(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		err       error
+		wantAfter int
+	}{
+		{"with the upstream's retry-after", fmt.Errorf("openai: %w", &runner.RateLimitError{Seconds: 12, Detail: "upstream 429"}), 12},
+		{"without one", fmt.Errorf("%w: upstream 429", runner.ErrRateLimited), 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var e *apierr.Error
+			if !errors.As(outcomeError(c.err), &e) {
+				t.Fatal("not an apierr.Error")
+			}
+			if e.Status != http.StatusTooManyRequests || e.Type != apierr.TypeRateLimit || e.Code != apierr.CodeRateLimited || e.RetryAfter != c.wantAfter {
+				t.Fatalf("got %d %s/%s retry-after %d", e.Status, e.Type, e.Code, e.RetryAfter)
+			}
+			h := http.Header{}
+			e.Header(h)
+			if h.Get("Retry-After") != fmt.Sprint(c.wantAfter) {
+				t.Fatalf("Retry-After header %q", h.Get("Retry-After"))
+			}
+		})
+	}
+}
+
+func TestOutcomeErrorProviderAndTimeout(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code string
+		want int
+	}{
+		{fmt.Errorf("%w: upstream answered 500", runner.ErrProvider), apierr.CodeProviderError, http.StatusBadGateway},
+		{fmt.Errorf("%w: upstream sent nothing for 30s", runner.ErrTimeout), apierr.CodeTimeout, http.StatusGatewayTimeout},
+	} {
+		e := outcomeError(c.err).(*apierr.Error)
+		if e.Status != c.want || e.Code != c.code || e.RetryAfter != 0 || e.Message != c.err.Error() {
+			t.Fatalf("%v → %d %s retry-after %d %q", c.err, e.Status, e.Code, e.RetryAfter, e.Message)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package translate
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/runtime"
+)
+
+// textSource yields the streamed text to send, piece by piece; ok is false
+// once the run's events are exhausted.
+type textSource interface {
+	next(ctx context.Context) (text string, ok bool, err error)
+}
+
+// source picks how streamed text reaches the client: straight from the run,
+// or through the plugin's map_stream hook when it exports one.
+func (t *Translate) source(x *filters.Exchange, replyID string) textSource {
+	if !t.plugin.Has(runtime.MapStream) {
+		return direct{x.Run.Events()}
+	}
+	return &mapped{t: t, x: x, replyID: replyID, events: x.Run.Events()}
+}
+
+// direct passes deltas through: no plugin call per token.
+type direct struct{ events <-chan runnerEvent }
+
+func (d direct) next(context.Context) (string, bool, error) {
+	ev, ok := <-d.events
+	return ev.Delta, ok, nil
+}
+
+// mapped batches deltas and maps each batch with one map_stream call: it
+// waits for a delta, then keeps collecting for up to the stream window, so a
+// fast stream costs one call per window rather than one per token. The
+// plugin is stateless: the text it holds back (say, half an e-mail address)
+// comes back in hold and is prepended to the next batch.
+type mapped struct {
+	t       *Translate
+	x       *filters.Exchange
+	replyID string
+	events  <-chan runnerEvent
+	hold    string
+	done    bool
+	buf     []byte
+}
+
+func (m *mapped) next(ctx context.Context) (string, bool, error) {
+	if m.done {
+		return "", false, nil
+	}
+	text := m.hold
+	ev, ok := <-m.events
+	if ok {
+		text += ev.Delta
+		text, ok = m.collect(text)
+	}
+	final := !ok
+	emit, hold, err := m.call(ctx, text, final)
+	if err != nil {
+		return "", false, err
+	}
+	m.hold = hold
+	if final {
+		m.done = true
+		return emit + hold, true, nil
+	}
+	return emit, true, nil
+}
+
+// collect appends the deltas that arrive within the window.
+func (m *mapped) collect(text string) (string, bool) {
+	if m.t.window <= 0 {
+		for {
+			select {
+			case ev, ok := <-m.events:
+				if !ok {
+					return text, false
+				}
+				text += ev.Delta
+			default:
+				return text, true
+			}
+		}
+	}
+	timer := time.NewTimer(m.t.window)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-m.events:
+			if !ok {
+				return text, false
+			}
+			text += ev.Delta
+		case <-timer.C:
+			return text, true
+		}
+	}
+}
+
+func (m *mapped) call(ctx context.Context, text string, final bool) (emit, hold string, err error) {
+	b := m.buf[:0]
+	b = append(b, `{"endpoint":`...)
+	b = compat.AppendJSONString(b, string(m.x.Endpoint))
+	b = append(b, `,"id":`...)
+	b = compat.AppendJSONString(b, m.replyID)
+	b = append(b, `,"tenant_id":`...)
+	b = compat.AppendJSONString(b, m.x.Identity.TenantID)
+	b = append(b, `,"text":`...)
+	b = compat.AppendJSONString(b, text)
+	if final {
+		b = append(b, `,"final":true}`...)
+	} else {
+		b = append(b, `,"final":false}`...)
+	}
+	m.buf = b
+	out, err := m.t.plugin.Call(ctx, runtime.MapStream, b)
+	if err != nil {
+		return "", "", filters.PluginError(err)
+	}
+	e, h := gjson.GetBytes(out, "emit"), gjson.GetBytes(out, "hold")
+	if e.Type != gjson.String || (h.Exists() && h.Type != gjson.String) {
+		return "", "", &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
+			Code:    apierr.CodePluginError,
+			Message: "plugin " + m.t.plugin.Name() + ": map_stream: output needs string fields emit and hold"}
+	}
+	return e.Str, h.Str, nil
+}

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/plugins/runtime"
+)
+
+// maxPluginBytes bounds an uploaded plugin.
+const maxPluginBytes = 64 << 20
+
+// adminRoutes is the operator API, on its own listener (admin.listen):
+//
+//	GET /admin/v1/plugins                      each stage's plugin
+//	PUT /admin/v1/plugins/{endpoint}/{stage}   swap: body = the .wasm, or {"sha256":"…"} of a stored one
+//	PUT /admin/v1/plugins/{stage}              the same for both endpoints
+//	GET /metrics                               Prometheus
+//
+// The plugin routes need an admin token; /metrics and /healthz do not (the
+// listener is loopback by default).
+func (s *Server) adminRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/admin/v1/plugins", methods{http.MethodGet: s.adminChain(s.listPlugins)})
+	mux.Handle("/admin/v1/plugins/{endpoint}/{stage}", methods{http.MethodPut: s.adminChain(s.swapPlugin)})
+	mux.Handle("/admin/v1/plugins/{stage}", methods{http.MethodPut: s.adminChain(s.swapPlugin)})
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
+	})
+	return mux
+}
+
+// adminChain runs auth, requires an admin token, then h. The body is read
+// here with the plugin size limit.
+func (s *Server) adminChain(h filters.HandlerFunc) http.HandlerFunc {
+	requireAdmin := filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error {
+		if !x.Identity.Admin {
+			return apierr.New(http.StatusForbidden, apierr.TypePermission, "admin_required",
+				"the admin API needs a token marked admin in the configuration")
+		}
+		return h(ctx, x)
+	})
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := s.acquire()
+		chain := filters.Chain(requireAdmin, g.auth)
+		s.release(g) // the auth stage does not use plugins
+		x := &filters.Exchange{Endpoint: filters.Native, Request: r, Reply: filters.NewReply(w, filters.Native)}
+		if r.Method == http.MethodPut {
+			body, err := readBody(w, r, maxPluginBytes)
+			if err != nil {
+				s.fail(x, err)
+				return
+			}
+			x.Body = body
+		}
+		if err := chain.Handle(r.Context(), x); err != nil {
+			s.fail(x, err)
+		}
+	}
+}
+
+// PluginInfo describes the plugin of one stage.
+type PluginInfo struct {
+	Stage     string   `json:"stage"`
+	Plugin    string   `json:"plugin"`
+	Version   string   `json:"version"`
+	SHA256    string   `json:"sha256"`
+	Since     int64    `json:"since"`
+	Hooks     []string `json:"hooks"`
+	Instances int      `json:"instances"`
+	Idle      int      `json:"idle"`
+}
+
+// Plugins lists each stage's plugin, sorted by stage.
+func (s *Server) Plugins() []PluginInfo {
+	g := s.acquire()
+	defer s.release(g)
+	out := make([]PluginInfo, 0, len(g.stages))
+	for stage, h := range g.stages {
+		st := h.p.Stats()
+		info := PluginInfo{Stage: stage, Plugin: h.p.Name(), Version: pluginVersion(h.p), SHA256: h.p.SHA256(),
+			Since: h.since.Unix(), Instances: st.Instances, Idle: st.Idle, Hooks: []string{}}
+		for _, hk := range []runtime.Hook{runtime.MapRequest, runtime.MapResult, runtime.MapStream} {
+			if h.p.Has(hk) {
+				info.Hooks = append(info.Hooks, hk.String())
+			}
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Stage < out[j].Stage })
+	return out
+}
+
+// pluginVersion is the plugin's declared version, or its digest's prefix.
+func pluginVersion(p *runtime.Plugin) string {
+	if v := p.Version(); v != "" {
+		return v
+	}
+	return "sha256:" + p.SHA256()[:12]
+}
+
+func (s *Server) listPlugins(_ context.Context, x *filters.Exchange) error {
+	return writeJSON(x, map[string]any{"object": "list", "data": s.Plugins()})
+}
+
+var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// swapPlugin stores the uploaded plugin under its digest (or finds a stored
+// one by digest) and swaps it into the stage.
+func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
+	stage := x.Request.PathValue("stage")
+	if ep := x.Request.PathValue("endpoint"); ep != "" {
+		stage = ep + "/" + stage
+	}
+	if _, err := stageKeys(stage); err != nil {
+		return apierr.NotFound("%v", err)
+	}
+	dir := s.cfg.Path(s.cfg.Plugins.StoreDir)
+	var digest string
+	if bytes.HasPrefix(x.Body, []byte("\x00asm")) {
+		sum := sha256.Sum256(x.Body)
+		digest = hex.EncodeToString(sum[:])
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(dir, digest+".wasm"), x.Body); err != nil {
+			return err
+		}
+	} else {
+		var req struct {
+			SHA256 string `json:"sha256"`
+		}
+		if err := json.Unmarshal(x.Body, &req); err != nil || !hexDigest.MatchString(req.SHA256) {
+			return apierr.InvalidBody("sha256", "send the plugin's .wasm bytes, or {\"sha256\":\"<64 hex digits>\"} of a stored plugin")
+		}
+		digest = req.SHA256
+	}
+	path := filepath.Join(dir, digest+".wasm")
+	if _, err := os.Stat(path); err != nil {
+		return apierr.NotFound("no stored plugin with sha256 %s", digest)
+	}
+	if err := s.SwapPlugin(ctx, stage, path); err != nil {
+		e := apierr.New(http.StatusUnprocessableEntity, apierr.TypeInvalidRequest, apierr.CodePluginError, err.Error())
+		e.Err = err
+		return e
+	}
+	return s.listPlugins(ctx, x)
+}
+
+// writeFileAtomic writes b to path through a temporary file, so a reader
+// never sees half a plugin.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".upload-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("storing plugin: %w", err)
+	}
+	return nil
+}

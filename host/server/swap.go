@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/runedge/runedge/host/config"
+)
+
+// acquire returns the current generation, held for one request: a swap
+// retires it but does not release its plugins until release.
+func (s *Server) acquire() *generation {
+	for {
+		g := s.gen.Load()
+		g.active.Add(1)
+		if s.gen.Load() == g {
+			return g
+		}
+		s.release(g) // lost a race with a swap: take the new one
+	}
+}
+
+func (s *Server) release(g *generation) {
+	if g.active.Add(-1) == 0 && g.retired.Load() {
+		g.close(s.closeCtx)
+	}
+}
+
+// install makes g current and retires the previous generation, whose
+// plugins are released once its requests in flight are done.
+func (s *Server) install(g *generation) {
+	old := s.gen.Swap(g)
+	if old == nil {
+		return
+	}
+	old.retired.Store(true)
+	if old.active.Load() == 0 {
+		old.close(s.closeCtx)
+	}
+}
+
+// Reload builds a generation from cfg and swaps it in. Plugins whose files
+// did not change are kept. Fields that need a restart (listen, store,
+// provider, plugin runtime settings) are reported and keep their old value.
+// On error the current generation keeps serving.
+func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
+	s.swapMu.Lock()
+	defer s.swapMu.Unlock()
+	cur := s.gen.Load().cfg
+	for _, f := range restartOnly(cur, cfg) {
+		s.log.Warn("configuration change needs a restart; keeping the running value", "field", f)
+	}
+	next := *cfg
+	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
+	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
+	return s.rebuild(ctx, &next, "reload")
+}
+
+// ApplyChains replaces the plugin files of the given endpoints' chains
+// (keys config.ChainChat, config.ChainResponses) — the xDS path.
+func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain) error {
+	s.swapMu.Lock()
+	defer s.swapMu.Unlock()
+	next := *s.gen.Load().cfg
+	next.Chains = maps.Clone(next.Chains)
+	for k, ch := range chains {
+		next.Chains[k] = ch
+	}
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	return s.rebuild(ctx, &next, "xds")
+}
+
+// SwapPlugin puts the plugin file at path into stage: "ENDPOINT/STAGE"
+// (e.g. "chat.completions/translate") or a bare stage name for both
+// endpoints. The new plugin is compiled, instantiated and self-tested before
+// it takes traffic; on any failure the old one keeps serving.
+func (s *Server) SwapPlugin(ctx context.Context, stage, path string) error {
+	s.swapMu.Lock()
+	defer s.swapMu.Unlock()
+	keys, err := stageKeys(stage)
+	if err != nil {
+		return err
+	}
+	next := *s.gen.Load().cfg
+	next.Chains = maps.Clone(next.Chains)
+	for _, k := range keys {
+		ep, st, _ := strings.Cut(k, "/")
+		ch := next.Chains[ep]
+		if st == StageMapRequest {
+			ch.MapRequest = path
+		} else {
+			ch.Translate = path
+		}
+		next.Chains[ep] = ch
+	}
+	return s.rebuild(ctx, &next, stage)
+}
+
+func (s *Server) rebuild(ctx context.Context, cfg *config.Config, what string) error {
+	g, err := s.build(ctx, cfg)
+	if err != nil {
+		s.metrics.swaps.WithLabelValues(what, "failed").Inc()
+		return fmt.Errorf("swap %s: %w (the previous version keeps serving)", what, err)
+	}
+	s.install(g)
+	s.metrics.swaps.WithLabelValues(what, "ok").Inc()
+	s.log.Info("plugins swapped", "what", what)
+	return nil
+}
+
+// stageKeys expands a stage argument into generation stage keys.
+func stageKeys(stage string) ([]string, error) {
+	endpoints := []string{config.ChainChat, config.ChainResponses}
+	ep, st, ok := strings.Cut(stage, "/")
+	if !ok {
+		ep, st = "", stage
+	}
+	if st != StageMapRequest && st != StageTranslate {
+		return nil, fmt.Errorf("unknown stage %q: want map-request or translate, optionally after an endpoint (chat.completions/translate)", stage)
+	}
+	if ep != "" {
+		if ep != config.ChainChat && ep != config.ChainResponses {
+			return nil, fmt.Errorf("unknown endpoint %q in stage %q", ep, stage)
+		}
+		endpoints = []string{ep}
+	}
+	keys := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		keys[i] = e + "/" + st
+	}
+	return keys, nil
+}
+
+// restartOnly names the fields that differ between a and b but only take
+// effect at start.
+func restartOnly(a, b *config.Config) []string {
+	var out []string
+	if a.Listen != b.Listen {
+		out = append(out, "listen")
+	}
+	if a.Store != b.Store {
+		out = append(out, "store")
+	}
+	if a.Provider != b.Provider {
+		out = append(out, "provider")
+	}
+	if a.Plugins != b.Plugins {
+		out = append(out, "plugins")
+	}
+	if a.Admin != b.Admin {
+		out = append(out, "admin")
+	}
+	if a.Limits.RunTimeout != b.Limits.RunTimeout || a.Limits.MaxInFlight != b.Limits.MaxInFlight ||
+		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
+		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
+	}
+	return out
+}
