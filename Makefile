@@ -1,16 +1,19 @@
 # runedge — build, run, test, bench. Everything a fresh machine needs is
-# fetched by `go` itself (the module proxy); no other install step.
+# fetched by `go` itself (the module proxy), except for the browser test,
+# whose script installs Debian's chromium and its npm packages itself.
 GO      ?= go
 PLUGINS := chat responses
 WASM    := $(PLUGINS:%=plugins/build/%.wasm)
+EXAMPLE_PLUGINS := redact tenant-instructions metadata
+EXAMPLE_WASM    := $(EXAMPLE_PLUGINS:%=examples/plugins/build/%.wasm)
 CONFIG  ?=
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins run test vet bench clean FORCE
+.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser
 
 all: build
 
-build: plugins bin/runedge
+build: plugins example-plugins bin/runedge
 
 bin/runedge: FORCE
 	$(GO) build -o $@ ./host/cmd/runedge
@@ -23,6 +26,14 @@ plugins/build/%.wasm: FORCE
 	@mkdir -p plugins/build
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins/$*
 
+# The example plugins operators may swap in (examples/plugins), built the
+# same way.
+example-plugins: $(EXAMPLE_WASM)
+
+examples/plugins/build/%.wasm: FORCE
+	@mkdir -p examples/plugins/build
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./examples/plugins/$*
+
 # make run: the three endpoints on 127.0.0.1:8080, SQLite under ./data, the
 # offline provider. Token: $SERVICE_TOKEN, or a generated one printed at start.
 run: build
@@ -34,11 +45,25 @@ vet:
 
 test: vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(MAKE) test-browser
+
+# make example: runedge and the example app server (examples/appserver)
+# together; prints the page's URL. Token: $SERVICE_TOKEN, or a generated one.
+example: build bin/appserver
+	bash examples/appserver/run-example.sh
+
+bin/appserver: FORCE
+	$(GO) build -o $@ ./examples/appserver
+
+# The app server example in headless Chromium (playwright-core); installs
+# Debian's chromium and the npm packages when missing.
+test-browser: build bin/appserver
+	bash examples/appserver/e2e/run.sh
 
 bench: plugins
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 clean:
-	rm -rf bin plugins/build
+	rm -rf bin plugins/build examples/plugins/build
 
 FORCE:

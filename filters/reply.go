@@ -68,6 +68,19 @@ func (r *Reply) StartStream() error {
 // Event writes one SSE event ("event:" omitted when name is empty) and
 // flushes it to the client. A write error means the client is gone.
 func (r *Reply) Event(name string, data []byte) error {
+	if err := r.Buffer(name, data); err != nil {
+		return err
+	}
+	return r.rc.Flush()
+}
+
+// Flush sends what Buffer wrote.
+func (r *Reply) Flush() error { return r.rc.Flush() }
+
+// Buffer writes one SSE event without flushing it: a stream that has more
+// events at hand writes them all and flushes once, one syscall per burst
+// instead of one per token.
+func (r *Reply) Buffer(name string, data []byte) error {
 	b := r.frame[:0]
 	if name != "" {
 		b = append(b, "event: "...)
@@ -78,10 +91,8 @@ func (r *Reply) Event(name string, data []byte) error {
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
 	r.frame = b
-	if _, err := r.w.Write(b); err != nil {
-		return err
-	}
-	return r.rc.Flush()
+	_, err := r.w.Write(b)
+	return err
 }
 
 // Error renders e: as a JSON body with its status while nothing has been

@@ -32,8 +32,8 @@ func (f *File) Validate() error {
 		v.bad("listeners", "the file configures nothing: want listeners, chains or both")
 	}
 	clusters := map[string]bool{}
-	for i, c := range f.Clusters {
-		v.cluster(fmt.Sprintf("clusters[%d]", i), c, clusters)
+	for _, c := range f.Clusters {
+		clusters[c.Name] = c.Name != ""
 	}
 	listeners, addrs := map[string]bool{}, map[string]bool{}
 	for i, l := range f.Listeners {
@@ -53,6 +53,10 @@ func (f *File) Validate() error {
 			v.absFile(field+".tls.cert_file", l.TLS.CertFile)
 			v.absFile(field+".tls.key_file", l.TLS.KeyFile)
 		}
+	}
+	seen := map[string]bool{}
+	for i, c := range f.Clusters {
+		v.cluster(fmt.Sprintf("clusters[%d]", i), c, seen)
 	}
 	v.duration("timeouts.connect", f.Timeouts.Connect)
 	v.duration("timeouts.stream_idle", f.Timeouts.StreamIdle)

@@ -17,6 +17,9 @@ import (
 // once the run's events are exhausted.
 type textSource interface {
 	next(ctx context.Context) (text string, ok bool, err error)
+	// more reports whether another piece is already waiting, so the
+	// caller can hold its flush.
+	more() bool
 }
 
 // source picks how streamed text reaches the client: straight from the run,
@@ -36,6 +39,8 @@ func (d direct) next(context.Context) (string, bool, error) {
 	return ev.Delta, ok, nil
 }
 
+func (d direct) more() bool { return len(d.events) > 0 }
+
 // mapped batches deltas and maps each batch with one map_stream call: it
 // waits for a delta, then keeps collecting for up to the stream window, so a
 // fast stream costs one call per window rather than one per token. The
@@ -50,6 +55,9 @@ type mapped struct {
 	done    bool
 	buf     []byte
 }
+
+// more is false: a batch already took what was waiting.
+func (m *mapped) more() bool { return false }
 
 func (m *mapped) next(ctx context.Context) (string, bool, error) {
 	if m.done {

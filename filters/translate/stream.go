@@ -52,8 +52,13 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 			}
 		}
 		buf = cs.AppendDelta(buf[:0], text)
-		if err := send(buf); err != nil {
-			return err
+		if err := x.Reply.Buffer("", buf); err != nil {
+			return &filters.ClientGoneError{Err: err}
+		}
+		if !src.more() {
+			if err := x.Reply.Flush(); err != nil {
+				return &filters.ClientGoneError{Err: err}
+			}
 		}
 	}
 	res, err := x.Run.Wait()
@@ -136,8 +141,13 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 				return err
 			}
 		}
-		if err := send("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), text)); err != nil {
-			return err
+		if err := x.Reply.Buffer("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), text)); err != nil {
+			return &filters.ClientGoneError{Err: err}
+		}
+		if !src.more() {
+			if err := x.Reply.Flush(); err != nil {
+				return &filters.ClientGoneError{Err: err}
+			}
 		}
 	}
 	res, err := x.Run.Wait()

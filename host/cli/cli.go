@@ -35,6 +35,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = configCmd(args[1:], env)
 	case "plugin":
 		err = plugin(ctx, args[1:], env)
+	case "xds":
+		err = xds(ctx, args[1:], env)
 	case "help", "-h", "--help":
 		usage(env.Stdout)
 		return 0
@@ -61,6 +63,9 @@ commands:
   token new     generate a token and print it with its hash
   token hash    print the configuration hash of a token (argument or stdin)
   config check  load and validate a configuration file (--config FILE)
+  xds           the xDS control plane for Envoy and hosts (--config GATEWAY,
+                --listen ADDR, --http ADDR, --plugins DIR, --plugins-url URL)
+  xds bootstrap write an Envoy bootstrap for it (--xds ADDR, --node ID, -o FILE)
   plugin check FILE
                 load a plugin, run its self-test and sample requests through it
   plugin list   each stage's plugin on a running server (--admin ADDR)

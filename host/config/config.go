@@ -62,8 +62,9 @@ type Store struct {
 
 // Provider is the model provider behind the reference agent.
 type Provider struct {
-	Kind    string  `yaml:"kind"` // offline
+	Kind    string  `yaml:"kind"` // offline | openai
 	Offline Offline `yaml:"offline"`
+	OpenAI  OpenAI  `yaml:"openai"` // see provider.go
 }
 
 // Offline configures the offline provider.

@@ -52,6 +52,7 @@ func (c *Config) applyDefaults() {
 	if c.Provider.Kind == "" {
 		c.Provider.Kind = "offline"
 	}
+	c.Provider.OpenAI.applyDefaults()
 	if c.Plugins.CacheDir == "" {
 		c.Plugins.CacheDir = DefaultCacheDir
 	}

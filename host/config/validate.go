@@ -70,9 +70,7 @@ func (c *Config) Validate() error {
 	if c.Store.Driver != "sqlite" {
 		bad("store.driver", "want sqlite, got %q", c.Store.Driver)
 	}
-	if c.Provider.Kind != "offline" {
-		bad("provider.kind", "want offline, got %q", c.Provider.Kind)
-	}
+	c.validateProvider(bad)
 	if c.Admin.Listen != "off" {
 		if _, _, err := net.SplitHostPort(c.Admin.Listen); err != nil {
 			bad("admin.listen", "want host:port or off, got %q", c.Admin.Listen)

@@ -115,6 +115,12 @@ func newAgent(cfg *config.Config) (runner.Agent, error) {
 	switch cfg.Provider.Kind {
 	case "offline":
 		return agent.New(offline.New(offline.Config{TokenDelay: cfg.Provider.Offline.TokenDelay.Std()})), nil
+	case config.ProviderOpenAI:
+		p, err := newOpenAI(cfg.Provider.OpenAI)
+		if err != nil {
+			return nil, err
+		}
+		return agent.New(p), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
 }

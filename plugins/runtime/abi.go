@@ -19,8 +19,10 @@ const (
 	exportAlloc      = "runedge_alloc"
 	exportMapRequest = "runedge_map_request"
 	exportMapResult  = "runedge_map_result"
+	exportMapStream  = "runedge_map_stream"
 	exportSelfTest   = "runedge_self_test"
 	exportOutput     = "runedge_output"
+	exportVersion    = "runedge_version"
 )
 
 // Bits of the runedge_hooks bitmap.
@@ -28,7 +30,10 @@ const (
 	bitMapRequest int32 = 1 << 0
 	bitMapResult  int32 = 1 << 1
 	bitSelfTest   int32 = 1 << 2
-	knownHookBits       = bitMapRequest | bitMapResult | bitSelfTest
+	bitMapStream  int32 = 1 << 3
+	knownHookBits       = bitMapRequest | bitMapResult | bitSelfTest | bitMapStream
+	// mappingHookBits are the hooks that map something; a plugin needs one.
+	mappingHookBits = bitMapRequest | bitMapResult | bitMapStream
 )
 
 // Statuses a hook returns.
@@ -56,12 +61,15 @@ var requiredExports = map[string]signature{
 	exportOutput:     {nil, []api.ValueType{i64}},
 }
 
-// hookExports are the functions a plugin exports when the matching bit of
-// runedge_hooks is set.
-var hookExports = map[string]signature{
+// optionalExports are the functions a plugin may export: the hooks, which it
+// exports when the matching bit of runedge_hooks is set, and the version.
+// Whenever one is exported, its type is checked.
+var optionalExports = map[string]signature{
 	exportMapRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 	exportMapResult:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	exportMapStream:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 	exportSelfTest:   {nil, []api.ValueType{i32}},
+	exportVersion:    {nil, []api.ValueType{i64}},
 }
 
 // mismatch describes how def differs from s, or returns "" when it matches.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -37,7 +38,7 @@ type compiledEntry struct {
 	closed bool // set when the entry left the Engine
 }
 
-// compile returns the module compiled from wasm for rt, compiling it unless
+// compile returns the module compiled from wasm, instrumented, for rt, compiling it unless
 // an earlier Load did, and a release func to call once no instance of it is
 // left. Concurrent loads of the same bytes wait for one compilation: wazero
 // advises against compiling one module in parallel.
@@ -59,7 +60,7 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 	e.mu.Unlock()
 
 	if !found {
-		entry.mod, entry.err = rt.CompileModule(ctx, wasm)
+		entry.mod, entry.err = compileInstrumented(ctx, rt, wasm)
 		close(entry.ready)
 	} else {
 		select {
@@ -77,6 +78,15 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 	var once sync.Once
 	release := func() { once.Do(func() { e.release(context.Background(), key, entry) }) }
 	return entry.mod, release, nil
+}
+
+// compileInstrumented instruments wasm (see instrument.go) and compiles it.
+func compileInstrumented(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
+	instrumented, err := instrument(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("instrument: %w", err)
+	}
+	return rt.CompileModule(ctx, instrumented)
 }
 
 // release drops one reference to entry. With the last one the entry joins the

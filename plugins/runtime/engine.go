@@ -16,6 +16,9 @@ type EngineConfig struct {
 	// restart skips the second-long cold compile of a Go plugin. "" keeps
 	// the cache in memory only.
 	CacheDir string
+	// Metrics, when set, receives the calls, errors, latencies and pool
+	// sizes of every plugin loaded by the Engine (see NewMetrics).
+	Metrics *Metrics
 }
 
 // Engine compiles and runs plugins. It owns a wazero runtime with WASI
@@ -24,7 +27,8 @@ type EngineConfig struct {
 // Create one Engine per process and share it: plugins loaded from the same
 // bytes share compiled code. It is safe for concurrent use.
 type Engine struct {
-	cache wazero.CompilationCache
+	cache   wazero.CompilationCache
+	metrics *Metrics // nil: none
 
 	mu       sync.Mutex
 	closed   bool
@@ -42,6 +46,7 @@ func NewEngine(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{
 		cache:    cache,
+		metrics:  cfg.Metrics,
 		runtimes: make(map[uint32]wazero.Runtime),
 		compiled: make(map[compiledKey]*compiledEntry),
 	}
@@ -68,7 +73,9 @@ func (e *Engine) runtime(ctx context.Context, pages uint32) (wazero.Runtime, err
 		return rt, nil
 	}
 	// Context-done checks are left off (the default): they made guest calls
-	// 4-5x slower. Callers cap input sizes instead.
+	// 2-4x slower. Time budgets are enforced by the instrumentation that
+	// Load adds to every plugin instead (instrument.go), whose host side,
+	// tick, every runtime provides.
 	config := wazero.NewRuntimeConfig().
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(pages)
@@ -76,6 +83,10 @@ func (e *Engine) runtime(ctx context.Context, pages uint32) (wazero.Runtime, err
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI: %w", err)
+	}
+	if err := instantiateTick(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate %s: %w", tickModule, err)
 	}
 	e.runtimes[pages] = rt
 	return rt, nil

@@ -10,19 +10,30 @@ const (
 	MapRequest Hook = iota
 	// MapResult maps a runner result to the response body for the client.
 	MapResult
+	// MapStream maps a batch of streamed text; its input and output are
+	// the JSON objects described in plugins/ABI.md.
+	MapStream
 )
 
 // hookCount is the number of Hook values.
-const hookCount = 2
+const hookCount = 3
+
+// hookABI describes each hook in the terms of plugins/ABI.md.
+var hookABI = [hookCount]struct {
+	name   string // the export's name without the runedge_ prefix
+	export string
+	bit    int32 // in the runedge_hooks bitmap
+}{
+	MapRequest: {"map_request", exportMapRequest, bitMapRequest},
+	MapResult:  {"map_result", exportMapResult, bitMapResult},
+	MapStream:  {"map_stream", exportMapStream, bitMapStream},
+}
 
 // String returns the hook's ABI name without the runedge_ prefix, the form
 // used in errors and metrics.
 func (h Hook) String() string {
-	switch h {
-	case MapRequest:
-		return "map_request"
-	case MapResult:
-		return "map_result"
+	if h.valid() {
+		return hookABI[h].name
 	}
 	return "hook(" + strconv.Itoa(int(h)) + ")"
 }
@@ -30,18 +41,8 @@ func (h Hook) String() string {
 // valid reports whether h is one of the defined hooks.
 func (h Hook) valid() bool { return h >= 0 && h < hookCount }
 
-// export is the name of the guest function implementing h.
-func (h Hook) export() string {
-	if h == MapRequest {
-		return exportMapRequest
-	}
-	return exportMapResult
-}
+// export is the name of the guest function implementing h, a valid hook.
+func (h Hook) export() string { return hookABI[h].export }
 
-// bit is h's bit in the runedge_hooks bitmap.
-func (h Hook) bit() int32 {
-	if h == MapRequest {
-		return bitMapRequest
-	}
-	return bitMapResult
-}
+// bit is h's bit in the runedge_hooks bitmap; h must be valid.
+func (h Hook) bit() int32 { return hookABI[h].bit }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -23,33 +24,42 @@ type instance struct {
 	hooks    [hookCount]api.Function // indexed by Hook; nil when not exported
 	stack    [2]uint64               // reused by every call to avoid allocating
 	stderr   *stderrHead
+	// budget is the deadline of the running call, which tick checks.
+	budget budget
+	// ctx is the context of every guest call: it carries budget to tick.
+	// A guest call is bounded by its budget, not by the caller's context,
+	// which wazero would only check with its slow context-done checks.
+	ctx context.Context
 }
 
-// instantiate makes a new instance of cm. config carries the settings shared
-// by every instance of the plugin; each instance gets its own stderr.
-func instantiate(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, config wazero.ModuleConfig) (*instance, error) {
-	stderr := &stderrHead{}
-	mod, err := rt.InstantiateModule(ctx, cm, config.WithStderr(stderr))
+// instantiate makes a new instance of cm, running its initialisation within
+// setup, a time budget (<= 0: none). config carries the settings shared by
+// every instance of the plugin; each instance gets its own stderr.
+func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.ModuleConfig, setup time.Duration) (*instance, error) {
+	inst := &instance{stderr: &stderrHead{}}
+	inst.ctx = context.WithValue(context.Background(), budgetKey{}, &inst.budget)
+	inst.budget.start(setup)
+	mod, err := rt.InstantiateModule(inst.ctx, cm, config.WithStderr(inst.stderr))
 	if err != nil {
-		if line := stderr.firstLine(); line != "" {
+		if inst.budget.expired {
+			err = &budgetError{setup}
+		}
+		if line := inst.stderr.firstLine(); line != "" {
 			err = fmt.Errorf("%w (stderr: %s)", err, line)
 		}
 		return nil, err
 	}
-	inst := &instance{
-		mod:      mod,
-		mem:      mod.ExportedMemory(exportMemory),
-		alloc:    mod.ExportedFunction(exportAlloc),
-		output:   mod.ExportedFunction(exportOutput),
-		selfTest: mod.ExportedFunction(exportSelfTest),
-		stderr:   stderr,
-	}
+	inst.mod = mod
+	inst.mem = mod.ExportedMemory(exportMemory)
+	inst.alloc = mod.ExportedFunction(exportAlloc)
+	inst.output = mod.ExportedFunction(exportOutput)
+	inst.selfTest = mod.ExportedFunction(exportSelfTest)
 	for h := range Hook(hookCount) {
 		inst.hooks[h] = mod.ExportedFunction(h.export())
 	}
 	if inst.mem == nil || inst.alloc == nil || inst.output == nil {
 		// Load checks the compiled module's exports, so this is a bug.
-		_ = mod.Close(ctx)
+		_ = mod.Close(inst.ctx)
 		return nil, errors.New("instance lacks a required export")
 	}
 	return inst, nil
@@ -61,73 +71,103 @@ func (i *instance) close(ctx context.Context) {
 	_ = i.mod.Close(context.WithoutCancel(ctx))
 }
 
-// callI32 calls a guest function that takes no arguments and returns an i32,
-// like runedge_abi_version.
-func (i *instance) callI32(ctx context.Context, name string) (int32, error) {
+// start begins a call (one or more guest functions) with time budget d
+// (<= 0: none).
+func (i *instance) start(d time.Duration) {
+	i.stderr.reset()
+	i.budget.start(d)
+}
+
+// call calls the guest function fn, exported as name, with i.stack. When the
+// call ran out of time, the error is a *budgetError for d, the budget given
+// to start.
+func (i *instance) call(fn api.Function, name string, d time.Duration) error {
+	err := fn.CallWithStack(i.ctx, i.stack[:])
+	switch {
+	case err == nil:
+		return nil
+	case i.budget.expired:
+		return &budgetError{d}
+	}
+	return i.callError(name, err)
+}
+
+// callU64 calls a guest function that takes no arguments, within budget d,
+// and returns its result as a uint64 (so also an i32, zero-extended).
+func (i *instance) callU64(name string, d time.Duration) (uint64, error) {
 	fn := i.mod.ExportedFunction(name)
 	if fn == nil {
 		return 0, fmt.Errorf("no export %s", name)
 	}
-	i.stderr.reset()
-	if err := fn.CallWithStack(ctx, i.stack[:]); err != nil {
-		return 0, i.callError(name, err)
+	i.start(d)
+	if err := i.call(fn, name, d); err != nil {
+		return 0, err
 	}
-	return api.DecodeI32(i.stack[0]), nil
+	return i.stack[0], nil
 }
 
-// runHook writes in into the guest, calls hook h and returns its status and a
-// copy of its output. A non-nil error means the guest misbehaved.
-func (i *instance) runHook(ctx context.Context, h Hook, in []byte) (uint32, []byte, error) {
+// runHook writes in into the guest, calls hook h within budget d and returns
+// its status and a copy of its output. A non-nil error means the guest
+// misbehaved or ran out of time.
+func (i *instance) runHook(h Hook, in []byte, d time.Duration) (uint32, []byte, error) {
 	fn := i.hooks[h]
 	if fn == nil {
 		return 0, nil, fmt.Errorf("no export %s", h.export())
 	}
-	i.stderr.reset()
+	i.start(d)
 	size := uint32(len(in))
 	i.stack[0] = api.EncodeU32(size)
-	if err := i.alloc.CallWithStack(ctx, i.stack[:]); err != nil {
-		return 0, nil, i.callError(exportAlloc, err)
+	if err := i.call(i.alloc, exportAlloc, d); err != nil {
+		return 0, nil, err
 	}
 	ptr := api.DecodeU32(i.stack[0])
 	if !i.mem.Write(ptr, in) {
 		return 0, nil, i.rangeError(exportAlloc, ptr, size)
 	}
 	i.stack[0], i.stack[1] = api.EncodeU32(ptr), api.EncodeU32(size)
-	if err := fn.CallWithStack(ctx, i.stack[:]); err != nil {
-		return 0, nil, i.callError(h.export(), err)
+	if err := i.call(fn, h.export(), d); err != nil {
+		return 0, nil, err
 	}
 	status := api.DecodeU32(i.stack[0])
-	out, err := i.readOutput(ctx)
+	out, err := i.readOutput(d)
 	return status, out, err
 }
 
-// runSelfTest calls runedge_self_test and returns its status and output.
-func (i *instance) runSelfTest(ctx context.Context) (uint32, []byte, error) {
+// runSelfTest calls runedge_self_test within budget d and returns its status
+// and output.
+func (i *instance) runSelfTest(d time.Duration) (uint32, []byte, error) {
 	if i.selfTest == nil {
 		return 0, nil, fmt.Errorf("no export %s", exportSelfTest)
 	}
-	i.stderr.reset()
-	if err := i.selfTest.CallWithStack(ctx, i.stack[:]); err != nil {
-		return 0, nil, i.callError(exportSelfTest, err)
+	i.start(d)
+	if err := i.call(i.selfTest, exportSelfTest, d); err != nil {
+		return 0, nil, err
 	}
 	status := api.DecodeU32(i.stack[0])
-	out, err := i.readOutput(ctx)
+	out, err := i.readOutput(d)
 	return status, out, err
 }
 
 // readOutput copies the output of the last hook call out of guest memory: the
 // guest may reuse that memory as soon as it is called again.
-func (i *instance) readOutput(ctx context.Context) ([]byte, error) {
-	if err := i.output.CallWithStack(ctx, i.stack[:]); err != nil {
-		return nil, i.callError(exportOutput, err)
+func (i *instance) readOutput(d time.Duration) ([]byte, error) {
+	if err := i.call(i.output, exportOutput, d); err != nil {
+		return nil, err
 	}
-	ptr, size := uint32(i.stack[0]>>32), uint32(i.stack[0])
+	return i.readPtrLen(exportOutput, i.stack[0])
+}
+
+// readPtrLen copies the bytes that v, (ptr << 32) | len as returned by
+// runedge_output and runedge_version, points at; name is the function that
+// returned v.
+func (i *instance) readPtrLen(name string, v uint64) ([]byte, error) {
+	ptr, size := uint32(v>>32), uint32(v)
 	if size == 0 {
 		return nil, nil
 	}
 	view, ok := i.mem.Read(ptr, size)
 	if !ok {
-		return nil, i.rangeError(exportOutput, ptr, size)
+		return nil, i.rangeError(name, ptr, size)
 	}
 	return bytes.Clone(view), nil
 }

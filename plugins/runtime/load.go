@@ -12,8 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 )
 
 // Load reads, compiles and checks the plugin at path. It instantiates one
@@ -72,14 +76,19 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		WithSysNanotime().
 		WithRandSource(rand.Reader)
 	p := &Plugin{name: opts.Name, sha256: hex.EncodeToString(sum[:]), opts: opts}
-	create := func(ctx context.Context) (*instance, error) {
-		inst, err := instantiate(ctx, rt, cm, config)
+	setup := opts.setupBudget()
+	create := func(context.Context) (*instance, error) {
+		inst, err := instantiate(rt, cm, config, setup)
 		if err != nil {
 			return nil, fmt.Errorf("instantiate: %w", err)
 		}
 		return inst, nil
 	}
-	p.pool = newPool(opts.PoolSize, create, release)
+	drained := func() {
+		release()
+		e.metrics.forget(p)
+	}
+	p.pool = newPool(opts.PoolSize, create, drained)
 
 	if err := p.pool.wait(ctx); err != nil {
 		p.pool.close(ctx)
@@ -90,12 +99,13 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		p.pool.close(ctx)
 		return nil, err
 	}
-	if p.hooks, err = checkInstance(ctx, inst); err != nil {
+	if p.hooks, p.version, err = checkInstance(inst, setup); err != nil {
 		p.pool.discard(ctx, inst)
 		p.pool.close(ctx)
 		return nil, err
 	}
 	p.pool.put(ctx, inst)
+	p.metrics = e.metrics.track(p)
 	return p, nil
 }
 
@@ -117,9 +127,9 @@ func checkExports(cm wazero.CompiledModule) error {
 			problems = append(problems, fmt.Sprintf("export %s %s", name, msg))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(hookExports)) {
+	for _, name := range slices.Sorted(maps.Keys(optionalExports)) {
 		if def, ok := funcs[name]; ok {
-			if msg := hookExports[name].mismatch(def); msg != "" {
+			if msg := optionalExports[name].mismatch(def); msg != "" {
 				problems = append(problems, fmt.Sprintf("export %s %s", name, msg))
 			}
 		}
@@ -130,43 +140,77 @@ func checkExports(cm wazero.CompiledModule) error {
 	return nil
 }
 
-// checkInstance checks the ABI version and hook bitmap of a fresh instance
-// and runs its self-test. It returns the hook bitmap.
-func checkInstance(ctx context.Context, inst *instance) (int32, error) {
-	version, err := inst.callI32(ctx, exportABIVersion)
+// checkInstance checks the ABI version and hook bitmap of a fresh instance,
+// reads its version and runs its self-test, each call within budget d. It
+// returns the hook bitmap and the version.
+func checkInstance(inst *instance, d time.Duration) (int32, string, error) {
+	abi, err := inst.callU64(exportABIVersion, d)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	if version != abiVersion {
-		return 0, fmt.Errorf("plugin implements ABI version %d; this host implements version %d", version, abiVersion)
+	if v := api.DecodeI32(abi); v != abiVersion {
+		return 0, "", fmt.Errorf("plugin implements ABI version %d; this host implements version %d", v, abiVersion)
 	}
-	hooks, err := inst.callI32(ctx, exportHooks)
+	bits, err := inst.callU64(exportHooks, d)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
+	hooks := api.DecodeI32(bits)
 	if unknown := hooks &^ knownHookBits; unknown != 0 {
-		return 0, fmt.Errorf("%s sets unknown bits %#x (this host knows %#x)", exportHooks, unknown, knownHookBits)
+		return 0, "", fmt.Errorf("%s sets unknown bits %#x (this host knows %#x)", exportHooks, unknown, knownHookBits)
 	}
-	if hooks&(bitMapRequest|bitMapResult) == 0 {
-		return 0, fmt.Errorf("%s reports no mapping hook (%s or %s)", exportHooks, exportMapRequest, exportMapResult)
+	if hooks&mappingHookBits == 0 {
+		return 0, "", fmt.Errorf("%s reports no mapping hook (%s, %s or %s)", exportHooks, exportMapRequest, exportMapResult, exportMapStream)
 	}
 	for h := range Hook(hookCount) {
 		if hooks&h.bit() != 0 && inst.hooks[h] == nil {
-			return 0, fmt.Errorf("%s reports %s but the module does not export it", exportHooks, h.export())
+			return 0, "", fmt.Errorf("%s reports %s but the module does not export it", exportHooks, h.export())
 		}
 	}
+	version, err := readVersion(inst, d)
+	if err != nil {
+		return 0, "", err
+	}
 	if hooks&bitSelfTest == 0 {
-		return hooks, nil
+		return hooks, version, nil
 	}
 	if inst.selfTest == nil {
-		return 0, fmt.Errorf("%s reports %s but the module does not export it", exportHooks, exportSelfTest)
+		return 0, "", fmt.Errorf("%s reports %s but the module does not export it", exportHooks, exportSelfTest)
 	}
-	status, out, err := inst.runSelfTest(ctx)
+	status, out, err := inst.runSelfTest(d)
 	if err != nil {
-		return 0, fmt.Errorf("self test: %w", err)
+		return 0, "", fmt.Errorf("self test: %w", err)
 	}
 	if status != statusOK {
-		return 0, fmt.Errorf("self test failed (status %d): %s", status, truncate(out, maxGuestMessage))
+		return 0, "", fmt.Errorf("self test failed (status %d): %s", status, truncate(out, maxGuestMessage))
 	}
-	return hooks, nil
+	return hooks, version, nil
+}
+
+// maxVersionLen caps the length of a plugin's version string.
+const maxVersionLen = 64
+
+// readVersion returns the version the plugin declares with runedge_version,
+// or "" when it does not export it or returns an empty string. A version
+// that is not short, printable UTF-8 fails the load: it ends up in listings
+// and logs.
+func readVersion(inst *instance, d time.Duration) (string, error) {
+	if inst.mod.ExportedFunction(exportVersion) == nil {
+		return "", nil
+	}
+	v, err := inst.callU64(exportVersion, d)
+	if err != nil {
+		return "", err
+	}
+	b, err := inst.readPtrLen(exportVersion, v)
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxVersionLen {
+		return "", fmt.Errorf("%s returned %d bytes, more than the %d allowed", exportVersion, len(b), maxVersionLen)
+	}
+	if !utf8.Valid(b) || strings.ContainsFunc(string(b), func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return "", fmt.Errorf("%s returned %q, which is not printable UTF-8", exportVersion, b)
+	}
+	return string(b), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"strings"
+	"time"
 )
 
 // Options configure a Plugin. Zero fields take the defaults noted.
@@ -23,12 +24,19 @@ type Options struct {
 	// host's garbage collector, so its input size is what bounds it.
 	// Default: 4 MiB.
 	MaxInputBytes int
+	// CallTimeout is each call's time budget. A call that runs longer is
+	// aborted and fails with a Fault matching ErrTimeout; its instance is
+	// discarded. The deadline is checked every few hundred microseconds of
+	// guest work, so a call may overrun it by that much. Default (0): 250ms;
+	// negative: no budget.
+	CallTimeout time.Duration
 }
 
 // Defaults for Options.
 const (
 	defaultMaxMemoryPages = 1024
 	defaultMaxInputBytes  = 4 << 20
+	defaultCallTimeout    = 250 * time.Millisecond
 	maxMemoryPages        = 65536 // 4 GiB, the wasm32 limit
 )
 
@@ -49,17 +57,32 @@ func (o Options) withDefaults(name string) (Options, error) {
 	if o.MaxInputBytes <= 0 {
 		o.MaxInputBytes = defaultMaxInputBytes
 	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = defaultCallTimeout
+	}
 	return o, nil
+}
+
+// setupBudget is the time budget of initialising an instance and of the
+// checks Load runs: CallTimeout, but at least setupBudget; none when calls
+// have none.
+func (o Options) setupBudget() time.Duration {
+	if o.CallTimeout < 0 {
+		return o.CallTimeout
+	}
+	return max(o.CallTimeout, setupBudget)
 }
 
 // Plugin is a loaded plugin: a compiled module and a pool of its instances.
 // It is safe for concurrent use.
 type Plugin struct {
-	name   string
-	sha256 string
-	hooks  int32
-	opts   Options
-	pool   *pool
+	name    string
+	sha256  string
+	version string
+	hooks   int32
+	opts    Options
+	pool    *pool
+	metrics *pluginMetrics // nil: no metrics
 }
 
 // Name returns the plugin's name, as used in errors.
@@ -68,6 +91,10 @@ func (p *Plugin) Name() string { return p.name }
 // SHA256 returns the hex SHA-256 of the plugin's wasm bytes, identifying the
 // exact version loaded.
 func (p *Plugin) SHA256() string { return p.sha256 }
+
+// Version returns the version the plugin declares (export runedge_version),
+// or "" when it declares none; the SHA-256 then identifies it.
+func (p *Plugin) Version() string { return p.version }
 
 // Has reports whether the plugin implements hook h.
 func (p *Plugin) Has(h Hook) bool { return h.valid() && p.hooks&h.bit() != 0 }
@@ -96,11 +123,24 @@ func (p *Plugin) Close(ctx context.Context) error {
 // owns. It waits for a free instance while all PoolSize are busy; if ctx ends
 // first it returns ctx's error, wrapped. It returns an *InputError when the
 // plugin rejected the input as invalid, and a *Fault for anything that is the
-// plugin's fault; the instance that faulted is closed, not reused.
+// plugin's fault, including running past Options.CallTimeout; the instance
+// that faulted is closed, not reused.
 //
-// ctx bounds the wait for an instance but does not interrupt a running guest
-// call: checking it inside guest code made calls several times slower.
+// ctx bounds the wait for an instance but not the guest call, which its
+// time budget bounds instead.
 func (p *Plugin) Call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
+	m := p.metrics.hook(h)
+	if m == nil {
+		return p.call(ctx, h, in)
+	}
+	start := time.Now()
+	out, err := p.call(ctx, h, in)
+	m.observe(start, err)
+	return out, err
+}
+
+// call is Call without metrics.
+func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 	if !p.Has(h) {
 		return nil, p.fault(h, fmt.Errorf("plugin does not implement %s", h))
 	}
@@ -114,7 +154,7 @@ func (p *Plugin) Call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, p.fault(h, err)
 	}
-	status, out, err := inst.runHook(ctx, h, in)
+	status, out, err := inst.runHook(h, in, p.opts.CallTimeout)
 	if err == nil {
 		switch status {
 		case statusOK:
@@ -134,6 +174,32 @@ func (p *Plugin) Call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 	}
 	p.pool.discard(ctx, inst)
 	return nil, p.fault(h, err)
+}
+
+// Warm makes sure the plugin has at least n instances (at most PoolSize),
+// instantiating the missing ones now rather than on the first calls that
+// need them, which would each wait milliseconds. Meant for a plugin about to
+// take traffic, such as the new version in a swap: while it runs, Warm holds
+// the instances it counts, so calls may wait.
+func (p *Plugin) Warm(ctx context.Context, n int) error {
+	n = min(n, p.opts.PoolSize)
+	held := make([]*instance, 0, max(n, 0))
+	defer func() {
+		for _, inst := range held {
+			p.pool.put(ctx, inst)
+		}
+	}()
+	for len(held) < n {
+		if err := p.pool.wait(ctx); err != nil {
+			return fmt.Errorf("plugin %s: warm: %w", p.name, err)
+		}
+		inst, err := p.pool.take(ctx)
+		if err != nil {
+			return fmt.Errorf("plugin %s: warm: %w", p.name, err)
+		}
+		held = append(held, inst)
+	}
+	return nil
 }
 
 // fault wraps err, the cause of a failed call of hook h, as a Fault.

@@ -27,18 +27,13 @@ func echoGuest() rawGuest {
 	return rawGuest{version: 1, hooks: int32(bitMapRequest | bitMapResult)}
 }
 
-// Value types and opcodes used below, from the WebAssembly binary format.
+// Value types and opcodes used below, from the WebAssembly binary format,
+// besides those instrument_code.go defines.
 const (
 	wI32 = 0x7f
 	wI64 = 0x7e
 
-	opUnreachable  = 0x00
-	opEnd          = 0x0b
 	opLocalGet     = 0x20
-	opGlobalGet    = 0x23
-	opGlobalSet    = 0x24
-	opI32Const     = 0x41
-	opI64Const     = 0x42
 	opI64Or        = 0x84
 	opI64ExtendU32 = 0xad
 )

@@ -18,6 +18,8 @@ var (
 	input []byte
 	// output is the output of the last hook call, read by runedge_output.
 	output []byte
+	// version is the copy of Hooks.Version that runedge_version points at.
+	version []byte
 )
 
 //go:wasmexport runedge_abi_version
@@ -49,6 +51,11 @@ func exportMapResult(ptr, size uint32) int32 {
 	return runMap(registered.MapResult, ptr, size)
 }
 
+//go:wasmexport runedge_map_stream
+func exportMapStream(ptr, size uint32) int32 {
+	return runMap(registered.MapStream, ptr, size)
+}
+
 //go:wasmexport runedge_self_test
 func exportSelfTest() int32 {
 	status, out := callSelfTest(registered.SelfTest)
@@ -64,6 +71,18 @@ func exportOutput() uint64 {
 		return 0
 	}
 	return uint64(addr(output))<<32 | uint64(len(output))
+}
+
+// exportVersion returns Hooks.Version as (ptr << 32) | len, or 0 when it
+// is empty.
+//
+//go:wasmexport runedge_version
+func exportVersion() uint64 {
+	if registered.Version == "" {
+		return 0
+	}
+	version = []byte(registered.Version)
+	return uint64(addr(version))<<32 | uint64(len(version))
 }
 
 // runMap checks that ptr and size lie inside the buffer runedge_alloc handed

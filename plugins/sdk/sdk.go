@@ -6,7 +6,7 @@ import "errors"
 // plugin does not implement that hook: its bit in runedge_hooks stays unset
 // and the host never calls it.
 //
-// The in slice of MapRequest and MapResult aliases a buffer that the next call
+// The in slice of MapRequest, MapResult and MapStream aliases a buffer that the next call
 // reuses: a hook must not keep it, or anything pointing into it, after it
 // returns. The returned slice is handed to the host as is; the SDK keeps it
 // reachable until the next call.
@@ -18,6 +18,15 @@ type Hooks struct {
 	// SelfTest is run by the host once when it loads the plugin, before the
 	// plugin serves anything; an error makes the load fail.
 	SelfTest func() error
+	// MapStream maps streamed text in batches: its input and output are the
+	// JSON objects of plugins/ABI.md ("runedge_map_stream"). MapStreamFunc
+	// builds it from a function on decoded values. A plugin that leaves it
+	// nil costs the stream nothing: the host never calls it.
+	MapStream func(in []byte) ([]byte, error)
+	// Version is the plugin's version, such as "1.2.0", which the host shows
+	// next to the plugin's SHA-256; "" declares none. At most 64 bytes of
+	// printable UTF-8, or the plugin fails to load.
+	Version string
 }
 
 // Hook bits of runedge_hooks, as defined by plugins/ABI.md.
@@ -25,6 +34,7 @@ const (
 	bitMapRequest int32 = 1 << iota
 	bitMapResult
 	bitSelfTest
+	bitMapStream
 )
 
 // registered holds the hooks given to Register. A plugin runs one call at a
@@ -47,6 +57,9 @@ func hookBits() int32 {
 	}
 	if registered.SelfTest != nil {
 		bits |= bitSelfTest
+	}
+	if registered.MapStream != nil {
+		bits |= bitMapStream
 	}
 	return bits
 }

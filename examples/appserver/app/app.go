@@ -64,8 +64,11 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("GET /api/me", auth.Require(http.HandlerFunc(auth.Me)))
 	mux.Handle("POST /api/chat", auth.Require(fwd.Handler("/v1/chat/completions")))
 	mux.Handle("POST /api/responses", auth.Require(fwd.Handler("/v1/responses")))
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+	// Unknown API routes answer JSON, which is what the page reads.
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		login.WriteError(w, http.StatusNotFound, "invalid_request_error", "not_found", "No such route.")
-	})
+	}
+	mux.HandleFunc("GET /api/", notFound)
+	mux.HandleFunc("POST /api/", notFound)
 	return pageHeaders(sameOrigin(mux)), nil
 }

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/examples/appserver/internal/runedgetest"
 	"github.com/runedge/runedge/examples/appserver/login"
 	"github.com/runedge/runedge/examples/appserver/proxy"
-	"github.com/runedge/runedge/examples/appserver/internal/runedgetest"
 )
 
 // The logged-in user of every test.

@@ -1,7 +1,10 @@
 // The chat page. It talks only to its own app server (/login, /api/*); the
 // app server adds the runedge token and the user's identity. Plain JS, no
-// build step, so the whole client is this file.
-'use strict';
+// build step: the whole client is this file, errors.js, stream.js and
+// table.js, loaded as ES modules.
+import { UserError, errorOf, friendly } from './errors.js';
+import { streamChat, streamResponse } from './stream.js';
+import { render } from './table.js';
 
 // The fixed schema of the structured mode: a small task plan, shown as a
 // table when it arrives.
@@ -98,67 +101,6 @@ function showError(bubble, message, runId) {
   bubble.li.scrollIntoView({ block: 'end' });
 }
 
-// ---- errors --------------------------------------------------------------
-
-// friendly turns an error body into something a person can act on. Only
-// known codes get specific words; nothing from the body is shown raw.
-function friendly(status, err) {
-  switch (err && err.code) {
-    case 'login_required': return 'Your session has ended. Please log in again.';
-    case 'upstream_unavailable': return 'The assistant service cannot be reached right now. Please try again in a moment.';
-    case 'provider_error': return 'The assistant’s model failed to answer. Please try again.';
-    case 'timeout': return 'The answer took too long and was stopped. Please try again.';
-    case 'rate_limit_exceeded': return 'You are sending messages too quickly. Wait a few seconds and try again.';
-    case 'unavailable': return 'The assistant is busy or restarting. Please try again shortly.';
-    case 'run_failed': return 'The assistant could not produce a valid answer.';
-    case 'run_waiting': return 'This answer needs an approval before it can continue.';
-    case 'run_cancelled': return 'This answer was cancelled.';
-    case 'invalid_api_key':
-    case 'tenant_forbidden': return 'This site is not set up correctly to use the assistant. Please tell the site’s administrator.';
-    case 'body_too_large': return 'The message is too long.';
-    case 'not_found': return 'This conversation is no longer available. Start a new conversation.';
-    case 'cross_origin': return 'The request was refused because it came from another site.';
-  }
-  if (status >= 500 || !status) return 'Something went wrong on the server. Please try again.';
-  return 'The assistant could not accept this message.';
-}
-
-async function errorOf(res) {
-  try {
-    const body = await res.json();
-    return body && body.error;
-  } catch {
-    return null;
-  }
-}
-
-// ---- SSE -----------------------------------------------------------------
-
-// readEvents calls onEvent(name, data) for each server-sent event as it
-// arrives. fetch's ReadableStream hands over bytes in whatever pieces the
-// network made, so events are reassembled at blank lines.
-async function readEvents(body, onEvent) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buf += value;
-    let cut;
-    while ((cut = buf.search(/\r?\n\r?\n/)) >= 0) {
-      const block = buf.slice(0, cut);
-      buf = buf.slice(buf[cut] === '\r' ? cut + 4 : cut + 2);
-      let name = 'message';
-      const data = [];
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith('event:')) name = line.slice(6).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-      }
-      if (data.length) onEvent(name, data.join('\n'));
-    }
-  }
-}
-
 // ---- sending -------------------------------------------------------------
 
 function request(text, structured) {
@@ -189,6 +131,9 @@ async function send(text) {
   addMessage('user', text);
   const bubble = addMessage('assistant', '');
   bubble.li.classList.add('streaming');
+  // runedge checks structured output against the schema before sending
+  // it, so it arrives at the end rather than word by word.
+  if (structured) bubble.body.dataset.placeholder = 'Preparing the task plan; it is checked against the schema before it is shown…';
   setBusy(true);
   state.controller = new AbortController();
   let runId = '';
@@ -209,7 +154,9 @@ async function send(text) {
       }
       throw new UserError(friendly(res.status, err));
     }
-    const answer = structured ? await streamResponse(res, bubble) : await streamChat(res, bubble);
+    const show = (t) => { bubble.body.textContent = t; };
+    if (structured) bubble.body.classList.add('json');
+    const answer = structured ? await streamResponse(res, show) : await streamChat(res, show);
     if (structured) {
       showTable(bubble, answer);
     } else {
@@ -231,8 +178,6 @@ async function send(text) {
   }
 }
 
-class UserError extends Error {}
-
 // noteRun records the run headers runedge sent (the app server passes
 // them through) and shows them.
 function noteRun(res, structured, bubble) {
@@ -250,71 +195,7 @@ function noteRun(res, structured, bubble) {
   return runId;
 }
 
-// streamChat reads chat.completion.chunk events until [DONE].
-async function streamChat(res, bubble) {
-  let text = '';
-  let done = false;
-  let failure = null;
-  await readEvents(res.body, (name, data) => {
-    if (data === '[DONE]') { done = true; return; }
-    const msg = JSON.parse(data);
-    if (msg.error) { failure = msg.error; return; }
-    const delta = msg.choices && msg.choices[0] && msg.choices[0].delta;
-    if (delta && delta.content) {
-      text += delta.content;
-      bubble.body.textContent = text;
-    }
-  });
-  if (failure) throw new UserError('The answer was interrupted: ' + lower(friendly(500, failure)));
-  if (!done) throw new UserError('The connection was lost before the answer finished.');
-  return text;
-}
-
-// streamResponse reads typed responses events until response.completed and
-// returns the final output text.
-async function streamResponse(res, bubble) {
-  let text = '';
-  let final = null;
-  let failure = null;
-  bubble.body.className = 'json';
-  await readEvents(res.body, (name, data) => {
-    const ev = JSON.parse(data);
-    switch (ev.type || name) {
-      case 'response.output_text.delta':
-        text += ev.delta;
-        bubble.body.textContent = text;
-        break;
-      case 'response.completed':
-        final = outputText(ev.response);
-        break;
-      case 'response.failed':
-        failure = ev.response && ev.response.error;
-        break;
-      case 'error':
-        failure = ev.error || ev;
-        break;
-    }
-  });
-  if (failure) throw new UserError('The answer was interrupted: ' + lower(friendly(500, failure)));
-  if (final === null) throw new UserError('The connection was lost before the answer finished.');
-  return final;
-}
-
-function outputText(response) {
-  for (const item of response.output || []) {
-    for (const part of item.content || []) {
-      if (part.type === 'output_text') return part.text;
-    }
-  }
-  return '';
-}
-
-function lower(s) {
-  return s.charAt(0).toLowerCase() + s.slice(1);
-}
-
-// ---- the table -----------------------------------------------------------
-
+// showTable replaces the streamed JSON with a table of it.
 function showTable(bubble, text) {
   let doc;
   try {
@@ -322,61 +203,8 @@ function showTable(bubble, text) {
   } catch {
     throw new UserError('The answer was not valid JSON.');
   }
-  bubble.body.className = 'text';
+  bubble.body.classList.remove('json');
   bubble.body.replaceChildren(render(doc));
-}
-
-// render builds DOM for a JSON value: objects as two-column tables, arrays
-// of objects as tables with a column per key. textContent only, so a value
-// can never become markup.
-function render(v) {
-  if (Array.isArray(v)) {
-    if (v.length && v.every(isObject)) {
-      const keys = [...new Set(v.flatMap(Object.keys))];
-      const table = el('table', 'result');
-      const head = table.createTHead().insertRow();
-      for (const k of keys) head.append(el('th', '', label(k)));
-      const tbody = table.createTBody();
-      for (const row of v) {
-        const tr = tbody.insertRow();
-        for (const k of keys) tr.append(cell(row[k]));
-      }
-      return table;
-    }
-    return document.createTextNode(v.map((x) => (isObject(x) ? JSON.stringify(x) : String(x))).join(', '));
-  }
-  if (isObject(v)) {
-    const table = el('table', 'result');
-    const tbody = table.createTBody();
-    for (const [k, x] of Object.entries(v)) {
-      const tr = tbody.insertRow();
-      tr.append(el('th', '', label(k)), cell(x));
-    }
-    return table;
-  }
-  return document.createTextNode(v === null ? '—' : String(v));
-}
-
-function cell(v) {
-  const td = el('td', typeof v === 'number' ? 'num' : '');
-  td.append(render(v));
-  return td;
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function isObject(v) {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function label(key) {
-  const s = key.replace(/_/g, ' ');
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 // ---- wiring --------------------------------------------------------------

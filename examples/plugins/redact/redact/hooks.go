@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/runedge/runedge/plugins/compat"
@@ -65,24 +64,4 @@ func forEach(array gjson.Result, fn func(i string, v gjson.Result)) {
 		i++
 		return true
 	})
-}
-
-// MapStream is the map_stream hook. Input, from the host:
-//
-//	{"endpoint","id","tenant_id","text":"<held back + new text>","final":bool}
-//
-// Output: {"emit":"<redacted text to send now>","hold":"<text to hold back>"};
-// see Stream.
-func MapStream(in []byte) ([]byte, error) {
-	v := gjson.GetManyBytes(in, "text", "final")
-	if v[0].Type != gjson.String {
-		return nil, errors.New("redact: map_stream input needs a string text")
-	}
-	emit, hold := Stream(v[0].Str, v[1].Bool())
-	out := make([]byte, 0, len(emit)+len(hold)+32)
-	out = append(out, `{"emit":`...)
-	out = compat.AppendJSONString(out, emit)
-	out = append(out, `,"hold":`...)
-	out = compat.AppendJSONString(out, hold)
-	return append(out, '}'), nil
 }

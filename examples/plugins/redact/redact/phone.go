@@ -12,21 +12,19 @@ const (
 	maxPhoneDigits = 15
 )
 
-// Separators seen in a phone run, as bits of phoneRun.seps.
+// Separators before a group, as bits so that a number's can be combined.
 const (
 	sepSpace = 1 << iota
 	sepHyphen
 	sepDot
 )
 
-// phoneRun describes a run of text shaped like a phone number.
-type phoneRun struct {
-	end          int  // index just past the run
-	plus, parens bool // starts with "+"; has a group in parentheses
-	digits       int
-	groups       int
-	seps         int
-	lens         [3]int // digits in each of the first three groups
+// group is one group of digits of a phone-shaped run.
+type group struct {
+	start, end int  // bounds in the text, parentheses included
+	digits     int  // number of digits
+	paren      bool // in parentheses
+	sep        int  // the separator before it; 0 for none
 }
 
 // phoneSep returns the bit of a phone separator byte, or 0.
@@ -43,30 +41,27 @@ func phoneSep(b byte) int {
 }
 
 // scanPhone reads the longest phone-shaped run starting at s[i], not going
-// past limit. It reports false when not even one group of digits follows;
-// run.end is then i+1 so that the caller moves on.
-func scanPhone(s string, i, limit int) (phoneRun, bool) {
-	run := phoneRun{end: i + 1}
+// past limit, appending its groups to groups[:0]. It returns the groups and
+// where the run ends: i+1 when not even one group follows, so that the caller
+// moves on.
+func scanPhone(s string, i, limit int, groups []group) ([]group, int) {
+	groups = groups[:0]
 	j := i
 	if s[j] == '+' {
-		run.plus = true
 		j++
 	}
+	sep := 0
 	for {
-		n, next, paren := phoneGroup(s, j, limit)
-		if n == 0 {
+		g, ok := phoneGroup(s, j, limit)
+		if !ok {
 			break
 		}
-		if run.groups < len(run.lens) {
-			run.lens[run.groups] = n
-		}
-		run.groups++
-		run.digits += n
-		run.parens = run.parens || paren
-		run.end, j = next, next
+		g.sep = sep
+		groups = append(groups, g)
+		j = g.end
 		// A separator joins the next group only if one really follows;
 		// a group in parentheses may also touch its neighbours: "(555)123".
-		sep := 0
+		sep = 0
 		if j < limit {
 			sep = phoneSep(s[j])
 		}
@@ -74,59 +69,70 @@ func scanPhone(s string, i, limit int) (phoneRun, bool) {
 		if sep != 0 {
 			k++
 		}
-		if k >= limit || !(isDigit(s[k]) || s[k] == '(') || sep == 0 && !paren && s[k] != '(' {
+		if k >= limit || !(isDigit(s[k]) || s[k] == '(' && (sep != 0 || !g.paren)) && !(sep == 0 && g.paren && isDigit(s[k])) {
 			break
 		}
-		run.seps |= sep
 		j = k
 	}
-	return run, run.groups > 0
+	if len(groups) == 0 {
+		return groups, i + 1
+	}
+	return groups, j
 }
 
-// phoneGroup reads one group at s[j]: digits, or digits in parentheses. It
-// returns the number of digits (0 when there is no group), where the group
-// ends and whether it was in parentheses.
-func phoneGroup(s string, j, limit int) (digits, end int, paren bool) {
+// phoneGroup reads one group at s[j]: digits, or digits in parentheses.
+func phoneGroup(s string, j, limit int) (group, bool) {
+	g := group{start: j}
 	k := j
 	if k < limit && s[k] == '(' {
-		paren = true
+		g.paren = true
 		k++
 	}
-	start := k
+	digitsStart := k
 	for k < limit && isDigit(s[k]) {
 		k++
 	}
-	digits = k - start
-	if digits == 0 {
-		return 0, j, false
+	g.digits = k - digitsStart
+	if g.digits == 0 {
+		return g, false
 	}
-	if paren {
+	if g.paren {
 		if k >= limit || s[k] != ')' {
-			return 0, j, false
+			return g, false
 		}
 		k++
 	}
-	return digits, k, paren
+	g.end = k
+	return g, true
 }
 
-// plausible reports whether a phone-shaped run is worth redacting, given the
-// text after it.
-func (r *phoneRun) plausible(s string) bool {
-	if r.digits < minPhoneDigits || r.digits > maxPhoneDigits || wordAt(s, r.end) {
+// plausible reports whether the groups, the first one preceded by "+" when
+// plus is set, are worth redacting as a phone number.
+func plausible(groups []group, plus bool) bool {
+	digits, seps, parens := 0, 0, plus
+	var lens [3]int
+	for i, g := range groups {
+		digits += g.digits
+		seps |= g.sep
+		parens = parens || g.paren
+		if i < len(lens) {
+			lens[i] = g.digits
+		}
+	}
+	if digits < minPhoneDigits || digits > maxPhoneDigits {
 		return false
 	}
-	if r.plus || r.parens {
-		return true
-	}
 	switch {
-	case r.groups < 2:
+	case parens:
+		return true // "+" or "(": written as a phone number
+	case len(groups) < 2:
 		return false // a bare number
-	case r.seps == sepDot:
+	case seps == sepDot:
 		// 555.123.4567; other dotted runs are decimals and IP addresses.
-		return r.groups == 3 && r.lens == [3]int{3, 3, 4}
-	case r.seps == sepSpace:
-		return r.groups >= 3 // "in 2023 1500 people" is no phone number
-	case r.seps == sepHyphen && r.groups == 3 && r.lens == [3]int{4, 2, 2}:
+		return len(groups) == 3 && lens == [3]int{3, 3, 4}
+	case seps == sepSpace:
+		return len(groups) >= 3 // "in 2023 1500 people" is no phone number
+	case seps == sepHyphen && len(groups) == 3 && lens == [3]int{4, 2, 2}:
 		return false // an ISO date, 2024-01-15
 	}
 	return true
@@ -134,16 +140,47 @@ func (r *phoneRun) plausible(s string) bool {
 
 // eachPhone calls fn with the bounds of each phone number in s[from:to].
 func eachPhone(s string, from, to int, fn func(start, end int)) {
+	var groups []group
 	for i := from; i < to; {
 		b := s[i]
 		if !(isDigit(b) || b == '+' || b == '(') || wordBefore(s, i) {
 			i++
 			continue
 		}
-		run, ok := scanPhone(s, i, to)
-		if ok && run.plausible(s) {
-			fn(i, run.end)
+		var end int
+		groups, end = scanPhone(s, i, to, groups)
+		if !wordAt(s, end) {
+			splitRun(groups, b == '+', i, fn)
 		}
-		i = run.end
+		i = end
+	}
+}
+
+// splitRun finds the phone numbers in one run: the whole run when it is
+// plausible, else, from left to right, the longest plausible spans that
+// start and end at spaces, so that a list of numbers ("555-123-4567
+// 555-765-4321") is redacted number by number. start is where the run
+// begins, before any "+".
+func splitRun(groups []group, plus bool, start int, fn func(start, end int)) {
+	for a := 0; a < len(groups); a++ {
+		if a > 0 && groups[a].sep != sepSpace {
+			continue
+		}
+		// Longer spans would hold more than maxPhoneDigits digits.
+		for b := min(len(groups), a+maxPhoneDigits); b > a; b-- {
+			if b < len(groups) && groups[b].sep != sepSpace {
+				continue
+			}
+			if !plausible(groups[a:b], plus && a == 0) {
+				continue
+			}
+			from := groups[a].start
+			if a == 0 {
+				from = start
+			}
+			fn(from, groups[b-1].end)
+			a = b - 1
+			break
+		}
 	}
 }

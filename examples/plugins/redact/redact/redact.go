@@ -1,6 +1,6 @@
 // Package redact is the logic of the redact example plugin: it replaces
 // e-mail addresses and phone numbers in assistant text, in whole replies
-// (MapResult) and in streamed text (MapStream), so that personal data the
+// (MapResult) and in streamed text (Stream), so that personal data the
 // model repeats or invents never reaches the client.
 //
 // Detection is by shape, with no lists of names or numbering plans: it

@@ -14,14 +14,38 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/plugins/sdk"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
+
+// version is the version the plugin declares.
+const version = "1.2.0-test"
 
 func init() {
 	sdk.Register(sdk.Hooks{
 		MapRequest: func(in []byte) ([]byte, error) { return in, nil },
 		MapResult:  mapResult,
+		MapStream:  sdk.MapStreamFunc(holdPartialWord),
 		SelfTest:   selfTest,
+		Version:    version,
 	})
+}
+
+// holdPartialWord emits the text up to its last space and holds back the
+// rest, a word the next text may continue: the shape of a plugin that must
+// see whole words, such as one redacting e-mail addresses. The text is
+// upper-cased so that tests can tell it went through the plugin; a text of
+// "fail" fails.
+func holdPartialWord(in sdk.StreamInput) (sdk.StreamOutput, error) {
+	if in.Text == "fail" {
+		return sdk.StreamOutput{}, errors.New("stream failure on purpose")
+	}
+	text := strings.ToUpper(in.Text)
+	cut := strings.LastIndexByte(text, ' ') + 1
+	if in.Final {
+		cut = len(text)
+	}
+	return sdk.StreamOutput{Emit: text[:cut], Hold: text[cut:]}, nil
 }
 
 func main() {}
@@ -42,7 +66,9 @@ var spins int
 //	exit:CODE                   print to stderr and exit the guest
 //	spin:MICROS:...             keep the CPU busy for MICROS µs, then echo
 //	loop                        loop forever, never calling the host
-//	json:DOCUMENT               decode and re-encode DOCUMENT, a stand-in for mapping work
+//	json:DOCUMENT               decode and re-encode DOCUMENT with encoding/json
+//	map:DOCUMENT                read DOCUMENT's messages and add a field with
+//	                            gjson and sjson, like a real mapping plugin
 //
 // Anything else is returned prefixed with "result:".
 func mapResult(in []byte) ([]byte, error) {
@@ -89,6 +115,14 @@ func mapResult(in []byte) ([]byte, error) {
 			return nil, err
 		}
 		return json.Marshal(v)
+	case "map":
+		doc := []byte(arg)
+		chars := 0
+		gjson.GetBytes(doc, "messages").ForEach(func(_, m gjson.Result) bool {
+			chars += len(m.Get("content").String())
+			return true
+		})
+		return sjson.SetBytes(doc, "metadata.chars", chars)
 	case "exit":
 		code, err := strconv.Atoi(arg)
 		if err != nil {

@@ -1,0 +1,130 @@
+package bootstrap
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+
+	"github.com/runedge/runedge/envoy/gateway"
+	"github.com/runedge/runedge/envoy/ir"
+	"github.com/runedge/runedge/envoy/protoyaml"
+	"github.com/runedge/runedge/envoy/translate"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata from the current output")
+
+const command = "runedge xds bootstrap --xds xds:18000 --node edge-1"
+
+// TestGolden: the bootstraps of examples/envoy and of a delta, IP-address
+// setup, byte for byte.
+func TestGolden(t *testing.T) {
+	for name, o := range map[string]Options{
+		"ads.yaml":   {XDS: "xds:18000", NodeID: "edge-1"},
+		"delta.yaml": {XDS: "10.0.0.5:18000", NodeID: "edge-2", Cluster: "eu-edge", Admin: "0.0.0.0:9901", Delta: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := YAML(o, command)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update creates it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s changed (go test -update to accept):\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{XDS: "xds:18000"}, "node ID is required"},
+		{Options{XDS: "xds", NodeID: "n"}, "xds address"},
+		{Options{XDS: "xds:0", NodeID: "n"}, "xds address"},
+		{Options{XDS: "xds:18000", NodeID: "n", Admin: "nowhere"}, "admin address"},
+	} {
+		if _, err := Build(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+}
+
+// TestEnvoyValidates asks Envoy itself, where one is installed, whether it
+// accepts the bootstrap, alone and carrying the resources served for each
+// golden gateway file as static resources (validate mode checks them
+// without connecting anywhere).
+func TestEnvoyValidates(t *testing.T) {
+	envoy, err := exec.LookPath("envoy")
+	if err != nil {
+		t.Skip("no envoy binary on PATH: the bootstrap and resources are checked by golden files and deep validation only")
+	}
+	validate := func(name string, b *bootstrapv3.Bootstrap) {
+		t.Helper()
+		y, err := protoyaml.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, y, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(envoy, "--mode", "validate", "-c", path).CombinedOutput(); err != nil {
+			t.Errorf("envoy --mode validate %s: %v\n%s\n%s", name, err, out, y)
+		}
+	}
+	o := Options{XDS: "127.0.0.1:18000", NodeID: "validate"}
+	b, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate("bootstrap.yaml", b)
+
+	ins, _ := filepath.Glob("../translate/testdata/in/*.yaml")
+	for _, in := range ins {
+		f, err := gateway.Load(in)
+		if err != nil {
+			continue // the refusals among the golden files
+		}
+		g, err := ir.Build(f, func(path string) (ir.Plugin, error) {
+			return ir.Plugin{SHA256: strings.Repeat("0", 64), URL: "http://xds/plugins/x"}, nil
+		})
+		if err != nil {
+			continue
+		}
+		res, err := translate.Translate(g)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		b, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range res.Listeners {
+			// TLS listeners name certificate files that exist on the
+			// Envoy machine only.
+			if l.GetFilterChains()[0].GetTransportSocket() == nil {
+				b.StaticResources.Listeners = append(b.StaticResources.Listeners, l)
+			}
+		}
+		b.StaticResources.Clusters = append(b.StaticResources.Clusters, res.Clusters...)
+		validate(filepath.Base(in), b)
+	}
+}

@@ -1,0 +1,199 @@
+package ecds
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// DefaultCacheDir is where Subscribe keeps fetched plugins, relative to
+// the working directory like the other data of `runedge serve`.
+const DefaultCacheDir = "data/xds-plugins"
+
+// Apply installs chains, keyed by endpoint ("chat.completions",
+// "responses"). Every PluginRef has Path set to a local file whose bytes
+// match its SHA256. Endpoints the control plane publishes no chain for are
+// absent: the host keeps what it runs for them. An error refuses the whole
+// set (NACK), and the host is expected to keep its previous chains.
+type Apply func(ctx context.Context, chains map[string]ChainRef) error
+
+// Subscribe subscribes the host nodeID to the chains published by the
+// control plane at addr (host:port of its ADS gRPC listener), with the
+// defaults of Subscriber. It returns when ctx is done.
+func Subscribe(ctx context.Context, addr, nodeID string, apply Apply) error {
+	s := &Subscriber{Addr: addr, NodeID: nodeID, CacheDir: DefaultCacheDir}
+	return s.Run(ctx, apply)
+}
+
+// Subscriber is a host's subscription to its chains.
+type Subscriber struct {
+	// Addr is the control plane's ADS address, host:port.
+	Addr string
+	// NodeID names this host in the control plane's status and logs.
+	NodeID string
+	// CacheDir keeps fetched plugins, named by SHA-256 (DefaultCacheDir
+	// if empty).
+	CacheDir string
+	// HTTP fetches plugins (a client with a 1 minute timeout if nil).
+	HTTP *http.Client
+	// DialOptions replace the default plaintext gRPC connection, e.g. to
+	// add TLS.
+	DialOptions []grpc.DialOption
+	// Log receives reconnections, applied versions and refusals.
+	Log *slog.Logger
+}
+
+// Run keeps a stream to the control plane open until ctx is done,
+// reconnecting with backoff, and applies every chain set it receives. It
+// returns nil when ctx is done, or an error if the subscriber is
+// misconfigured.
+func (s *Subscriber) Run(ctx context.Context, apply Apply) error {
+	if s.Addr == "" || s.NodeID == "" || apply == nil {
+		return errors.New("ecds: Addr, NodeID and apply are required")
+	}
+	if s.CacheDir == "" {
+		s.CacheDir = DefaultCacheDir
+	}
+	if s.HTTP == nil {
+		s.HTTP = &http.Client{Timeout: time.Minute}
+	}
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	opts := s.DialOptions
+	if opts == nil {
+		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(s.Addr, opts...)
+	if err != nil {
+		return fmt.Errorf("ecds: %w", err)
+	}
+	defer conn.Close()
+	st := &state{}
+	delay := minBackoff
+	for {
+		received, err := s.stream(ctx, discovery.NewAggregatedDiscoveryServiceClient(conn), apply, st)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if received {
+			delay = minBackoff
+		}
+		s.Log.Warn("xds: stream to the control plane ended; reconnecting", "addr", s.Addr, "error", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, maxBackoff)
+	}
+}
+
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// state outlives a stream: after a reconnection the subscriber tells the
+// control plane what it runs, and does not re-apply an unchanged set.
+type state struct {
+	accepted string              // version of the last applied set
+	applied  map[string]ChainRef // that set, paths included
+}
+
+// stream runs one ADS stream until it fails. received reports whether the
+// control plane answered at all, to reset the backoff.
+func (s *Subscriber) stream(ctx context.Context, ads discovery.AggregatedDiscoveryServiceClient, apply Apply, st *state) (received bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := ads.StreamAggregatedResources(ctx)
+	if err != nil {
+		return false, err
+	}
+	// An empty list of names is a wildcard subscription: every chain the
+	// control plane publishes, whatever its endpoints.
+	err = stream.Send(&discovery.DiscoveryRequest{
+		Node:        &core.Node{Id: s.NodeID, UserAgentName: "runedge"},
+		TypeUrl:     resource.ExtensionConfigType,
+		VersionInfo: st.accepted,
+	})
+	if err != nil {
+		return false, err
+	}
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			return received, err
+		}
+		received = true
+		req := &discovery.DiscoveryRequest{TypeUrl: resource.ExtensionConfigType, ResponseNonce: resp.GetNonce()}
+		if err := s.handle(ctx, resp, apply, st); err != nil {
+			s.Log.Error("xds: refused chains; keeping the current ones", "version", resp.GetVersionInfo(), "error", err)
+			req.VersionInfo = st.accepted
+			req.ErrorDetail = &status.Status{Code: int32(codes.InvalidArgument), Message: err.Error()}
+		} else {
+			st.accepted = resp.GetVersionInfo()
+			req.VersionInfo = st.accepted
+		}
+		if err := stream.Send(req); err != nil {
+			return received, err
+		}
+	}
+}
+
+// handle decodes, fetches, verifies and applies one response.
+func (s *Subscriber) handle(ctx context.Context, resp *discovery.DiscoveryResponse, apply Apply, st *state) error {
+	chains := map[string]ChainRef{}
+	var errs []error
+	for _, a := range resp.GetResources() {
+		res := &core.TypedExtensionConfig{}
+		if err := a.UnmarshalTo(res); err != nil {
+			errs = append(errs, fmt.Errorf("ecds: %w", err))
+			continue
+		}
+		if !strings.HasPrefix(res.GetName(), NamePrefix) {
+			continue // another extension, not for hosts
+		}
+		ep, c, err := Decode(res)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		chains[ep] = c
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for ep, c := range chains {
+		var err error
+		if c.MapRequest.Path, err = s.fetch(ctx, c.MapRequest); err != nil {
+			return fmt.Errorf("ecds %s%s: %s: %w", NamePrefix, ep, StageMapRequest, err)
+		}
+		if c.Translate.Path, err = s.fetch(ctx, c.Translate); err != nil {
+			return fmt.Errorf("ecds %s%s: %s: %w", NamePrefix, ep, StageTranslate, err)
+		}
+		chains[ep] = c
+	}
+	if maps.Equal(chains, st.applied) {
+		return nil
+	}
+	if err := apply(ctx, chains); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	st.applied = chains
+	s.Log.Info("xds: applied chains", "version", resp.GetVersionInfo(), "endpoints", len(chains))
+	return nil
+}

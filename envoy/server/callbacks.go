@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/genproto/googleapis/rpc/status"
+)
+
+// sent remembers, per stream and type, the nonce and version of the last
+// response: a NACK names the nonce it refuses and carries the version the
+// node keeps, so the refused version has to be looked up here. Delta
+// requests carry no version at all. It also remembers each stream's node,
+// which only the first request has to carry.
+type sent struct {
+	mu    sync.Mutex
+	last  map[int64]map[string][2]string // stream → type → {nonce, version}
+	nodes map[int64]*core.Node
+}
+
+func newSent() *sent {
+	return &sent{last: map[int64]map[string][2]string{}, nodes: map[int64]*core.Node{}}
+}
+
+// node returns the node of the stream, remembering n if it is set.
+func (s *sent) node(stream int64, n *core.Node) *core.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n != nil {
+		s.nodes[stream] = n
+	}
+	return s.nodes[stream]
+}
+
+func (s *sent) record(stream int64, typeURL, nonce, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last[stream] == nil {
+		s.last[stream] = map[string][2]string{}
+	}
+	s.last[stream][typeURL] = [2]string{nonce, version}
+}
+
+func (s *sent) version(stream int64, typeURL, nonce string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.last[stream][typeURL]; l[0] == nonce {
+		return l[1]
+	}
+	return ""
+}
+
+func (s *sent) forget(stream int64, _ *core.Node) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.last, stream)
+	delete(s.nodes, stream)
+}
+
+// callbacks turn each node's ACKs and NACKs into its status and a log line
+// for every NACK: a node refusing a version keeps the previous one, so a
+// refusal is invisible unless someone says so.
+func (s *Server) callbacks() serverv3.Callbacks {
+	// State-of-the-world and delta streams are numbered separately.
+	sotw, delta := newSent(), newSent()
+	return serverv3.CallbackFuncs{
+		StreamRequestFunc: func(stream int64, r *discovery.DiscoveryRequest) error {
+			s.reply(sotw, stream, r.GetNode(), r.GetTypeUrl(), r.GetResponseNonce(), r.GetVersionInfo(), r.GetErrorDetail())
+			if r.GetErrorDetail() != nil {
+				// The cache answers a request whose version differs from
+				// the snapshot's, so a NACK (which carries the version the
+				// node kept) would be answered with the version it just
+				// refused, refused again, and so on, as fast as the
+				// network allows. Marking the refused version as the one
+				// the node has makes the cache wait for the next version.
+				if v := sotw.version(stream, r.GetTypeUrl(), r.GetResponseNonce()); v != "" {
+					r.VersionInfo = v
+				}
+			}
+			return nil
+		},
+		StreamResponseFunc: func(_ context.Context, stream int64, _ *discovery.DiscoveryRequest, r *discovery.DiscoveryResponse) {
+			sotw.record(stream, r.GetTypeUrl(), r.GetNonce(), r.GetVersionInfo())
+		},
+		StreamClosedFunc: sotw.forget,
+		StreamDeltaRequestFunc: func(stream int64, r *discovery.DeltaDiscoveryRequest) error {
+			s.reply(delta, stream, r.GetNode(), r.GetTypeUrl(), r.GetResponseNonce(), "", r.GetErrorDetail())
+			return nil
+		},
+		StreamDeltaResponseFunc: func(stream int64, _ *discovery.DeltaDiscoveryRequest, r *discovery.DeltaDiscoveryResponse) {
+			delta.record(stream, r.GetTypeUrl(), r.GetNonce(), r.GetSystemVersionInfo())
+		},
+		DeltaStreamClosedFunc: delta.forget,
+	}
+}
+
+// reply records a request that answers a response (it has a nonce): a
+// NACK when it carries an error, an ACK otherwise.
+func (s *Server) reply(sent *sent, stream int64, node *core.Node, typeURL, nonce, version string, nack *status.Status) {
+	node = sent.node(stream, node)
+	if nonce == "" {
+		return // a subscription, not a reply
+	}
+	if nack != nil {
+		rejected := sent.version(stream, typeURL, nonce)
+		s.nodes.nack(node.GetId(), typeURL, rejected, nack.GetMessage())
+		s.log.Warn("node rejected configuration; it keeps its previous version",
+			"node", node.GetId(), "type", shortType(typeURL), "rejected", rejected, "error", nack.GetMessage())
+		return
+	}
+	if version == "" {
+		version = sent.version(stream, typeURL, nonce)
+	}
+	s.nodes.ack(node.GetId(), typeURL, version)
+	s.log.Debug("node accepted configuration", "node", node.GetId(), "type", shortType(typeURL), "version", version)
+}

@@ -1,0 +1,169 @@
+package server_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runedge/runedge/envoy/ecds"
+)
+
+const chainsGateway = `
+chains:
+  chat.completions:
+    map_request: plugins/chat.wasm
+    translate: plugins/chat.wasm
+  responses:
+    map_request: plugins/responses.wasm
+    translate: plugins/responses.wasm
+`
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// host is a subscriber whose apply checks what it is given the way a real
+// host must rely on: every plugin file on disk hashes to its reference.
+type host struct {
+	applied chan map[string]ecds.ChainRef
+	fail    atomic.Pointer[error]
+	calls   atomic.Int32
+}
+
+func subscribe(t *testing.T, p *plane, nodeID string) *host {
+	t.Helper()
+	h := &host{applied: make(chan map[string]ecds.ChainRef, 8)}
+	s := &ecds.Subscriber{Addr: p.ads, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(ctx, func(ctx context.Context, chains map[string]ecds.ChainRef) error {
+			h.calls.Add(1)
+			if err := h.fail.Load(); err != nil {
+				return *err
+			}
+			for ep, c := range chains {
+				for _, p := range []ecds.PluginRef{c.MapRequest, c.Translate} {
+					b, err := os.ReadFile(p.Path)
+					if err != nil {
+						t.Errorf("%s: %v", ep, err)
+					} else if sha(string(b)) != p.SHA256 {
+						t.Errorf("%s: %s holds bytes of sha256 %s, reference says %s", ep, p.Path, sha(string(b)), p.SHA256)
+					}
+				}
+			}
+			h.applied <- chains
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return h
+}
+
+func (h *host) next(t *testing.T) map[string]ecds.ChainRef {
+	t.Helper()
+	select {
+	case c := <-h.applied:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no chains applied")
+		return nil
+	}
+}
+
+// TestECDSTwoHosts: two hosts subscribed to one control plane get every
+// chain with verified plugin bytes; changing a plugin reference in the
+// gateway file, and rebuilding a plugin in place, both reach both hosts.
+func TestECDSTwoHosts(t *testing.T) {
+	p := startPlane(t, map[string]string{
+		"gateway.yaml":           chainsGateway,
+		"plugins/chat.wasm":      "chat v1",
+		"plugins/responses.wasm": "responses v1",
+		"plugins/chat-next.wasm": "chat v2",
+	})
+	hosts := []*host{subscribe(t, p, "host-1"), subscribe(t, p, "host-2")}
+	for i, h := range hosts {
+		c := h.next(t)
+		if c["chat.completions"].Translate.SHA256 != sha("chat v1") || c["responses"].MapRequest.SHA256 != sha("responses v1") {
+			t.Fatalf("host %d: first chains %+v", i+1, c)
+		}
+	}
+
+	p.edit(t, "gateway.yaml", strings.Replace(chainsGateway, "translate: plugins/chat.wasm", "translate: plugins/chat-next.wasm", 1))
+	for i, h := range hosts {
+		c := h.next(t)
+		if c["chat.completions"].Translate.SHA256 != sha("chat v2") || c["chat.completions"].MapRequest.SHA256 != sha("chat v1") {
+			t.Fatalf("host %d: after the reference changed: %+v", i+1, c["chat.completions"])
+		}
+	}
+
+	// A plugin rebuilt under the same name is a change too.
+	p.edit(t, "plugins/responses.wasm", "responses v2")
+	for i, h := range hosts {
+		if c := h.next(t); c["responses"].Translate.SHA256 != sha("responses v2") {
+			t.Fatalf("host %d: after the plugin was rebuilt: %+v", i+1, c["responses"])
+		}
+	}
+	waitFor(t, 5*time.Second, "both hosts to ACK", func() bool {
+		st := p.srv.Status().Nodes
+		return st["host-1"]["TypedExtensionConfig"].Acked == p.srv.Version() && st["host-2"]["TypedExtensionConfig"].Acked == p.srv.Version()
+	})
+}
+
+// TestECDSRefusals: a host NACKs chains it cannot fetch (without calling
+// apply) and chains its apply refuses, each time with its reason in the
+// control plane's status, and applies the next good version.
+func TestECDSRefusals(t *testing.T) {
+	p := startPlane(t, map[string]string{
+		"gateway.yaml":           chainsGateway,
+		"plugins/chat.wasm":      "chat v1",
+		"plugins/responses.wasm": "responses v1",
+	})
+	status := func() (acked, rejected, msg string) {
+		s := p.srv.Status().Nodes["host-1"]["TypedExtensionConfig"]
+		return s.Acked, s.Rejected, s.Error
+	}
+	// The store lost a plugin: the host cannot fetch it.
+	if err := os.Remove(filepath.Join(p.dir, "store", sha("chat v1"))); err != nil {
+		t.Fatal(err)
+	}
+	h := subscribe(t, p, "host-1")
+	waitFor(t, 10*time.Second, "a NACK for the missing plugin", func() bool {
+		_, rejected, msg := status()
+		return rejected == p.srv.Version() && strings.Contains(msg, "404")
+	})
+	if n := h.calls.Load(); n != 0 {
+		t.Fatalf("apply was called %d times with a plugin that could not be fetched", n)
+	}
+
+	refuse := errors.New("plugin failed its self-test")
+	h.fail.Store(&refuse)
+	p.edit(t, "plugins/chat.wasm", "chat v2")
+	waitFor(t, 10*time.Second, "a NACK from apply", func() bool {
+		_, rejected, msg := status()
+		return rejected == p.srv.Version() && strings.Contains(msg, "plugin failed its self-test")
+	})
+
+	h.fail.Store(nil)
+	p.edit(t, "plugins/chat.wasm", "chat v3")
+	if c := h.next(t); c["chat.completions"].MapRequest.SHA256 != sha("chat v3") {
+		t.Fatalf("applied %+v", c["chat.completions"])
+	}
+	waitFor(t, 5*time.Second, "the ACK", func() bool {
+		acked, rejected, _ := status()
+		return acked == p.srv.Version() && rejected == ""
+	})
+}

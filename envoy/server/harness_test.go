@@ -1,0 +1,198 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/runedge/runedge/envoy/pluginstore"
+	"github.com/runedge/runedge/envoy/server"
+)
+
+// plane is a control plane on 127.0.0.1 serving a gateway file in a
+// temporary directory.
+type plane struct {
+	srv      *server.Server
+	dir      string
+	gateway  string
+	ads      string // host:port
+	httpBase string // http://host:port
+	logs     *syncBuffer
+}
+
+// startPlane writes files (gateway.yaml and whatever it refers to) into a
+// temporary directory and serves them until the test ends.
+func startPlane(t *testing.T, files map[string]string) *plane {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		writeFile(t, filepath.Join(dir, name), body)
+	}
+	store, err := pluginstore.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plane{dir: dir, gateway: filepath.Join(dir, "gateway.yaml"), ads: grpcLn.Addr().String(),
+		httpBase: "http://" + httpLn.Addr().String(), logs: &syncBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p.srv, err = server.New(ctx, server.Config{GatewayFile: p.gateway, Store: store, PluginsURL: p.httpBase, Log: log})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.srv.Serve(ctx, grpcLn, httpLn) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("control plane log:\n%s", p.logs.String())
+		}
+	})
+	return p
+}
+
+// edit replaces a file atomically, as editors and ConfigMap updates do, so
+// the watcher never reads it half-written.
+func (p *plane) edit(t *testing.T, name, body string) {
+	t.Helper()
+	writeFile(t, filepath.Join(p.dir, name), body)
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// sotw is a raw state-of-the-world ADS stream whose responses arrive on a
+// channel, so a test can wait for one with a deadline.
+type sotw struct {
+	stream discovery.AggregatedDiscoveryService_StreamAggregatedResourcesClient
+	resp   chan *discovery.DiscoveryResponse
+}
+
+func openSotW(t *testing.T, addr string) *sotw {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, addr)).StreamAggregatedResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sotw{stream: stream, resp: make(chan *discovery.DiscoveryResponse, 16)}
+	go func() {
+		defer close(s.resp)
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			s.resp <- r
+		}
+	}()
+	return s
+}
+
+func (s *sotw) send(t *testing.T, r *discovery.DiscoveryRequest) {
+	t.Helper()
+	if err := s.stream.Send(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// next waits for the next response.
+func (s *sotw) next(t *testing.T, within time.Duration) *discovery.DiscoveryResponse {
+	t.Helper()
+	select {
+	case r, ok := <-s.resp:
+		if !ok {
+			t.Fatal("stream closed")
+		}
+		return r
+	case <-time.After(within):
+		t.Fatalf("no response within %v", within)
+		return nil
+	}
+}
+
+// none checks that no response is pending.
+func (s *sotw) none(t *testing.T) {
+	t.Helper()
+	select {
+	case r := <-s.resp:
+		t.Fatalf("unexpected response: version %s, type %s", r.GetVersionInfo(), r.GetTypeUrl())
+	default:
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func (b *syncBuffer) contains(s string) bool { return strings.Contains(b.String(), s) }

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/runedge/runedge/envoy/gateway"
+	"github.com/runedge/runedge/envoy/ir"
+	"github.com/runedge/runedge/envoy/pluginstore"
+	"github.com/runedge/runedge/envoy/translate"
+)
+
+// reload builds snapshots from the gateway file and serves them. On any
+// error the snapshot being served stays: nodes never see a half-checked
+// configuration.
+func (s *Server) reload(ctx context.Context) error {
+	f, err := gateway.Load(s.cfg.GatewayFile)
+	if err != nil {
+		return err
+	}
+	s.setWatched(pluginFiles(f))
+	g, err := ir.Build(f, s.publish)
+	if err != nil {
+		return fmt.Errorf("gateway %s: %w", s.cfg.GatewayFile, err)
+	}
+	res, err := translate.Translate(g)
+	if err != nil {
+		return fmt.Errorf("gateway %s: %w", s.cfg.GatewayFile, err)
+	}
+	snaps, err := newSnapshots(res)
+	if err != nil {
+		return fmt.Errorf("gateway %s: %w", s.cfg.GatewayFile, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snaps.version == s.version {
+		return nil
+	}
+	for group, snap := range map[string]*snapshot{proxyGroup: snaps.proxy, clientGroup: snaps.client} {
+		if err := s.cache.SetSnapshot(ctx, group, snap); err != nil {
+			return fmt.Errorf("serving version %s: %w", snaps.version, err)
+		}
+	}
+	s.log.Info("serving gateway", "file", s.cfg.GatewayFile, "version", snaps.version, "previous", s.version,
+		"listeners", len(res.Listeners), "clusters", len(res.Clusters), "chains", len(res.Extensions))
+	s.version = snaps.version
+	return nil
+}
+
+// publish puts a plugin into the store hosts fetch from.
+func (s *Server) publish(path string) (ir.Plugin, error) {
+	h, err := s.cfg.Store.Put(path)
+	if err != nil {
+		return ir.Plugin{}, err
+	}
+	return ir.Plugin{SHA256: h, URL: pluginstore.URL(s.cfg.PluginsURL, h)}, nil
+}
+
+// pluginFiles are the files the chains of f refer to; a change to one of
+// them is a change of configuration, like a change to f.
+func pluginFiles(f *gateway.File) []string {
+	var out []string
+	for _, ch := range f.Chains {
+		out = append(out, f.Path(ch.MapRequest), f.Path(ch.Translate))
+	}
+	return out
+}
+
+func (s *Server) setWatched(files []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watched = files
+}

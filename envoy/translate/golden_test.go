@@ -1,0 +1,111 @@
+package translate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/runedge/runedge/envoy/gateway"
+	"github.com/runedge/runedge/envoy/ir"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/out from the current output")
+
+// hashOnly publishes a plugin by hashing it, as the server's store would,
+// without copying it anywhere.
+func hashOnly(path string) (ir.Plugin, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ir.Plugin{}, err
+	}
+	sum := sha256.Sum256(b)
+	h := hex.EncodeToString(sum[:])
+	return ir.Plugin{SHA256: h, URL: "http://xds.test:18001/plugins/" + h}, nil
+}
+
+// render runs a gateway file through the whole pipeline: its resources as
+// YAML, or the error a user would see.
+func render(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pipeline(b, filepath.Dir(path))
+	if err != nil {
+		return []byte("error: |\n  " + strings.ReplaceAll(err.Error(), "\n", "\n  ") + "\n")
+	}
+	return out
+}
+
+func pipeline(b []byte, dir string) ([]byte, error) {
+	f, err := gateway.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	f.Dir = dir
+	g, err := ir.Build(f, hashOnly)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Translate(g)
+	if err != nil {
+		return nil, err
+	}
+	return r.YAML()
+}
+
+// TestGolden turns every gateway file in testdata/in into testdata/out of
+// the same name. Run with -update to rewrite the expected files; review
+// the diff like code.
+func TestGolden(t *testing.T) {
+	ins, err := filepath.Glob("testdata/in/*.yaml")
+	if err != nil || len(ins) == 0 {
+		t.Fatalf("no golden inputs: %v", err)
+	}
+	for _, in := range ins {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			got := render(t, in)
+			out := filepath.Join("testdata/out", filepath.Base(in))
+			if *update {
+				if err := os.WriteFile(out, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from %s (go test -update to accept):\n%s", in, out, lineDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+// lineDiff shows the first lines that differ, enough to see what changed.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i, shown := 0, 0; (i < len(w) || i < len(g)) && shown < 10; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString(fmt.Sprintf("line %d:\n- ", i+1) + wl + "\n+ " + gl + "\n")
+			shown++
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,60 @@
+package translate
+
+import (
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/runedge/runedge/envoy/ir"
+)
+
+// runedgeRoutes are the paths a host serves. Exact paths for the three
+// compatible endpoints, a prefix for the native run API (/runner/v1/runs,
+// /runner/v1/runs/{id}/events, …).
+var runedgeRoutes = []struct {
+	name  string
+	match *route.RouteMatch
+}{
+	{"models", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/models"}}},
+	{"chat-completions", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/chat/completions"}}},
+	{"responses", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/responses"}}},
+	{"runner", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/runner/v1/"}}},
+}
+
+// notFoundBody is the host's own 404 body, so that a client sees the same
+// error whether Envoy or the host refused the path.
+const notFoundBody = `{"error":{"message":"not found","type":"invalid_request_error","param":null,"code":"not_found"}}`
+
+// routeConfig routes the runedge paths of listener l to its cluster.
+//
+// Each route sets timeout 0s: Envoy's default route timeout (15s) would cut
+// every stream longer than that. Streams are bounded by idle_timeout
+// instead, which resets whenever a byte passes. Nothing is added to or
+// removed from the headers.
+func routeConfig(l ir.Listener, g *ir.Gateway) *route.RouteConfiguration {
+	vh := &route.VirtualHost{Name: l.Name, Domains: []string{"*"}}
+	for _, r := range runedgeRoutes {
+		vh.Routes = append(vh.Routes, &route.Route{
+			Name:  r.name,
+			Match: r.match,
+			Action: &route.Route_Route{Route: &route.RouteAction{
+				ClusterSpecifier: &route.RouteAction_Cluster{Cluster: l.Cluster},
+				Timeout:          durationpb.New(0),
+				IdleTimeout:      durationpb.New(g.StreamIdle),
+			}},
+		})
+	}
+	vh.Routes = append(vh.Routes, &route.Route{
+		Name:  "not-found",
+		Match: &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+		Action: &route.Route_DirectResponse{DirectResponse: &route.DirectResponseAction{
+			Status: 404,
+			Body:   &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: notFoundBody}},
+		}},
+		ResponseHeadersToAdd: []*core.HeaderValueOption{{
+			Header:       &core.HeaderValue{Key: "content-type", Value: "application/json"},
+			AppendAction: core.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}},
+	})
+	return &route.RouteConfiguration{Name: l.Name, VirtualHosts: []*route.VirtualHost{vh}}
+}

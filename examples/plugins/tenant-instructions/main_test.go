@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/runedge/runedge/examples/plugins/tenant-instructions/instructions"
+	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/tidwall/gjson"
+)
+
+// load builds this plugin for wasip1 and loads it as the host does, which
+// also runs its self-test.
+func load(t *testing.T) *runtime.Plugin {
+	t.Helper()
+	ctx := context.Background()
+	e, err := runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: plugintest.CacheDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(ctx) })
+	p, err := e.Load(ctx, plugintest.Build(t, "."), runtime.Options{PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(ctx) })
+	return p
+}
+
+func TestPlugin(t *testing.T) {
+	p := load(t)
+	ctx := context.Background()
+	if !p.Has(runtime.MapRequest) || p.Has(runtime.MapResult) || p.Has(runtime.MapStream) {
+		t.Error("want the map_request hook only")
+	}
+	if p.Version() != instructions.Version {
+		t.Errorf("version %q, want %q", p.Version(), instructions.Version)
+	}
+	// acme is listed in the shipped tenants.json.
+	for _, in := range []string{
+		`{"endpoint":"chat.completions","tenant_id":"acme","body":{"model":"service","messages":[{"role":"user","content":"Hi"}]}}`,
+		`{"endpoint":"responses","tenant_id":"acme","body":{"model":"service","input":"Hi","instructions":"Be brief."}}`,
+	} {
+		got, err := p.Call(ctx, runtime.MapRequest, []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := instructions.MapRequest([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) || !gjson.GetBytes(got, "request.instructions").Exists() {
+			t.Errorf("plugin %s\nnative %s", got, want)
+		}
+	}
+	// A client's mistake is a client error (400), not a plugin fault.
+	_, err := p.Call(ctx, runtime.MapRequest, []byte(`{"endpoint":"chat.completions","tenant_id":"acme","body":{"model":"service"}}`))
+	var ie *runtime.InputError
+	if !errors.As(err, &ie) || ie.Param != "messages" {
+		t.Errorf("want a client error on messages, got %v", err)
+	}
+}

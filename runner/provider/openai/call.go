@@ -1,0 +1,98 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"mime"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// call makes one attempt. Its request lives in a child of the run's
+// context, so the run ending (client gone, cancel, run timeout) closes the
+// upstream connection at once; the first-byte and idle watchdogs cancel
+// the same context with a timeout failure as the cause.
+func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func(string) error) (runner.Result, error) {
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return runner.Result{}, providerFailure(false, "cannot build the request: %v", err)
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "runedge")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	if p.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	}
+
+	// A stream must start within the first-byte limit; from its first
+	// event on, the idle limit applies. A whole answer arrives only when it
+	// is complete, so only the idle limit on its body (and the run's
+	// limit) bound it.
+	var wd *watchdog
+	if stream {
+		wd = newWatchdog(p.cfg.FirstByteTimeout, p.cfg.IdleTimeout, cancel)
+		defer wd.stop()
+	}
+	res, err := p.client.Do(req)
+	if err != nil {
+		return runner.Result{}, p.transportFailure(reqCtx, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return runner.Result{}, statusFailure(res, p.cfg.APIKey, time.Now())
+	}
+	if stream && isEventStream(res.Header.Get("Content-Type")) {
+		return p.readStream(reqCtx, res.Body, wd, emit)
+	}
+	// A whole answer: asked for, or an upstream that ignores "stream".
+	if wd == nil {
+		wd = newWatchdog(p.cfg.IdleTimeout, p.cfg.IdleTimeout, cancel)
+		defer wd.stop()
+	}
+	wd.kick()
+	return p.readWhole(reqCtx, res.Body, wd, emit)
+}
+
+func isEventStream(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "text/event-stream"
+}
+
+// watchdog cancels a call whose upstream stays silent too long: until the
+// first kick the first-byte limit applies, after it the idle limit, reset
+// by every kick (every event of a stream, every read of a body). It
+// measures silence, not the length of the answer.
+type watchdog struct {
+	t       *time.Timer
+	idle    time.Duration
+	started atomic.Bool
+}
+
+func newWatchdog(first, idle time.Duration, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{idle: idle}
+	w.t = time.AfterFunc(first, func() {
+		if w.started.Load() {
+			cancel(timeoutFailure("went quiet mid-answer: nothing for %s (idle timeout)", idle))
+			return
+		}
+		cancel(timeoutFailure("no answer within %s (first-byte timeout)", first))
+	})
+	return w
+}
+
+func (w *watchdog) kick() {
+	w.started.Store(true)
+	w.t.Reset(w.idle)
+}
+
+func (w *watchdog) stop() { w.t.Stop() }

@@ -1,0 +1,94 @@
+// Package openai is a provider for any OpenAI-compatible chat completions
+// upstream: OpenAI itself, vLLM, llama.cpp server, Ollama, LM Studio, or
+// another runedge. It speaks plain HTTP and server-sent events with
+// net/http, so a stream costs no SDK machinery per token, and it owns the
+// things an edge must get right in front of a remote model: deltas passed
+// on as they arrive, failures told apart (refused, rate limited, timed
+// out, broken), retries only while nothing has reached the client, and an
+// upstream request that dies with the run. See README.md.
+package openai
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// Provider calls one upstream model. It is safe for concurrent use.
+type Provider struct {
+	cfg      Config
+	endpoint string // BaseURL + /chat/completions
+	client   *http.Client
+}
+
+var _ runner.Provider = (*Provider)(nil)
+
+// New returns a provider for cfg, or an error naming what is wrong with it.
+func New(cfg Config) (*Provider, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("openai provider: %w", err)
+	}
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		TLSHandshakeTimeout: cfg.ConnectTimeout,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		// A compressed event stream may be held back by the upstream's
+		// compressor until a block fills; answers are small anyway.
+		DisableCompression: true,
+	}
+	// No Client.Timeout: the run's context, the first-byte and idle
+	// watchdogs bound every call, and a wall-clock limit would cut long
+	// healthy streams.
+	return &Provider{cfg: cfg, endpoint: cfg.BaseURL + "/chat/completions", client: &http.Client{Transport: tr}}, nil
+}
+
+// Name is "openai".
+func (p *Provider) Name() string { return "openai" }
+
+// Close releases idle upstream connections.
+func (p *Provider) Close() { p.client.CloseIdleConnections() }
+
+// Generate asks the upstream for the answer: streamed when the client
+// streams (deltas passed to emit as each event arrives), whole otherwise.
+//
+// A failed call is tried again (up to MaxAttempts, with backoff) only when
+// retrying can help — the connection failed, the upstream answered 408,
+// 429 or 5xx, or the stream broke — and only while nothing has been passed
+// to emit: once a delta has gone on, a retry would repeat or contradict it.
+func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(string) error) (runner.Result, error) {
+	body, err := p.body(req)
+	if err != nil {
+		return runner.Result{}, fmt.Errorf("%w: openai upstream: cannot encode the request: %v", runner.ErrProvider, err)
+	}
+	emitted := false
+	tracked := func(d string) error {
+		emitted = true
+		return emit(d)
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := p.call(ctx, body, req.Stream, tracked)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return runner.Result{}, context.Cause(ctx)
+		}
+		f := asFailure(err)
+		if emitted || !f.retry || attempt >= p.cfg.MaxAttempts || f.after > p.cfg.BackoffMax {
+			return runner.Result{}, f.final(attempt)
+		}
+		if err := sleep(ctx, backoff(p.cfg.BackoffBase, p.cfg.BackoffMax, attempt, f.after)); err != nil {
+			return runner.Result{}, err
+		}
+	}
+}

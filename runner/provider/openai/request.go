@@ -1,0 +1,72 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// wireRequest is the chat completions request body. Only what the native
+// request says is sent, so any compatible server accepts it.
+type wireRequest struct {
+	Model          string           `json:"model"`
+	Messages       []runner.Message `json:"messages"`
+	Stream         bool             `json:"stream"`
+	StreamOptions  *streamOptions   `json:"stream_options,omitempty"`
+	MaxTokens      int              `json:"max_tokens,omitempty"`
+	ResponseFormat *responseFormat  `json:"response_format,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"` // json_schema | json_object
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// body encodes req for the upstream. It is built once per Generate and
+// reused by retries.
+func (p *Provider) body(req runner.ProviderRequest) ([]byte, error) {
+	w := wireRequest{Model: p.cfg.Model, Messages: req.Messages, Stream: req.Stream, MaxTokens: req.MaxOutputTokens}
+	if w.Messages == nil {
+		w.Messages = []runner.Message{}
+	}
+	if req.Stream && p.cfg.IncludeUsage {
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	switch {
+	case len(req.OutputSchema) > 0:
+		w.ResponseFormat = &responseFormat{Type: "json_schema",
+			JSONSchema: &jsonSchema{Name: schemaName(req.SchemaName), Schema: req.OutputSchema}}
+	case req.JSONObject:
+		w.ResponseFormat = &responseFormat{Type: "json_object"}
+	}
+	return json.Marshal(w)
+}
+
+// schemaName fits a client's schema name to OpenAI's rule (1-64 of
+// a-z A-Z 0-9 _ -), which stricter upstreams enforce with a 400.
+func schemaName(name string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, name)
+	if len(clean) > 64 {
+		clean = clean[:64]
+	}
+	if clean == "" {
+		return "output"
+	}
+	return clean
+}

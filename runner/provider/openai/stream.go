@@ -1,0 +1,155 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// maxEventBytes bounds one server-sent event; a longer line is a broken
+// upstream, not a reason to grow without limit.
+const maxEventBytes = 4 << 20
+
+// readStream reads a chat.completion.chunk event stream, passing each
+// content delta to emit as soon as its event is complete. It ends at
+// "data: [DONE]"; a stream that ends without it and before a finish reason
+// was cut off.
+func (p *Provider) readStream(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(string) error) (runner.Result, error) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 16<<10), maxEventBytes)
+	var (
+		st    streamState
+		event string
+		data  []byte
+		have  bool // a data line was seen since the last dispatch
+	)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			if have {
+				err := p.dispatch(&st, event, data, idle, emit)
+				if err != nil {
+					return runner.Result{}, err
+				}
+				if st.done {
+					drain(body, idle)
+					return st.result(), nil
+				}
+			}
+			event, data, have = "", data[:0], false
+			continue
+		}
+		if line[0] == ':' {
+			continue // a comment: keep-alives are not a sign of life
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
+			if have {
+				data = append(data, '\n')
+			}
+			data, have = append(data, value...), true
+		case "event":
+			event = string(value)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return runner.Result{}, providerFailure(false, "sent a stream event longer than %d bytes", maxEventBytes)
+		}
+		return runner.Result{}, readFailure(reqCtx, err, "the stream broke mid-answer")
+	}
+	if reqCtx.Err() != nil { // cancelled between the last read and EOF
+		return runner.Result{}, readFailure(reqCtx, reqCtx.Err(), "the stream broke mid-answer")
+	}
+	if have { // the last event lacked its blank line: take it
+		if err := p.dispatch(&st, event, data, idle, emit); err != nil {
+			return runner.Result{}, err
+		}
+	}
+	if !st.done && st.finish == "" {
+		return runner.Result{}, providerFailure(true, "the stream ended before the answer was complete")
+	}
+	return st.result(), st.refused()
+}
+
+// drainGrace is how long the end of the body may take after [DONE].
+const drainGrace = time.Second
+
+// drain reads what little follows [DONE] (the end of the chunked body), so
+// the connection goes back to the pool instead of being closed. An
+// upstream that keeps talking is cut off after drainGrace; the answer is
+// complete either way.
+func drain(body io.Reader, wd *watchdog) {
+	wd.t.Reset(drainGrace)
+	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+}
+
+// streamState is what the events have said so far.
+type streamState struct {
+	text    strings.Builder
+	refusal strings.Builder
+	finish  string
+	usage   *wireUsage
+	done    bool
+}
+
+func (st *streamState) result() runner.Result {
+	return runner.Result{Text: st.text.String(), FinishReason: finishReason(st.finish), Usage: st.usage.usage()}
+}
+
+// refused is the model's refusal (structured output mode), which is not an
+// answer to pass on.
+func (st *streamState) refused() error {
+	if st.text.Len() == 0 && st.refusal.Len() > 0 {
+		return providerFailure(false, "the model refused: %s", clip(st.refusal.String(), 300))
+	}
+	return nil
+}
+
+// dispatch handles one complete event.
+func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *watchdog, emit func(string) error) error {
+	idle.kick()
+	if string(data) == "[DONE]" {
+		st.done = true
+		return st.refused()
+	}
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return providerFailure(false, "sent a malformed stream event (%v): %s", err, redact(clip(string(data), 120), p.cfg.APIKey))
+	}
+	if event == "error" || hasError(c.Error) {
+		raw := c.Error
+		if !hasError(raw) {
+			raw = data
+		}
+		return providerFailure(true, "reported an error mid-stream: %s", errorText(raw, p.cfg.APIKey))
+	}
+	if c.Usage != nil {
+		st.usage = c.Usage
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.FinishReason != "" {
+			st.finish = ch.FinishReason
+		}
+		st.refusal.WriteString(ch.Delta.Refusal)
+		if ch.Delta.Content == "" {
+			continue
+		}
+		st.text.WriteString(ch.Delta.Content)
+		if err := emit(ch.Delta.Content); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// maxWholeBytes bounds a non-streamed answer.
+const maxWholeBytes = 32 << 20
+
+// readWhole reads one chat.completion body and passes its text to emit in
+// one piece.
+func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(string) error) (runner.Result, error) {
+	b, err := io.ReadAll(io.LimitReader(kickReader{body, idle}, maxWholeBytes+1))
+	if err != nil {
+		return runner.Result{}, readFailure(reqCtx, err, "the answer broke off")
+	}
+	if len(b) > maxWholeBytes {
+		return runner.Result{}, providerFailure(false, "answered with more than %d bytes", maxWholeBytes)
+	}
+	var c wireCompletion
+	if err := json.Unmarshal(b, &c); err != nil {
+		return runner.Result{}, providerFailure(false, "answered with a body that is not JSON (%v): %s", err, redact(clip(string(b), 120), p.cfg.APIKey))
+	}
+	if hasError(c.Error) {
+		return runner.Result{}, providerFailure(true, "answered with an error: %s", errorText(c.Error, p.cfg.APIKey))
+	}
+	var choice *wireChoice
+	for i := range c.Choices {
+		if c.Choices[i].Index == 0 {
+			choice = &c.Choices[i]
+			break
+		}
+	}
+	if choice == nil {
+		return runner.Result{}, providerFailure(false, "answered without a choice: %s", redact(clip(string(b), 120), p.cfg.APIKey))
+	}
+	if choice.Message.Content == "" && choice.Message.Refusal != "" {
+		return runner.Result{}, providerFailure(false, "the model refused: %s", clip(choice.Message.Refusal, 300))
+	}
+	res := runner.Result{Text: choice.Message.Content, FinishReason: finishReason(choice.FinishReason), Usage: c.Usage.usage()}
+	if res.Text != "" {
+		if err := emit(res.Text); err != nil {
+			return runner.Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// kickReader keeps the idle timer quiet while bytes arrive.
+type kickReader struct {
+	r    io.Reader
+	idle *watchdog
+}
+
+func (k kickReader) Read(b []byte) (int, error) {
+	n, err := k.r.Read(b)
+	if n > 0 {
+		k.idle.kick()
+	}
+	return n, err
+}

@@ -1,0 +1,88 @@
+package openai
+
+import (
+	"encoding/json"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// The parts of chat completion replies the provider reads. Unknown fields
+// are ignored: upstreams add their own.
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func (u *wireUsage) usage() runner.Usage {
+	if u == nil {
+		return runner.Usage{}
+	}
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
+	return runner.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}
+}
+
+// wireChunk is one streamed chat.completion.chunk.
+type wireChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content string `json:"content"`
+			Refusal string `json:"refusal"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// wireCompletion is a whole chat.completion.
+type wireCompletion struct {
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Index   int `json:"index"`
+	Message struct {
+		Content string `json:"content"`
+		Refusal string `json:"refusal"`
+	} `json:"message"`
+	FinishReason string `json:"finish_reason"`
+}
+
+// finishReason narrows the upstream's reason to the runner's two: only a
+// cut-off answer ("length") differs for the client; tool calls, content
+// filters and the rest ended the answer.
+func finishReason(s string) string {
+	if s == "length" {
+		return "length"
+	}
+	return "stop"
+}
+
+// hasError reports whether an "error" member is present and not null.
+func hasError(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// errorText is the message of an in-band error object or string.
+func errorText(raw json.RawMessage, apiKey string) string {
+	var obj struct {
+		Message string `json:"message"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(raw, &obj) == nil && obj.Message != "":
+		s = obj.Message
+	case json.Unmarshal(raw, &s) == nil:
+	default:
+		s = string(raw)
+	}
+	return redact(clip(s, 300), apiKey)
+}
