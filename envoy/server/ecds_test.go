@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,8 +41,13 @@ type host struct {
 
 func subscribe(t *testing.T, p *plane, nodeID string) *host {
 	t.Helper()
+	return subscribeTo(t, p.ads, nodeID)
+}
+
+func subscribeTo(t *testing.T, addr, nodeID string) *host {
+	t.Helper()
 	h := &host{applied: make(chan map[string]ecds.ChainRef, 8)}
-	s := &ecds.Subscriber{Addr: p.ads, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache")}
+	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -165,5 +171,30 @@ func TestECDSRefusals(t *testing.T) {
 	waitFor(t, 5*time.Second, "the ACK", func() bool {
 		acked, rejected, _ := status()
 		return acked == p.srv.Version() && rejected == ""
+	})
+}
+
+// TestECDSReconnects: a host started before its control plane keeps
+// trying, and applies the chains once the control plane is up.
+func TestECDSReconnects(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	h := subscribeTo(t, addr, "host-early")
+	// Let it fail at least once, then start the control plane there.
+	time.Sleep(300 * time.Millisecond)
+	p := startPlaneAt(t, addr, map[string]string{
+		"gateway.yaml":           chainsGateway,
+		"plugins/chat.wasm":      "chat v1",
+		"plugins/responses.wasm": "responses v1",
+	})
+	if c := h.next(t); c["chat.completions"].MapRequest.SHA256 != sha("chat v1") {
+		t.Fatalf("applied %+v", c)
+	}
+	waitFor(t, 5*time.Second, "the ACK", func() bool {
+		return p.srv.Status().Nodes["host-early"]["TypedExtensionConfig"].Acked == p.srv.Version()
 	})
 }

@@ -35,6 +35,12 @@ type plane struct {
 // temporary directory and serves them until the test ends.
 func startPlane(t *testing.T, files map[string]string) *plane {
 	t.Helper()
+	return startPlaneAt(t, "127.0.0.1:0", files)
+}
+
+// startPlaneAt is startPlane with ADS on a given address.
+func startPlaneAt(t *testing.T, adsAddr string, files map[string]string) *plane {
+	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
 		writeFile(t, filepath.Join(dir, name), body)
@@ -43,7 +49,7 @@ func startPlane(t *testing.T, files map[string]string) *plane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grpcLn, err := net.Listen("tcp", "127.0.0.1:0")
+	grpcLn, err := net.Listen("tcp", adsAddr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,8 +69,9 @@ commands:
   plugin check FILE
                 load a plugin, run its self-test and sample requests through it
   plugin list   each stage's plugin on a running server (--admin ADDR)
-  plugin swap STAGE FILE
-                swap a stage's plugin on a running server without a restart;
+  plugin swap STAGE FILE|SHA256
+                swap a stage's plugin on a running server without a restart
+                (a .wasm file, or the sha256 of one it already stored);
                 STAGE is ENDPOINT/STAGE (chat.completions/translate) or a bare
                 stage (map-request, translate) for both endpoints
                 (--admin ADDR; token from RUNEDGE_ADMIN_TOKEN or SERVICE_TOKEN)

@@ -10,11 +10,16 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"text/tabwriter"
 	"time"
 
 	"github.com/runedge/runedge/host/config"
 )
+
+// digestRE matches a stored plugin's sha256, which swap accepts in place of
+// a file.
+var digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func plugin(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
@@ -127,12 +132,16 @@ func pluginSwap(ctx context.Context, args []string, env Env) error {
 		return errors.New("want `plugin swap STAGE FILE`")
 	}
 	stage, file := fs.Arg(0), fs.Arg(1)
-	wasm, err := os.ReadFile(file)
-	if err != nil {
-		return err
+	body, contentType := []byte(`{"sha256":"`+file+`"}`), "application/json"
+	if !digestRE.MatchString(file) { // a file to upload, not a stored plugin's digest
+		wasm, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		body, contentType = wasm, "application/wasm"
 	}
 	var out struct{ Data []pluginEntry }
-	if err := a.do(ctx, http.MethodPut, "/admin/v1/plugins/"+stage, "application/wasm", wasm, &out); err != nil {
+	if err := a.do(ctx, http.MethodPut, "/admin/v1/plugins/"+stage, contentType, body, &out); err != nil {
 		return fmt.Errorf("swap %s: %w", stage, err)
 	}
 	fmt.Fprintf(env.Stdout, "swapped %s to %s\n", stage, file)

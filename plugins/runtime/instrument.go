@@ -308,7 +308,11 @@ func (in *instrumenter) globals(b []byte) ([]byte, error) {
 	}
 	in.fuelGlobal = in.importedGlobals + n
 	out = append(out, 0x7f, 0x01, opI32Const) // mutable i32
-	out = appendSLEB32(out, fuelPerTick)
+	if zzNoCall {
+		out = appendSLEB32(out, 1<<30)
+	} else {
+		out = appendSLEB32(out, fuelPerTick)
+	}
 	out = append(out, opEnd)
 	in.code.check = fuelCheck(in.fuelGlobal, in.tickFunc)
 	return out, nil
@@ -325,6 +329,9 @@ func fuelCheck(fuel, tick uint32) []byte {
 	c = appendU32(append(c, opGlobalSet), fuel)
 	c = appendU32(append(c, opGlobalGet), fuel)
 	c = append(c, opI32Eqz, opIf, blockTypeNone)
+	if zzNoCall {
+		return append(c, opUnreachable, opEnd)
+	}
 	c = appendU32(append(c, opCall), tick)
 	c = appendU32(append(c, opGlobalSet), fuel)
 	return append(c, opEnd)
@@ -341,3 +348,5 @@ func appendSLEB32(b []byte, v int32) []byte {
 		b = append(b, c|0x80)
 	}
 }
+
+var zzNoCall = false

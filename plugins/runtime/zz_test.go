@@ -21,10 +21,10 @@ func BenchmarkZZ(b *testing.B) {
 				inst := benchInstance(b, true, false)
 				benchRunHook(b, inst, in.hook, in.in, func() {}, 250*time.Millisecond)
 			})
-			b.Run("loopsOnly/"+in.name, func(b *testing.B) {
-				zzNoEntry = true
+			b.Run("noCall/"+in.name, func(b *testing.B) {
+				zzNoCall = true
 				inst := benchInstance(b, true, false)
-				zzNoEntry = false
+				zzNoCall = false
 				benchRunHook(b, inst, in.hook, in.in, func() {}, 250*time.Millisecond)
 			})
 		}
