@@ -53,3 +53,14 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// The deployment in examples/envoy must stay a valid gateway file.
+func TestExampleValidates(t *testing.T) {
+	f, err := Load("../../examples/envoy/gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Listeners) == 0 || len(f.Chains) != 2 {
+		t.Fatalf("example: %d listeners, %d chains", len(f.Listeners), len(f.Chains))
+	}
+}

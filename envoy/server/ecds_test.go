@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ func sha(s string) string {
 // host is a subscriber whose apply checks what it is given the way a real
 // host must rely on: every plugin file on disk hashes to its reference.
 type host struct {
+	logs    *syncBuffer
 	applied chan map[string]ecds.ChainRef
 	fail    atomic.Pointer[error]
 	calls   atomic.Int32
@@ -46,8 +48,9 @@ func subscribe(t *testing.T, p *plane, nodeID string) *host {
 
 func subscribeTo(t *testing.T, addr, nodeID string) *host {
 	t.Helper()
-	h := &host{applied: make(chan map[string]ecds.ChainRef, 8)}
-	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache")}
+	h := &host{applied: make(chan map[string]ecds.ChainRef, 8), logs: &syncBuffer{}}
+	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Log: slog.New(slog.NewTextHandler(h.logs, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -184,8 +187,7 @@ func TestECDSReconnects(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	h := subscribeTo(t, addr, "host-early")
-	// Let it fail at least once, then start the control plane there.
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 5*time.Second, "the host to fail to connect", func() bool { return h.logs.contains("reconnecting") })
 	p := startPlaneAt(t, addr, map[string]string{
 		"gateway.yaml":           chainsGateway,
 		"plugins/chat.wasm":      "chat v1",

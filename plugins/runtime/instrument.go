@@ -315,6 +315,9 @@ func (in *instrumenter) globals(b []byte) ([]byte, error) {
 	}
 	out = append(out, opEnd)
 	in.code.check = fuelCheck(in.fuelGlobal, in.tickFunc)
+	if zzHybrid {
+		in.code.check, in.code.entry = zzLoopCheck(in.fuelGlobal), zzEntryCheck(in.fuelGlobal, in.tickFunc)
+	}
 	return out, nil
 }
 
@@ -350,3 +353,29 @@ func appendSLEB32(b []byte, v int32) []byte {
 }
 
 var zzNoCall = false
+
+var zzHybrid = false
+
+func zzEntryCheck(fuel, tick uint32) []byte {
+	var c []byte
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(c, opI32Const, 1, opI32Sub)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(c, opI32Const, 0, 0x4c, opIf, blockTypeNone)
+	c = appendU32(append(c, opCall), tick)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	return append(c, opEnd)
+}
+
+func zzLoopCheck(fuel uint32) []byte {
+	var c []byte
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(c, opI32Const, 1, opI32Sub)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(c, opI32Const)
+	c = appendSLEB32(c, -(1 << 28))
+	c = append(c, 0x4c, opIf, blockTypeNone, opUnreachable, opEnd)
+	return c
+}

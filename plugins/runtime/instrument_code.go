@@ -34,6 +34,7 @@ const (
 type codeRewriter struct {
 	importedFuncs uint32 // functions imported by the original module
 	check         []byte // the fuel check to insert
+	entry         []byte
 }
 
 // shiftFunc maps a function index of the original module to the
@@ -111,7 +112,9 @@ func (c *codeRewriter) body(b []byte) ([]byte, error) {
 	}
 	out := make([]byte, 0, len(b)+len(c.check)*4)
 	out = append(out, b[:r.pos]...)
-	if !zzNoEntry {
+	if c.entry != nil {
+		out = append(out, c.entry...)
+	} else {
 		out = append(out, c.check...)
 	}
 	if out, err = c.expr(r, out); err != nil {
@@ -237,5 +240,3 @@ func skipSIMD(r *wasmReader) error {
 	}
 	return fmt.Errorf("unsupported opcode 0xfd %d", sub)
 }
-
-var zzNoEntry = false

@@ -17,14 +17,14 @@ func BenchmarkZZ(b *testing.B) {
 				benchRunHook(b, inst, in.hook, in.in, func() {}, -1)
 			})
 			b.Run("fuel/"+in.name, func(b *testing.B) {
-				zzNoEntry = false
+				
 				inst := benchInstance(b, true, false)
 				benchRunHook(b, inst, in.hook, in.in, func() {}, 250*time.Millisecond)
 			})
-			b.Run("noCall/"+in.name, func(b *testing.B) {
-				zzNoCall = true
+			b.Run("hybrid/"+in.name, func(b *testing.B) {
+				zzHybrid = true
 				inst := benchInstance(b, true, false)
-				zzNoCall = false
+				zzHybrid = false
 				benchRunHook(b, inst, in.hook, in.in, func() {}, 250*time.Millisecond)
 			})
 		}

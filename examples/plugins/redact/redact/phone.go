@@ -59,8 +59,6 @@ func scanPhone(s string, i, limit int, groups []group) ([]group, int) {
 		g.sep = sep
 		groups = append(groups, g)
 		j = g.end
-		// A separator joins the next group only if one really follows;
-		// a group in parentheses may also touch its neighbours: "(555)123".
 		sep = 0
 		if j < limit {
 			sep = phoneSep(s[j])
@@ -69,7 +67,7 @@ func scanPhone(s string, i, limit int, groups []group) ([]group, int) {
 		if sep != 0 {
 			k++
 		}
-		if k >= limit || !(isDigit(s[k]) || s[k] == '(' && (sep != 0 || !g.paren)) && !(sep == 0 && g.paren && isDigit(s[k])) {
+		if k >= limit || !joins(sep, g.paren, s[k]) {
 			break
 		}
 		j = k
@@ -77,7 +75,21 @@ func scanPhone(s string, i, limit int, groups []group) ([]group, int) {
 	if len(groups) == 0 {
 		return groups, i + 1
 	}
-	return groups, j
+	return groups, groups[len(groups)-1].end
+}
+
+// joins reports whether a group (in parentheses or not) and the character
+// after it, with separator sep between them (0: none), go on as one number.
+// A separator joins only if a group really follows; a group in parentheses
+// may also touch its neighbours: "(555)123", "1(555)".
+func joins(sep int, afterParen bool, next byte) bool {
+	switch {
+	case sep != 0:
+		return isDigit(next) || next == '('
+	case afterParen:
+		return isDigit(next)
+	}
+	return next == '('
 }
 
 // phoneGroup reads one group at s[j]: digits, or digits in parentheses.

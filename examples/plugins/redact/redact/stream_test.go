@@ -122,6 +122,40 @@ func TestStreamHoldIsBounded(t *testing.T) {
 	}
 }
 
+// Random texts made of the characters addresses and numbers are made of
+// (where cuts are most likely to matter), cut at random places: the
+// streamed result must equal the whole text redacted.
+func TestStreamRandomText(t *testing.T) {
+	alphabet := []string{"a", "x", "0", "1", "5", "@", ".", "-", "+", "(", ")", " ", " ", ",", "\n", "é", "_",
+		"jane", "@example.com", ".org", "555", "123", "4567", "+1 ", "(555) ", "-1234"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	redacted := 0
+	for range 20000 {
+		var b strings.Builder
+		for n := rng.IntN(25); n > 0; n-- {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		text := b.String()
+		var cuts []int
+		for i := 1; i < len(text); i++ {
+			if utf8.RuneStart(text[i]) && rng.IntN(4) == 0 {
+				cuts = append(cuts, i)
+			}
+		}
+		want := Text(text)
+		if want != text {
+			redacted++
+		}
+		if got := stream(t, splitAt(text, cuts...)); got != want {
+			t.Fatalf("%q cut at %v:\n got %q\nwant %q", text, cuts, got, want)
+		}
+	}
+	// The alphabet is meant to make addresses and numbers common.
+	if redacted < 5000 {
+		t.Errorf("only %d of the texts had anything to redact", redacted)
+	}
+}
+
 // FuzzStream checks the promise Stream makes: cutting never changes the
 // result, as long as no run without a break exceeds MaxHold.
 func FuzzStream(f *testing.F) {
