@@ -91,8 +91,11 @@ func TestADSAckNack(t *testing.T) {
 	}
 	env.send(t, ack(r1))
 	waitFor(t, 5*time.Second, "the ACK in the status", func() bool {
-		return p.srv.Status().Nodes["envoy-1"]["Listener"].Acked == r1.GetVersionInfo()
+		return p.srv.Status().Nodes["envoy-1"].Types["Listener"].Acked == r1.GetVersionInfo()
 	})
+	if !p.srv.Status().Nodes["envoy-1"].Connected {
+		t.Fatal("a node with an open stream shows as disconnected")
+	}
 
 	p.edit(t, "gateway.yaml", twoClusters)
 	r2 := env.next(t, 5*time.Second)
@@ -104,7 +107,7 @@ func TestADSAckNack(t *testing.T) {
 		ErrorDetail: &status.Status{Code: 3, Message: "test refuses this listener"},
 	})
 	waitFor(t, 5*time.Second, "the NACK in the status", func() bool {
-		st := p.srv.Status().Nodes["envoy-1"]["Listener"]
+		st := p.srv.Status().Nodes["envoy-1"].Types["Listener"]
 		return st.Rejected == r2.GetVersionInfo() && st.Error == "test refuses this listener" && st.Acked == r1.GetVersionInfo()
 	})
 	if !p.logs.contains("node rejected configuration") || !p.logs.contains("test refuses this listener") {

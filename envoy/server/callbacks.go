@@ -10,32 +10,34 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 )
 
-// sent remembers, per stream and type, the nonce and version of the last
+// streams remembers, per stream and type, the nonce and version of the last
 // response: a NACK names the nonce it refuses and carries the version the
 // node keeps, so the refused version has to be looked up here. Delta
 // requests carry no version at all. It also remembers each stream's node,
 // which only the first request has to carry.
-type sent struct {
+type streams struct {
 	mu    sync.Mutex
 	last  map[int64]map[string][2]string // stream → type → {nonce, version}
 	nodes map[int64]*core.Node
 }
 
-func newSent() *sent {
-	return &sent{last: map[int64]map[string][2]string{}, nodes: map[int64]*core.Node{}}
+func newStreams() *streams {
+	return &streams{last: map[int64]map[string][2]string{}, nodes: map[int64]*core.Node{}}
 }
 
-// node returns the node of the stream, remembering n if it is set.
-func (s *sent) node(stream int64, n *core.Node) *core.Node {
+// node returns the node of the stream, remembering n if it is set; first
+// is true when the stream's node was not known before.
+func (s *streams) node(stream int64, n *core.Node) (node *core.Node, first bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, known := s.nodes[stream]
 	if n != nil {
 		s.nodes[stream] = n
 	}
-	return s.nodes[stream]
+	return s.nodes[stream], !known && n != nil
 }
 
-func (s *sent) record(stream int64, typeURL, nonce, version string) {
+func (s *streams) record(stream int64, typeURL, nonce, version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last[stream] == nil {
@@ -44,7 +46,7 @@ func (s *sent) record(stream int64, typeURL, nonce, version string) {
 	s.last[stream][typeURL] = [2]string{nonce, version}
 }
 
-func (s *sent) version(stream int64, typeURL, nonce string) string {
+func (s *streams) version(stream int64, typeURL, nonce string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l := s.last[stream][typeURL]; l[0] == nonce {
@@ -53,11 +55,14 @@ func (s *sent) version(stream int64, typeURL, nonce string) string {
 	return ""
 }
 
-func (s *sent) forget(stream int64, _ *core.Node) {
+// forget drops a closed stream and returns its node, if it had one.
+func (s *streams) forget(stream int64) *core.Node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := s.nodes[stream]
 	delete(s.last, stream)
 	delete(s.nodes, stream)
+	return n
 }
 
 // callbacks turn each node's ACKs and NACKs into its status and a log line
@@ -65,7 +70,7 @@ func (s *sent) forget(stream int64, _ *core.Node) {
 // refusal is invisible unless someone says so.
 func (s *Server) callbacks() serverv3.Callbacks {
 	// State-of-the-world and delta streams are numbered separately.
-	sotw, delta := newSent(), newSent()
+	sotw, delta := newStreams(), newStreams()
 	return serverv3.CallbackFuncs{
 		StreamRequestFunc: func(stream int64, r *discovery.DiscoveryRequest) error {
 			s.reply(sotw, stream, r.GetNode(), r.GetTypeUrl(), r.GetResponseNonce(), r.GetVersionInfo(), r.GetErrorDetail())
@@ -85,7 +90,7 @@ func (s *Server) callbacks() serverv3.Callbacks {
 		StreamResponseFunc: func(_ context.Context, stream int64, _ *discovery.DiscoveryRequest, r *discovery.DiscoveryResponse) {
 			sotw.record(stream, r.GetTypeUrl(), r.GetNonce(), r.GetVersionInfo())
 		},
-		StreamClosedFunc: sotw.forget,
+		StreamClosedFunc: func(stream int64, _ *core.Node) { s.closed(sotw, stream) },
 		StreamDeltaRequestFunc: func(stream int64, r *discovery.DeltaDiscoveryRequest) error {
 			s.reply(delta, stream, r.GetNode(), r.GetTypeUrl(), r.GetResponseNonce(), "", r.GetErrorDetail())
 			return nil
@@ -93,27 +98,36 @@ func (s *Server) callbacks() serverv3.Callbacks {
 		StreamDeltaResponseFunc: func(stream int64, _ *discovery.DeltaDiscoveryRequest, r *discovery.DeltaDiscoveryResponse) {
 			delta.record(stream, r.GetTypeUrl(), r.GetNonce(), r.GetSystemVersionInfo())
 		},
-		DeltaStreamClosedFunc: delta.forget,
+		DeltaStreamClosedFunc: func(stream int64, _ *core.Node) { s.closed(delta, stream) },
 	}
 }
 
 // reply records a request that answers a response (it has a nonce): a
 // NACK when it carries an error, an ACK otherwise.
-func (s *Server) reply(sent *sent, stream int64, node *core.Node, typeURL, nonce, version string, nack *status.Status) {
-	node = sent.node(stream, node)
+func (s *Server) reply(st *streams, stream int64, node *core.Node, typeURL, nonce, version string, nack *status.Status) {
+	node, first := st.node(stream, node)
+	if first {
+		s.nodes.opened(node.GetId())
+	}
 	if nonce == "" {
 		return // a subscription, not a reply
 	}
 	if nack != nil {
-		rejected := sent.version(stream, typeURL, nonce)
+		rejected := st.version(stream, typeURL, nonce)
 		s.nodes.nack(node.GetId(), typeURL, rejected, nack.GetMessage())
 		s.log.Warn("node rejected configuration; it keeps its previous version",
 			"node", node.GetId(), "type", shortType(typeURL), "rejected", rejected, "error", nack.GetMessage())
 		return
 	}
 	if version == "" {
-		version = sent.version(stream, typeURL, nonce)
+		version = st.version(stream, typeURL, nonce)
 	}
 	s.nodes.ack(node.GetId(), typeURL, version)
 	s.log.Debug("node accepted configuration", "node", node.GetId(), "type", shortType(typeURL), "version", version)
+}
+
+func (s *Server) closed(st *streams, stream int64) {
+	if n := st.forget(stream); n != nil {
+		s.nodes.closed(n.GetId())
+	}
 }

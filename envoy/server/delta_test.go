@@ -73,7 +73,7 @@ func TestDeltaADS(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the delta ACK in the status", func() bool {
-		return p.srv.Status().Nodes["envoy-1"]["Cluster"].Acked == p.srv.Version()
+		return p.srv.Status().Nodes["envoy-1"].Types["Cluster"].Acked == p.srv.Version()
 	})
 
 	// runedge unchanged, authz gone, extra new.

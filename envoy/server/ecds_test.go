@@ -128,7 +128,7 @@ func TestECDSTwoHosts(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "both hosts to ACK", func() bool {
 		st := p.srv.Status().Nodes
-		return st["host-1"]["TypedExtensionConfig"].Acked == p.srv.Version() && st["host-2"]["TypedExtensionConfig"].Acked == p.srv.Version()
+		return st["host-1"].Types["TypedExtensionConfig"].Acked == p.srv.Version() && st["host-2"].Types["TypedExtensionConfig"].Acked == p.srv.Version()
 	})
 }
 
@@ -142,7 +142,7 @@ func TestECDSRefusals(t *testing.T) {
 		"plugins/responses.wasm": "responses v1",
 	})
 	status := func() (acked, rejected, msg string) {
-		s := p.srv.Status().Nodes["host-1"]["TypedExtensionConfig"]
+		s := p.srv.Status().Nodes["host-1"].Types["TypedExtensionConfig"]
 		return s.Acked, s.Rejected, s.Error
 	}
 	// The store lost a plugin: the host cannot fetch it.
@@ -197,6 +197,6 @@ func TestECDSReconnects(t *testing.T) {
 		t.Fatalf("applied %+v", c)
 	}
 	waitFor(t, 5*time.Second, "the ACK", func() bool {
-		return p.srv.Status().Nodes["host-early"]["TypedExtensionConfig"].Acked == p.srv.Version()
+		return p.srv.Status().Nodes["host-early"].Types["TypedExtensionConfig"].Acked == p.srv.Version()
 	})
 }

@@ -100,8 +100,11 @@ clusters:
 	}
 	st := p.srv.Status().Nodes["grpc-test-client"]
 	for _, typ := range []string{"Listener", "Cluster", "ClusterLoadAssignment"} {
-		if st[typ].Acked != p.srv.Version() {
-			t.Errorf("the gRPC client's %s status is %+v, want version %s acked", typ, st[typ], p.srv.Version())
+		if st.Types[typ].Acked != p.srv.Version() {
+			t.Errorf("the gRPC client's %s status is %+v, want version %s acked", typ, st.Types[typ], p.srv.Version())
 		}
 	}
+	waitFor(t, 5*time.Second, "the exited client to show as disconnected", func() bool {
+		return !p.srv.Status().Nodes["grpc-test-client"].Connected
+	})
 }

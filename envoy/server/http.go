@@ -8,8 +8,8 @@ import (
 // Status is what GET /status answers: the version being served and, per
 // node, the last version each resource type accepted or refused.
 type Status struct {
-	Version string                           `json:"version"`
-	Nodes   map[string]map[string]TypeStatus `json:"nodes"`
+	Version string                `json:"version"`
+	Nodes   map[string]NodeStatus `json:"nodes"`
 }
 
 // Status reports the version served and what every node said about it.

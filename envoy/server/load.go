@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/runedge/runedge/envoy/gateway"
 	"github.com/runedge/runedge/envoy/ir"
@@ -31,9 +32,10 @@ func (s *Server) reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("gateway %s: %w", s.cfg.GatewayFile, err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if snaps.version == s.version {
+	// Only New and then the watch goroutine reload, one at a time; mu
+	// guards version against readers, not reloads against each other.
+	previous := s.Version()
+	if snaps.version == previous {
 		return nil
 	}
 	for group, snap := range map[string]*snapshot{proxyGroup: snaps.proxy, clientGroup: snaps.client} {
@@ -41,9 +43,11 @@ func (s *Server) reload(ctx context.Context) error {
 			return fmt.Errorf("serving version %s: %w", snaps.version, err)
 		}
 	}
-	s.log.Info("serving gateway", "file", s.cfg.GatewayFile, "version", snaps.version, "previous", s.version,
-		"listeners", len(res.Listeners), "clusters", len(res.Clusters), "chains", len(res.Extensions))
+	s.mu.Lock()
 	s.version = snaps.version
+	s.mu.Unlock()
+	s.log.Info("serving gateway", "file", s.cfg.GatewayFile, "version", snaps.version, "previous", previous,
+		"listeners", len(res.Listeners), "clusters", len(res.Clusters), "chains", len(res.Extensions))
 	return nil
 }
 
@@ -58,12 +62,14 @@ func (s *Server) publish(path string) (ir.Plugin, error) {
 
 // pluginFiles are the files the chains of f refer to; a change to one of
 // them is a change of configuration, like a change to f.
+// Sorted, so that the watch's fingerprint of them is stable.
 func pluginFiles(f *gateway.File) []string {
 	var out []string
 	for _, ch := range f.Chains {
 		out = append(out, f.Path(ch.MapRequest), f.Path(ch.Translate))
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (s *Server) setWatched(files []string) {

@@ -47,6 +47,7 @@ func newNodes() *nodes {
 func (n *nodes) opened(node string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.prune()
 	n.streams[node]++
 	delete(n.gone, node)
 	n.get(node).Connected = true
@@ -90,17 +91,22 @@ func (n *nodes) get(node string) *NodeStatus {
 	return ns
 }
 
-// snapshot copies the status of every node, forgetting nodes gone for
-// longer than forgetAfter.
-func (n *nodes) snapshot() map[string]NodeStatus {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+// prune forgets nodes gone for longer than forgetAfter. Called with mu
+// held.
+func (n *nodes) prune() {
 	for node, t := range n.gone {
 		if time.Since(t) > forgetAfter {
 			delete(n.gone, node)
 			delete(n.status, node)
 		}
 	}
+}
+
+// snapshot copies the status of every node.
+func (n *nodes) snapshot() map[string]NodeStatus {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.prune()
 	out := make(map[string]NodeStatus, len(n.status))
 	for k, v := range n.status {
 		out[k] = NodeStatus{Connected: v.Connected, Types: maps.Clone(v.Types)}

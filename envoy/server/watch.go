@@ -27,6 +27,7 @@ func (s *Server) watch(ctx context.Context) {
 			continue
 		}
 		last = fp
+		s.log.Debug("gateway or plugin file changed; reloading", "file", s.cfg.GatewayFile)
 		if err := s.reload(ctx); err != nil {
 			s.log.Error("gateway file rejected; still serving the last good version",
 				"file", s.cfg.GatewayFile, "version", s.Version(), "error", err)

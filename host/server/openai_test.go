@@ -188,7 +188,7 @@ func TestOpenAIProviderAtTheEdge(t *testing.T) {
 		},
 	}))
 	h := start(t, viaOpenAI(up.srv.URL+"/v1", func(o *config.OpenAI) {
-		o.FirstByteTimeout, o.IdleTimeout = config.Dur(300*time.Millisecond), config.Dur(300*time.Millisecond)
+		o.FirstByteTimeout, o.IdleTimeout = config.Dur(500*time.Millisecond), config.Dur(500*time.Millisecond)
 	}))
 	chat := func(msg string, stream bool) string {
 		return `{"model":"service","stream":` + map[bool]string{false: "false", true: "true"}[stream] +

@@ -154,12 +154,6 @@ func TestStallMidStream(t *testing.T) {
 	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		send(w, roleChunk, chunk("a"))
-		// Keep-alive comments are not tokens: they do not hold off the
-		// idle timeout.
-		for range 5 {
-			send(w, ": ping\n\n")
-			time.Sleep(30 * time.Millisecond)
-		}
 		hold(cancelled)(r)
 	})
 	p := u.provider(func(c *openai.Config) { c.IdleTimeout = 100 * time.Millisecond })
@@ -176,19 +170,38 @@ func TestStallMidStream(t *testing.T) {
 	}
 }
 
+// Keep-alive comments are not tokens: an upstream that sends only them for
+// longer than the idle limit is stalled, even if it would answer later.
+func TestKeepAlivesDoNotHoldOffIdle(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		startSSE(w)
+		send(w, chunk("a"))
+		for range 20 {
+			send(w, ": ping\n\n")
+			time.Sleep(25 * time.Millisecond)
+		}
+		send(w, chunk("b"), finishChunk, doneEvent)
+	})
+	p := u.provider(func(c *openai.Config) { c.IdleTimeout = 150 * time.Millisecond })
+	_, res, err := generate(t, p, ask("hi", true))
+	if !errors.Is(err, runner.ErrTimeout) {
+		t.Fatalf("result %+v err %v; 500ms of keep-alives passed for tokens", res, err)
+	}
+}
+
 // A slow but steady stream outlives the idle timeout many times over.
 func TestSteadyStreamIsNotIdle(t *testing.T) {
 	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
-		for range 8 {
+		for range 12 {
 			send(w, chunk("."))
-			time.Sleep(40 * time.Millisecond)
+			time.Sleep(60 * time.Millisecond)
 		}
 		send(w, finishChunk, doneEvent)
 	})
-	p := u.provider(func(c *openai.Config) { c.IdleTimeout = 150 * time.Millisecond })
+	p := u.provider(func(c *openai.Config) { c.IdleTimeout = 400 * time.Millisecond })
 	_, res, err := generate(t, p, ask("hi", true))
-	if err != nil || res.Text != "........" {
+	if err != nil || res.Text != "............" {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
@@ -286,6 +299,11 @@ func TestKeyIsNeverQuoted(t *testing.T) {
 		_, _, err := generate(t, u.provider(nil), ask("hi", true))
 		wantFailure(t, err, runner.ErrProvider, "refused the API key (401 Unauthorized)")
 		wantRequests(t, u, 1)
+	})
+	t.Run("401 without a key", func(t *testing.T) {
+		u := newUpstream(t, fails(401, "You didn't provide an API key."))
+		_, _, err := generate(t, u.provider(func(c *openai.Config) { c.APIKey = "" }), ask("hi", true))
+		wantFailure(t, err, runner.ErrProvider, "refused the request (401 Unauthorized): no API key is configured")
 	})
 	t.Run("echoed in a 400", func(t *testing.T) {
 		u := newUpstream(t, fails(400, "bad header Bearer sk-test-secret-key-123456 and sk-abc***wxyz"))

@@ -24,6 +24,9 @@ func statusFailure(res *http.Response, apiKey string, now time.Time) *failure {
 	status := fmt.Sprintf("%d %s", res.StatusCode, http.StatusText(res.StatusCode))
 	code := res.StatusCode
 	if code == http.StatusUnauthorized || code == http.StatusForbidden {
+		if apiKey == "" {
+			return providerFailure(false, "refused the request (%s): no API key is configured", status)
+		}
 		return providerFailure(false, "refused the API key (%s)", status)
 	}
 	msg := upstreamMessage(res.Body, apiKey)
