@@ -17,6 +17,8 @@ func serve(ctx context.Context, args []string, env Env) error {
 	fs.SetOutput(env.Stderr)
 	cfgPath := fs.String("config", "", "configuration file (YAML); defaults apply without one")
 	listen := fs.String("listen", "", "listen address (overrides the file's listen)")
+	xdsAddr := fs.String("xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
+	node := fs.String("node", "", "this host's node id for --xds (default: the host name)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,6 +52,12 @@ func serve(ctx context.Context, args []string, env Env) error {
 				log.Error("admin listener stopped", "err", err)
 			}
 		}()
+	}
+	if *xdsAddr != "" {
+		if err := subscribe(ctx, srv, cfg, *xdsAddr, *node, log); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	if *cfgPath != "" {
 		go config.Watch(ctx, *cfgPath, 500*time.Millisecond, func(c *config.Config, err error) {

@@ -29,14 +29,14 @@ const (
 // harness is a real runedge server on 127.0.0.1 with a real SQLite file and
 // the default plugins built from source.
 type harness struct {
-	t    testing.TB
-	URL  string
+	t   testing.TB
+	URL string
 	// Admin is the admin API's base URL ("" when admin.listen is off).
 	Admin string
 	srv   *Server
-	cfg  *config.Config
-	stop context.CancelFunc
-	done chan error
+	cfg   *config.Config
+	stop  context.CancelFunc
+	done  chan error
 }
 
 func start(t testing.TB, mutate func(*config.Config)) *harness {

@@ -38,6 +38,8 @@ type Server struct {
 	// outside any request.
 	closeCtx context.Context
 	metrics  *metrics
+	// xdsChains are the chains a control plane applied (under swapMu).
+	xdsChains map[string]config.Chain
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins

@@ -53,25 +53,47 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 		s.log.Warn("configuration change needs a restart; keeping the running value", "field", f)
 	}
 	next := *cfg
+	if s.xdsChains != nil { // the control plane's chains win over the file's
+		next.Chains = maps.Clone(next.Chains)
+		maps.Copy(next.Chains, s.xdsChains)
+	}
 	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
 	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
 	return s.rebuild(ctx, &next, "reload")
 }
 
 // ApplyChains replaces the plugin files of the given endpoints' chains
-// (keys config.ChainChat, config.ChainResponses) — the xDS path.
+// (keys config.ChainChat, config.ChainResponses); an empty field keeps the
+// stage's current plugin. This is the xDS path: chains applied here are
+// remembered and survive later reloads of the host's own file.
 func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
 	next := *s.gen.Load().cfg
 	next.Chains = maps.Clone(next.Chains)
 	for k, ch := range chains {
-		next.Chains[k] = ch
+		cur := next.Chains[k]
+		if ch.MapRequest != "" {
+			cur.MapRequest = ch.MapRequest
+		}
+		if ch.Translate != "" {
+			cur.Translate = ch.Translate
+		}
+		next.Chains[k] = cur
 	}
 	if err := next.Validate(); err != nil {
 		return err
 	}
-	return s.rebuild(ctx, &next, "xds")
+	if err := s.rebuild(ctx, &next, "xds"); err != nil {
+		return err
+	}
+	if s.xdsChains == nil {
+		s.xdsChains = map[string]config.Chain{}
+	}
+	for k := range chains {
+		s.xdsChains[k] = next.Chains[k]
+	}
+	return nil
 }
 
 // SwapPlugin puts the plugin file at path into stage: "ENDPOINT/STAGE"
