@@ -3,43 +3,23 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/server"
+	"github.com/runedge/runedge/host/config/configtest"
+	"github.com/runedge/runedge/host/server/servertest"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
 // startAdmin starts a real server and returns its admin address.
-func startAdmin(t *testing.T) (*server.Server, string) {
+func startAdmin(t *testing.T) (*servertest.Server, string) {
 	t.Helper()
-	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
-	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
-	cfg := config.Default()
-	cfg.Dir = t.TempDir()
-	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
-	cfg.Plugins.CacheDir = plugintest.CacheDir(t)
-	cfg.Plugins.StoreDir = filepath.Join(cfg.Dir, "plugins")
-	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
-	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
+	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "ops", Hash: auth.HashToken("admin-tok"), Admin: true}}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	aln, _ := net.Listen("tcp", "127.0.0.1:0")
-	done := make(chan error, 1)
-	go srv.ServeAdmin(aln)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv, aln.Addr().String()
+	s := servertest.Start(t, context.Background(), cfg)
+	return s, s.Admin
 }
 
 func TestPluginListAndSwap(t *testing.T) {

@@ -20,7 +20,9 @@ import (
 	xdsserver "github.com/runedge/runedge/envoy/server"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/host/server"
+	"github.com/runedge/runedge/host/server/servertest"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -110,26 +112,10 @@ func copyFile(t *testing.T, from, to string) {
 // "tok".
 func startHost(t *testing.T, ctx context.Context) (*server.Server, *config.Config, string) {
 	t.Helper()
-	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
-	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
-	cfg := config.Default()
-	cfg.Dir = t.TempDir()
-	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
-	cfg.Plugins.CacheDir = plugintest.CacheDir(t)
-	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
-	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
+	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken("tok")}}
-	hctx, cancel := context.WithCancel(ctx)
-	srv, err := server.New(hctx, cfg, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(hctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv, cfg, "http://" + ln.Addr().String()
+	s := servertest.Start(t, ctx, cfg)
+	return s.Server, cfg, s.URL
 }
 
 func chatFingerprint(base string) (string, error) {

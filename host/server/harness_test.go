@@ -8,14 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -41,17 +40,7 @@ type harness struct {
 
 func start(t testing.TB, mutate func(*config.Config)) *harness {
 	t.Helper()
-	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
-	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
-	cfg := config.Default()
-	cfg.Dir = t.TempDir()
-	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
-	cfg.Plugins.CacheDir = plugintest.CacheDir(t)
-	cfg.Plugins.PoolSize = 2
-	cfg.Plugins.StoreDir = filepath.Join(cfg.Dir, "plugins")
-	cfg.Admin.Listen = "127.0.0.1:0"
-	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
-	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
+	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{
 		{Name: "app", Hash: auth.HashToken(tokApp)},
 		{Name: "acme-app", Hash: auth.HashToken(tokAcme), Tenant: "acme"},

@@ -9,18 +9,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/server"
-	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/host/config/configtest"
+	"github.com/runedge/runedge/host/server/servertest"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -39,42 +36,12 @@ type Runedge struct {
 // streamed tokens. It stops when the test ends.
 func Start(t testing.TB, tokenDelay time.Duration) *Runedge {
 	t.Helper()
-	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
-	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
-	cfg := config.Default()
-	cfg.Dir = t.TempDir()
-	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
-	cfg.Plugins.CacheDir = plugintest.CacheDir(t)
-	cfg.Plugins.PoolSize = 2
+	cfg := configtest.New(t)
+	cfg.Admin.Listen = "off"
 	cfg.Provider.Offline.TokenDelay = config.Dur(tokenDelay)
-	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
-	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
 	cfg.Tokens = []config.Token{{Name: "appserver", Hash: auth.HashToken(Token)}}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("runedge did not shut down")
-		}
-	})
-	return &Runedge{URL: "http://" + ln.Addr().String(), t: t}
+	srv := servertest.Start(t, context.Background(), cfg)
+	return &Runedge{URL: srv.URL, t: t}
 }
 
 // Run reads run id through the native API, acting for tenant.

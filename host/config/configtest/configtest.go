@@ -1,0 +1,30 @@
+// Package configtest makes configurations for servers started by tests: all
+// state in the test's temporary directory, the default mapping plugins built
+// from source (never a stale .wasm), the machine-wide compilation cache, and
+// the admin listener on a free port.
+package configtest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/plugins/plugintest"
+)
+
+// New returns a valid configuration without tokens; the caller adds them.
+func New(tb testing.TB) *config.Config {
+	tb.Helper()
+	chat := plugintest.Build(tb, "github.com/runedge/runedge/plugins/chat")
+	resp := plugintest.Build(tb, "github.com/runedge/runedge/plugins/responses")
+	cfg := config.Default()
+	cfg.Dir = tb.TempDir()
+	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
+	cfg.Plugins.CacheDir = plugintest.CacheDir(tb)
+	cfg.Plugins.StoreDir = filepath.Join(cfg.Dir, "plugins")
+	cfg.Plugins.PoolSize = 2
+	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
+	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
+	return cfg
+}
