@@ -96,18 +96,29 @@ func TestPluginRefusesOtherEndpoints(t *testing.T) {
 func BenchmarkPlugin(b *testing.B) {
 	p := load(b)
 	for _, c := range []struct {
-		name string
-		hook runtime.Hook
-		in   string
+		name   string
+		hook   runtime.Hook
+		native func([]byte) ([]byte, error)
+		in     string
 	}{
-		{"MapRequest", runtime.MapRequest, request},
-		{"MapRequestLarge", runtime.MapRequest, largeRequest()},
-		{"MapResult", runtime.MapResult, result},
+		{"MapRequest", runtime.MapRequest, mapRequest, request},
+		{"MapRequestLarge", runtime.MapRequest, mapRequest, largeRequest()},
+		{"MapResult", runtime.MapResult, mapResult, result},
 	} {
-		b.Run(c.name, func(b *testing.B) {
+		// The same code, called through the wasm plugin and compiled natively,
+		// in one run: quote the ratio.
+		b.Run(c.name+"/wasm", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.Call(context.Background(), c.hook, []byte(c.in)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/native", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.native([]byte(c.in)); err != nil {
 					b.Fatal(err)
 				}
 			}

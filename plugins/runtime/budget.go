@@ -15,12 +15,20 @@ import (
 var ErrTimeout = errors.New("time budget exceeded")
 
 // fuelPerTick is how many function entries and loop iterations an
-// instrumented guest runs between two calls of tick (see instrument.go). It
-// bounds how late a deadline is noticed and how long the host's garbage
-// collector may wait for a running guest: a Go guest gets through it in
-// roughly 20-200 µs. A tick costs about as much as a few hundred iterations,
-// so a smaller value would show in the cost of every call.
+// instrumented guest runs between two calls of tick (see instrument.go), as
+// long as it enters functions. It bounds how late a deadline is noticed and
+// how long the host's garbage collector may wait for a running guest: a Go
+// guest gets through it in roughly 20-200 µs. A tick costs about as much as
+// a few hundred steps, so a much smaller value would show in every call.
 const fuelPerTick = 1 << 14
+
+// maxLoopSteps is how many loop iterations past its fuel an instrumented
+// guest may run without entering a function, which would refill it, before
+// it traps (see instrument.go). Such a loop is not checked against its
+// deadline, so this bounds it instead: about a second for the tightest loop
+// a Go guest can write, longer than the default budget and than any loop a
+// mapping needs (scanning the largest input byte by byte takes 4M steps).
+const maxLoopSteps = 1 << 30
 
 // setupBudget is the least time budget of the calls that set an instance up:
 // _initialize (milliseconds for a Go guest) and the self-test, which may run
@@ -44,6 +52,11 @@ func (b *budget) start(d time.Duration) {
 	}
 }
 
+// passed reports whether the deadline has passed.
+func (b *budget) passed() bool {
+	return !b.deadline.IsZero() && time.Now().After(b.deadline)
+}
+
 // budgetKey is the context key of the *budget of an instance's calls.
 type budgetKey struct{}
 
@@ -56,7 +69,7 @@ var errTickAbort = errors.New("aborted by the host: time budget exceeded")
 // returns the fuel for the next stretch. Being Go code, it also gives the
 // scheduler and garbage collector a point to stop the goroutine.
 func tick(ctx context.Context, stack []uint64) {
-	if b, _ := ctx.Value(budgetKey{}).(*budget); b != nil && !b.deadline.IsZero() && time.Now().After(b.deadline) {
+	if b, _ := ctx.Value(budgetKey{}).(*budget); b != nil && b.passed() {
 		b.expired = true
 		panic(errTickAbort)
 	}

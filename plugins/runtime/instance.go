@@ -24,6 +24,7 @@ type instance struct {
 	hooks    [hookCount]api.Function // indexed by Hook; nil when not exported
 	stack    [2]uint64               // reused by every call to avoid allocating
 	stderr   *stderrHead
+	fuel     api.Global // the fuel instrument.go added
 	// budget is the deadline of the running call, which tick checks.
 	budget budget
 	// ctx is the context of every guest call: it carries budget to tick.
@@ -54,10 +55,11 @@ func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.Modu
 	inst.alloc = mod.ExportedFunction(exportAlloc)
 	inst.output = mod.ExportedFunction(exportOutput)
 	inst.selfTest = mod.ExportedFunction(exportSelfTest)
+	inst.fuel = mod.ExportedGlobal(fuelExport)
 	for h := range Hook(hookCount) {
 		inst.hooks[h] = mod.ExportedFunction(h.export())
 	}
-	if inst.mem == nil || inst.alloc == nil || inst.output == nil {
+	if inst.mem == nil || inst.alloc == nil || inst.output == nil || inst.fuel == nil {
 		// Load checks the compiled module's exports, so this is a bug.
 		_ = mod.Close(inst.ctx)
 		return nil, errors.New("instance lacks a required export")
@@ -88,6 +90,13 @@ func (i *instance) call(fn api.Function, name string, d time.Duration) error {
 		return nil
 	case i.budget.expired:
 		return &budgetError{d}
+	case api.DecodeI32(i.fuel.Get()) <= -maxLoopSteps:
+		// The trap of a loop that ran maxLoopSteps without entering a
+		// function, and so without its deadline being checked.
+		if i.budget.passed() {
+			return &budgetError{d}
+		}
+		return fmt.Errorf("%s: stopped after %d loop iterations without a function call", name, maxLoopSteps)
 	}
 	return i.callError(name, err)
 }

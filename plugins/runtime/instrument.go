@@ -9,26 +9,37 @@ import (
 // Why plugins are instrumented: a guest call runs as native code that Go can
 // neither preempt nor interrupt, so a guest stuck in a loop would hold its
 // thread forever and, at the next garbage collection, stop the whole process
-// (the collector waits for every goroutine). wazero's own remedy,
+// (the collector waits for every goroutine, and a timer meant to interrupt
+// the guest cannot fire while the world is stopped). wazero's own remedy,
 // WithCloseOnContextDone, leaves native code for Go at every loop iteration
 // and starts a goroutine per call; it made calls 2-4x slower plus ~5 µs each
-// (see ABI.md, "Time budget"). Instead, Load rewrites the module once:
+// (see ABI.md, "Time budget"). Instead, Load rewrites the module once, adding
+// a counter, the fuel, in a new mutable i32 global:
 //
-//   - a new mutable i32 global, the fuel, starts at fuelPerTick;
-//   - at every function entry and loop header the code decrements the fuel
-//     and, when it reaches zero, calls the imported host function tick and
-//     refills the fuel with its result.
+//   - at every function entry the code takes one unit of fuel and, once the
+//     fuel is down to zero or below, calls the imported host function tick,
+//     which checks the call's deadline (aborting the call once it has
+//     passed) and returns fresh fuel;
+//   - at every loop header the code takes one unit too, but only traps when
+//     the fuel reaches -maxLoopSteps: a loop that long without entering a
+//     single function is taken to be running away.
 //
-// Any unbounded computation runs loops or calls, so it reaches tick every
-// fuelPerTick steps; tick checks the call's deadline and aborts the call
-// once it has passed. Between ticks the cost is a few instructions per loop
-// iteration. Because tick is Go code, it is also where the collector can
-// stop the goroutine, so long calls no longer stall the process.
+// Any unbounded computation enters functions or runs loops, so it is either
+// checked against its deadline every fuelPerTick steps or stopped after
+// maxLoopSteps. Only function entries call tick because a call in a loop
+// header, even on a path never taken, makes the compiler keep the loop's
+// values in memory rather than registers: that version executed almost twice
+// the instructions; this one costs about as much as the counting itself.
+// Because tick is Go code, it is also where the garbage collector can stop
+// the goroutine, so long calls no longer stall the process.
 
-// The import the instrumentation adds: tick() -> i32 of module tickModule.
+// The import the instrumentation adds, tick() -> i32 of module tickModule,
+// and the export of the fuel global, which tells the host why a guest
+// trapped. Names starting with tickModule are reserved for the host.
 const (
 	tickModule = "runedge_host"
 	tickName   = "tick"
+	fuelExport = "runedge_host_fuel"
 )
 
 // Section ids, and the order in which non-custom sections must appear.
@@ -78,7 +89,7 @@ func instrument(wasm []byte) ([]byte, error) {
 	in.code.importedFuncs = in.importedFuncs
 	out := append(make([]byte, 0, len(wasm)+len(wasm)/8), wasm[:8]...)
 	// Sections to add when the module has none, in their required place.
-	pending := []byte{secType, secImport, secGlobal}
+	pending := []byte{secType, secImport, secGlobal, secExport}
 	for _, s := range sections {
 		for len(pending) > 0 && s.id != secCustom && sectionOrder[pending[0]] <= sectionOrder[s.id] {
 			if pending[0] != s.id {
@@ -308,36 +319,42 @@ func (in *instrumenter) globals(b []byte) ([]byte, error) {
 	}
 	in.fuelGlobal = in.importedGlobals + n
 	out = append(out, 0x7f, 0x01, opI32Const) // mutable i32
-	if zzNoCall {
-		out = appendSLEB32(out, 1<<30)
-	} else {
-		out = appendSLEB32(out, fuelPerTick)
-	}
+	out = appendSLEB32(out, fuelPerTick)
 	out = append(out, opEnd)
-	in.code.check = fuelCheck(in.fuelGlobal, in.tickFunc)
-	if zzHybrid {
-		in.code.check, in.code.entry = zzLoopCheck(in.fuelGlobal), zzEntryCheck(in.fuelGlobal, in.tickFunc)
-	}
+	in.code.entryCheck = entryCheck(in.fuelGlobal, in.tickFunc)
+	in.code.loopCheck = loopCheck(in.fuelGlobal)
 	return out, nil
 }
 
-// fuelCheck is the code inserted at function entries and loop headers:
+// entryCheck is the code inserted at function entries:
 //
 //	fuel = fuel - 1
-//	if fuel == 0 { fuel = tick() }
-func fuelCheck(fuel, tick uint32) []byte {
+//	if fuel <= 0 { fuel = tick() }
+func entryCheck(fuel, tick uint32) []byte {
+	c := takeFuel(fuel)
+	c = append(c, opI32Const, 0, opI32LeS, opIf, blockTypeNone)
+	c = appendU32(append(c, opCall), tick)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	return append(c, opEnd)
+}
+
+// loopCheck is the code inserted at loop headers:
+//
+//	fuel = fuel - 1
+//	if fuel <= -maxLoopSteps { unreachable }
+func loopCheck(fuel uint32) []byte {
+	c := append(takeFuel(fuel), opI32Const)
+	c = appendSLEB32(c, -maxLoopSteps)
+	return append(c, opI32LeS, opIf, blockTypeNone, opUnreachable, opEnd)
+}
+
+// takeFuel is fuel = fuel - 1, leaving the new value on the stack.
+func takeFuel(fuel uint32) []byte {
 	var c []byte
 	c = appendU32(append(c, opGlobalGet), fuel)
 	c = append(c, opI32Const, 1, opI32Sub)
 	c = appendU32(append(c, opGlobalSet), fuel)
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opI32Eqz, opIf, blockTypeNone)
-	if zzNoCall {
-		return append(c, opUnreachable, opEnd)
-	}
-	c = appendU32(append(c, opCall), tick)
-	c = appendU32(append(c, opGlobalSet), fuel)
-	return append(c, opEnd)
+	return appendU32(append(c, opGlobalGet), fuel)
 }
 
 // appendSLEB32 appends v as signed LEB128.
@@ -350,32 +367,4 @@ func appendSLEB32(b []byte, v int32) []byte {
 		}
 		b = append(b, c|0x80)
 	}
-}
-
-var zzNoCall = false
-
-var zzHybrid = false
-
-func zzEntryCheck(fuel, tick uint32) []byte {
-	var c []byte
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opI32Const, 1, opI32Sub)
-	c = appendU32(append(c, opGlobalSet), fuel)
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opI32Const, 0, 0x4c, opIf, blockTypeNone)
-	c = appendU32(append(c, opCall), tick)
-	c = appendU32(append(c, opGlobalSet), fuel)
-	return append(c, opEnd)
-}
-
-func zzLoopCheck(fuel uint32) []byte {
-	var c []byte
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opI32Const, 1, opI32Sub)
-	c = appendU32(append(c, opGlobalSet), fuel)
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opI32Const)
-	c = appendSLEB32(c, -(1 << 28))
-	c = append(c, 0x4c, opIf, blockTypeNone, opUnreachable, opEnd)
-	return c
 }

@@ -20,6 +20,7 @@ const (
 	opF32Const    = 0x43
 	opF64Const    = 0x44
 	opI32Eqz      = 0x45
+	opI32LeS      = 0x4c
 	opI32Sub      = 0x6b
 	opRefNull     = 0xd0
 	opRefFunc     = 0xd2
@@ -29,12 +30,12 @@ const (
 )
 
 // codeRewriter copies instruction sequences, shifting the function indices
-// they mention past the inserted import and adding a fuel check after each
-// loop header (and, for function bodies, at entry).
+// they mention past the inserted import and adding the fuel checks of
+// instrument.go at function entries and loop headers.
 type codeRewriter struct {
 	importedFuncs uint32 // functions imported by the original module
-	check         []byte // the fuel check to insert
-	entry         []byte
+	entryCheck    []byte // inserted at the start of every function body
+	loopCheck     []byte // inserted after every loop instruction
 }
 
 // shiftFunc maps a function index of the original module to the
@@ -70,7 +71,7 @@ func (c *codeRewriter) expr(r *wasmReader, out []byte) ([]byte, error) {
 			depth++
 			if err = r.skipLEB(5); err == nil {
 				flush(r.pos)
-				out = append(out, c.check...)
+				out = append(out, c.loopCheck...)
 			}
 		case op == opEnd:
 			depth--
@@ -95,7 +96,7 @@ func (c *codeRewriter) expr(r *wasmReader, out []byte) ([]byte, error) {
 }
 
 // body rewrites one function body of the code section (locals and
-// expression, without the size prefix), adding the fuel check at entry.
+// expression, without the size prefix).
 func (c *codeRewriter) body(b []byte) ([]byte, error) {
 	r := &wasmReader{b: b}
 	groups, err := r.u32()
@@ -110,13 +111,9 @@ func (c *codeRewriter) body(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	out := make([]byte, 0, len(b)+len(c.check)*4)
+	out := make([]byte, 0, len(b)+len(c.entryCheck)+len(c.loopCheck)*4)
 	out = append(out, b[:r.pos]...)
-	if c.entry != nil {
-		out = append(out, c.entry...)
-	} else {
-		out = append(out, c.check...)
-	}
+	out = append(out, c.entryCheck...)
 	if out, err = c.expr(r, out); err != nil {
 		return nil, err
 	}

@@ -1,23 +1,32 @@
 package runtime
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The rewrites below keep every reference to a function pointing at the same
 // function once the tick import has shifted the indices of the module's own
 // functions by one.
 
-// exports shifts the indices of exported functions.
+// exports shifts the indices of exported functions and exports the fuel.
 func (in *instrumenter) exports(b []byte) ([]byte, error) {
 	r := &wasmReader{b: b}
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
+	n := uint32(0)
+	if b != nil {
+		var err error
+		if n, err = r.u32(); err != nil {
+			return nil, err
+		}
 	}
-	out := appendU32(make([]byte, 0, len(b)+8), n)
+	out := appendU32(make([]byte, 0, len(b)+32), n+1)
 	for range n {
 		name, err := r.name()
 		if err != nil {
 			return nil, err
+		}
+		if strings.HasPrefix(name, tickModule) {
+			return nil, fmt.Errorf("export %q: names starting with %q are reserved for the host", name, tickModule)
 		}
 		kind, err := r.byte()
 		if err != nil {
@@ -32,7 +41,7 @@ func (in *instrumenter) exports(b []byte) ([]byte, error) {
 		}
 		out = appendU32(append(appendName(out, name), kind), idx)
 	}
-	return out, nil
+	return appendU32(append(appendName(out, fuelExport), 0x03), in.fuelGlobal), nil
 }
 
 // start shifts the index of the start function.
