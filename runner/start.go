@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runedge/runedge/runner/schema"
@@ -73,51 +74,45 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	return h, nil
 }
 
-// record places the run in its session and thread and inserts it.
+// record places the run in its session and thread and inserts it. Opening
+// a session or thread and inserting the run are one store write (StartRun),
+// committed before the agent starts: one commit per request instead of
+// three, and a start that fails leaves no empty session or thread.
 func (s *Service) record(ctx context.Context, h *Handle, spec StartSpec) error {
-	sess, thread, err := s.place(ctx, spec, h.run.CreatedAt)
+	sess, thread, newSession, newThread, err := s.place(ctx, spec)
 	if err != nil {
 		return err
 	}
 	h.run.SessionID, h.run.ThreadID = sess, thread
 	run := h.run
-	if err := s.store.CreateRun(ctx, &run); err != nil {
+	if err := s.store.StartRun(ctx, &run, newSession, newThread); err != nil {
+		if errors.Is(err, ErrNotFound) { // the named session is not the tenant's
+			return err
+		}
 		return fmt.Errorf("runner: record run: %w", err)
 	}
 	return nil
 }
 
-// place resolves or creates the session and thread of a new run.
-func (s *Service) place(ctx context.Context, spec StartSpec, now int64) (session, thread string, err error) {
-	tenant := spec.TenantID
+// place resolves the session and thread of a new run, and says which of
+// them StartRun must create. Only a continued thread is read here, because
+// the run needs its session id; a continued session is not looked up
+// first: creating the new thread in it checks, in the same statement, that
+// it exists and is the tenant's.
+func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread string, newSession, newThread bool, err error) {
 	switch {
 	case spec.ThreadID != "":
-		session, err = s.store.ThreadSession(ctx, tenant, spec.ThreadID)
+		session, err = s.store.ThreadSession(ctx, spec.TenantID, spec.ThreadID)
 		if err != nil {
-			return "", "", err
+			return "", "", false, false, err
 		}
 		if spec.SessionID != "" && spec.SessionID != session {
-			return "", "", fmt.Errorf("%w: thread %s is not in session %s", ErrNotFound, spec.ThreadID, spec.SessionID)
+			return "", "", false, false, fmt.Errorf("%w: thread %s is not in session %s", ErrNotFound, spec.ThreadID, spec.SessionID)
 		}
-		return session, spec.ThreadID, nil
+		return session, spec.ThreadID, false, false, nil
 	case spec.SessionID != "":
-		ok, err := s.store.SessionExists(ctx, tenant, spec.SessionID)
-		if err != nil {
-			return "", "", err
-		}
-		if !ok {
-			return "", "", fmt.Errorf("%w: session %s", ErrNotFound, spec.SessionID)
-		}
-		session = spec.SessionID
+		return spec.SessionID, NewID("thread_"), false, true, nil
 	default:
-		session = NewID("sess_")
-		if err := s.store.CreateSession(ctx, session, tenant, now); err != nil {
-			return "", "", err
-		}
+		return NewID("sess_"), NewID("thread_"), true, true, nil
 	}
-	thread = NewID("thread_")
-	if err := s.store.CreateThread(ctx, thread, session, tenant, now); err != nil {
-		return "", "", err
-	}
-	return session, thread, nil
 }

@@ -23,6 +23,16 @@ type Store interface {
 
 	// CreateRun inserts a run (status queued or running).
 	CreateRun(ctx context.Context, r *Run) error
+	// StartRun records a new run together with the place it opens,
+	// atomically: when newSession, session r.SessionID is created for
+	// r.TenantID; when newThread, thread r.ThreadID is created in session
+	// r.SessionID, which must be r.TenantID's (ErrNotFound otherwise, as for
+	// CreateThread); then the run is inserted as by CreateRun. Either all
+	// of it is recorded or none: a refused start leaves no empty session or
+	// thread. It is the service's one write before the agent starts, so a
+	// store should make it a single transaction (one commit per request)
+	// rather than a sequence of the methods above.
+	StartRun(ctx context.Context, r *Run, newSession, newThread bool) error
 	// Transition moves run id to a new state and records what goes with it.
 	// It refuses (returns ErrNotFound) when the run is already terminal,
 	// so the first terminal write wins.

@@ -7,5 +7,5 @@ import (
 
 // engineConfig is the plugin runtime's configuration.
 func (s *Server) engineConfig(cfg *config.Config) runtime.EngineConfig {
-	return runtime.EngineConfig{CacheDir: cfg.Path(cfg.Plugins.CacheDir)}
+	return runtime.EngineConfig{CacheDir: cfg.Path(cfg.Plugins.CacheDir), Metrics: s.metrics.plugins}
 }

@@ -3,14 +3,17 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/runedge/runedge/plugins/runtime"
 )
 
 // metrics are the host's own Prometheus metrics, in a registry of its own
 // (no global state: several servers can live in one process, as in tests).
 // The plugin runtime registers its per-plugin metrics in the same registry.
 type metrics struct {
-	reg   *prometheus.Registry
-	swaps *prometheus.CounterVec
+	reg     *prometheus.Registry
+	swaps   *prometheus.CounterVec
+	plugins *runtime.Metrics
 }
 
 func newMetrics() *metrics {
@@ -22,5 +25,6 @@ func newMetrics() *metrics {
 		}, []string{"stage", "result"}),
 	}
 	m.reg.MustRegister(m.swaps, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.plugins = runtime.NewMetrics(m.reg)
 	return m
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCallGoEcho(t *testing.T) {
@@ -165,7 +166,9 @@ func TestCallGoGuestFaults(t *testing.T) {
 }
 
 func TestCallMemoryLimit(t *testing.T) {
-	p := loadGo(t, newEngine(t), "echo", Options{MaxMemoryPages: 512}) // 32 MiB
+	// The budget is generous: growing the memory to its limit copies it over
+	// and over, which may take longer than the default on a loaded machine.
+	p := loadGo(t, newEngine(t), "echo", Options{MaxMemoryPages: 512, CallTimeout: 10 * time.Second}) // 32 MiB
 	if out, err := p.Call(context.Background(), MapResult, []byte("hog:4")); err != nil || string(out) != "hogged" {
 		t.Fatalf("allocating 4 MiB under a 32 MiB limit: %q, %v", out, err)
 	}

@@ -61,7 +61,7 @@ func (c *codeRewriter) expr(r *wasmReader, out []byte) ([]byte, error) {
 		start := r.pos
 		op, err := r.byte()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("instruction at offset %d: %w", start, err)
 		}
 		switch {
 		case op == opBlock || op == opIf:

@@ -67,6 +67,7 @@ func TestLoadRejectsBrokenPlugins(t *testing.T) {
 		{"no memory", omit(echoGuest(), exportMemory).wasm(), []string{`missing required export "memory"`}},
 		{"alloc wrong type", allocNoArg.wasm(), []string{"runedge_alloc has type () -> i32, want (i32) -> i32"}},
 		{"hook bit without export", omit(echoGuest(), exportMapResult).wasm(), []string{"reports runedge_map_result", "does not export"}},
+		{"map_stream bit without export", omit(withHooks(echoGuest(), int32(bitMapStream)), exportMapStream).wasm(), []string{"reports runedge_map_stream", "does not export"}},
 		{"no mapping hook", withHooks(echoGuest(), int32(bitSelfTest)).wasm(), []string{"no mapping hook"}},
 		{"unknown hook bit", withHooks(echoGuest(), 1<<5|int32(bitMapRequest)).wasm(), []string{"unknown bits 0x20"}},
 		{"self test fails", selfTest.wasm(), []string{"self test failed (status 3)"}},
@@ -226,5 +227,49 @@ func TestLoadForgetsFailedCompilation(t *testing.T) {
 	}
 	if n, _ := compiledState(e); n != 0 {
 		t.Fatalf("engine keeps %d compiled modules after a failed compilation, want 0", n)
+	}
+}
+
+func TestLoadVersion(t *testing.T) {
+	e := newEngine(t)
+	if v := loadGo(t, e, "echo", Options{}).Version(); v != "1.2.0-test" {
+		t.Errorf("echo: Version() = %q, want the one it registers, %q", v, "1.2.0-test")
+	}
+	if v := loadGo(t, e, "rawabi", Options{}).Version(); v != "" {
+		t.Errorf("rawabi: Version() = %q, want \"\" without runedge_version", v)
+	}
+	if v := loadRaw(t, e, echoGuest(), Options{}).Version(); v != "" {
+		t.Errorf("raw: Version() = %q, want \"\"", v)
+	}
+	broken := []struct {
+		name    string
+		version uint64
+		want    string
+	}{
+		{"not printable", bufferAt<<32 | 3, `runedge_version returned "\x00\x00\x00", which is not printable UTF-8`},
+		{"out of range", 70_000<<32 | 3, "runedge_version: range [70000, 70003) is outside"},
+		{"too long", bufferAt<<32 | 65, "runedge_version returned 65 bytes, more than the 64 allowed"},
+	}
+	for _, tt := range broken {
+		g := echoGuest()
+		g.version64 = tt.version
+		_, err := e.LoadBytes(context.Background(), "raw", g.wasm(), Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: LoadBytes error = %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestLoadMapStreamOnly loads a plugin whose only mapping hook is
+// map_stream, such as one that only redacts streamed text.
+func TestLoadMapStreamOnly(t *testing.T) {
+	g := echoGuest()
+	g.hooks = int32(bitMapStream)
+	p := loadRaw(t, newEngine(t), g, Options{})
+	if p.Has(MapRequest) || p.Has(MapResult) || !p.Has(MapStream) {
+		t.Fatalf("Has(MapRequest, MapResult, MapStream) = %v, %v, %v; want false, false, true", p.Has(MapRequest), p.Has(MapResult), p.Has(MapStream))
+	}
+	if out, err := p.Call(context.Background(), MapStream, []byte("abc")); err != nil || string(out) != "abc" {
+		t.Fatalf("Call(MapStream) = %q, %v", out, err)
 	}
 }

@@ -194,3 +194,46 @@ func isClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+func TestWarm(t *testing.T) {
+	p := loadGo(t, newEngine(t), "echo", Options{PoolSize: 3})
+	made := countCreates(p)
+	ctx := context.Background()
+	if err := p.Warm(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	wantStats(t, p, Stats{Instances: 2, Idle: 2})
+	if err := p.Warm(ctx, 10); err != nil { // capped at PoolSize
+		t.Fatal(err)
+	}
+	wantStats(t, p, Stats{Instances: 3, Idle: 3})
+	if n := made.Load(); n != 2 {
+		t.Errorf("Warm made %d instances, want 2 besides the one Load made", n)
+	}
+	// Warmed instances serve calls without being made then.
+	for range 3 {
+		if _, err := p.Call(ctx, MapRequest, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := made.Load(); n != 2 {
+		t.Errorf("calls after Warm made %d more instances, want none", n-2)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Warm(ctx, 1); err == nil || !errors.Is(err, ErrClosed) {
+		t.Errorf("Warm after Close: error = %v, want ErrClosed", err)
+	}
+}
+
+func TestWarmGivesUpWithContext(t *testing.T) {
+	p := loadRaw(t, newEngine(t), echoGuest(), Options{PoolSize: 1})
+	busy := hold(t, p)
+	defer p.pool.put(context.Background(), busy)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := p.Warm(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Warm while the only instance is busy: error = %v, want the context's", err)
+	}
+}

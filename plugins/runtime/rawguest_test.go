@@ -16,6 +16,9 @@ type rawGuest struct {
 	output     uint64 // returned by runedge_output when nonzero, instead of the echo
 	omit       string // an export to leave out
 	allocNoArg bool   // give runedge_alloc the wrong type, () -> i32
+	loop       bool   // the map hooks loop forever
+	// version, when nonzero, is returned by an added runedge_version.
+	version64 uint64
 }
 
 // bufferAt is where the raw guest's input buffer starts in its one page
@@ -48,6 +51,9 @@ func (g rawGuest) wasm() []byte {
 	if g.trap {
 		mapBody = append(mapBody, opUnreachable)
 	}
+	if g.loop {
+		mapBody = append(mapBody, opLoop, blockTypeNone, 0x0c, 0, opEnd) // loop: br 0
+	}
 	mapBody = append(append(mapBody, opI32Const), sleb(int64(g.status))...)
 	outBody := append([]byte{opI64Const}, sleb(int64(g.output))...)
 	if g.output == 0 {
@@ -77,8 +83,16 @@ func (g rawGuest) wasm() []byte {
 		{exportAlloc, allocType, append([]byte{opI32Const}, sleb(int64(allocAt))...)},
 		{exportMapRequest, 2, mapBody},
 		{exportMapResult, 2, mapBody},
+		{exportMapStream, 2, mapBody},
 		{exportSelfTest, 0, append([]byte{opI32Const}, sleb(int64(g.selfTest))...)},
 		{exportOutput, 3, outBody},
+	}
+	if g.version64 != 0 {
+		funcs = append(funcs, struct {
+			name string
+			typ  byte
+			body []byte
+		}{exportVersion, 3, append([]byte{opI64Const}, sleb(int64(g.version64))...)})
 	}
 
 	var typeSec, funcSec, exportSec, codeSec []byte

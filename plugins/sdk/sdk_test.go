@@ -18,6 +18,8 @@ func TestHookBits(t *testing.T) {
 		{Hooks{MapRequest: echo}, 1},
 		{Hooks{MapResult: echo}, 2},
 		{Hooks{MapRequest: echo, MapResult: echo, SelfTest: func() error { return nil }}, 7},
+		{Hooks{MapStream: echo}, 8},
+		{Hooks{MapResult: echo, MapStream: echo, Version: "1.0.0"}, 10},
 	}
 	for _, tt := range tests {
 		Register(tt.hooks)

@@ -52,12 +52,18 @@ func MapStreamFunc(fn func(StreamInput) (StreamOutput, error)) func([]byte) ([]b
 }
 
 // ParseStreamInput decodes the input of map_stream. Fields it does not know
-// are ignored, so that the host may add some.
+// are ignored, so that the host may add some. Like the input itself, the
+// strings it returns may alias in: a hook must not keep them after it
+// returns (copy with strings.Clone what must outlive the call).
 func ParseStreamInput(in []byte) (StreamInput, error) {
 	var si StreamInput
 	s := jsonScanner{b: in}
-	err := s.object(func(key string) error {
-		var err error
+	more, err := s.openObject()
+	for more && err == nil {
+		var key string
+		if key, err = s.key(); err != nil {
+			break
+		}
 		switch key {
 		case "endpoint":
 			si.Endpoint, err = s.string()
@@ -72,8 +78,10 @@ func ParseStreamInput(in []byte) (StreamInput, error) {
 		default:
 			err = s.skipValue()
 		}
-		return err
-	})
+		if err == nil {
+			more, err = s.next()
+		}
+	}
 	if err != nil {
 		return StreamInput{}, errors.New("map_stream input: " + err.Error())
 	}

@@ -13,8 +13,61 @@ import (
 // reaches every other state through Transition, which enforces the
 // lifecycle.
 func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.st.insertRun.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("runner/store/sqlite: create run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// StartRun records a run together with the session and thread it opens, in
+// one write transaction: one commit (one WAL append, one round of file
+// locks) instead of one per row, and no session or thread is left behind
+// when the run cannot be recorded. A run that opens nothing is a single
+// INSERT, which commits on its own without BEGIN and COMMIT.
+func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return err
+	}
+	if !newSession && !newThread {
+		if _, err := s.st.insertRun.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
+		}
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
+	}
+	defer tx.Rollback() // after Commit, a no-op
+	if newSession {
+		if _, err := tx.StmtContext(ctx, s.st.insertSession).ExecContext(ctx, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+			return fmt.Errorf("runner/store/sqlite: start run %s: create session: %w", r.ID, err)
+		}
+	}
+	if newThread {
+		if err := insertThread(ctx, tx.StmtContext(ctx, s.st.insertThread), r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("runner/store/sqlite: start run %s: commit: %w", r.ID, err)
+	}
+	return nil
+}
+
+// runArgs checks that r may be created and returns insertRunSQL's
+// arguments.
+func runArgs(r *runner.Run) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
-		return fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
+		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
 	}
 	in, out, total := usageArgs(r.Usage)
 	code, msg := errorArgs(r.Error)
@@ -22,32 +75,23 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
 	if len(r.Request) > 0 {
 		request = string(r.Request)
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO runs (
-		id, status, status_reason, session_id, thread_id,
-		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
-		request_id, correlation_id, created_at, started_at, ended_at,
-		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	return []any{
 		r.ID, r.Status, r.StatusReason, r.SessionID, r.ThreadID,
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
-		in, out, total, code, msg, request, r.Output, r.Attempts)
-	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: create run %s: %w", r.ID, err)
-	}
-	return nil
+		in, out, total, code, msg, request, r.Output, r.Attempts,
+	}, nil
 }
 
 // GetRun returns one run; tenantID "" means any tenant (admin).
 func (s *Store) GetRun(ctx context.Context, tenantID, id string) (runner.Run, error) {
-	q := `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
-	args := []any{id}
-	if tenantID != "" {
-		q += ` AND tenant_id = ?`
-		args = append(args, tenantID)
+	var row *sql.Row
+	if tenantID == "" {
+		row = s.st.getRun.QueryRowContext(ctx, id)
+	} else {
+		row = s.st.getRunOfTenant.QueryRowContext(ctx, id, tenantID)
 	}
-	r, err := scanRun(s.r.QueryRowContext(ctx, q, args...))
+	r, err := scanRun(row)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return runner.Run{}, notFound("run", id)

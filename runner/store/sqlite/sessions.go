@@ -9,9 +9,7 @@ import (
 
 // CreateSession records a new session for tenant.
 func (s *Store) CreateSession(ctx context.Context, id, tenantID string, createdAt int64) error {
-	_, err := s.w.ExecContext(ctx,
-		`INSERT INTO sessions (id, tenant_id, created_at) VALUES (?, ?, ?)`, id, tenantID, createdAt)
-	if err != nil {
+	if _, err := s.st.insertSession.ExecContext(ctx, id, tenantID, createdAt); err != nil {
 		return fmt.Errorf("runner/store/sqlite: create session: %w", err)
 	}
 	return nil
@@ -20,8 +18,7 @@ func (s *Store) CreateSession(ctx context.Context, id, tenantID string, createdA
 // SessionExists reports whether session id exists for tenant.
 func (s *Store) SessionExists(ctx context.Context, tenantID, id string) (bool, error) {
 	var one int
-	err := s.r.QueryRowContext(ctx,
-		`SELECT 1 FROM sessions WHERE id = ? AND tenant_id = ?`, id, tenantID).Scan(&one)
+	err := s.st.sessionExists.QueryRowContext(ctx, id, tenantID).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
@@ -35,14 +32,20 @@ func (s *Store) SessionExists(ctx context.Context, tenantID, id string) (bool, e
 // to tenant (ErrNotFound otherwise), so a thread can never join another
 // tenant's session.
 func (s *Store) CreateThread(ctx context.Context, id, sessionID, tenantID string, createdAt int64) error {
-	res, err := s.w.ExecContext(ctx,
-		`INSERT INTO threads (id, session_id, tenant_id, created_at)
-		 SELECT ?, id, tenant_id, ? FROM sessions WHERE id = ? AND tenant_id = ?`,
-		id, createdAt, sessionID, tenantID)
+	return insertThread(ctx, s.st.insertThread, id, sessionID, tenantID, createdAt)
+}
+
+// insertThread runs insertThreadSQL through stmt (the Store's, or a
+// transaction's copy of it). No row inserted means the session is not the
+// tenant's.
+func insertThread(ctx context.Context, stmt *sql.Stmt, id, sessionID, tenantID string, createdAt int64) error {
+	res, err := stmt.ExecContext(ctx, id, createdAt, sessionID, tenantID)
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: create thread: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("runner/store/sqlite: create thread: %w", err)
+	} else if n == 0 {
 		return notFound("session", sessionID)
 	}
 	return nil
@@ -51,8 +54,7 @@ func (s *Store) CreateThread(ctx context.Context, id, sessionID, tenantID string
 // ThreadSession returns the session of thread id for tenant.
 func (s *Store) ThreadSession(ctx context.Context, tenantID, id string) (string, error) {
 	var session string
-	err := s.r.QueryRowContext(ctx,
-		`SELECT session_id FROM threads WHERE id = ? AND tenant_id = ?`, id, tenantID).Scan(&session)
+	err := s.st.threadSession.QueryRowContext(ctx, id, tenantID).Scan(&session)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", notFound("thread", id)

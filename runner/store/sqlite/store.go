@@ -25,8 +25,9 @@ import (
 
 // Store implements runner.Store on a SQLite file.
 type Store struct {
-	w *sql.DB // the single writer
-	r *sql.DB // read-only pool
+	w  *sql.DB // the single writer
+	r  *sql.DB // read-only pool
+	st *stmts  // the request path's statements, prepared on w and r
 }
 
 var _ runner.Store = (*Store)(nil)
@@ -70,7 +71,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &Store{w: w, r: r}, nil
+	st, err := prepareStmts(ctx, w, r)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	return &Store{w: w, r: r, st: st}, nil
 }
 
 func openDB(path string, q url.Values) (*sql.DB, error) {
@@ -81,9 +88,9 @@ func openDB(path string, q url.Values) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes both connection pools.
+// Close closes the prepared statements and both connection pools.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.st.close(), s.r.Close(), s.w.Close())
 }
 
 // notFound wraps runner.ErrNotFound with what was looked up.

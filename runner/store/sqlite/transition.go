@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -18,25 +17,19 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	if !t.Status.Valid() {
 		return fmt.Errorf("%w: unknown status %q", runner.ErrInvalidTransition, t.Status)
 	}
-	from := runner.TransitionSources(t.Status)
-	if len(from) == 0 { // queued: nothing goes back; say why for this run
+	ts, ok := s.st.transition[t.Status]
+	if !ok { // queued: nothing goes back; say why for this run
 		return s.refusal(ctx, id, t.Status)
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
-	args := []any{t.Status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
-		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts), id}
-	for _, f := range from {
+	args := make([]any, 0, 12+len(ts.from))
+	args = append(args, t.Status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts), id)
+	for _, f := range ts.from {
 		args = append(args, f)
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE runs SET
-		status = ?, status_reason = ?,
-		started_at = COALESCE(?, started_at), ended_at = COALESCE(?, ended_at),
-		input_tokens = COALESCE(?, input_tokens), output_tokens = COALESCE(?, output_tokens),
-		total_tokens = COALESCE(?, total_tokens), output = COALESCE(?, output),
-		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
-		attempts = COALESCE(?, attempts)
-		WHERE id = ? AND status IN (?`+strings.Repeat(", ?", len(from)-1)+`)`, args...)
+	res, err := ts.stmt.ExecContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: transition run %s: %w", id, err)
 	}
@@ -48,7 +41,8 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	return s.refusal(ctx, id, t.Status)
 }
 
-// refusal explains why Transition changed nothing.
+// refusal explains why Transition changed nothing. It is off the request
+// path (a refused write), so its query is not prepared.
 func (s *Store) refusal(ctx context.Context, id string, to runner.Status) error {
 	var cur runner.Status
 	err := s.w.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&cur)

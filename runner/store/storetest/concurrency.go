@@ -10,7 +10,9 @@ import (
 )
 
 // testConcurrentWriters hammers the store from many goroutines the way a
-// busy host does (create, finish, read, list at once); run it under -race.
+// busy host does (start, finish, read, list at once); run it under -race.
+// Half the runs open a session and thread with StartRun, whose transaction
+// must not starve or deadlock the single-statement writes beside it.
 func testConcurrentWriters(t *testing.T, s runner.Store) {
 	const workers, each = 8, 15
 	var wg sync.WaitGroup
@@ -18,9 +20,16 @@ func testConcurrentWriters(t *testing.T, s runner.Store) {
 	for w := range workers {
 		wg.Go(func() {
 			tenant := []string{"acme", "globex"}[w%2]
-			for range each {
+			for i := range each {
 				r := newRun(tenant, runner.StatusRunning)
-				if err := s.CreateRun(ctx(t), r); err != nil {
+				var err error
+				if i%2 == 0 {
+					err = s.CreateRun(ctx(t), r)
+				} else {
+					r.SessionID, r.ThreadID = runner.NewID("sess_"), runner.NewID("thread_")
+					err = s.StartRun(ctx(t), r, true, true)
+				}
+				if err != nil {
 					errs <- err
 					return
 				}

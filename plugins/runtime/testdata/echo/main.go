@@ -53,8 +53,14 @@ func main() {}
 // hoard keeps what "hog" allocates reachable.
 var hoard [][]byte
 
-// spins is what "loop" counts, a global so the loop is not optimised away.
+// spins is what "loop" and "work" count, a global so that their loops are
+// not optimised away.
 var spins int
+
+// step is the function "work" calls.
+//
+//go:noinline
+func step(i int) int { return i & 1 }
 
 // mapResult runs the command in its input:
 //
@@ -65,7 +71,8 @@ var spins int
 //	hog:MIB                     allocate MIB MiB and keep it
 //	exit:CODE                   print to stderr and exit the guest
 //	spin:MICROS:...             keep the CPU busy for MICROS µs, then echo
-//	loop                        loop forever, never calling the host
+//	loop                        loop forever, never calling a function
+//	work:N                      call a function N times, never calling the host
 //	json:DOCUMENT               decode and re-encode DOCUMENT with encoding/json
 //	map:DOCUMENT                read DOCUMENT's messages and add a field with
 //	                            gjson and sjson, like a real mapping plugin
@@ -108,6 +115,14 @@ func mapResult(in []byte) ([]byte, error) {
 	case "loop":
 		for {
 			spins++
+		}
+	case "work":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return nil, err
+		}
+		for i := range n {
+			spins += step(i)
 		}
 	case "json":
 		var v any

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/runner"
+)
+
+// A plugin that panics, loops, blows its memory limit or returns garbage
+// fails only that request — 500 plugin_error naming the plugin, the run
+// recorded failed with the plugin error — and the next request is served.
+func TestPluginFaultsFailOnlyThatRequest(t *testing.T) {
+	faulty := plugintest.Build(t, "./testdata/faulty")
+	h := start(t, func(c *config.Config) {
+		c.Chains[config.ChainChat] = config.Chain{MapRequest: faulty, Translate: faulty}
+		c.Plugins.CallTimeout = config.Dur(100 * time.Millisecond)
+		c.Plugins.MaxMemoryPages = 512 // 32 MiB
+	})
+	for _, fault := range []string{"panic", "loop", "memory", "garbage"} {
+		t.Run(fault, func(t *testing.T) {
+			res := h.do("POST", "/v1/chat/completions", `{"model":"service","messages":[{"role":"user","content":"`+fault+` now"}]}`)
+			b := wantError(t, res, 500, "server_error", "plugin_error")
+			if msg := gjson.GetBytes(b, "error.message").Str; !strings.Contains(msg, "plugin faulty") {
+				t.Fatalf("the error does not name the plugin: %s", msg)
+			}
+			r := h.run(checkRunHeaders(t, res.Header))
+			if r.Status != runner.StatusFailed || r.StatusReason != "plugin_error" || r.Error == nil {
+				t.Fatalf("run recorded %+v", r)
+			}
+			if ok := h.do("POST", "/v1/chat/completions", chatBody); ok.StatusCode != 200 {
+				t.Fatalf("the request after a %s fault: %d %s", fault, ok.StatusCode, body(t, ok))
+			}
+		})
+	}
+}

@@ -1,0 +1,126 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// The statements every request runs are compiled once, at Open. Compiling
+// (parse + plan) cost about as much CPU as executing: a third of
+// BenchmarkCreateAndFinishRun's profile was SQLite's parser when each
+// ExecContext prepared its SQL afresh. database/sql keeps one compiled copy
+// per connection of the pool and prepares again on its own when a
+// connection is replaced, so a *sql.Stmt stays valid for the Store's life.
+// Statements off the request path (ListRuns, MarkInterrupted, the
+// refusal lookup) are not prepared: they would cost memory on every
+// connection for no measurable gain.
+
+const (
+	insertRunSQL = `INSERT INTO runs (
+		id, status, status_reason, session_id, thread_id,
+		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
+		request_id, correlation_id, created_at, started_at, ended_at,
+		input_tokens, output_tokens, total_tokens, error_code, error_message,
+		request, output, attempts
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES (?, ?, ?)`
+	// The thread copies its session's id and tenant from the session row,
+	// so it is inserted only when the session exists and is the tenant's:
+	// the check and the write are one statement.
+	insertThreadSQL = `INSERT INTO threads (id, session_id, tenant_id, created_at)
+		SELECT ?, id, tenant_id, ? FROM sessions WHERE id = ? AND tenant_id = ?`
+
+	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
+	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = ?`
+	sessionExistsSQL  = `SELECT 1 FROM sessions WHERE id = ? AND tenant_id = ?`
+	threadSessionSQL  = `SELECT session_id FROM threads WHERE id = ? AND tenant_id = ?`
+)
+
+// transitionSQL is Transition's UPDATE for a target reachable from n
+// states. The lifecycle check is in the WHERE clause (see Transition).
+func transitionSQL(n int) string {
+	return `UPDATE runs SET
+		status = ?, status_reason = ?,
+		started_at = COALESCE(?, started_at), ended_at = COALESCE(?, ended_at),
+		input_tokens = COALESCE(?, input_tokens), output_tokens = COALESCE(?, output_tokens),
+		total_tokens = COALESCE(?, total_tokens), output = COALESCE(?, output),
+		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
+		attempts = COALESCE(?, attempts)
+		WHERE id = ? AND status IN (?` + strings.Repeat(", ?", n-1) + `)`
+}
+
+// transitionStmt is the prepared UPDATE to one target status with the
+// states it may come from, in the order of its parameters.
+type transitionStmt struct {
+	stmt *sql.Stmt
+	from []runner.Status
+}
+
+// stmts are a Store's prepared statements.
+type stmts struct {
+	// On the writer. A transaction must use them through tx.StmtContext:
+	// the writer has one connection and the transaction holds it, so the
+	// pool-level statement would wait for that connection forever.
+	insertRun, insertSession, insertThread *sql.Stmt
+	// transition holds one UPDATE per status that can be reached (not
+	// queued), because the IN list's length depends on the target.
+	transition map[runner.Status]transitionStmt
+
+	// On the readers.
+	getRun, getRunOfTenant, sessionExists, threadSession *sql.Stmt
+
+	all []*sql.Stmt // everything above, for close
+}
+
+// prepareStmts compiles the request path's statements on w (writes) and r
+// (reads). On failure it closes whatever it had prepared.
+func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
+	st = &stmts{transition: map[runner.Status]transitionStmt{}}
+	defer func() {
+		if err != nil {
+			st.close()
+			st = nil
+		}
+	}()
+	prep := func(db *sql.DB, query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		if s, err = db.PrepareContext(ctx, query); err != nil {
+			err = fmt.Errorf("runner/store/sqlite: prepare %.40q: %w", query, err)
+			return nil
+		}
+		st.all = append(st.all, s)
+		return s
+	}
+	st.insertRun = prep(w, insertRunSQL)
+	st.insertSession = prep(w, insertSessionSQL)
+	st.insertThread = prep(w, insertThreadSQL)
+	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
+		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
+		if from := runner.TransitionSources(to); len(from) > 0 {
+			st.transition[to] = transitionStmt{stmt: prep(w, transitionSQL(len(from))), from: from}
+		}
+	}
+	st.getRun = prep(r, getRunSQL)
+	st.getRunOfTenant = prep(r, getRunOfTenantSQL)
+	st.sessionExists = prep(r, sessionExistsSQL)
+	st.threadSession = prep(r, threadSessionSQL)
+	return st, err
+}
+
+// close releases every prepared statement (on every connection it was
+// compiled on).
+func (st *stmts) close() error {
+	var errs []error
+	for _, s := range st.all {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
