@@ -76,8 +76,8 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 
 // record places the run in its session and thread and inserts it. Opening
 // a session or thread and inserting the run are one store write (StartRun),
-// committed before the agent starts: one commit per request instead of
-// three, and a start that fails leaves no empty session or thread.
+// committed before the agent starts: one commit instead of up to three,
+// and a start that fails leaves no empty session or thread.
 func (s *Service) record(ctx context.Context, h *Handle, spec StartSpec) error {
 	sess, thread, newSession, newThread, err := s.place(ctx, spec)
 	if err != nil {

@@ -48,9 +48,11 @@ func parseInputError(body []byte) (*InputError, error) {
 }
 
 // Fault is returned by Call for anything that is the plugin's fault rather
-// than the client's: a trap, an internal error (status 2), malformed output,
-// a missing hook, an over-large input, a failure to instantiate. The instance
-// involved is discarded. The edge answers with a 500 naming the plugin.
+// than the client's: a trap (running out of memory included), running past
+// the time budget (errors.Is(f, ErrTimeout)), an internal error (status 2),
+// malformed output, a missing hook, an over-large input, a failure to
+// instantiate. The instance involved is discarded. The edge answers with a
+// 500 naming the plugin.
 type Fault struct {
 	Plugin string // the plugin's name
 	Hook   string // the hook called, e.g. "map_result"

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,23 @@ func TestCallMapStream(t *testing.T) {
 	_, err := p.Call(context.Background(), MapStream, []byte(`{"text":`))
 	if f := wantFault(t, err); !strings.Contains(f.Error(), "map_stream input: ") {
 		t.Errorf("malformed input: Error() = %q", f.Error())
+	}
+}
+
+// TestCallMapStreamInvalidInput checks that status 1 from map_stream is a
+// fault, not an *InputError: the reply has already started.
+func TestCallMapStreamInvalidInput(t *testing.T) {
+	g := echoGuest()
+	g.status = 1 // the echoed input is the error body
+	g.hooks |= int32(bitMapStream)
+	p := loadRaw(t, newEngine(t), g, Options{})
+	body := []byte(`{"error":{"message":"m"}}`)
+	if _, err := p.Call(context.Background(), MapResult, body); err == nil || errors.As(err, new(*Fault)) {
+		t.Fatalf("map_result: error = %v, want an *InputError", err)
+	}
+	_, err := p.Call(context.Background(), MapStream, body)
+	if f := wantFault(t, err); !strings.Contains(f.Error(), "status 1 (invalid input) from map_stream") {
+		t.Errorf("map_stream: Error() = %q", f.Error())
 	}
 }
 

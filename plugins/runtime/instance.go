@@ -24,7 +24,9 @@ type instance struct {
 	hooks    [hookCount]api.Function // indexed by Hook; nil when not exported
 	stack    [2]uint64               // reused by every call to avoid allocating
 	stderr   *stderrHead
-	fuel     api.Global // the fuel instrument.go added
+	// fuel is the counter instrument.go adds; nil only for a module that
+	// was not instrumented, as BenchmarkBudget makes to compare.
+	fuel api.Global
 	// budget is the deadline of the running call, which tick checks.
 	budget budget
 	// ctx is the context of every guest call: it carries budget to tick.
@@ -59,7 +61,7 @@ func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.Modu
 	for h := range Hook(hookCount) {
 		inst.hooks[h] = mod.ExportedFunction(h.export())
 	}
-	if inst.mem == nil || inst.alloc == nil || inst.output == nil || inst.fuel == nil {
+	if inst.mem == nil || inst.alloc == nil || inst.output == nil {
 		// Load checks the compiled module's exports, so this is a bug.
 		_ = mod.Close(inst.ctx)
 		return nil, errors.New("instance lacks a required export")
@@ -90,7 +92,7 @@ func (i *instance) call(fn api.Function, name string, d time.Duration) error {
 		return nil
 	case i.budget.expired:
 		return &budgetError{d}
-	case api.DecodeI32(i.fuel.Get()) <= -maxLoopSteps:
+	case i.fuel != nil && api.DecodeI32(i.fuel.Get()) <= -maxLoopSteps:
 		// The trap of a loop that ran maxLoopSteps without entering a
 		// function, and so without its deadline being checked.
 		if i.budget.passed() {

@@ -67,8 +67,11 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 
 	// Every instance gets real clocks and randomness: wazero's defaults are
 	// deterministic fakes that would surprise a plugin reading the time.
-	// A wasip1 reactor is initialised by _initialize, not _start, and an
-	// empty name lets one runtime hold many instances of the module.
+	// Sleep keeps wazero's default, which returns at once: a guest sleeping
+	// in the host could not be stopped at its deadline, while one that spins
+	// instead runs into it. A wasip1 reactor is initialised by _initialize,
+	// not _start, and an empty name lets one runtime hold many instances of
+	// the module.
 	config := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions("_initialize").

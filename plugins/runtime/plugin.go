@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strings"
@@ -27,8 +28,9 @@ type Options struct {
 	// CallTimeout is each call's time budget. A call that runs longer is
 	// aborted and fails with a Fault matching ErrTimeout; its instance is
 	// discarded. The deadline is checked every few hundred microseconds of
-	// guest work, so a call may overrun it by that much. Default (0): 250ms;
-	// negative: no budget.
+	// guest work, so a call may overrun it by that much; a loop that calls
+	// no function is only stopped after maxLoopSteps iterations (see
+	// plugins/ABI.md, "Time budget"). Default (0): 250ms; negative: none.
 	CallTimeout time.Duration
 }
 
@@ -161,6 +163,12 @@ func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 			p.pool.put(ctx, inst)
 			return out, nil
 		case statusInvalid:
+			if h == MapStream {
+				// The reply has started: the client can no longer be told
+				// its request was invalid.
+				err = errors.New("status 1 (invalid input) from map_stream, whose reply has already started")
+				break
+			}
 			var ie *InputError
 			if ie, err = parseInputError(out); err == nil {
 				p.pool.put(ctx, inst)

@@ -15,6 +15,9 @@
 //
 //	func main() {}
 //
+// Hooks lists the hooks; MapStreamFunc builds the streaming one from a
+// function on text, so that a plugin handles no JSON.
+//
 // The ABI exports (runedge_abi_version, runedge_alloc, the hooks, ...) live in
 // this package behind the wasip1 build tag, so importing it is all a plugin
 // needs; the rest of the package builds on every platform so that mapping code
