@@ -37,16 +37,21 @@ func callAndRecover(t *testing.T, p *Plugin, h Hook, in, want string) *Fault {
 
 func TestCallTimeBudget(t *testing.T) {
 	p := loadGo(t, newEngine(t), "echo", Options{CallTimeout: 50 * time.Millisecond})
-	start := time.Now()
 	// spin keeps calling into the Go runtime (time.Since): the deadline is
 	// checked at function entries every fuelPerTick steps.
-	f := callAndRecover(t, p, MapResult, "spin:10000000", "plugin echo: map_result: exceeded its 50ms time budget")
-	if !errors.Is(f, ErrTimeout) {
-		t.Errorf("fault %v does not match ErrTimeout", f)
+	start := time.Now()
+	_, err := p.Call(context.Background(), MapResult, []byte("spin:10000000"))
+	elapsed := time.Since(start)
+	if f := wantFault(t, err); !errors.Is(f, ErrTimeout) || f.Error() != "plugin echo: map_result: exceeded its 50ms time budget" {
+		t.Errorf("Error() = %q, want the budget exceeded", f.Error())
 	}
 	// Generous: a loaded machine may deschedule the guest for a while.
-	if elapsed := time.Since(start); elapsed < 50*time.Millisecond || elapsed > 3*time.Second {
-		t.Errorf("the call and the next took %v; want a little over the 50ms budget", elapsed)
+	if elapsed < 50*time.Millisecond || elapsed > 3*time.Second {
+		t.Errorf("the call took %v; want a little over the 50ms budget, not the 10s it asked for", elapsed)
+	}
+	wantStats(t, p, Stats{Instances: 0, Idle: 0})
+	if out, err := p.Call(context.Background(), MapRequest, []byte("next")); err != nil || string(out) != "next" {
+		t.Fatalf("Call after the fault = %q, %v; want a fresh instance to answer", out, err)
 	}
 }
 
@@ -120,7 +125,7 @@ func TestLongCallDoesNotStallGC(t *testing.T) {
 			if collections == 0 {
 				t.Fatalf("no collection finished during the guest call (the first took %v)", longest)
 			}
-			if longest > 250*time.Millisecond {
+			if longest > 500*time.Millisecond {
 				t.Errorf("a collection during a long guest call took %v; want it not to wait for the call", longest)
 			}
 			return
