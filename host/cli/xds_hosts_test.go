@@ -144,10 +144,12 @@ type statusError struct {
 
 func (e *statusError) Error() string { return http.StatusText(e.code) + ": " + e.body }
 
-// waitFingerprint waits until every host's replies carry want.
+// waitFingerprint waits until every host's replies carry want. The bound is
+// generous: on a cold machine each host compiles the fetched plugin from
+// scratch (seconds under -race) before it can swap it in.
 func waitFingerprint(t *testing.T, hosts []string, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for _, u := range hosts {
 		for {
 			fp, err := chatFingerprint(u)
