@@ -86,7 +86,7 @@ func loadConfig(path string) (*config.Config, error) {
 
 // defaultToken gives a configuration without tokens one: SERVICE_TOKEN from
 // the environment, or a generated one printed once so that `make run` works
-// with no file at all.
+// with no file at all. That token is an admin token.
 func defaultToken(cfg *config.Config, env Env) error {
 	if len(cfg.Tokens) > 0 {
 		return nil
@@ -99,6 +99,8 @@ func defaultToken(cfg *config.Config, env Env) error {
 		}
 		fmt.Fprintf(env.Stderr, "runedge: no tokens configured and SERVICE_TOKEN is unset; generated a token for this run:\n\n    %s\n\n", tok)
 	}
-	cfg.Tokens = []config.Token{{Name: "default", Hash: hashToken(tok)}}
+	// The one token of a file-less server is also its operator's: admin,
+	// so that `runedge plugin swap` works against `make run`.
+	cfg.Tokens = []config.Token{{Name: "default", Hash: hashToken(tok), Admin: true}}
 	return cfg.Validate()
 }
