@@ -8,26 +8,15 @@ import (
 	"testing"
 
 	"github.com/runedge/runedge/plugins/compat"
-	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/plugins/runtime/runtimetest"
 )
 
 // load builds this plugin for wasip1 and loads it, which also runs its
 // self-test.
 func load(tb testing.TB) *runtime.Plugin {
 	tb.Helper()
-	ctx := context.Background()
-	e, err := runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: plugintest.CacheDir(tb)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = e.Close(ctx) })
-	p, err := e.Load(ctx, plugintest.Build(tb, "."), runtime.Options{PoolSize: 1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = p.Close(ctx) })
-	return p
+	return runtimetest.Load(tb, ".")
 }
 
 const (

@@ -7,29 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/runedge/runedge/examples/plugins/redact/redact"
 	"github.com/runedge/runedge/plugins/compat"
-	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/runtime"
-	"github.com/tidwall/gjson"
+	"github.com/runedge/runedge/plugins/runtime/runtimetest"
 )
 
 // load builds this plugin for wasip1 and loads it as the host does, which
 // also runs its self-test.
 func load(t *testing.T) *runtime.Plugin {
 	t.Helper()
-	ctx := context.Background()
-	e, err := runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: plugintest.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(ctx) })
-	p, err := e.Load(ctx, plugintest.Build(t, "."), runtime.Options{PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close(ctx) })
-	return p
+	return runtimetest.Load(t, ".")
 }
 
 const text = "Sure: mail jane.doe@example.com or call +1 (555) 123-4567, \"any\" time.\n"

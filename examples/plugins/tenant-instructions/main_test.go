@@ -6,28 +6,18 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/runedge/runedge/examples/plugins/tenant-instructions/instructions"
-	"github.com/runedge/runedge/plugins/plugintest"
-	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/examples/plugins/tenant-instructions/instructions"
+	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/plugins/runtime/runtimetest"
 )
 
 // load builds this plugin for wasip1 and loads it as the host does, which
 // also runs its self-test.
 func load(t *testing.T) *runtime.Plugin {
 	t.Helper()
-	ctx := context.Background()
-	e, err := runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: plugintest.CacheDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(ctx) })
-	p, err := e.Load(ctx, plugintest.Build(t, "."), runtime.Options{PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close(ctx) })
-	return p
+	return runtimetest.Load(t, ".")
 }
 
 func TestPlugin(t *testing.T) {
