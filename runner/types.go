@@ -148,6 +148,16 @@ type Run struct {
 	// Attempts is how many provider calls the agent made for the answer
 	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
 	Attempts int `json:"attempts"`
+	// DurationMs is the run's wall time in milliseconds, from admission to
+	// the recorded outcome (the Unix-second times above cannot show a
+	// sub-second run). Null until the run ends, and for runs that ended
+	// without this process timing them (interrupted, cancelled while
+	// waiting).
+	DurationMs *int64 `json:"duration_ms"`
+	// TimeToFirstTokenMs is the time from admission to the agent's first
+	// text delta, in milliseconds. Null when no delta was produced (a
+	// failure before any text, or a provider that answered whole).
+	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
 	// Request and Output are kept in the store but not part of the run object.
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`
