@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/compat"
 )
 
@@ -107,9 +108,9 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	}
 	start := func() error {
 		started = true
-		// The in-progress response is mapped natively: the plugin shapes
-		// the final object, in response.completed.
-		created, err := compat.MapResult(resultEnvelope(nil, x, ids, "in_progress", nil))
+		// The in-progress response comes from the plugin too, so that
+		// response.created and response.completed have the same shape.
+		created, err := t.mapResult(ctx, x, ids, abi.ResultInProgress, nil)
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err != nil {
 		return err
 	}
-	final, err := t.mapResult(ctx, x, ids, &res)
+	final, err := t.mapResult(ctx, x, ids, abi.ResultCompleted, &res)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Bodies as clients send them: a one-line question (~100 B) and a longer
@@ -134,6 +136,6 @@ func BenchmarkAppendJSONString(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendJSONString(buf[:0], text)
+		buf = guestjson.AppendString(buf[:0], text)
 	}
 }

@@ -11,21 +11,21 @@ type chatBody struct {
 // echo {"include_usage"} that the streaming reply needs later.
 func mapChatRequest(body value) ([]byte, error) {
 	var b chatBody
-	body.members(func(k, v value) bool {
+	body.Members(func(k, v value) bool {
 		switch {
-		case k.is("messages"):
+		case k.Is("messages"):
 			b.messages = v
-		case k.is("response_format"):
+		case k.Is("response_format"):
 			b.responseFormat = v
-		case k.is("stream"):
+		case k.Is("stream"):
 			b.stream = v
-		case k.is("stream_options"):
+		case k.Is("stream_options"):
 			b.streamOptions = v
-		case k.is("max_tokens"):
+		case k.Is("max_tokens"):
 			b.maxTokens = v
-		case k.is("max_completion_tokens"):
+		case k.Is("max_completion_tokens"):
 			b.maxCompletionTokens = v
-		case k.is("n"):
+		case k.Is("n"):
 			b.n = v
 		}
 		return true
@@ -39,7 +39,7 @@ func mapChatRequest(body value) ([]byte, error) {
 	if b.messages == "" {
 		return nil, invalid("messages", "messages is required")
 	}
-	if !b.messages.isArray() {
+	if !b.messages.IsArray() {
 		return nil, invalid("messages", "messages must be an array of message objects")
 	}
 
@@ -71,11 +71,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	}
 	// stream_options is accepted with stream false (some clients always send
 	// it) and then has no effect.
-	if !b.streamOptions.isNull() {
-		if !b.streamOptions.isObject() {
+	if !b.streamOptions.IsNull() {
+		if !b.streamOptions.IsObject() {
 			return invalid("stream_options", "stream_options must be an object")
 		}
-		usage, err := optBool(b.streamOptions.get("include_usage"), "stream_options.include_usage")
+		usage, err := optBool(b.streamOptions.Get("include_usage"), "stream_options.include_usage")
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	if limit > 0 {
 		n.maxOutput = limit
 	}
-	if f, ok := b.n.num(); !b.n.isNull() && (!ok || f != 1) {
+	if f, ok := b.n.Num(); !b.n.IsNull() && (!ok || f != 1) {
 		return invalid("n", "n must be 1: this model returns exactly one choice")
 	}
 	return nil
@@ -104,7 +104,7 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 	var err error
 	i, count := 0, 0
-	messages.elements(func(m value) bool {
+	messages.Elements(func(m value) bool {
 		var wrote bool
 		dst, wrote, err = appendChatMessage(dst, m, i, count > 0)
 		if wrote {
@@ -120,15 +120,15 @@ func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 // first. An assistant message without content (one that only carried tool
 // calls) is skipped: the native input has nothing to hold it.
 func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, error) {
-	if !m.isObject() {
+	if !m.IsObject() {
 		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
 	}
 	var role, content value
-	m.members(func(k, v value) bool {
+	m.Members(func(k, v value) bool {
 		switch {
-		case k.is("role"):
+		case k.Is("role"):
 			role = v
-		case k.is("content"):
+		case k.Is("content"):
 			content = v
 		}
 		return true
@@ -138,7 +138,7 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		return dst, false, invalid(indexed("messages", i)+".role",
 			"role must be one of system, developer, user, assistant or tool")
 	}
-	if native == "assistant" && content.isNull() {
+	if native == "assistant" && content.IsNull() {
 		return dst, false, nil
 	}
 	if comma {
@@ -153,16 +153,16 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 // the user side supplied.
 func chatRole(r value) (string, bool) {
 	switch {
-	case r.is("system"):
+	case r.Is("system"):
 		return "system", true
-	case r.is("developer"):
+	case r.Is("developer"):
 		return "developer", true
-	case r.is("user"), r.is("tool"):
+	case r.Is("user"), r.Is("tool"):
 		return "user", true
-	case r.is("assistant"):
+	case r.Is("assistant"):
 		return "assistant", true
 	}
 	return "", false
 }
 
-func isChatText(typ value) bool { return typ.is("text") }
+func isChatText(typ value) bool { return typ.Is("text") }

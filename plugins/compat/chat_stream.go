@@ -1,6 +1,10 @@
 package compat
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // ChatStream builds the JSON of chat.completion.chunk objects for one reply.
 // Everything before "choices" is the same in every chunk, so it is encoded
@@ -17,11 +21,11 @@ type ChatStream struct {
 func NewChatStream(id string, created int64, model string) *ChatStream {
 	p := make([]byte, 0, len(id)+len(model)+96)
 	p = append(p, `{"id":`...)
-	p = AppendJSONString(p, id)
+	p = guestjson.AppendString(p, id)
 	p = append(p, `,"object":"chat.completion.chunk","created":`...)
 	p = strconv.AppendInt(p, created, 10)
 	p = append(p, `,"model":`...)
-	p = AppendJSONString(p, model)
+	p = guestjson.AppendString(p, model)
 	p = append(p, `,"choices":[`...)
 	return &ChatStream{prefix: p}
 }
@@ -40,7 +44,7 @@ func (s *ChatStream) AppendRole(dst []byte) []byte {
 func (s *ChatStream) AppendDelta(dst []byte, text string) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `{"index":0,"delta":{"content":`...)
-	dst = AppendJSONString(dst, text)
+	dst = guestjson.AppendString(dst, text)
 	return append(dst, chunkOpen...)
 }
 
@@ -49,7 +53,7 @@ func (s *ChatStream) AppendDelta(dst []byte, text string) []byte {
 func (s *ChatStream) AppendFinish(dst []byte, finishReason string) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-	dst = AppendJSONString(dst, finishReason)
+	dst = guestjson.AppendString(dst, finishReason)
 	return append(dst, `}]}`...)
 }
 
@@ -66,5 +70,5 @@ func (s *ChatStream) AppendUsage(dst []byte, u Usage) []byte {
 // IncludeUsage reports whether the echo that MapRequest returned for a chat
 // request asks for the usage chunk.
 func IncludeUsage(echo []byte) bool {
-	return parseValue(view(echo)).get("include_usage") == "true"
+	return guestjson.Parse(guestjson.View(echo)).Get("include_usage") == "true"
 }

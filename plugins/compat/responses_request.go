@@ -1,5 +1,7 @@
 package compat
 
+import "github.com/runedge/runedge/plugins/guestjson"
+
 // responsesBody holds the responses fields the mapping reads or echoes,
 // gathered in one pass over the body.
 type responsesBody struct {
@@ -12,17 +14,17 @@ type responsesBody struct {
 func mapResponsesRequest(body value) ([]byte, error) {
 	var b responsesBody
 	e := &b.echoed
-	body.members(func(k, v value) bool {
+	body.Members(func(k, v value) bool {
 		switch {
-		case k.is("input"):
+		case k.Is("input"):
 			b.input = v
-		case k.is("instructions"):
+		case k.Is("instructions"):
 			b.instructions = v
-		case k.is("text"):
+		case k.Is("text"):
 			b.text = v
-		case k.is("max_output_tokens"):
+		case k.Is("max_output_tokens"):
 			b.maxOutputTokens = v
-		case k.is("stream"):
+		case k.Is("stream"):
 			b.stream = v
 		default:
 			e.collect(k, v)
@@ -53,15 +55,15 @@ func mapResponsesRequest(body value) ([]byte, error) {
 
 // readOptions checks everything but input and the echoed settings.
 func (b *responsesBody) readOptions(n *native) error {
-	if !b.instructions.isNull() && !b.instructions.isString() {
+	if !b.instructions.IsNull() && !b.instructions.IsString() {
 		return invalid("instructions", "instructions must be a string")
 	}
 	n.instructions = b.instructions
-	if !b.text.isNull() && !b.text.isObject() {
+	if !b.text.IsNull() && !b.text.IsObject() {
 		return invalid("text", "text must be an object")
 	}
 	var err error
-	if n.format, err = readFormat(b.text.get("format"), "text.format", "text.format"); err != nil {
+	if n.format, err = readFormat(b.text.Get("format"), "text.format", "text.format"); err != nil {
 		return err
 	}
 	if n.stream, err = optBool(b.stream, "stream"); err != nil {
@@ -75,18 +77,18 @@ func (b *responsesBody) readOptions(n *native) error {
 // one user message, an array holds message items.
 func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 	switch {
-	case input.isString():
+	case input.IsString():
 		dst = append(dst, `{"role":"user","content":"`...)
-		dst = appendStringValue(dst, input)
+		dst = guestjson.AppendStringValue(dst, input)
 		return append(dst, `"}`...), nil
 	case input == "":
 		return dst, invalid("input", "input is required")
-	case !input.isArray():
+	case !input.IsArray():
 		return dst, invalid("input", "input must be a string or an array of message items")
 	}
 	var err error
 	i := 0
-	input.elements(func(item value) bool {
+	input.Elements(func(item value) bool {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -104,22 +106,22 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 // run has no tools, so function calls, their outputs, reasoning and item
 // references have no meaning there and are refused rather than dropped.
 func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
-	if !item.isObject() {
+	if !item.IsObject() {
 		return dst, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
 	var typ, role, content value
-	item.members(func(k, v value) bool {
+	item.Members(func(k, v value) bool {
 		switch {
-		case k.is("type"):
+		case k.Is("type"):
 			typ = v
-		case k.is("role"):
+		case k.Is("role"):
 			role = v
-		case k.is("content"):
+		case k.Is("content"):
 			content = v
 		}
 		return true
 	})
-	if !typ.isNull() && !typ.is("message") {
+	if !typ.IsNull() && !typ.Is("message") {
 		return dst, invalid(indexed("input", i), "only message input items are supported")
 	}
 	native, ok := responsesRole(role)
@@ -131,13 +133,13 @@ func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
 
 func responsesRole(r value) (string, bool) {
 	switch {
-	case r.is("system"):
+	case r.Is("system"):
 		return "system", true
-	case r.is("developer"):
+	case r.Is("developer"):
 		return "developer", true
-	case r.is("user"):
+	case r.Is("user"):
 		return "user", true
-	case r.is("assistant"):
+	case r.Is("assistant"):
 		return "assistant", true
 	}
 	return "", false
@@ -145,4 +147,4 @@ func responsesRole(r value) (string, bool) {
 
 // isResponsesText accepts input_text (user side) and output_text (earlier
 // assistant turns replayed by clients such as the Vercel AI SDK).
-func isResponsesText(typ value) bool { return typ.is("input_text") || typ.is("output_text") }
+func isResponsesText(typ value) bool { return typ.Is("input_text") || typ.Is("output_text") }

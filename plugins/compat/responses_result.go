@@ -17,33 +17,33 @@ func readResponseEcho(echo value) responseEcho {
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
 		user: "null", previousResponseID: "null",
 	}
-	echo.members(func(k, v value) bool {
+	echo.Members(func(k, v value) bool {
 		switch {
-		case k.is("instructions"):
+		case k.Is("instructions"):
 			e.instructions = v
-		case k.is("metadata"):
+		case k.Is("metadata"):
 			e.metadata = v
-		case k.is("temperature"):
+		case k.Is("temperature"):
 			e.temperature = v
-		case k.is("top_p"):
+		case k.Is("top_p"):
 			e.topP = v
-		case k.is("max_output_tokens"):
+		case k.Is("max_output_tokens"):
 			e.maxOutputTokens = v
-		case k.is("text"):
+		case k.Is("text"):
 			e.text = v
-		case k.is("tool_choice"):
+		case k.Is("tool_choice"):
 			e.toolChoice = v
-		case k.is("tools"):
+		case k.Is("tools"):
 			e.tools = v
-		case k.is("parallel_tool_calls"):
+		case k.Is("parallel_tool_calls"):
 			e.parallelToolCalls = v
-		case k.is("store"):
+		case k.Is("store"):
 			e.store = v
-		case k.is("truncation"):
+		case k.Is("truncation"):
 			e.truncation = v
-		case k.is("user"):
+		case k.Is("user"):
 			e.user = v
-		case k.is("previous_response_id"):
+		case k.Is("previous_response_id"):
 			e.previousResponseID = v
 		}
 		return true
@@ -55,29 +55,26 @@ func readResponseEcho(echo value) responseEcho {
 // schema marks required. A run cut short by the token limit is reported as
 // OpenAI does: status "incomplete" with reason max_output_tokens.
 func mapResponsesResult(r *resultInput) ([]byte, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
 	var status string
 	switch {
-	case r.status.is("in_progress"):
+	case r.Status.Is("in_progress"):
 		status = "in_progress"
-	case r.status.is("completed"):
+	case r.Status.Is("completed"):
 		status = "completed"
-		if r.finish().is("length") {
+		if r.finish().Is("length") {
 			status = "incomplete"
 		}
-		if !r.messageID.isString() || r.messageID == `""` {
+		if !r.MessageID.IsString() || r.MessageID == `""` {
 			return nil, errors.New("compat: a completed result needs a message_id")
 		}
 	default:
 		return nil, errors.New(`compat: result status must be "completed" or "in_progress"`)
 	}
-	e := readResponseEcho(r.echo)
+	e := readResponseEcho(r.Echo)
 
-	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.id)+len(r.messageID)+len(r.model)+640)
+	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ID)+len(r.MessageID)+len(r.Model)+640)
 	out = append(out, `{"id":`...)
-	out = appendString(out, r.id)
+	out = appendString(out, r.ID)
 	out = append(out, `,"object":"response","created_at":`...)
 	out = r.appendCreated(out)
 	out = append(out, `,"status":"`...)
@@ -93,11 +90,11 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"max_output_tokens":`...)
 	out = append(out, e.maxOutputTokens...)
 	out = append(out, `,"model":`...)
-	out = appendString(out, r.model)
+	out = appendString(out, r.Model)
 	out = append(out, `,"output":[`...)
 	if status != "in_progress" {
 		out = append(out, outputItemHead...)
-		out = appendString(out, r.messageID)
+		out = appendString(out, r.MessageID)
 		out = append(out, outputItemCompleted...)
 		out = r.appendText(out)
 		out = append(out, outputTextTail...)

@@ -15,6 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // fakeHost stands in for the runedge host behind openai-go's HTTP client:
@@ -42,11 +44,11 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		msg := []byte(`{"error":{"message":`)
-		msg = AppendJSONString(msg, ie.Message)
+		msg = guestjson.AppendString(msg, ie.Message)
 		msg = append(msg, `,"type":"invalid_request_error","param":`...)
-		msg = AppendJSONString(msg, ie.Param)
+		msg = guestjson.AppendString(msg, ie.Param)
 		msg = append(msg, `,"code":`...)
-		msg = append(AppendJSONString(msg, ie.Code), "}}"...)
+		msg = append(guestjson.AppendString(msg, ie.Code), "}}"...)
 		return reply(http.StatusBadRequest, "application/json", msg), nil
 	}
 	echo := gjson.GetBytes(h.mapped, "echo").Raw
@@ -54,7 +56,7 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 	result := func(status string) []byte {
 		in := `{"endpoint":"` + endpoint + `","id":"` + id + `","message_id":"` + streamMessageID +
 			`","created":` + strconv.Itoa(streamCreated) + `,"model":"service","status":"` + status +
-			`","result":{"text":` + string(AppendJSONString(nil, text)) +
+			`","result":{"text":` + string(guestjson.AppendString(nil, text)) +
 			`,"finish_reason":"stop","usage":{"input_tokens":12,"output_tokens":7,"total_tokens":19}},"echo":` + echo + `}`
 		out, err := MapResult([]byte(in))
 		if err != nil {

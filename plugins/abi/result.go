@@ -1,0 +1,200 @@
+package abi
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+	"github.com/runedge/runedge/runner/native"
+)
+
+// ResultInput is the input of map_result:
+//
+//	{"endpoint","id","message_id","created","model","status":"completed"|"in_progress",
+//	 "result":{"text","finish_reason","usage":{"input_tokens","output_tokens","total_tokens"}},
+//	 "echo":{...from map_request...}}
+//
+// ID is the reply's id (chatcmpl-…, resp_…), MessageID the id of its output
+// message, Created its Unix time. For ResultInProgress the result is empty
+// and its usage null.
+type ResultInput struct {
+	Endpoint  string
+	ID        string
+	MessageID string
+	Created   int64
+	Model     string
+	Status    string
+	Result    native.Result
+	Echo      []byte
+}
+
+// AppendJSON appends the map_result input. An empty Echo is written as {}.
+func (in *ResultInput) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"endpoint":`...)
+	dst = guestjson.AppendString(dst, in.Endpoint)
+	dst = append(dst, `,"id":`...)
+	dst = guestjson.AppendString(dst, in.ID)
+	dst = append(dst, `,"message_id":`...)
+	dst = guestjson.AppendString(dst, in.MessageID)
+	dst = append(dst, `,"created":`...)
+	dst = strconv.AppendInt(dst, in.Created, 10)
+	dst = append(dst, `,"model":`...)
+	dst = guestjson.AppendString(dst, in.Model)
+	dst = append(dst, `,"status":`...)
+	dst = guestjson.AppendString(dst, in.Status)
+	dst = append(dst, `,"result":{"text":`...)
+	dst = guestjson.AppendString(dst, in.Result.Text)
+	dst = append(dst, `,"finish_reason":`...)
+	dst = guestjson.AppendString(dst, in.Result.FinishReason)
+	if in.Status == ResultInProgress {
+		dst = append(dst, `,"usage":null}`...)
+	} else {
+		u := in.Result.Usage
+		dst = append(dst, `,"usage":{"input_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
+		dst = append(dst, `,"output_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
+		dst = append(dst, `,"total_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+		dst = append(dst, "}}"...)
+	}
+	dst = append(dst, `,"echo":`...)
+	if len(in.Echo) == 0 {
+		dst = append(dst, "{}"...)
+	} else {
+		dst = append(dst, in.Echo...)
+	}
+	return append(dst, '}')
+}
+
+// ResultView is a map_result input as a guest reads it: each field is the
+// JSON value as written (quotes and escapes included, "" when absent), so
+// that a mapping can copy text into its output without decoding and
+// re-encoding it (see guestjson.AppendStringValue). Decode gives the typed
+// form.
+type ResultView struct {
+	Endpoint, ID, MessageID, Created, Model, Status guestjson.Value
+	Text, FinishReason, Usage, Echo                 guestjson.Value
+}
+
+// ViewResultInput reads a map_result input in the guest, in one pass and
+// without allocating; the view aliases in. It refuses an input without what
+// every reply needs: a non-empty string id, a string model and a numeric
+// created time.
+func ViewResultInput(in []byte) (ResultView, error) {
+	var r ResultView
+	v := guestjson.Parse(guestjson.View(in))
+	if !v.IsObject() {
+		return r, errors.New("abi: map_result input is not a JSON object")
+	}
+	v.Members(r.collect)
+	if !r.ID.IsString() || r.ID == `""` {
+		return r, errors.New("abi: map_result input needs a string id")
+	}
+	if !r.Model.IsString() {
+		return r, errors.New("abi: map_result input needs a string model")
+	}
+	if _, ok := r.Created.Num(); !ok {
+		return r, errors.New("abi: map_result input needs a numeric created time")
+	}
+	return r, nil
+}
+
+// collect is a Members callback over the input's top level.
+func (r *ResultView) collect(k, v guestjson.Value) bool {
+	switch {
+	case k.Is("endpoint"):
+		r.Endpoint = v
+	case k.Is("id"):
+		r.ID = v
+	case k.Is("message_id"):
+		r.MessageID = v
+	case k.Is("created"):
+		r.Created = v
+	case k.Is("model"):
+		r.Model = v
+	case k.Is("status"):
+		r.Status = v
+	case k.Is("echo"):
+		r.Echo = v
+	case k.Is("result"):
+		v.Members(r.collectResult)
+	}
+	return true
+}
+
+func (r *ResultView) collectResult(k, v guestjson.Value) bool {
+	switch {
+	case k.Is("text"):
+		r.Text = v
+	case k.Is("finish_reason"):
+		r.FinishReason = v
+	case k.Is("usage"):
+		r.Usage = v
+	}
+	return true
+}
+
+// ReadUsage reads the usage object; a missing total is the sum of the parts, so
+// a provider that reports only the parts still yields a consistent reply.
+func (r *ResultView) ReadUsage() native.Usage {
+	var u native.Usage
+	total := -1
+	r.Usage.Members(func(k, v guestjson.Value) bool {
+		n, _ := v.Num()
+		switch {
+		case k.Is("input_tokens"):
+			u.InputTokens = int(n)
+		case k.Is("output_tokens"):
+			u.OutputTokens = int(n)
+		case k.Is("total_tokens"):
+			total = int(n)
+		}
+		return true
+	})
+	if total < 0 {
+		total = u.InputTokens + u.OutputTokens
+	}
+	u.TotalTokens = total
+	return u
+}
+
+// Decode returns the typed input. Strings without escapes and Echo alias
+// the input the view was read from.
+func (r *ResultView) Decode() ResultInput {
+	created, _ := r.Created.Num()
+	return ResultInput{
+		Endpoint: r.Endpoint.Str(), ID: r.ID.Str(), MessageID: r.MessageID.Str(),
+		Created: int64(created), Model: r.Model.Str(), Status: r.Status.Str(),
+		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), Usage: r.ReadUsage()},
+		Echo:   r.Echo.Bytes(),
+	}
+}
+
+// ParseResultInput reads a map_result input in the guest into its typed
+// form (ViewResultInput, then Decode).
+func ParseResultInput(in []byte) (ResultInput, error) {
+	v, err := ViewResultInput(in)
+	if err != nil {
+		return ResultInput{}, err
+	}
+	return v.Decode(), nil
+}
+
+// NormalizeResult checks a map_result output on the host and returns it
+// compacted: it must be one JSON object. A plugin may indent its output, but
+// the host frames it in SSE data lines, which end at the first newline, so
+// white space between tokens is removed (never inside strings).
+func NormalizeResult(out []byte) ([]byte, error) {
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errors.New("output is not a JSON object")
+	}
+	var b bytes.Buffer
+	b.Grow(len(trimmed))
+	if err := compactInto(&b, trimmed); err != nil {
+		return nil, errors.New("output is not a JSON object: " + err.Error())
+	}
+	return b.Bytes(), nil
+}
