@@ -7,8 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/framing"
 	"github.com/runedge/runedge/plugins/abi"
-	"github.com/runedge/runedge/plugins/compat"
 )
 
 // The stream is started lazily, on the first delta or at the end: a run that
@@ -18,7 +18,7 @@ import (
 // chatStream answers a streaming chat completion: a role chunk, one chunk
 // per delta, a finish chunk, the usage chunk when asked for, [DONE].
 func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	cs := compat.NewChatStream(ids.completion, ids.created, "service")
+	cs := framing.NewChatStream(ids.completion, ids.created, "service")
 	buf := make([]byte, 0, 512)
 	started := false
 	send := func(b []byte) error {
@@ -83,9 +83,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		return err
 	}
 	if x.IncludeUsage {
-		u := compat.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
-			TotalTokens: res.Usage.TotalTokens}
-		if err := send(cs.AppendUsage(buf[:0], u)); err != nil {
+		if err := send(cs.AppendUsage(buf[:0], res.Usage)); err != nil {
 			return err
 		}
 	}
@@ -97,7 +95,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // output_text.delta… → output_text.done → content_part.done →
 // output_item.done → response.completed.
 func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	rs := compat.NewResponseStream(ids.response, ids.message)
+	rs := framing.NewResponseStream(ids.response, ids.message)
 	buf := make([]byte, 0, 1024)
 	started := false
 	send := func(name string, b []byte) error {

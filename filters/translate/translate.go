@@ -1,8 +1,8 @@
 // Package translate is the last stage: it turns the run's native result into
 // the compatible reply. The whole reply body (chat.completion, response) comes
 // from the result mapping plugin; stream framing that never changes — SSE
-// lines, chunk envelopes, event envelopes — is built natively (plugins/compat)
-// so that a long stream costs no WebAssembly call per token.
+// lines, chunk envelopes, event envelopes — is built by the host
+// (filters/framing) so that a long stream costs no WebAssembly call per token.
 //
 // The run's terminal state is recorded before the reply's last byte: the
 // stage calls Finish after mapping the result and before writing it.

@@ -187,14 +187,13 @@ func ParseResultInput(in []byte) (ResultInput, error) {
 // the host frames it in SSE data lines, which end at the first newline, so
 // white space between tokens is removed (never inside strings).
 func NormalizeResult(out []byte) ([]byte, error) {
-	trimmed := bytes.TrimSpace(out)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errors.New("output is not a JSON object")
-	}
 	var b bytes.Buffer
-	b.Grow(len(trimmed))
-	if err := compactInto(&b, trimmed); err != nil {
-		return nil, errors.New("output is not a JSON object: " + err.Error())
+	b.Grow(len(out))
+	if err := compactInto(&b, out); err != nil {
+		return nil, errors.New("output is not JSON: " + err.Error())
+	}
+	if c := b.Bytes(); len(c) == 0 || c[0] != '{' {
+		return nil, errors.New("output is not a JSON object")
 	}
 	return b.Bytes(), nil
 }

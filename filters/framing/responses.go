@@ -1,4 +1,4 @@
-package compat
+package framing
 
 import (
 	"strconv"
@@ -128,22 +128,17 @@ func (s *ResponseStream) AppendCompleted(dst []byte, seq int, response []byte) [
 	return append(dst, '}')
 }
 
-// AppendError appends an error event. An empty code or param is written as
-// null, as the API does for errors that have none.
-func (s *ResponseStream) AppendError(dst []byte, seq int, code, message, param string) []byte {
-	dst = head(dst, "error", seq)
-	dst = append(dst, `,"code":`...)
-	dst = appendStringOrNull(dst, code)
-	dst = append(dst, `,"message":`...)
-	dst = guestjson.AppendString(dst, message)
-	dst = append(dst, `,"param":`...)
-	dst = appendStringOrNull(dst, param)
-	return append(dst, '}')
-}
-
-func appendStringOrNull(dst []byte, s string) []byte {
-	if s == "" {
-		return append(dst, `null`...)
-	}
-	return guestjson.AppendString(dst, s)
-}
+// Fragments of the Responses output message. They must spell the item as
+// the default responses mapping spells it in the final Response object
+// (plugins/compat), since clients see both; the end-to-end golden files in
+// host/server pin the two together. An output message is written as
+//
+//	outputItemHead + id + outputItemCompleted + text + outputTextTail
+const (
+	outputItemHead      = `{"id":`
+	outputItemCompleted = `,"type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":`
+	outputItemAdded     = `,"type":"message","status":"in_progress","role":"assistant","content":[]}`
+	outputTextTail      = `,"annotations":[],"logprobs":[]}]}`
+	outputTextPartHead  = `{"type":"output_text","text":`
+	outputTextPartTail  = `,"annotations":[],"logprobs":[]}`
+)

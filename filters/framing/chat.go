@@ -1,9 +1,10 @@
-package compat
+package framing
 
 import (
 	"strconv"
 
 	"github.com/runedge/runedge/plugins/guestjson"
+	"github.com/runedge/runedge/runner/native"
 )
 
 // ChatStream builds the JSON of chat.completion.chunk objects for one reply.
@@ -58,17 +59,24 @@ func (s *ChatStream) AppendFinish(dst []byte, finishReason string) []byte {
 }
 
 // AppendUsage appends the usage chunk, which has no choices. Send it only
-// when the request asked for stream_options.include_usage (see
-// [IncludeUsage]).
-func (s *ChatStream) AppendUsage(dst []byte, u Usage) []byte {
+// when the request asked for stream_options.include_usage.
+func (s *ChatStream) AppendUsage(dst []byte, u native.Usage) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `],"usage":`...)
 	dst = appendChatUsage(dst, u)
 	return append(dst, '}')
 }
 
-// IncludeUsage reports whether the echo that MapRequest returned for a chat
-// request asks for the usage chunk.
-func IncludeUsage(echo []byte) bool {
-	return guestjson.Parse(guestjson.View(echo)).Get("include_usage") == "true"
+// appendChatUsage appends the chat.completion usage object, as the default
+// chat mapping writes it in a whole reply (plugins/compat). The details
+// objects are optional in the schema, but common clients read
+// prompt_tokens_details.cached_tokens without checking, so they are present.
+func appendChatUsage(dst []byte, u native.Usage) []byte {
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+	return append(dst, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`...)
 }
