@@ -58,7 +58,7 @@ func (in *RequestInput) AppendJSON(dst []byte) []byte {
 // host may add some.
 func ParseRequestInput(in []byte) (RequestInput, error) {
 	v := guestjson.Parse(guestjson.View(in))
-	if !v.IsObject() {
+	if !isObject(v) {
 		return RequestInput{}, errors.New("abi: map_request input is not a JSON object")
 	}
 	var r RequestInput

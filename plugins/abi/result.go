@@ -85,7 +85,7 @@ type ResultView struct {
 func ViewResultInput(in []byte) (ResultView, error) {
 	var r ResultView
 	v := guestjson.Parse(guestjson.View(in))
-	if !v.IsObject() {
+	if !isObject(v) {
 		return r, errors.New("abi: map_result input is not a JSON object")
 	}
 	v.Members(r.collect)

@@ -45,7 +45,7 @@ func (in *StreamInput) AppendJSON(dst []byte) []byte {
 // strings.Clone what must outlive the call).
 func ParseStreamInput(in []byte) (StreamInput, error) {
 	v := guestjson.Parse(guestjson.View(in))
-	if !v.IsObject() {
+	if !isObject(v) {
 		return StreamInput{}, errors.New("map_stream input: want an object")
 	}
 	var si StreamInput
@@ -110,4 +110,11 @@ func DecodeStreamOutput(out []byte) (StreamOutput, error) {
 		return StreamOutput{}, errors.New("output needs string fields emit and hold")
 	}
 	return StreamOutput{Emit: e.Str, Hold: h.Str}, nil
+}
+
+// isObject reports whether v is a whole object: the guest reader trusts the
+// host for validity, but a truncated input, which a hand-made host could
+// send, is refused rather than read as less.
+func isObject(v guestjson.Value) bool {
+	return v.IsObject() && len(v) >= 2 && v[len(v)-1] == '}'
 }

@@ -61,7 +61,7 @@ func TestParseStreamInputAgreesWithEncodingJSON(t *testing.T) {
 // plugins/guestjson); what it does check is the input's shape.
 func TestParseStreamInputRejects(t *testing.T) {
 	for _, in := range []string{
-		``, `[]`, `"text"`, `{"final":"yes"}`, `{"text":12}`, `{"id":null}`, `{"endpoint":{}}`,
+		``, `[]`, `"text"`, `{"text":`, `{"text":"x"`, `{"final":"yes"}`, `{"text":12}`, `{"id":null}`, `{"endpoint":{}}`,
 	} {
 		if si, err := ParseStreamInput([]byte(in)); err == nil || !strings.HasPrefix(err.Error(), "map_stream input: ") {
 			t.Errorf("ParseStreamInput(%s) = %+v, %v; want an error", in, si, err)
