@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/runedge/runedge/runner/native"
 )
 
 // Status is the lifecycle state of a run.
@@ -55,6 +57,9 @@ const (
 	ReasonPluginError      = "plugin_error"
 	ReasonApproval         = "approval_required"
 	ReasonFailed           = "run_failed"
+	// ReasonToolCalls: the run completed with tool calls for the client
+	// to run (its output is the calls).
+	ReasonToolCalls = "tool_calls"
 )
 
 // Outcome errors. They are wrapped with detail (fmt.Errorf("%w: ...")) and
@@ -90,6 +95,22 @@ var (
 	ErrInvalidRequest = errors.New("invalid request")
 )
 
+// Tool types live in runner/native (see there).
+type (
+	Tool          = native.Tool
+	ToolCall      = native.ToolCall
+	ToolCallDelta = native.ToolCallDelta
+	ToolChoice    = native.ToolChoice
+)
+
+// Tool choice modes (native.ToolChoice).
+const (
+	ToolChoiceAuto     = native.ToolChoiceAuto
+	ToolChoiceNone     = native.ToolChoiceNone
+	ToolChoiceRequired = native.ToolChoiceRequired
+	ToolChoiceFunction = native.ToolChoiceFunction
+)
+
 // Actor is who a run is attributed to.
 type Actor struct {
 	ID   string `json:"id"`
@@ -101,6 +122,11 @@ type Actor struct {
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the calls an assistant message made (its Content may
+	// then be empty).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is set on role "tool": the result of that call, in Content.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // Request is the native run request a mapping plugin produces from a
@@ -114,6 +140,11 @@ type Request struct {
 	JSONObject      bool `json:"json_object,omitempty"`
 	Stream          bool `json:"stream"`
 	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
+	// Tools are the client's function tools; ToolChoice and
+	// ParallelToolCalls (nil: true) say how the model may use them.
+	Tools             []Tool     `json:"tools,omitempty"`
+	ToolChoice        ToolChoice `json:"tool_choice,omitzero"`
+	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
 }
 
 // Usage counts tokens.
@@ -126,9 +157,12 @@ type Usage struct {
 // Result is what the agent produced.
 type Result struct {
 	Text string `json:"text"`
-	// FinishReason is "stop" or "length".
-	FinishReason string `json:"finish_reason"`
-	Usage        Usage  `json:"usage"`
+	// FinishReason is "stop", "length", or "tool_calls" when the answer
+	// is ToolCalls (Text may then be empty or hold what the model said
+	// before calling).
+	FinishReason string     `json:"finish_reason"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	Usage        Usage      `json:"usage"`
 	// Attempts is how many times the agent asked the provider for this
 	// answer: 1, or 2 when structured output needed a repair. The agent
 	// sets it on failures too, so the run records what it cost.
@@ -136,8 +170,10 @@ type Result struct {
 }
 
 // Event is one streamed piece of the agent's answer.
+// It carries either a text delta or a tool-call fragment.
 type Event struct {
-	Delta string
+	Delta    string         `json:"delta,omitempty"`
+	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
 }
 
 // ErrorInfo is the error recorded on a failed run.
@@ -169,7 +205,12 @@ type Run struct {
 	// Attempts is how many provider calls the agent made for the answer
 	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
 	Attempts int `json:"attempts"`
-	// Request and Output are kept in the store but not part of the run object.
+	// ToolCalls are the calls a run that ended in tool calls (status
+	// completed, reason tool_calls) asked the client to make: its output.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Request and Output are kept in the store but not part of the run
+	// object. Output is the answer's text or, for a run that ended in tool
+	// calls, the JSON array of its calls (see ToolCalls).
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`
 }
