@@ -1,6 +1,11 @@
 package runner
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/runedge/runedge/runner/schema"
+)
 
 // A run that ends in tool calls records the calls as its output: the store's
 // output column holds the JSON array of ToolCall (the run's status_reason,
@@ -28,4 +33,32 @@ func withCalls(r Run) Run {
 		r.ToolCalls = calls
 	}
 	return r
+}
+
+// ToolSchemaError is a tool whose parameters are not a JSON Schema that
+// compiles. It wraps ErrInvalidRequest; Index says which tool, so the edge
+// can name the client's field (whose path differs by endpoint).
+type ToolSchemaError struct {
+	Index int
+	Err   error
+}
+
+func (e *ToolSchemaError) Error() string {
+	return fmt.Sprintf("%v: tools[%d].parameters: %v", ErrInvalidRequest, e.Index, e.Err)
+}
+
+func (e *ToolSchemaError) Unwrap() error { return ErrInvalidRequest }
+
+// checkTools compiles every tool's parameters schema, so a broken one is a
+// 400 before the run exists rather than a provider failure after.
+func checkTools(tools []Tool) error {
+	for i, t := range tools {
+		if len(t.Parameters) == 0 {
+			continue
+		}
+		if _, err := schema.Compile(t.Parameters); err != nil {
+			return &ToolSchemaError{Index: i, Err: err}
+		}
+	}
+	return nil
 }
