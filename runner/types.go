@@ -118,56 +118,20 @@ type Actor struct {
 	Name string `json:"name"`
 }
 
-// Message is one input message of the native run request.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-	// ToolCalls are the calls an assistant message made (its Content may
-	// then be empty).
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// ToolCallID is set on role "tool": the result of that call, in Content.
-	ToolCallID string `json:"tool_call_id,omitempty"`
-}
-
-// Request is the native run request a mapping plugin produces from a
-// compatible body. Its JSON form is part of the plugin ABI (plugins/ABI.md).
-type Request struct {
-	Input        []Message       `json:"input"`
-	Instructions string          `json:"instructions,omitempty"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	SchemaName   string          `json:"schema_name,omitempty"`
-	// JSONObject asks for any JSON object (response_format json_object).
-	JSONObject      bool `json:"json_object,omitempty"`
-	Stream          bool `json:"stream"`
-	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
-	// Tools are the client's function tools; ToolChoice and
-	// ParallelToolCalls (nil: true) say how the model may use them.
-	Tools             []Tool     `json:"tools,omitempty"`
-	ToolChoice        ToolChoice `json:"tool_choice,omitzero"`
-	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
-}
-
-// Usage counts tokens.
-type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
-}
-
-// Result is what the agent produced.
-type Result struct {
-	Text string `json:"text"`
-	// FinishReason is "stop", "length", or "tool_calls" when the answer
-	// is ToolCalls (Text may then be empty or hold what the model said
-	// before calling).
-	FinishReason string     `json:"finish_reason"`
-	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
-	Usage        Usage      `json:"usage"`
-	// Attempts is how many times the agent asked the provider for this
-	// answer: 1, or 2 when structured output needed a repair. The agent
-	// sets it on failures too, so the run records what it cost.
-	Attempts int `json:"attempts,omitempty"`
-}
+// The native wire types live in the leaf package runner/native so that code
+// on both sides of the plugin boundary can share them; these aliases keep the
+// runner's names.
+type (
+	// Message is one input message of the native run request.
+	Message = native.Message
+	// Request is the native run request a mapping plugin produces from a
+	// compatible body. Its JSON form is part of the plugin ABI (plugins/ABI.md).
+	Request = native.Request
+	// Usage counts tokens.
+	Usage = native.Usage
+	// Result is what the agent produced.
+	Result = native.Result
+)
 
 // Event is one streamed piece of the agent's answer.
 // It carries either a text delta or a tool-call fragment.
@@ -205,6 +169,16 @@ type Run struct {
 	// Attempts is how many provider calls the agent made for the answer
 	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
 	Attempts int `json:"attempts"`
+	// DurationMs is the run's wall time in milliseconds, from admission to
+	// the recorded outcome (the Unix-second times above cannot show a
+	// sub-second run). Null until the run ends, and for runs that ended
+	// without this process timing them (interrupted, cancelled while
+	// waiting).
+	DurationMs *int64 `json:"duration_ms"`
+	// TimeToFirstTokenMs is the time from admission to the agent's first
+	// text delta, in milliseconds. Null when no delta was produced (a
+	// failure before any text, or a provider that answered whole).
+	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
 	// ToolCalls are the calls a run that ended in tool calls (status
 	// completed, reason tool_calls) asked the client to make: its output.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
