@@ -9,7 +9,7 @@ EXAMPLE_WASM    := $(EXAMPLE_PLUGINS:%=examples/plugins/build/%.wasm)
 CONFIG  ?=
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser
+.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser test-node
 
 all: build
 
@@ -46,6 +46,7 @@ vet:
 test: vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) test-browser
+	$(MAKE) test-node
 
 # make example: runedge and the example app server (examples/appserver)
 # together; prints the page's URL. Token: $SERVICE_TOKEN, or a generated one.
@@ -59,6 +60,11 @@ bin/appserver: FORCE
 # Debian's chromium and the npm packages when missing.
 test-browser: build bin/appserver
 	bash examples/appserver/e2e/run.sh
+
+# The official JavaScript SDKs (openai, @openai/agents) against a real
+# runedge (examples/clients/node); installs the npm packages from the lockfile.
+test-node: build
+	bash examples/clients/node/run.sh
 
 bench: plugins
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
