@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Status is the lifecycle state of a run.
@@ -179,6 +180,11 @@ type Run struct {
 	// text delta, in milliseconds. Null when no delta was produced (a
 	// failure before any text, or a provider that answered whole).
 	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
+	// Elapsed and FirstToken are the same timings at full resolution, set
+	// only on the copy an Observer receives (metrics want sub-millisecond
+	// values); FirstToken is 0 when no delta was produced.
+	Elapsed    time.Duration `json:"-"`
+	FirstToken time.Duration `json:"-"`
 	// Request and Output are kept in the store but not part of the run object.
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`

@@ -79,6 +79,7 @@ func (c *Config) Validate() error {
 	if c.Plugins.PoolSize < 0 {
 		bad("plugins.pool_size", "must not be negative")
 	}
+	c.validateObservability(bad)
 	for ep := range c.Chains {
 		if ep != ChainChat && ep != ChainResponses {
 			bad("chains."+ep, "unknown endpoint (want %s or %s)", ChainChat, ChainResponses)
