@@ -32,7 +32,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err := defaultToken(cfg, env); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	log := newLogger(cfg, env)
 	srv, err := server.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -75,6 +75,15 @@ func serve(ctx context.Context, args []string, env Env) error {
 		})
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// newLogger is the process log: text, or one JSON object a line with
+// log.format: json (for log shippers). The access log goes here too.
+func newLogger(cfg *config.Config, env Env) *slog.Logger {
+	if cfg.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, nil))
 }
 
 func loadConfig(path string) (*config.Config, error) {
