@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -181,5 +182,18 @@ func TestTLSOrInsecure(t *testing.T) {
 	err := s.Run(context.Background(), func(context.Context, map[string]ChainRef) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "TLS is required") {
 		t.Fatalf("Run without TLS: %v", err)
+	}
+}
+
+// TestInsecureWarns: plaintext is allowed with Insecure, and logged as a
+// warning.
+func TestInsecureWarns(t *testing.T) {
+	var logs strings.Builder
+	s := &Subscriber{Addr: "127.0.0.1:1", NodeID: "n", Insecure: true, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if _, err := s.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "INSECURE") {
+		t.Fatalf("no warning: %s", logs.String())
 	}
 }

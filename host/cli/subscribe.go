@@ -24,12 +24,15 @@ type xdsClient struct {
 // with the live swap; an update the host cannot apply is NACKed and the
 // running chains keep serving. A host with a file configuration keeps
 // working while the control plane is away.
-func subscribe(ctx context.Context, srv *server.Server, cfg *config.Config, xo xdsClient, log *slog.Logger) error {
+//
+// It returns the subscription as a watcher for Server.Run, which starts it
+// with the server and stops it before the plugin engine closes.
+func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watcher, error) {
 	node := xo.node
 	if node == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		node = h
 	}
@@ -38,33 +41,29 @@ func subscribe(ctx context.Context, srv *server.Server, cfg *config.Config, xo x
 	switch {
 	case xo.ca != "" || xo.cert != "" || xo.key != "":
 		if xo.insecure {
-			return errors.New("--xds-insecure and --xds-ca/--xds-cert/--xds-key exclude each other")
+			return nil, errors.New("--xds-insecure and --xds-ca/--xds-cert/--xds-key exclude each other")
 		}
 		var err error
 		if sub.TLS, err = ecds.ClientTLS(xo.ca, xo.cert, xo.key); err != nil {
-			return fmt.Errorf("--xds-ca/--xds-cert/--xds-key: %w", err)
+			return nil, fmt.Errorf("--xds-ca/--xds-cert/--xds-key: %w", err)
 		}
 	case !xo.insecure:
-		return errors.New("--xds needs --xds-ca, --xds-cert and --xds-key (mutual TLS with the control plane), or --xds-insecure for plaintext")
+		return nil, errors.New("--xds needs --xds-ca, --xds-cert and --xds-key (mutual TLS with the control plane), or --xds-insecure for plaintext")
 	}
-	// Check the configuration now: a mistake must stop the start, not a
-	// goroutine later.
+	// Check the configuration now: a mistake must stop the start, not the
+	// subscription later.
 	for _, o := range sub.Origins {
 		if _, err := ecds.ParseOrigin(o); err != nil {
-			return fmt.Errorf("plugins.origins: %w", err)
+			return nil, fmt.Errorf("plugins.origins: %w", err)
 		}
 	}
-	go func() {
-		err := sub.Run(ctx, func(ctx context.Context, chains map[string]ecds.ChainRef) error {
+	return func(ctx context.Context, srv *server.Server) error {
+		return sub.Run(ctx, func(ctx context.Context, chains map[string]ecds.ChainRef) error {
 			m := make(map[string]config.Chain, len(chains))
 			for ep, c := range chains {
 				m[ep] = config.Chain{MapRequest: c.MapRequest.Path, Translate: c.Translate.Path}
 			}
 			return srv.ApplyChains(ctx, m)
 		})
-		if err != nil {
-			log.Error("xds subscription stopped", "err", err)
-		}
-	}()
-	return nil
+	}, nil
 }

@@ -70,6 +70,8 @@ func TestXDSRefusesBadStarts(t *testing.T) {
 		{[]string{"xds", "--config", good, "--tls-cert", "x.pem"}, "all required for mutual TLS"},
 		{[]string{"xds", "--config", bad, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "listeners[0].cluster"},
 		{[]string{"xds", "--config", good, "--insecure", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--plugins", dir}, "--plugins-url is required"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1"}, "--xds needs --xds-ca, --xds-cert and --xds-key"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1", "--xds-ca", "ca.pem", "--xds-insecure"}, "exclude each other"},
 	} {
 		if code, _, errOut := run(t, c.args...); code != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: %d %s, want %q", c.args, code, errOut, c.want)
