@@ -23,7 +23,25 @@ type ServiceConfig struct {
 	Now func() time.Time
 	// Logger receives the service's logs (nil: discarded).
 	Logger *slog.Logger
+	// Observer is told when runs start and end (nil: nobody).
+	Observer Observer
 }
+
+// Observer watches runs go by: metrics, traces, the operator page. Its
+// methods are called synchronously on the run's path (RunStarted once the
+// run is recorded, before the agent starts; RunFinished once the outcome is
+// recorded), so they must be quick and must not block. The *Run is a copy
+// the observer may keep.
+type Observer interface {
+	RunStarted(r *Run)
+	RunFinished(r *Run)
+}
+
+// nopObserver is the Observer of a service configured without one.
+type nopObserver struct{}
+
+func (nopObserver) RunStarted(*Run)  {}
+func (nopObserver) RunFinished(*Run) {}
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
 // an admin. A non-admin scope with an empty TenantID sees runs of the empty
@@ -39,12 +57,13 @@ type Scope struct {
 // one outcome per run. It is the only writer of run state in a process, so
 // every lifecycle rule is enforced here and in Store.Transition.
 type Service struct {
-	store   Store
-	agent   Agent
-	timeout time.Duration
-	limit   int
-	now     func() time.Time
-	log     *slog.Logger
+	store    Store
+	agent    Agent
+	timeout  time.Duration
+	limit    int
+	now      func() time.Time
+	log      *slog.Logger
+	observer Observer
 
 	mu       sync.Mutex
 	draining bool
@@ -60,20 +79,24 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		return nil, errors.New("runner: ServiceConfig needs a Store and an Agent")
 	}
 	s := &Service{
-		store:   cfg.Store,
-		agent:   cfg.Agent,
-		timeout: cfg.RunTimeout,
-		limit:   cfg.MaxInFlight,
-		now:     cfg.Now,
-		log:     cfg.Logger,
-		runs:    map[string]*Handle{},
-		idle:    make(chan struct{}),
+		store:    cfg.Store,
+		agent:    cfg.Agent,
+		timeout:  cfg.RunTimeout,
+		limit:    cfg.MaxInFlight,
+		now:      cfg.Now,
+		log:      cfg.Logger,
+		observer: cfg.Observer,
+		runs:     map[string]*Handle{},
+		idle:     make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.observer == nil {
+		s.observer = nopObserver{}
 	}
 	n, err := s.store.MarkInterrupted(ctx, s.now().Unix())
 	if err != nil {

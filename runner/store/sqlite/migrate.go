@@ -55,6 +55,10 @@ var migrations = []string{
 	// 2: provider calls the agent made per run (a structured-output repair
 	// makes two). Older runs read 0: not recorded.
 	`ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
+	// 3: timings in milliseconds (the second-resolution times show every
+	// short run as 0s). NULL: not timed (older runs, interrupted runs).
+	`ALTER TABLE runs ADD COLUMN duration_ms INTEGER;
+	ALTER TABLE runs ADD COLUMN ttft_ms INTEGER;`,
 }
 
 // migrate creates the version table if needed and applies the missing
