@@ -44,6 +44,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 			return nil, fmt.Errorf("%w: output_schema: %v", kind, err)
 		}
 	}
+	if err := checkTools(spec.Request.Tools); err != nil {
+		return nil, err
+	}
 	reqJSON, err := json.Marshal(spec.Request)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/runedge/runedge/filters"
@@ -11,11 +12,20 @@ import (
 
 // startError maps a refusal to start a run. None of these created a run.
 func startError(ep filters.Endpoint, err error) error {
+	var te *runner.ToolSchemaError
 	switch {
 	case errors.Is(err, runner.ErrUnavailable):
 		return apierr.Unavailable("runedge is shutting down or at its limit of runs in flight; retry shortly", 1, err)
 	case errors.Is(err, runner.ErrNotFound):
 		e := apierr.NotFound("the session or thread named in the request headers does not exist")
+		e.Err = err
+		return e
+	case errors.As(err, &te):
+		param := fmt.Sprintf("tools[%d].parameters", te.Index)
+		if ep == filters.ChatCompletions {
+			param = fmt.Sprintf("tools[%d].function.parameters", te.Index)
+		}
+		e := apierr.InvalidBody(param, "%s is not a valid JSON Schema: %v", param, te.Err)
 		e.Err = err
 		return e
 	case errors.Is(err, runner.ErrInvalidRequest):
