@@ -94,6 +94,10 @@ var (
 	// ErrInvalidRequest: the native request cannot be run (e.g. a malformed
 	// output schema). Detected before the run is created.
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrInvalidSchema: the output schema compiles but is beyond the limits
+	// (size, depth, the size of the smallest document it allows) or admits
+	// no value. It matches ErrInvalidRequest too.
+	ErrInvalidSchema = fmt.Errorf("%w: invalid output schema", ErrInvalidRequest)
 )
 
 // Tool types live in runner/native (see there).
