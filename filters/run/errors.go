@@ -29,11 +29,10 @@ func startError(ep filters.Endpoint, err error) error {
 		e.Err = err
 		return e
 	case errors.Is(err, runner.ErrInvalidRequest):
-		param := "text.format.schema"
-		if ep == filters.ChatCompletions {
-			param = "response_format.json_schema.schema"
+		e := apierr.InvalidBody(filters.SchemaParam(ep), "%s", err.Error())
+		if errors.Is(err, runner.ErrInvalidSchema) {
+			e.Code = apierr.CodeInvalidSchema
 		}
-		e := apierr.InvalidBody(param, "%s", err.Error())
 		e.Err = err
 		return e
 	}
