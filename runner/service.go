@@ -30,7 +30,25 @@ type ServiceConfig struct {
 	// CancelWait bounds how long Cancel waits for another host to record a
 	// relayed cancel (default 5s).
 	CancelWait time.Duration
+	// Observer is told when runs start and end (nil: nobody).
+	Observer Observer
 }
+
+// Observer watches runs go by: metrics, traces, the operator page. Its
+// methods are called synchronously on the run's path (RunStarted once the
+// run is recorded, before the agent starts; RunFinished once the outcome is
+// recorded), so they must be quick and must not block. The *Run is a copy
+// the observer may keep.
+type Observer interface {
+	RunStarted(r *Run)
+	RunFinished(r *Run)
+}
+
+// nopObserver is the Observer of a service configured without one.
+type nopObserver struct{}
+
+func (nopObserver) RunStarted(*Run)  {}
+func (nopObserver) RunFinished(*Run) {}
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
 // an admin. A non-admin scope with an empty TenantID sees runs of the empty
@@ -56,6 +74,7 @@ type Service struct {
 	relay      CancelRelay // nil: runs of other hosts cannot be cancelled
 	stopRelay  context.CancelFunc
 	cancelWait time.Duration
+	observer   Observer
 
 	mu       sync.Mutex
 	draining bool
@@ -79,6 +98,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		log:        cfg.Logger,
 		host:       cfg.HostID,
 		cancelWait: cfg.CancelWait,
+		observer:   cfg.Observer,
 		runs:       map[string]*Handle{},
 		idle:       make(chan struct{}),
 	}
@@ -90,6 +110,9 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	}
 	if s.cancelWait <= 0 {
 		s.cancelWait = 5 * time.Second
+	}
+	if s.observer == nil {
+		s.observer = nopObserver{}
 	}
 	n, err := s.store.MarkInterrupted(ctx, s.host, s.now().Unix())
 	if err != nil {

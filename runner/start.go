@@ -71,6 +71,8 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		s.release(h)
 		return nil, err
 	}
+	r := h.run
+	s.observer.RunStarted(&r)
 	go h.execute(s.agent, spec.Request)
 	return h, nil
 }

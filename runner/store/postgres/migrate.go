@@ -60,7 +60,10 @@ var migrations = []string{
 	CREATE INDEX runs_status ON runs(status, seq);`,
 	// 2: provider calls per run.
 	`ALTER TABLE runs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;`,
-	// 3: the host that runs each run.
+	// 3: timings in milliseconds (NULL: not timed).
+	`ALTER TABLE runs ADD COLUMN duration_ms BIGINT;
+	ALTER TABLE runs ADD COLUMN ttft_ms BIGINT;`,
+	// 4: the host that runs each run.
 	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_host_status ON runs(host_id, status);`,
 }

@@ -15,8 +15,8 @@ const (
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts, host_id
-	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`
+		request, output, attempts, duration_ms, ttft_ms, host_id
+	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`
 	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES ($1, $2, $3)`
 	// The thread copies its session's id and tenant from the session row:
 	// inserted only when the session exists and is the tenant's.
@@ -86,7 +86,8 @@ func runArgs(r *runner.Run) ([]any, error) {
 		r.ID, string(r.Status), r.StatusReason, r.SessionID, r.ThreadID,
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
-		in, out, total, code, msg, request, r.Output, int64(r.Attempts), r.HostID,
+		in, out, total, code, msg, request, r.Output, int64(r.Attempts),
+		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID,
 	}, nil
 }
 

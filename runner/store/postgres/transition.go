@@ -9,7 +9,7 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// transitionSQL checks the lifecycle in the WHERE clause ($12 is the list
+// transitionSQL checks the lifecycle in the WHERE clause ($15 is the list
 // of states the target may come from), so concurrent writers on any host
 // race safely and the first terminal write wins.
 const transitionSQL = `UPDATE runs SET
@@ -18,8 +18,9 @@ const transitionSQL = `UPDATE runs SET
 	input_tokens = COALESCE($5, input_tokens), output_tokens = COALESCE($6, output_tokens),
 	total_tokens = COALESCE($7, total_tokens), output = COALESCE($8, output),
 	error_code = COALESCE($9, error_code), error_message = COALESCE($10, error_message),
-	attempts = COALESCE($11, attempts)
-	WHERE id = $12 AND status = ANY($13)`
+	attempts = COALESCE($11, attempts),
+	duration_ms = COALESCE($12, duration_ms), ttft_ms = COALESCE($13, ttft_ms)
+	WHERE id = $14 AND status = ANY($15)`
 
 // Transition moves run id to t.Status (see runner.Store).
 func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) error {
@@ -39,7 +40,8 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	var n int64
 	err := s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
-			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts), id, fromText)
+			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
+			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText)
 		n = tag.RowsAffected()
 		return err
 	})

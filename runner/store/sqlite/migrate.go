@@ -55,7 +55,11 @@ var migrations = []string{
 	// 2: provider calls the agent made per run (a structured-output repair
 	// makes two). Older runs read 0: not recorded.
 	`ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
-	// 3: the host that runs each run, so start-up recovery of one host
+	// 3: timings in milliseconds (the second-resolution times show every
+	// short run as 0s). NULL: not timed (older runs, interrupted runs).
+	`ALTER TABLE runs ADD COLUMN duration_ms INTEGER;
+	ALTER TABLE runs ADD COLUMN ttft_ms INTEGER;`,
+	// 4: the host that runs each run, so start-up recovery of one host
 	// leaves the live runs of the others alone. Older runs read "".
 	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_host_status ON runs(host_id, status);`,
