@@ -94,7 +94,7 @@ func (h *Handle) execute(agent Agent, req Request) {
 // run: a consumer that stopped reading (client gone, owner finished) is
 // released by the run's context.
 func (h *Handle) emit(ev Event) error {
-	if ev.Delta != "" && h.firstToken.Load() == 0 {
+	if (ev.Delta != "" || ev.ToolCall != nil) && h.firstToken.Load() == 0 {
 		h.firstToken.Store(max(int64(time.Since(h.begun)), 1))
 	}
 	if h.ctx.Err() != nil {

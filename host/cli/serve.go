@@ -33,48 +33,56 @@ func serve(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	srv, err := server.New(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
-	}
-	if cfg.Admin.Listen != "off" {
-		aln, err := net.Listen("tcp", cfg.Admin.Listen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("admin.listen: %w", err)
-		}
-		go func() {
-			if err := srv.ServeAdmin(aln); err != nil {
-				log.Error("admin listener stopped", "err", err)
-			}
-		}()
+	var watchers []server.Watcher
+	if *cfgPath != "" {
+		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
+			return defaultToken(c, env)
+		}))
 	}
 	if *xdsAddr != "" {
-		if err := subscribe(ctx, srv, cfg, *xdsAddr, *node, log); err != nil {
-			ln.Close()
+		w, err := subscribe(cfg, *xdsAddr, *node, log)
+		if err != nil {
 			return err
 		}
+		watchers = append(watchers, w)
 	}
-	if *cfgPath != "" {
-		go config.Watch(ctx, *cfgPath, 500*time.Millisecond, func(c *config.Config, err error) {
-			if err == nil {
-				err = defaultToken(c, env)
-			}
-			if err == nil {
-				err = srv.Reload(ctx, c)
-			}
-			if err != nil {
-				log.Error("configuration change refused; the running configuration keeps serving", "err", err)
-				return
-			}
-			log.Info("configuration reloaded", "file", *cfgPath)
-		})
+	ls, err := openListeners(cfg)
+	if err != nil {
+		return err
 	}
-	return srv.Serve(ctx, ln)
+	srv, err := server.New(ctx, cfg, log)
+	if err != nil {
+		ls.close()
+		return err
+	}
+	return srv.Run(ctx, ls.Listeners, watchers...)
+}
+
+type listeners struct{ server.Listeners }
+
+// openListeners opens the API and admin listeners before anything else is
+// acquired, so a port in use costs nothing to undo.
+func openListeners(cfg *config.Config) (listeners, error) {
+	var ls listeners
+	var err error
+	if ls.API, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return ls, err
+	}
+	if cfg.Admin.Listen != "off" {
+		if ls.Admin, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			ls.close()
+			return ls, fmt.Errorf("admin.listen: %w", err)
+		}
+	}
+	return ls, nil
+}
+
+func (ls listeners) close() {
+	for _, l := range []net.Listener{ls.API, ls.Admin} {
+		if l != nil {
+			l.Close()
+		}
+	}
 }
 
 func loadConfig(path string) (*config.Config, error) {

@@ -20,7 +20,6 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
-	"github.com/runedge/runedge/host/server"
 	"github.com/runedge/runedge/host/server/servertest"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
@@ -58,11 +57,7 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 
 	var hosts []string
 	for _, node := range []string{"host-a", "host-b"} {
-		srv, cfg, url := startHost(t, ctx)
-		if err := subscribe(ctx, srv, cfg, adsLn.Addr().String(), node, slog.New(slog.DiscardHandler)); err != nil {
-			t.Fatal(err)
-		}
-		hosts = append(hosts, url)
+		hosts = append(hosts, startHost(t, ctx, adsLn.Addr().String(), node))
 	}
 	waitFingerprint(t, hosts, "/v1")
 
@@ -108,13 +103,16 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 // startHost starts a runedge host with the default plugins and a token
-// "tok".
-func startHost(t *testing.T, ctx context.Context) (*server.Server, *config.Config, string) {
+// "tok", subscribed as node to the control plane at ads; it returns its URL.
+func startHost(t *testing.T, ctx context.Context, ads, node string) string {
 	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken("tok")}}
-	s := servertest.Start(t, ctx, cfg)
-	return s.Server, cfg, s.URL
+	w, err := subscribe(cfg, ads, node, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return servertest.Start(t, ctx, cfg, w).URL
 }
 
 func chatFingerprint(base string) (string, error) {

@@ -48,6 +48,9 @@ func (s *Server) install(g *generation) {
 func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	cur := s.gen.Load().cfg
 	for _, f := range restartOnly(cur, cfg) {
 		s.log.Warn("configuration change needs a restart; keeping the running value", "field", f)
@@ -69,6 +72,9 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	next := *s.gen.Load().cfg
 	next.Chains = maps.Clone(next.Chains)
 	for k, ch := range chains {
@@ -103,6 +109,9 @@ func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain
 func (s *Server) SwapPlugin(ctx context.Context, stage, path string) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	keys, err := stageKeys(stage)
 	if err != nil {
 		return err
