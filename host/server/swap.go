@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 
 	"github.com/runedge/runedge/host/config"
@@ -179,7 +180,7 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Provider != b.Provider {
 		out = append(out, "provider")
 	}
-	if a.Plugins != b.Plugins {
+	if !reflect.DeepEqual(a.Plugins, b.Plugins) { // it holds slices (origins)
 		out = append(out, "plugins")
 	}
 	if a.Admin != b.Admin {
