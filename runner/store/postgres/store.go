@@ -40,8 +40,9 @@ type Store struct {
 }
 
 var (
-	_ runner.Store       = (*Store)(nil)
-	_ runner.CancelRelay = (*Store)(nil)
+	_ runner.Store            = (*Store)(nil)
+	_ runner.CancelRelay      = (*Store)(nil)
+	_ runner.CommitObservable = (*Store)(nil)
 )
 
 // Open connects to dsn, checks that the database answers (a wrong
@@ -86,6 +87,10 @@ func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
 }
+
+// SetCommitObserver reports each group commit (its duration and how many
+// run writes it carried) to o (runner.CommitObservable).
+func (s *Store) SetCommitObserver(o runner.CommitObserver) { s.writer.SetObserver(o.ObserveCommit) }
 
 // CommitStats reports how many batches and writes the group-commit writer
 // has committed.

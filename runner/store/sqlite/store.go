@@ -47,7 +47,10 @@ type Store struct {
 	ckpt   *checkpointer
 }
 
-var _ runner.Store = (*Store)(nil)
+var (
+	_ runner.Store            = (*Store)(nil)
+	_ runner.CommitObservable = (*Store)(nil)
+)
 
 // Open opens (creating if needed, with its parent directory) the database at
 // path with the default options and brings its schema up to date.
@@ -149,6 +152,10 @@ func (s *Store) Close() error {
 	cerr := s.ckpt.stop()
 	return errors.Join(cerr, s.st.close(), s.r.Close(), s.w.Close())
 }
+
+// SetCommitObserver reports each group commit (its duration and how many
+// run writes it carried) to o (runner.CommitObservable).
+func (s *Store) SetCommitObserver(o runner.CommitObserver) { s.writer.SetObserver(o.ObserveCommit) }
 
 // CommitStats reports how many batches and writes the group-commit writer
 // has committed.

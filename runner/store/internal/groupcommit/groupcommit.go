@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,6 +63,9 @@ type Writer[Tx any] struct {
 	closed bool
 	quit   chan struct{}
 	exited chan struct{}
+
+	// observe, when set, is told each commit's duration and size.
+	observe atomic.Pointer[func(time.Duration, int)]
 
 	// Batches and Ops count what was committed (for tests and metrics).
 	stats struct {
@@ -114,6 +118,10 @@ func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) error {
 	donePool.Put(done)
 	return err
 }
+
+// SetObserver makes the writer call fn after each commit with its
+// duration and how many writes it carried.
+func (w *Writer[Tx]) SetObserver(fn func(d time.Duration, writes int)) { w.observe.Store(&fn) }
 
 // Stats returns how many batches and writes have been committed.
 func (w *Writer[Tx]) Stats() (batches, ops int64) {
@@ -196,8 +204,12 @@ func (w *Writer[Tx]) drain(batch []*request[Tx]) []*request[Tx] {
 // transaction is rolled back and each Op is retried alone, so each caller
 // gets its own Op's result.
 func (w *Writer[Tx]) commit(batch []*request[Tx]) {
+	began := time.Now()
 	err := w.run(batch)
 	if err == nil {
+		if fn := w.observe.Load(); fn != nil {
+			(*fn)(time.Since(began), len(batch))
+		}
 		w.stats.Lock()
 		w.stats.batches++
 		w.stats.ops += int64(len(batch))
