@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runedge/runedge/runner/native"
 )
@@ -57,6 +58,9 @@ const (
 	ReasonPluginError      = "plugin_error"
 	ReasonApproval         = "approval_required"
 	ReasonFailed           = "run_failed"
+	// ReasonToolCalls: the run completed with tool calls for the client
+	// to run (its output is the calls).
+	ReasonToolCalls = "tool_calls"
 )
 
 // Outcome errors. They are wrapped with detail (fmt.Errorf("%w: ...")) and
@@ -90,6 +94,26 @@ var (
 	// ErrInvalidRequest: the native request cannot be run (e.g. a malformed
 	// output schema). Detected before the run is created.
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrInvalidSchema: the output schema compiles but is beyond the limits
+	// (size, depth, the size of the smallest document it allows) or admits
+	// no value. It matches ErrInvalidRequest too.
+	ErrInvalidSchema = fmt.Errorf("%w: invalid output schema", ErrInvalidRequest)
+)
+
+// Tool types live in runner/native (see there).
+type (
+	Tool          = native.Tool
+	ToolCall      = native.ToolCall
+	ToolCallDelta = native.ToolCallDelta
+	ToolChoice    = native.ToolChoice
+)
+
+// Tool choice modes (native.ToolChoice).
+const (
+	ToolChoiceAuto     = native.ToolChoiceAuto
+	ToolChoiceNone     = native.ToolChoiceNone
+	ToolChoiceRequired = native.ToolChoiceRequired
+	ToolChoiceFunction = native.ToolChoiceFunction
 )
 
 // Actor is who a run is attributed to.
@@ -115,8 +139,10 @@ type (
 )
 
 // Event is one streamed piece of the agent's answer.
+// It carries either a text delta or a tool-call fragment.
 type Event struct {
-	Delta string
+	Delta    string         `json:"delta,omitempty"`
+	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
 }
 
 // ErrorInfo is the error recorded on a failed run.
@@ -128,23 +154,25 @@ type ErrorInfo struct {
 // Run is the durable record of one request. Its JSON form is the native API's
 // run object.
 type Run struct {
-	ID            string     `json:"id"`
-	Object        string     `json:"object"` // always "run"
-	Status        Status     `json:"status"`
-	StatusReason  string     `json:"status_reason"`
-	SessionID     string     `json:"session_id"`
-	ThreadID      string     `json:"thread_id"`
-	Actor         Actor      `json:"actor"`
-	TenantID      string     `json:"tenant_id"`
-	Endpoint      string     `json:"endpoint"`
-	Model         string     `json:"model"`
-	RequestID     string     `json:"request_id,omitempty"`
-	CorrelationID string     `json:"correlation_id,omitempty"`
-	CreatedAt     int64      `json:"created_at"`
-	StartedAt     *int64     `json:"started_at"`
-	EndedAt       *int64     `json:"ended_at"`
-	Usage         *Usage     `json:"usage"`
-	Error         *ErrorInfo `json:"error"`
+	ID            string `json:"id"`
+	Object        string `json:"object"` // always "run"
+	Status        Status `json:"status"`
+	StatusReason  string `json:"status_reason"`
+	SessionID     string `json:"session_id"`
+	ThreadID      string `json:"thread_id"`
+	Actor         Actor  `json:"actor"`
+	TenantID      string `json:"tenant_id"`
+	Endpoint      string `json:"endpoint"`
+	Model         string `json:"model"`
+	RequestID     string `json:"request_id,omitempty"`
+	CorrelationID string `json:"correlation_id,omitempty"`
+	// HostID is the runedge host that runs (or ran) it (host.id).
+	HostID    string     `json:"host_id"`
+	CreatedAt int64      `json:"created_at"`
+	StartedAt *int64     `json:"started_at"`
+	EndedAt   *int64     `json:"ended_at"`
+	Usage     *Usage     `json:"usage"`
+	Error     *ErrorInfo `json:"error"`
 	// Attempts is how many provider calls the agent made for the answer
 	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
 	Attempts int `json:"attempts"`
@@ -158,7 +186,17 @@ type Run struct {
 	// text delta, in milliseconds. Null when no delta was produced (a
 	// failure before any text, or a provider that answered whole).
 	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
-	// Request and Output are kept in the store but not part of the run object.
+	// Elapsed and FirstToken are the same timings at full resolution, set
+	// only on the copy an Observer receives (metrics want sub-millisecond
+	// values); FirstToken is 0 when no delta was produced.
+	Elapsed    time.Duration `json:"-"`
+	FirstToken time.Duration `json:"-"`
+	// ToolCalls are the calls a run that ended in tool calls (status
+	// completed, reason tool_calls) asked the client to make: its output.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Request and Output are kept in the store but not part of the run
+	// object. Output is the answer's text or, for a run that ended in tool
+	// calls, the JSON array of its calls (see ToolCalls).
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`
 }

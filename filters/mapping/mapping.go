@@ -6,9 +6,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner/schema"
 )
 
 // Mapping is the map-request stage.
@@ -34,6 +38,16 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	out, err := m.plugin.Call(ctx, runtime.MapRequest, Envelope(nil, x))
 	if err != nil {
 		return filters.PluginError(err)
+	}
+	// A schema nested too deeply for the decoder is the client's mistake,
+	// which the run stage (schema.Check) would refuse, but it fails here
+	// first: refuse it as the run stage does.
+	if s := gjson.GetBytes(out, "request.output_schema"); s.Exists() {
+		if err := schema.CheckDepth([]byte(s.Raw)); err != nil {
+			e := apierr.InvalidBody(filters.SchemaParam(x.Endpoint), "%s", err.Error())
+			e.Code = apierr.CodeInvalidSchema
+			return e
+		}
 	}
 	o, err := abi.DecodeRequestOutput(out)
 	if err != nil {

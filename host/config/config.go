@@ -5,6 +5,7 @@
 package config
 
 import (
+	"os"
 	"time"
 )
 
@@ -12,6 +13,7 @@ import (
 type Config struct {
 	// Listen is the address of the HTTP server.
 	Listen   string           `yaml:"listen"`
+	Host     Host             `yaml:"host"`
 	Tokens   []Token          `yaml:"tokens"`
 	Actors   Actors           `yaml:"actors"`
 	Limits   Limits           `yaml:"limits"`
@@ -20,6 +22,9 @@ type Config struct {
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
+	Log      Log              `yaml:"log"`     // see observe.go
+	Metrics  Metrics          `yaml:"metrics"` // see observe.go
+	Tracing  Tracing          `yaml:"tracing"` // see observe.go
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
@@ -52,12 +57,47 @@ type Limits struct {
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
 	RatePerSecond float64  `yaml:"rate_per_second"`
 	Burst         int      `yaml:"burst"`
+	// SSEKeepalive is how often a stream that has nothing to send writes a
+	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
+	SSEKeepalive *Duration `yaml:"sse_keepalive"`
+}
+
+// Host identifies this runedge process among the hosts sharing a store.
+type Host struct {
+	// ID is recorded on every run (host_id). Start-up recovery marks only
+	// this id's unfinished runs interrupted, so it must stay the same
+	// across restarts of one host and differ between hosts. Default:
+	// hostname/listen address.
+	ID string `yaml:"id"`
 }
 
 // Store is the run store.
 type Store struct {
-	Driver string `yaml:"driver"` // sqlite
-	Path   string `yaml:"path"`
+	Driver string `yaml:"driver"` // sqlite | postgres
+	// Path is the SQLite file.
+	Path string `yaml:"path"`
+	// DSN is the PostgreSQL connection string. Prefer DSNEnv: a password
+	// written here is in the file.
+	DSN string `yaml:"dsn"`
+	// DSNEnv names an environment variable that holds the DSN.
+	DSNEnv string `yaml:"dsn_env"`
+	// CommitWindow is how long the group-commit writer waits for more
+	// writes to share a transaction.
+	CommitWindow Duration `yaml:"commit_window"`
+	// CommitBatch is the largest number of writes in one transaction.
+	CommitBatch int `yaml:"commit_batch"`
+	// Retention, when set, purges the stored input and output of runs
+	// that ended longer ago (the run rows stay). Off by default.
+	Retention Duration `yaml:"retention"`
+}
+
+// PostgresDSN returns the configured DSN: store.dsn, or the value of the
+// variable store.dsn_env names.
+func (s Store) PostgresDSN() string {
+	if s.DSNEnv != "" {
+		return os.Getenv(s.DSNEnv)
+	}
+	return s.DSN
 }
 
 // Provider is the model provider behind the reference agent.
@@ -85,12 +125,20 @@ type Plugins struct {
 	// StreamWindow batches streamed text for plugins that export
 	// map_stream: at most one call per window (0 = one call per arrival).
 	StreamWindow Duration `yaml:"stream_window"`
+	// Origins are the https URLs (scheme, host, optional port and path
+	// prefix) a host subscribed to a control plane (serve --xds) may fetch
+	// plugins from, besides the control plane's own plugin server. Any
+	// other URL is refused without a request. Read at start.
+	Origins []string `yaml:"origins"`
 }
 
 // Admin is the operator listener: plugin swap and list, /metrics. Only
 // tokens marked admin may use it. "off" disables it.
 type Admin struct {
 	Listen string `yaml:"listen"`
+	// MetricsPublic serves /metrics without a token, for a scraper on a
+	// private network.
+	MetricsPublic bool `yaml:"metrics_public"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

@@ -6,10 +6,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -18,7 +16,6 @@ import (
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
-	"github.com/runedge/runedge/runner/store/sqlite"
 )
 
 // Server is a running runedge host.
@@ -38,8 +35,13 @@ type Server struct {
 	// outside any request.
 	closeCtx context.Context
 	metrics  *metrics
+	// stopPurge ends the store.retention loop (nil when off).
+	stopPurge context.CancelFunc
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
+	// closed is set (under swapMu) once Close has begun: no generation is
+	// built after it.
+	closed bool
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins
@@ -48,13 +50,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics()}
+	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
 		}
 	}()
-	if s.store, err = sqlite.Open(ctx, cfg.Path(cfg.Store.Path)); err != nil {
+	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	agent, err := newAgent(cfg)
@@ -62,13 +64,20 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		return nil, err
 	}
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
-		Store: s.store, Agent: agent, Logger: log,
+		Store: instrumentStore(s.store, s.metrics), Agent: agent, Logger: log, Observer: s.metrics,
 		RunTimeout:  cfg.Limits.RunTimeout.Std(),
 		MaxInFlight: cfg.Limits.MaxInFlight,
+		HostID:      cfg.Host.ID,
 	})
 	if err != nil {
 		return nil, err
 	}
+	if r := cfg.Store.Retention.Std(); r > 0 {
+		pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopPurge = stop
+		go purgeLoop(pctx, s.store, r, log)
+	}
+	s.metrics.inFlight(s.runs)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
@@ -78,7 +87,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	s.install(g)
 	s.http = &http.Server{
-		Handler:           s.routes(),
+		Handler:           s.observe(s.routes()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -91,67 +100,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	return s, nil
 }
 
-// ServeAdmin answers the admin API on ln until the server shuts down.
-func (s *Server) ServeAdmin(ln net.Listener) error {
-	s.log.Info("runedge admin API", "addr", ln.Addr().String())
-	err := s.admin.Serve(ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
-}
-
 // Handler returns the HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
 // Runs returns the run service.
 func (s *Server) Runs() *runner.Service { return s.runs }
-
-// Serve answers on ln until ctx is done, then shuts down gracefully:
-// it stops accepting, lets runs in flight finish for the configured grace
-// period, cancels the rest (recorded cancelled, reason shutdown) and closes
-// the store. It returns once everything is recorded.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
-	s.log.Info("runedge serving", "addr", ln.Addr().String())
-	select {
-	case err := <-errc:
-		s.close(context.WithoutCancel(ctx))
-		return err
-	case <-ctx.Done():
-	}
-	return s.shutdown(context.WithoutCancel(ctx))
-}
-
-func (s *Server) shutdown(ctx context.Context) error {
-	grace := s.cfg.Limits.ShutdownGrace.Std()
-	s.log.Info("runedge shutting down", "grace", grace, "in_flight", s.runs.InFlight())
-	s.runs.Drain()
-	s.admin.Close()
-	graceCtx, cancel := context.WithTimeout(ctx, grace)
-	err := s.http.Shutdown(graceCtx)
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("grace period over; cancelling runs in flight", "in_flight", s.runs.InFlight())
-		s.runs.CancelAll(runner.ReasonShutdown)
-		// Handlers now write their error and return; give them a moment.
-		finishCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = s.http.Shutdown(finishCtx)
-		cancel()
-		if err != nil {
-			s.http.Close()
-		}
-	}
-	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	werr := s.runs.Wait(waitCtx)
-	cancel()
-	s.close(ctx)
-	if werr != nil {
-		return fmt.Errorf("shutdown: runs still in flight: %w", werr)
-	}
-	return nil
-}
 
 // close releases everything New acquired, in reverse order.
 func (s *Server) close(ctx context.Context) {
@@ -160,6 +113,12 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.engine != nil {
 		s.engine.Close(ctx)
+	}
+	if s.stopPurge != nil {
+		s.stopPurge()
+	}
+	if s.runs != nil {
+		s.runs.Close()
 	}
 	if s.store != nil {
 		s.store.Close()

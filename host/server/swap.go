@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 
 	"github.com/runedge/runedge/host/config"
@@ -48,6 +49,9 @@ func (s *Server) install(g *generation) {
 func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	cur := s.gen.Load().cfg
 	for _, f := range restartOnly(cur, cfg) {
 		s.log.Warn("configuration change needs a restart; keeping the running value", "field", f)
@@ -59,6 +63,7 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
 	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
+	next.Log, next.Metrics, next.Tracing = cur.Log, cur.Metrics, cur.Tracing
 	return s.rebuild(ctx, &next, "reload")
 }
 
@@ -69,6 +74,9 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	next := *s.gen.Load().cfg
 	next.Chains = maps.Clone(next.Chains)
 	for k, ch := range chains {
@@ -103,6 +111,9 @@ func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain
 func (s *Server) SwapPlugin(ctx context.Context, stage, path string) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	keys, err := stageKeys(stage)
 	if err != nil {
 		return err
@@ -170,7 +181,7 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Provider != b.Provider {
 		out = append(out, "provider")
 	}
-	if a.Plugins != b.Plugins {
+	if !reflect.DeepEqual(a.Plugins, b.Plugins) { // it holds slices (origins)
 		out = append(out, "plugins")
 	}
 	if a.Admin != b.Admin {
@@ -179,6 +190,10 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Limits.RunTimeout != b.Limits.RunTimeout || a.Limits.MaxInFlight != b.Limits.MaxInFlight ||
 		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
 		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
+	}
+	if a.Log != b.Log || a.Metrics != b.Metrics || a.Tracing.Endpoint != b.Tracing.Endpoint ||
+		a.Tracing.Ratio() != b.Tracing.Ratio() || a.Tracing.ServiceName != b.Tracing.ServiceName {
+		out = append(out, "log/metrics/tracing")
 	}
 	return out
 }

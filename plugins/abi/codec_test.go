@@ -51,7 +51,8 @@ func TestResultInputRoundTrip(t *testing.T) {
 			in := ResultInput{Endpoint: EndpointResponses, ID: "resp_1", MessageID: "msg_1", Created: 1700000000,
 				Model: "service", Status: status, Echo: []byte(`{"k":"v"}`)}
 			if status == ResultCompleted {
-				in.Result = native.Result{Text: s, FinishReason: "length", Usage: native.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}}
+				in.Result = native.Result{Text: s, FinishReason: "length", Usage: native.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3},
+					ToolCalls: []native.ToolCall{{ID: "call_1", Name: "f", Arguments: `{"q":"` + s + `"}`}}}
 			}
 			b := in.AppendJSON(nil)
 			if !json.Valid(b) {
@@ -63,6 +64,9 @@ func TestResultInputRoundTrip(t *testing.T) {
 			}
 			want := in
 			want.Result.Text = valid(s)
+			if len(want.Result.ToolCalls) > 0 {
+				want.Result.ToolCalls = []native.ToolCall{{ID: "call_1", Name: "f", Arguments: valid(`{"q":"` + s + `"}`)}}
+			}
 			if status == ResultInProgress {
 				want.Result = native.Result{}
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/runedge/runedge/runner/native"
@@ -12,12 +13,13 @@ import (
 // ResultInput is the input of map_result:
 //
 //	{"endpoint","id","message_id","created","model","status":"completed"|"in_progress",
-//	 "result":{"text","finish_reason","usage":{"input_tokens","output_tokens","total_tokens"}},
+//	 "result":{"text","finish_reason","tool_calls":[{"id","name","arguments"}...],
+//	           "usage":{"input_tokens","output_tokens","total_tokens"}},
 //	 "echo":{...from map_request...}}
 //
 // ID is the reply's id (chatcmpl-…, resp_…), MessageID the id of its output
-// message, Created its Unix time. For ResultInProgress the result is empty
-// and its usage null.
+// message, Created its Unix time. tool_calls is left out when there are
+// none. For ResultInProgress the result is empty and its usage null.
 type ResultInput struct {
 	Endpoint  string
 	ID        string
@@ -47,6 +49,9 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 	dst = guestjson.AppendString(dst, in.Result.Text)
 	dst = append(dst, `,"finish_reason":`...)
 	dst = guestjson.AppendString(dst, in.Result.FinishReason)
+	if len(in.Result.ToolCalls) > 0 {
+		dst = appendToolCalls(dst, in.Result.ToolCalls)
+	}
 	if in.Status == ResultInProgress {
 		dst = append(dst, `,"usage":null}`...)
 	} else {
@@ -76,6 +81,8 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 type ResultView struct {
 	Endpoint, ID, MessageID, Created, Model, Status guestjson.Value
 	Text, FinishReason, Usage, Echo                 guestjson.Value
+	// ToolCalls is the array of the result's tool calls (EachToolCall).
+	ToolCalls guestjson.Value
 }
 
 // ViewResultInput reads a map_result input in the guest, in one pass and
@@ -132,8 +139,38 @@ func (r *ResultView) collectResult(k, v guestjson.Value) bool {
 		r.FinishReason = v
 	case k.Is("usage"):
 		r.Usage = v
+	case k.Is("tool_calls"):
+		r.ToolCalls = v
 	}
 	return true
+}
+
+// HasToolCalls reports whether the result has tool calls.
+func (r *ResultView) HasToolCalls() bool {
+	return r.ToolCalls.IsArray() && r.ToolCalls != "[]"
+}
+
+// EachToolCall calls fn with the index, id, name and arguments (values as
+// written) of every tool call.
+func (r *ResultView) EachToolCall(fn func(i int, id, name, args guestjson.Value)) {
+	i := 0
+	r.ToolCalls.Elements(func(c guestjson.Value) bool {
+		var id, name, args guestjson.Value
+		c.Members(func(k, v guestjson.Value) bool {
+			switch {
+			case k.Is("id"):
+				id = v
+			case k.Is("name"):
+				name = v
+			case k.Is("arguments"):
+				args = v
+			}
+			return true
+		})
+		fn(i, id, name, args)
+		i++
+		return true
+	})
 }
 
 // ReadUsage reads the usage object; a missing total is the sum of the parts, so
@@ -164,10 +201,14 @@ func (r *ResultView) ReadUsage() native.Usage {
 // the input the view was read from.
 func (r *ResultView) Decode() ResultInput {
 	created, _ := r.Created.Num()
+	var calls []native.ToolCall
+	r.EachToolCall(func(_ int, id, name, args guestjson.Value) {
+		calls = append(calls, native.ToolCall{ID: id.Str(), Name: name.Str(), Arguments: args.Str()})
+	})
 	return ResultInput{
 		Endpoint: r.Endpoint.Str(), ID: r.ID.Str(), MessageID: r.MessageID.Str(),
 		Created: int64(created), Model: r.Model.Str(), Status: r.Status.Str(),
-		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), Usage: r.ReadUsage()},
+		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), ToolCalls: calls, Usage: r.ReadUsage()},
 		Echo:   r.Echo.Bytes(),
 	}
 }
@@ -196,4 +237,31 @@ func NormalizeResult(out []byte) ([]byte, error) {
 		return nil, errors.New("output is not a JSON object")
 	}
 	return b.Bytes(), nil
+}
+
+// appendToolCalls appends ,"tool_calls":[{"id","name","arguments"}...].
+func appendToolCalls(dst []byte, calls []native.ToolCall) []byte {
+	dst = append(dst, `,"tool_calls":[`...)
+	for i, c := range calls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"id":`...)
+		dst = guestjson.AppendString(dst, c.ID)
+		dst = append(dst, `,"name":`...)
+		dst = guestjson.AppendString(dst, c.Name)
+		dst = append(dst, `,"arguments":`...)
+		dst = guestjson.AppendString(dst, c.Arguments)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// FunctionCallID is the id of the i-th function_call output item of the
+// response whose message id is messageID: "fc_" and the message's random
+// part, then the index. The host frames streamed calls with it and the
+// default responses mapping writes the final Response with it, so the ids
+// in the events and in the final object agree.
+func FunctionCallID(messageID string, i int) string {
+	return "fc_" + strings.TrimPrefix(messageID, "msg_") + "_" + strconv.Itoa(i)
 }

@@ -1,10 +1,13 @@
 package compat
 
+import "github.com/runedge/runedge/plugins/guestjson"
+
 // chatBody holds the chat.completions fields the mapping reads, gathered in
 // one pass over the body so a large body is scanned once.
 type chatBody struct {
 	messages, responseFormat, stream, streamOptions value
 	maxTokens, maxCompletionTokens, n               value
+	tools, toolChoice, parallelToolCalls, functions value
 }
 
 // mapChatRequest maps a chat.completions body to the native request and the
@@ -27,6 +30,16 @@ func mapChatRequest(body value) ([]byte, error) {
 			b.maxCompletionTokens = v
 		case k.Is("n"):
 			b.n = v
+		case k.Is("tools"):
+			b.tools = v
+		case k.Is("tool_choice"):
+			b.toolChoice = v
+		case k.Is("parallel_tool_calls"):
+			b.parallelToolCalls = v
+		case k.Is("functions"), k.Is("function_call"):
+			if !v.IsNull() {
+				b.functions = k
+			}
 		}
 		return true
 	})
@@ -96,7 +109,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	if f, ok := b.n.Num(); !b.n.IsNull() && (!ok || f != 1) {
 		return invalid("n", "n must be 1: this model returns exactly one choice")
 	}
-	return nil
+	if b.functions != "" {
+		return unsupported(b.functions.Str(), "functions and function_call are deprecated and not supported: use tools and tool_choice")
+	}
+	n.tools, err = readTools(b.tools, b.toolChoice, b.parallelToolCalls, true)
+	return err
 }
 
 // appendChatMessages appends the native input messages and reports how many
@@ -117,19 +134,24 @@ func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 }
 
 // appendChatMessage appends message i, preceded by a comma when it is not the
-// first. An assistant message without content (one that only carried tool
-// calls) is skipped: the native input has nothing to hold it.
+// first. An assistant message carries its tool_calls; one with neither
+// content nor calls is skipped, as it says nothing. A tool message carries
+// the tool_call_id its content answers.
 func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, error) {
 	if !m.IsObject() {
 		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
 	}
-	var role, content value
+	var role, content, toolCalls, toolCallID value
 	m.Members(func(k, v value) bool {
 		switch {
 		case k.Is("role"):
 			role = v
 		case k.Is("content"):
 			content = v
+		case k.Is("tool_calls"):
+			toolCalls = v
+		case k.Is("tool_call_id"):
+			toolCallID = v
 		}
 		return true
 	})
@@ -138,29 +160,74 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		return dst, false, invalid(indexed("messages", i)+".role",
 			"role must be one of system, developer, user, assistant or tool")
 	}
-	if native == "assistant" && content.IsNull() {
+	calls := native == "assistant" && toolCalls.IsArray() && toolCalls != "[]"
+	if native == "assistant" && content.IsNull() && !calls {
 		return dst, false, nil
+	}
+	if native == "tool" && (!toolCallID.IsString() || toolCallID == `""`) {
+		return dst, false, invalid(indexed("messages", i)+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
+	}
+	if !toolCalls.IsNull() && !toolCalls.IsArray() {
+		return dst, false, invalid(indexed("messages", i)+".tool_calls", "tool_calls must be an array")
 	}
 	if comma {
 		dst = append(dst, ',')
 	}
-	dst, err := appendMessage(dst, native, content, isChatText, "messages", i)
-	return dst, err == nil, err
+	dst, err := appendMessageOpen(dst, native, content, isChatText, "messages", i)
+	if err != nil {
+		return dst, false, err
+	}
+	switch {
+	case calls:
+		dst, err = appendChatCalls(dst, toolCalls, i)
+	case native == "tool":
+		dst = append(dst, `,"tool_call_id":"`...)
+		dst = guestjson.AppendStringValue(dst, toolCallID)
+		dst = append(dst, '"')
+	}
+	return append(dst, '}'), err == nil, err
 }
 
-// chatRole maps a chat role to the native one. The native input has no tool
-// role, so a tool result reaches the agent as what it is to the model: text
-// the user side supplied.
+// appendChatCalls appends the native tool_calls of assistant message i.
+func appendChatCalls(dst []byte, calls value, i int) ([]byte, error) {
+	dst = append(dst, `,"tool_calls":[`...)
+	var err error
+	j := 0
+	calls.Elements(func(c value) bool {
+		where := indexed(indexed("messages", i)+".tool_calls", j)
+		if !c.IsObject() || !c.Get("function").IsObject() {
+			err = invalid(where, "each tool call must be an object with an id and a function")
+			return false
+		}
+		if t := c.Get("type"); !t.IsNull() && !t.Is("function") {
+			err = unsupported(where+".type", "only function tool calls are supported")
+			return false
+		}
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		fn := c.Get("function")
+		dst, err = appendNativeCall(dst, c.Get("id"), fn.Get("name"), fn.Get("arguments"),
+			where+".id", where+".function.name", where+".function.arguments")
+		j++
+		return err == nil
+	})
+	return append(dst, ']'), err
+}
+
+// chatRole maps a chat role to the native one.
 func chatRole(r value) (string, bool) {
 	switch {
 	case r.Is("system"):
 		return "system", true
 	case r.Is("developer"):
 		return "developer", true
-	case r.Is("user"), r.Is("tool"):
+	case r.Is("user"):
 		return "user", true
 	case r.Is("assistant"):
 		return "assistant", true
+	case r.Is("tool"):
+		return "tool", true
 	}
 	return "", false
 }

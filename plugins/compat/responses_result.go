@@ -72,7 +72,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	}
 	e := readResponseEcho(r.Echo)
 
-	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ID)+len(r.MessageID)+len(r.Model)+640)
+	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ToolCalls)*2+len(r.ID)+len(r.MessageID)+len(r.Model)+640)
 	out = append(out, `{"id":`...)
 	out = appendString(out, r.ID)
 	out = append(out, `,"object":"response","created_at":`...)
@@ -93,11 +93,17 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = appendString(out, r.Model)
 	out = append(out, `,"output":[`...)
 	if status != "in_progress" {
-		out = append(out, outputItemHead...)
-		out = appendString(out, r.MessageID)
-		out = append(out, outputItemCompleted...)
-		out = r.appendText(out)
-		out = append(out, outputTextTail...)
+		// A message when the model said something (or called nothing),
+		// then its function calls.
+		message := !r.hasCalls() || (r.Text.IsString() && r.Text != `""`)
+		if message {
+			out = append(out, outputItemHead...)
+			out = appendString(out, r.MessageID)
+			out = append(out, outputItemCompleted...)
+			out = r.appendText(out)
+			out = append(out, outputTextTail...)
+		}
+		out = r.appendFunctionCallItems(out, message)
 	}
 	out = append(out, `],"parallel_tool_calls":`...)
 	out = append(out, e.parallelToolCalls...)
