@@ -87,6 +87,7 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("plugins.trusted_keys[%d]", i), "%v", err)
 		}
 	}
+	c.validateObservability(bad)
 	for i, o := range c.Plugins.Origins {
 		if u, err := url.Parse(o); err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			bad(fmt.Sprintf("plugins.origins[%d]", i), "want an https URL (scheme, host, optional port and path), got %q", o)
