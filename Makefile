@@ -43,8 +43,14 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+# make test starts a throwaway PostgreSQL (scripts/testdb.sh) for the
+# store's conformance suite and the fleet tests, and stops it afterwards,
+# also when a test fails. CI=true makes a missing PostgreSQL a failure.
 test: vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	@pgdir=$$(mktemp -d) && chmod 711 $$pgdir && \
+	trap 'scripts/testdb.sh stop '$$pgdir'/pg; rm -rf '$$pgdir EXIT INT TERM && \
+	dsn=$$(scripts/testdb.sh start $$pgdir/pg) && \
+	RUNEDGE_TEST_PG_DSN="$$dsn" CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz-short
 	$(MAKE) test-browser
 
