@@ -34,7 +34,14 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		buf = cs.AppendRole(buf[:0])
 		return send(buf)
 	}
-	src := t.source(x, ids.completion)
+	src := t.source(x, ids.completion, func() error {
+		if !started {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		return comment(x)
+	})
 	for {
 		text, ok, err := src.next(ctx)
 		if err != nil {
@@ -124,7 +131,14 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		}
 		return send("response.content_part.added", rs.AppendPartAdded(buf[:0], x.Reply.NextSeq()))
 	}
-	src := t.source(x, ids.response)
+	src := t.source(x, ids.response, func() error {
+		if !started {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		return comment(x)
+	})
 	for {
 		text, ok, err := src.next(ctx)
 		if err != nil {
@@ -187,6 +201,14 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	}
 	completed := rs.AppendCompleted(buf[:0], x.Reply.NextSeq(), final)
 	return send(gjson.GetBytes(completed, "type").Str, completed)
+}
+
+// comment sends the keepalive comment.
+func comment(x *filters.Exchange) error {
+	if err := x.Reply.Comment("keepalive"); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
 }
 
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
