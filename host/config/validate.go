@@ -6,11 +6,14 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+
+	"github.com/runedge/runedge/plugins/signature"
 )
 
 var (
 	hashRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	tenantRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	hostIDRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
 )
 
 // Validate checks every field and reports all problems, each naming its
@@ -57,7 +60,8 @@ func (c *Config) Validate() error {
 		d     Duration
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow}} {
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
@@ -68,8 +72,9 @@ func (c *Config) Validate() error {
 	if c.Limits.Burst < 0 {
 		bad("limits.burst", "must not be negative")
 	}
-	if c.Store.Driver != "sqlite" {
-		bad("store.driver", "want sqlite, got %q", c.Store.Driver)
+	c.validateStore(bad)
+	if !hostIDRE.MatchString(c.Host.ID) {
+		bad("host.id", "%q is not a host id (1-128 of letters, digits, . _ : / -)", c.Host.ID)
 	}
 	c.validateProvider(bad)
 	if c.Admin.Listen != "off" {
@@ -79,6 +84,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Plugins.PoolSize < 0 {
 		bad("plugins.pool_size", "must not be negative")
+	}
+	for i, k := range c.Plugins.TrustedKeys {
+		if _, err := signature.ParseKey(k); err != nil {
+			bad(fmt.Sprintf("plugins.trusted_keys[%d]", i), "%v", err)
+		}
 	}
 	c.validateObservability(bad)
 	for i, o := range c.Plugins.Origins {
