@@ -107,42 +107,27 @@ const interruptedMessage = "the runner stopped before the run finished"
 // belongs to a process that is gone. Waiting runs are left alone: they are
 // paused on purpose and can still be resumed or cancelled.
 func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error) {
-	var n int64
-	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs
-			SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
-			WHERE status IN (?, ?) AND host_id IN (?, '')`,
-			runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage,
-			runner.StatusQueued, runner.StatusRunning, hostID)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	// Not a run's write: straight on the writer connection, outside the
+	// group commit (database/sql queues it behind the writer's batch).
+	res, err := s.w.ExecContext(ctx, `UPDATE runs
+		SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
+		WHERE status IN (?, ?) AND host_id IN (?, '')`,
+		runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage,
+		runner.StatusQueued, runner.StatusRunning, hostID)
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: mark interrupted: %w", err)
 	}
-	return n, nil
+	return res.RowsAffected()
 }
 
 // PurgeBefore empties the request and output of runs that ended before
-// the Unix time before (store.retention). It writes outside the group
-// commit, in its own statement: a background job, never on a request's
-// path, though it does share the one writer connection.
+// the Unix time before (store.retention). A background job, it writes
+// outside the group commit, in its own statement on the writer connection.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
-	var n int64
-	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
-			WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	res, err := s.w.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
+		WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
 	}
-	return n, nil
+	return res.RowsAffected()
 }
