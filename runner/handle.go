@@ -18,6 +18,10 @@ type Handle struct {
 	svc    *Service
 	run    Run
 	stream bool
+	// stored: the run is a stored response (history kept); object is the
+	// final Response object its owner set before Finish.
+	stored, noStore, background bool
+	object                      []byte
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
@@ -58,6 +62,21 @@ func (h *Handle) discard() {
 
 // Run returns the run record as created (ids, times, status running).
 func (h *Handle) Run() Run { return h.run }
+
+// Stored reports whether the run is a stored response: its items and
+// final object are kept, and its stream events may be (Service.History).
+func (h *Handle) Stored() bool { return h.stored }
+
+// Background reports whether the run outlives its request.
+func (h *Handle) Background() bool { return h.background }
+
+// SetObject sets the final Response object that Finish records with a
+// stored response. Call it before Finish.
+func (h *Handle) SetObject(obj []byte) { h.object = obj }
+
+// Cancelled returns a channel closed when the run's context ends
+// (cancel, shutdown, timeout, or the run finished).
+func (h *Handle) Cancelled() <-chan struct{} { return h.ctx.Done() }
 
 // Events streams the agent's deltas when the request asked to stream. The
 // channel is closed when the agent has returned, streaming or not, so a
@@ -126,7 +145,28 @@ func (h *Handle) finish(res *Result, err error) error {
 	}
 	// The write must happen even when the client has gone: that is the
 	// case it records.
-	werr := h.svc.store.Transition(context.WithoutCancel(h.parent), h.run.ID, o.transition(h.svc.now().Unix(), attempts))
+	t := o.transition(h.svc.now().Unix(), attempts)
+	if t.Usage == nil && o.status == StatusCancelled && h.res.Usage != (Usage{}) {
+		// A cancelled run still cost what it consumed so far.
+		u := h.res.Usage
+		if u.TotalTokens == 0 {
+			u.TotalTokens = u.InputTokens + u.OutputTokens
+		}
+		t.Usage = &u
+	}
+	if h.noStore {
+		t.Output = ""
+	}
+	wctx := context.WithoutCancel(h.parent)
+	werr := h.svc.store.Transition(wctx, h.run.ID, t)
+	if werr == nil && h.stored {
+		var out []Item
+		if o.status == StatusCompleted {
+			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true,
+				Message: Message{Role: "assistant", Content: t.Output}}}
+		}
+		werr = h.svc.history.EndResponse(wctx, h.run.ID, h.object, out)
+	}
 	h.svc.release(h)
 	close(h.finished)
 	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)

@@ -40,6 +40,7 @@ type Scope struct {
 // every lifecycle rule is enforced here and in Store.Transition.
 type Service struct {
 	store   Store
+	history HistoryStore // nil when the store keeps none
 	agent   Agent
 	timeout time.Duration
 	limit   int
@@ -48,8 +49,9 @@ type Service struct {
 
 	mu       sync.Mutex
 	draining bool
-	runs     map[string]*Handle // admitted and not yet finished
-	idle     chan struct{}      // closed when runs drains to empty
+	runs     map[string]*Handle   // admitted and not yet finished
+	logs     map[string]*EventLog // stream events of stored responses in flight
+	idle     chan struct{}        // closed when runs drains to empty
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -67,8 +69,10 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		now:     cfg.Now,
 		log:     cfg.Logger,
 		runs:    map[string]*Handle{},
+		logs:    map[string]*EventLog{},
 		idle:    make(chan struct{}),
 	}
+	s.history, _ = cfg.Store.(HistoryStore)
 	if s.now == nil {
 		s.now = time.Now
 	}

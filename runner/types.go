@@ -101,6 +101,12 @@ type Actor struct {
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Ref names a stored item (msg_…, fc_…) that stands for this message:
+	// a mapping plugin passes the Responses API's item_reference through
+	// as {"ref":"msg_…"}, and the service resolves it from the tenant's
+	// stored items before the agent starts (ErrItemNotFound otherwise).
+	// A resolved message never carries Ref.
+	Ref string `json:"ref,omitempty"`
 }
 
 // Request is the native run request a mapping plugin produces from a
@@ -114,6 +120,17 @@ type Request struct {
 	JSONObject      bool `json:"json_object,omitempty"`
 	Stream          bool `json:"stream"`
 	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
+
+	// The Responses API's stateful settings (DESIGN.md "Responses state").
+	// PreviousResponseID continues that response: the run joins its
+	// session and thread and the agent receives its turns first.
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// NoStore is store:false: the run is recorded without its input and
+	// output, and the response cannot be retrieved or continued.
+	NoStore bool `json:"no_store,omitempty"`
+	// Background runs outlive the request that started them and are
+	// cancelled only by an explicit cancel or shutdown.
+	Background bool `json:"background,omitempty"`
 }
 
 // Usage counts tokens.

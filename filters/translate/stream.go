@@ -95,16 +95,13 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // order response.created → output_item.added → content_part.added →
 // output_text.delta… → output_text.done → content_part.done →
 // output_item.done → response.completed.
-func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
+//
+// The events go to out: the client, the run's event log, or both.
+func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink) error {
 	rs := compat.NewResponseStream(ids.response, ids.message)
 	buf := make([]byte, 0, 1024)
 	started := false
-	send := func(name string, b []byte) error {
-		if err := x.Reply.Event(name, b); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		return nil
-	}
+	send := out.event
 	start := func() error {
 		started = true
 		// The in-progress response is mapped natively: the plugin shapes
@@ -113,16 +110,16 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		if err != nil {
 			return err
 		}
-		if err := x.Reply.StartStream(); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		if err := send("response.created", rs.AppendCreated(buf[:0], x.Reply.NextSeq(), created)); err != nil {
+		if err := out.startStream(); err != nil {
 			return err
 		}
-		if err := send("response.output_item.added", rs.AppendItemAdded(buf[:0], x.Reply.NextSeq())); err != nil {
+		if err := send("response.created", rs.AppendCreated(buf[:0], out.nextSeq(), created)); err != nil {
 			return err
 		}
-		return send("response.content_part.added", rs.AppendPartAdded(buf[:0], x.Reply.NextSeq()))
+		if err := send("response.output_item.added", rs.AppendItemAdded(buf[:0], out.nextSeq())); err != nil {
+			return err
+		}
+		return send("response.content_part.added", rs.AppendPartAdded(buf[:0], out.nextSeq()))
 	}
 	src := t.source(x, ids.response)
 	for {
@@ -141,12 +138,12 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 				return err
 			}
 		}
-		if err := x.Reply.Buffer("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), text)); err != nil {
-			return &filters.ClientGoneError{Err: err}
+		if err := out.buffer("response.output_text.delta", rs.AppendTextDelta(buf[:0], out.nextSeq(), text)); err != nil {
+			return err
 		}
 		if !src.more() {
-			if err := x.Reply.Flush(); err != nil {
-				return &filters.ClientGoneError{Err: err}
+			if err := out.flush(); err != nil {
+				return err
 			}
 		}
 	}
@@ -158,6 +155,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err != nil {
 		return err
 	}
+	x.Run.SetObject(final)
 	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
@@ -166,7 +164,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 			return err
 		}
 		if res.Text != "" {
-			if err := send("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), res.Text)); err != nil {
+			if err := send("response.output_text.delta", rs.AppendTextDelta(buf[:0], out.nextSeq(), res.Text)); err != nil {
 				return err
 			}
 		}
@@ -176,16 +174,16 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if v := gjson.GetBytes(final, "output.0.content.0.text"); v.Type == gjson.String {
 		text = v.Str
 	}
-	if err := send("response.output_text.done", rs.AppendTextDone(buf[:0], x.Reply.NextSeq(), text)); err != nil {
+	if err := send("response.output_text.done", rs.AppendTextDone(buf[:0], out.nextSeq(), text)); err != nil {
 		return err
 	}
-	if err := send("response.content_part.done", rs.AppendPartDone(buf[:0], x.Reply.NextSeq(), text)); err != nil {
+	if err := send("response.content_part.done", rs.AppendPartDone(buf[:0], out.nextSeq(), text)); err != nil {
 		return err
 	}
-	if err := send("response.output_item.done", rs.AppendItemDone(buf[:0], x.Reply.NextSeq(), text)); err != nil {
+	if err := send("response.output_item.done", rs.AppendItemDone(buf[:0], out.nextSeq(), text)); err != nil {
 		return err
 	}
-	completed := rs.AppendCompleted(buf[:0], x.Reply.NextSeq(), final)
+	completed := rs.AppendCompleted(buf[:0], out.nextSeq(), final)
 	return send(gjson.GetBytes(completed, "type").Str, completed)
 }
 

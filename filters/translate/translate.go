@@ -57,12 +57,14 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 	ids := newReplyIDs(x.Run.Run())
 	var err error
 	switch {
+	case x.Run.Background():
+		err = t.background(ctx, x, ids)
 	case !x.Stream:
 		err = t.whole(ctx, x, ids)
 	case x.Endpoint == filters.ChatCompletions:
 		err = t.chatStream(ctx, x, ids)
 	default:
-		err = t.responseStream(ctx, x, ids)
+		err = t.recordedStream(ctx, x, ids)
 	}
 	if err != nil {
 		return err
@@ -72,23 +74,34 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 
 // whole answers a non-streaming request with one body.
 func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	for range x.Run.Events() { // drained only if the runner sent any
-	}
-	res, err := x.Run.Wait()
+	body, err := t.complete(ctx, x, ids)
 	if err != nil {
-		return err
-	}
-	body, err := t.mapResult(ctx, x, ids, &res)
-	if err != nil {
-		return err
-	}
-	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
 	if err := x.Reply.JSON(http.StatusOK, body); err != nil {
 		return &filters.ClientGoneError{Err: err}
 	}
 	return nil
+}
+
+// complete waits for the agent, maps its result and records the outcome
+// (with the mapped object, for a stored response).
+func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids replyIDs) ([]byte, error) {
+	for range x.Run.Events() { // drained only if the runner sent any
+	}
+	res, err := x.Run.Wait()
+	if err != nil {
+		return nil, err
+	}
+	body, err := t.mapResult(ctx, x, ids, &res)
+	if err != nil {
+		return nil, err
+	}
+	x.Run.SetObject(body)
+	if err := x.Run.Finish(&res, nil); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // mapResult calls the plugin's map_result and checks that what comes back
@@ -111,6 +124,7 @@ func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids repl
 type replyIDs struct {
 	completion, response, message string
 	created                       int64
+	session, run                  string
 }
 
 func newReplyIDs(r runner.Run) replyIDs {
@@ -120,7 +134,7 @@ func newReplyIDs(r runner.Run) replyIDs {
 		created = time.Now().Unix()
 	}
 	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
-		message: "msg_" + suffix, created: created}
+		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
 }
 
 // resultEnvelope appends the map_result input (plugins/ABI.md). res is nil
@@ -138,6 +152,10 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 	dst = compat.AppendJSONString(dst, ids.message)
 	dst = append(dst, `,"created":`...)
 	dst = appendInt(dst, ids.created)
+	dst = append(dst, `,"session_id":`...)
+	dst = compat.AppendJSONString(dst, ids.session)
+	dst = append(dst, `,"run_id":`...)
+	dst = compat.AppendJSONString(dst, ids.run)
 	dst = append(dst, `,"model":"`+model.ID+`","status":`...)
 	dst = compat.AppendJSONString(dst, status)
 	dst = append(dst, `,"result":`...)

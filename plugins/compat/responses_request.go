@@ -4,7 +4,37 @@ package compat
 // gathered in one pass over the body.
 type responsesBody struct {
 	input, instructions, text, maxOutputTokens, stream value
-	echoed                                             responsesEcho
+	// refused holds the first meaning-changing field that is not
+	// supported, with its name.
+	refused, refusedName value
+	echoed               responsesEcho
+}
+
+// unsupportedFields change what the request means and are not
+// implemented: they are refused (400 unsupported_parameter), never
+// dropped. The README lists them beside the fields that are safely
+// ignored.
+func (b *responsesBody) refuse(k, v value) {
+	if b.refused != "" {
+		return
+	}
+	switch {
+	case k.is("conversation"), k.is("prompt"):
+		if v.isNull() {
+			return
+		}
+	case k.is("n"):
+		if f, ok := v.num(); v.isNull() || (ok && f == 1) {
+			return
+		}
+	case k.is("top_logprobs"):
+		if f, ok := v.num(); v.isNull() || (ok && f == 0) {
+			return
+		}
+	default:
+		return
+	}
+	b.refused, b.refusedName = v, k
 }
 
 // mapResponsesRequest maps a responses body to the native request and the
@@ -25,16 +55,24 @@ func mapResponsesRequest(body value) ([]byte, error) {
 		case k.is("stream"):
 			b.stream = v
 		default:
+			b.refuse(k, v)
 			e.collect(k, v)
 		}
 		return true
 	})
 
+	if b.refused != "" {
+		name := b.refusedName.str()
+		return nil, unsupported(name, name+" is not supported by this service")
+	}
 	var n native
 	if err := b.readOptions(&n); err != nil {
 		return nil, err
 	}
 	if err := e.check(); err != nil {
+		return nil, err
+	}
+	if err := e.readState(&n); err != nil {
 		return nil, err
 	}
 
@@ -100,14 +138,16 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 	return dst, err
 }
 
-// appendInputItem appends input item i, which must be a message: the native
-// run has no tools, so function calls, their outputs, reasoning and item
-// references have no meaning there and are refused rather than dropped.
+// appendInputItem appends input item i, which must be a message or an
+// item_reference: the native run has no tools, so function calls, their
+// outputs and reasoning have no meaning there and are refused rather than
+// dropped. A reference becomes a native message {"ref":"<id>"} that the
+// runner resolves from the tenant's stored items before the agent starts.
 func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
 	if !item.isObject() {
 		return dst, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content value
+	var typ, role, content, id value
 	item.members(func(k, v value) bool {
 		switch {
 		case k.is("type"):
@@ -116,11 +156,21 @@ func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
 			role = v
 		case k.is("content"):
 			content = v
+		case k.is("id"):
+			id = v
 		}
 		return true
 	})
+	if typ.is("item_reference") {
+		if !id.isString() || id == `""` {
+			return dst, invalid(indexed("input", i)+".id", "an item_reference needs the string id of a stored item")
+		}
+		dst = append(dst, `{"role":"","content":"","ref":"`...)
+		dst = appendStringValue(dst, id)
+		return append(dst, `"}`...), nil
+	}
 	if !typ.isNull() && !typ.is("message") {
-		return dst, invalid(indexed("input", i), "only message input items are supported")
+		return dst, invalid(indexed("input", i), "only message and item_reference input items are supported")
 	}
 	native, ok := responsesRole(role)
 	if !ok {

@@ -55,6 +55,36 @@ var migrations = []string{
 	// 2: provider calls the agent made per run (a structured-output repair
 	// makes two). Older runs read 0: not recorded.
 	`ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
+	// 3: the response history (DESIGN.md "Responses state"). A stored
+	// response has a row in responses; store:false runs have none. Items
+	// hold native messages by the id clients reference; stream events are
+	// kept in batches, one row per batch, so a long stream costs a few
+	// writes rather than one per token.
+	`CREATE TABLE responses (
+		run_id          TEXT PRIMARY KEY,
+		tenant_id       TEXT NOT NULL,
+		previous_run_id TEXT NOT NULL DEFAULT '',
+		background      INTEGER NOT NULL DEFAULT 0,
+		deleted         INTEGER NOT NULL DEFAULT 0,
+		echo            TEXT NOT NULL DEFAULT '',
+		object          TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE response_items (
+		id        TEXT PRIMARY KEY,
+		run_id    TEXT NOT NULL,
+		tenant_id TEXT NOT NULL,
+		position  INTEGER NOT NULL,
+		output    INTEGER NOT NULL,
+		message   TEXT NOT NULL
+	);
+	CREATE INDEX response_items_run ON response_items(run_id, position);
+	CREATE TABLE run_events (
+		run_id    TEXT NOT NULL,
+		first_seq INTEGER NOT NULL,
+		last_seq  INTEGER NOT NULL,
+		frames    TEXT NOT NULL,
+		PRIMARY KEY (run_id, first_seq)
+	);`,
 }
 
 // migrate creates the version table if needed and applies the missing
