@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // errFinished cancels a run's context once its outcome is recorded, to
@@ -28,6 +30,12 @@ type Handle struct {
 	cancel    context.CancelCauseFunc
 	stopTimer context.CancelFunc
 
+	// begun is when the run was admitted (monotonic); firstToken is the
+	// offset of the agent's first text delta from it, in nanoseconds (0:
+	// none yet). The agent goroutine writes it, Finish reads it.
+	begun      time.Time
+	firstToken atomic.Int64
+
 	events chan Event
 	done   chan struct{} // closed when the agent has returned
 	res    Result        // set before done is closed
@@ -46,7 +54,7 @@ func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle
 			fmt.Errorf("%w: run exceeded %s", ErrTimeout, s.timeout))
 	}
 	return &Handle{
-		svc: s, run: run, stream: stream,
+		svc: s, run: run, stream: stream, begun: time.Now(),
 		parent: parent, ctx: ctx, cancel: cancel, stopTimer: stop,
 		events:   make(chan Event, 16),
 		done:     make(chan struct{}),
@@ -105,6 +113,9 @@ func (h *Handle) execute(agent Agent, req Request) {
 // run: a consumer that stopped reading (client gone, owner finished) is
 // released by the run's context.
 func (h *Handle) emit(ev Event) error {
+	if ev.Delta != "" && h.firstToken.Load() == 0 {
+		h.firstToken.Store(max(int64(time.Since(h.begun)), 1))
+	}
 	if h.ctx.Err() != nil {
 		return context.Cause(h.ctx)
 	}
@@ -157,6 +168,12 @@ func (h *Handle) finish(res *Result, err error) error {
 	if h.noStore {
 		t.Output = ""
 	}
+	if o.status.Terminal() {
+		t.DurationMs = msPtr(time.Since(h.begun))
+		if ft := h.firstToken.Load(); ft > 0 {
+			t.TimeToFirstTokenMs = msPtr(time.Duration(ft))
+		}
+	}
 	wctx := context.WithoutCancel(h.parent)
 	werr := h.svc.store.Transition(wctx, h.run.ID, t)
 	if werr == nil && h.stored {
@@ -169,6 +186,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	}
 	h.svc.release(h)
 	close(h.finished)
+	h.svc.observer.RunFinished(h.ended(t))
 	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)
 	if werr != nil {
 		log.Error("runner: cannot record run outcome", "err", werr)
@@ -176,4 +194,20 @@ func (h *Handle) finish(res *Result, err error) error {
 	}
 	log.Debug("runner: run finished")
 	return o.err
+}
+
+// ended is the run as its outcome recorded it, for the observer.
+func (h *Handle) ended(t Transition) *Run {
+	r := h.run
+	r.Status, r.StatusReason, r.EndedAt, r.Usage, r.Error = t.Status, t.Reason, t.EndedAt, t.Usage, t.Error
+	r.Attempts = t.Attempts
+	r.DurationMs, r.TimeToFirstTokenMs = t.DurationMs, t.TimeToFirstTokenMs
+	r.Output = t.Output
+	return &r
+}
+
+// msPtr is d in whole milliseconds.
+func msPtr(d time.Duration) *int64 {
+	ms := d.Milliseconds()
+	return &ms
 }

@@ -23,7 +23,25 @@ type ServiceConfig struct {
 	Now func() time.Time
 	// Logger receives the service's logs (nil: discarded).
 	Logger *slog.Logger
+	// Observer is told when runs start and end (nil: nobody).
+	Observer Observer
 }
+
+// Observer watches runs go by: metrics, traces, the operator page. Its
+// methods are called synchronously on the run's path (RunStarted once the
+// run is recorded, before the agent starts; RunFinished once the outcome is
+// recorded), so they must be quick and must not block. The *Run is a copy
+// the observer may keep.
+type Observer interface {
+	RunStarted(r *Run)
+	RunFinished(r *Run)
+}
+
+// nopObserver is the Observer of a service configured without one.
+type nopObserver struct{}
+
+func (nopObserver) RunStarted(*Run)  {}
+func (nopObserver) RunFinished(*Run) {}
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
 // an admin. A non-admin scope with an empty TenantID sees runs of the empty
@@ -39,13 +57,14 @@ type Scope struct {
 // one outcome per run. It is the only writer of run state in a process, so
 // every lifecycle rule is enforced here and in Store.Transition.
 type Service struct {
-	store   Store
-	history HistoryStore // nil when the store keeps none
-	agent   Agent
-	timeout time.Duration
-	limit   int
-	now     func() time.Time
-	log     *slog.Logger
+	store    Store
+	history  HistoryStore // nil when the store keeps none
+	agent    Agent
+	timeout  time.Duration
+	limit    int
+	now      func() time.Time
+	log      *slog.Logger
+	observer Observer
 
 	mu       sync.Mutex
 	draining bool
@@ -62,15 +81,16 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		return nil, errors.New("runner: ServiceConfig needs a Store and an Agent")
 	}
 	s := &Service{
-		store:   cfg.Store,
-		agent:   cfg.Agent,
-		timeout: cfg.RunTimeout,
-		limit:   cfg.MaxInFlight,
-		now:     cfg.Now,
-		log:     cfg.Logger,
-		runs:    map[string]*Handle{},
-		logs:    map[string]*EventLog{},
-		idle:    make(chan struct{}),
+		store:    cfg.Store,
+		agent:    cfg.Agent,
+		timeout:  cfg.RunTimeout,
+		limit:    cfg.MaxInFlight,
+		now:      cfg.Now,
+		log:      cfg.Logger,
+		observer: cfg.Observer,
+		runs:     map[string]*Handle{},
+		logs:     map[string]*EventLog{},
+		idle:     make(chan struct{}),
 	}
 	s.history, _ = cfg.Store.(HistoryStore)
 	if s.now == nil {
@@ -78,6 +98,9 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.observer == nil {
+		s.observer = nopObserver{}
 	}
 	n, err := s.store.MarkInterrupted(ctx, s.now().Unix())
 	if err != nil {

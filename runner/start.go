@@ -103,6 +103,8 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 			return nil, errors.Join(fmt.Errorf("runner: record response: %w", err), h.Finish(nil, err))
 		}
 	}
+	r := h.run
+	s.observer.RunStarted(&r)
 	go h.execute(s.agent, agentReq)
 	return h, nil
 }

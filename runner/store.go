@@ -58,6 +58,9 @@ type Transition struct {
 	Error     *ErrorInfo
 	// Attempts, when positive, records the agent's provider calls.
 	Attempts int
+	// DurationMs and TimeToFirstTokenMs, when set, record the run's
+	// timings (Run.DurationMs, Run.TimeToFirstTokenMs).
+	DurationMs, TimeToFirstTokenMs *int64
 }
 
 // ListQuery filters and pages ListRuns. TenantID "" means every tenant.

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/runedge/runedge/runner/native"
 )
 
 // Status is the lifecycle state of a run.
@@ -97,60 +99,20 @@ type Actor struct {
 	Name string `json:"name"`
 }
 
-// Message is one input message of the native run request.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-	// Ref names a stored item (msg_…, fc_…) that stands for this message:
-	// a mapping plugin passes the Responses API's item_reference through
-	// as {"ref":"msg_…"}, and the service resolves it from the tenant's
-	// stored items before the agent starts (ErrItemNotFound otherwise).
-	// A resolved message never carries Ref.
-	Ref string `json:"ref,omitempty"`
-}
-
-// Request is the native run request a mapping plugin produces from a
-// compatible body. Its JSON form is part of the plugin ABI (plugins/ABI.md).
-type Request struct {
-	Input        []Message       `json:"input"`
-	Instructions string          `json:"instructions,omitempty"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	SchemaName   string          `json:"schema_name,omitempty"`
-	// JSONObject asks for any JSON object (response_format json_object).
-	JSONObject      bool `json:"json_object,omitempty"`
-	Stream          bool `json:"stream"`
-	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
-
-	// The Responses API's stateful settings (DESIGN.md "Responses state").
-	// PreviousResponseID continues that response: the run joins its
-	// session and thread and the agent receives its turns first.
-	PreviousResponseID string `json:"previous_response_id,omitempty"`
-	// NoStore is store:false: the run is recorded without its input and
-	// output, and the response cannot be retrieved or continued.
-	NoStore bool `json:"no_store,omitempty"`
-	// Background runs outlive the request that started them and are
-	// cancelled only by an explicit cancel or shutdown.
-	Background bool `json:"background,omitempty"`
-}
-
-// Usage counts tokens.
-type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
-}
-
-// Result is what the agent produced.
-type Result struct {
-	Text string `json:"text"`
-	// FinishReason is "stop" or "length".
-	FinishReason string `json:"finish_reason"`
-	Usage        Usage  `json:"usage"`
-	// Attempts is how many times the agent asked the provider for this
-	// answer: 1, or 2 when structured output needed a repair. The agent
-	// sets it on failures too, so the run records what it cost.
-	Attempts int `json:"attempts,omitempty"`
-}
+// The native wire types live in the leaf package runner/native so that code
+// on both sides of the plugin boundary can share them; these aliases keep the
+// runner's names.
+type (
+	// Message is one input message of the native run request.
+	Message = native.Message
+	// Request is the native run request a mapping plugin produces from a
+	// compatible body. Its JSON form is part of the plugin ABI (plugins/ABI.md).
+	Request = native.Request
+	// Usage counts tokens.
+	Usage = native.Usage
+	// Result is what the agent produced.
+	Result = native.Result
+)
 
 // Event is one streamed piece of the agent's answer.
 type Event struct {
@@ -186,6 +148,16 @@ type Run struct {
 	// Attempts is how many provider calls the agent made for the answer
 	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
 	Attempts int `json:"attempts"`
+	// DurationMs is the run's wall time in milliseconds, from admission to
+	// the recorded outcome (the Unix-second times above cannot show a
+	// sub-second run). Null until the run ends, and for runs that ended
+	// without this process timing them (interrupted, cancelled while
+	// waiting).
+	DurationMs *int64 `json:"duration_ms"`
+	// TimeToFirstTokenMs is the time from admission to the agent's first
+	// text delta, in milliseconds. Null when no delta was produced (a
+	// failure before any text, or a provider that answered whole).
+	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
 	// Request and Output are kept in the store but not part of the run object.
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/runedge/runedge/envoy/deep"
-	"github.com/runedge/runedge/envoy/gateway"
-	"github.com/runedge/runedge/envoy/protoyaml"
+	"github.com/runedge/runedge/envoy/internal/deep"
+	"github.com/runedge/runedge/envoy/internal/gateway"
+	"github.com/runedge/runedge/envoy/internal/protoyaml"
 )
 
 // XDSCluster is the bootstrap's one static cluster: the control plane.

@@ -11,10 +11,9 @@ import (
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 
-	"github.com/runedge/runedge/envoy/gateway"
-	"github.com/runedge/runedge/envoy/ir"
-	"github.com/runedge/runedge/envoy/protoyaml"
-	"github.com/runedge/runedge/envoy/translate"
+	"github.com/runedge/runedge/envoy/internal/gateway"
+	"github.com/runedge/runedge/envoy/internal/protoyaml"
+	"github.com/runedge/runedge/envoy/internal/translate"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata from the current output")
@@ -97,14 +96,17 @@ func TestEnvoyValidates(t *testing.T) {
 	}
 	validate("bootstrap.yaml", b)
 
-	ins, _ := filepath.Glob("../translate/testdata/in/*.yaml")
+	ins, _ := filepath.Glob("../internal/translate/testdata/in/*.yaml")
+	if len(ins) == 0 {
+		t.Fatal("no gateway files under ../internal/translate/testdata/in")
+	}
 	for _, in := range ins {
 		f, err := gateway.Load(in)
 		if err != nil {
 			continue // the refusals among the golden files
 		}
-		g, err := ir.Build(f, func(path string) (ir.Plugin, error) {
-			return ir.Plugin{SHA256: strings.Repeat("0", 64), URL: "http://xds/plugins/x"}, nil
+		g, err := translate.Build(f, func(path string) (translate.Plugin, error) {
+			return translate.Plugin{SHA256: strings.Repeat("0", 64), URL: "http://xds/plugins/x"}, nil
 		})
 		if err != nil {
 			continue

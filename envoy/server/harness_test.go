@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/runedge/runedge/envoy/pluginstore"
 	"github.com/runedge/runedge/envoy/server"
 )
 
@@ -45,7 +44,7 @@ func startPlaneAt(t *testing.T, adsAddr string, files map[string]string) *plane 
 	for name, body := range files {
 		writeFile(t, filepath.Join(dir, name), body)
 	}
-	store, err := pluginstore.Open(filepath.Join(dir, "store"))
+	store, err := server.OpenStore(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/runedge/runedge/envoy/gateway"
-	"github.com/runedge/runedge/envoy/ir"
-	"github.com/runedge/runedge/envoy/pluginstore"
-	"github.com/runedge/runedge/envoy/translate"
+	"github.com/runedge/runedge/envoy/internal/gateway"
+	"github.com/runedge/runedge/envoy/internal/translate"
 )
 
 // reload builds snapshots from the gateway file and serves them. On any
@@ -20,7 +18,7 @@ func (s *Server) reload(ctx context.Context) error {
 		return err
 	}
 	s.setWatched(pluginFiles(f))
-	g, err := ir.Build(f, s.publish)
+	g, err := translate.Build(f, s.publish)
 	if err != nil {
 		return fmt.Errorf("gateway %s: %w", s.cfg.GatewayFile, err)
 	}
@@ -52,12 +50,12 @@ func (s *Server) reload(ctx context.Context) error {
 }
 
 // publish puts a plugin into the store hosts fetch from.
-func (s *Server) publish(path string) (ir.Plugin, error) {
+func (s *Server) publish(path string) (translate.Plugin, error) {
 	h, err := s.cfg.Store.Put(path)
 	if err != nil {
-		return ir.Plugin{}, err
+		return translate.Plugin{}, err
 	}
-	return ir.Plugin{SHA256: h, URL: pluginstore.URL(s.cfg.PluginsURL, h)}, nil
+	return translate.Plugin{SHA256: h, URL: PluginURL(s.cfg.PluginsURL, h)}, nil
 }
 
 // pluginFiles are the files the chains of f refer to; a change to one of

@@ -19,8 +19,6 @@ import (
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
-
-	"github.com/runedge/runedge/envoy/pluginstore"
 )
 
 // DefaultPoll is how often the gateway file is checked for changes.
@@ -31,7 +29,7 @@ type Config struct {
 	// GatewayFile is the gateway YAML file; it is watched.
 	GatewayFile string
 	// Store holds the plugin bytes the chains refer to.
-	Store *pluginstore.Store
+	Store *Store
 	// PluginsURL is the base URL hosts fetch plugins from: this server's
 	// HTTP listener as the hosts reach it (e.g. http://xds:18001).
 	PluginsURL string

@@ -10,7 +10,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/runedge/runedge/envoy/translate"
+	"github.com/runedge/runedge/envoy/internal/translate"
 )
 
 type snapshot = cache.Snapshot

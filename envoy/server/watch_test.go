@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/runedge/runedge/envoy/pluginstore"
 )
 
 // TestFingerprintStable: an unchanged gateway file and unchanged plugins
@@ -24,7 +22,7 @@ func TestFingerprintStable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	store, err := pluginstore.Open(filepath.Join(dir, "store"))
+	store, err := OpenStore(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,9 +84,9 @@ func TestRunsTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	end := now + 2
+	end, dur, ttft := now+2, int64(1530), int64(42)
 	if err := st.Transition(ctx, "run_new", runner.Transition{Status: runner.StatusCompleted, EndedAt: &end,
-		Usage: &runner.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}}); err != nil {
+		Usage: &runner.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}, DurationMs: &dur, TimeToFirstTokenMs: &ttft}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -95,8 +95,9 @@ func TestRunsTable(t *testing.T) {
 		t.Fatalf("%d %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "RUN") ||
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "RUN") || !strings.Contains(lines[0], "DURATION  TTFT") ||
 		!strings.Contains(lines[1], "run_new") || !strings.Contains(lines[1], "completed") || !strings.Contains(lines[1], "7") ||
+		!strings.Contains(lines[1], " 1.53s ") || !strings.Contains(lines[1], " 42ms ") ||
 		!strings.Contains(lines[2], "run_old") || !strings.Contains(lines[2], "u-7") {
 		t.Fatalf("table:\n%s", out)
 	}

@@ -48,11 +48,11 @@ func runs(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tENDPOINT\tTENANT\tACTOR\tSESSION\tCREATED\tDURATION\tTOKENS")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tENDPOINT\tTENANT\tACTOR\tSESSION\tCREATED\tDURATION\tTTFT\tTOKENS")
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, dash(r.StatusReason),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, dash(r.StatusReason),
 			r.Endpoint, r.TenantID, r.Actor.ID, r.SessionID,
-			time.Unix(r.CreatedAt, 0).UTC().Format(time.DateTime), duration(r), tokens(r))
+			time.Unix(r.CreatedAt, 0).UTC().Format(time.DateTime), millis(r.DurationMs), millis(r.TimeToFirstTokenMs), tokens(r))
 	}
 	return tw.Flush()
 }
@@ -64,11 +64,13 @@ func dash(s string) string {
 	return s
 }
 
-func duration(r runner.Run) string {
-	if r.StartedAt == nil || r.EndedAt == nil {
+// millis shows a recorded timing (duration_ms, time_to_first_token_ms)
+// as a Go duration, "-" when it was not recorded.
+func millis(ms *int64) string {
+	if ms == nil {
 		return "-"
 	}
-	return (time.Duration(*r.EndedAt-*r.StartedAt) * time.Second).String()
+	return (time.Duration(*ms) * time.Millisecond).String()
 }
 
 func tokens(r runner.Run) string {

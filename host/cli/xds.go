@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/runedge/runedge/envoy/bootstrap"
-	"github.com/runedge/runedge/envoy/pluginstore"
 	"github.com/runedge/runedge/envoy/server"
 )
 
@@ -40,7 +39,7 @@ func xds(ctx context.Context, args []string, env Env) error {
 	if *cfgPath == "" {
 		return errors.New("--config is required (the gateway file)")
 	}
-	store, err := pluginstore.Open(*plugins)
+	store, err := server.OpenStore(*plugins)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/runedge/runedge/envoy/pluginstore"
 	xdsserver "github.com/runedge/runedge/envoy/server"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
@@ -42,7 +41,7 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := pluginstore.Open(filepath.Join(dir, "store"))
+	store, err := xdsserver.OpenStore(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}

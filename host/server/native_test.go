@@ -32,7 +32,8 @@ func TestNativeHistory(t *testing.T) {
 	}
 	run := gjson.GetBytes(b, "data.0")
 	for _, k := range []string{"id", "object", "status", "status_reason", "session_id", "thread_id", "actor.id",
-		"actor.type", "actor.name", "tenant_id", "endpoint", "model", "created_at", "started_at", "ended_at", "usage", "error"} {
+		"actor.type", "actor.name", "tenant_id", "endpoint", "model", "created_at", "started_at", "ended_at", "usage", "error",
+		"duration_ms", "time_to_first_token_ms"} {
 		if !run.Get(k).Exists() {
 			t.Fatalf("run object lacks %s: %s", k, run.Raw)
 		}

@@ -55,7 +55,11 @@ var migrations = []string{
 	// 2: provider calls the agent made per run (a structured-output repair
 	// makes two). Older runs read 0: not recorded.
 	`ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;`,
-	// 3: the response history (DESIGN.md "Responses state"). A stored
+	// 3: timings in milliseconds (the second-resolution times show every
+	// short run as 0s). NULL: not timed (older runs, interrupted runs).
+	`ALTER TABLE runs ADD COLUMN duration_ms INTEGER;
+	ALTER TABLE runs ADD COLUMN ttft_ms INTEGER;`,
+	// 4: the response history (DESIGN.md "Responses state"). A stored
 	// response has a row in responses; store:false runs have none. Items
 	// hold native messages by the id clients reference; stream events are
 	// kept in batches, one row per batch, so a long stream costs a few

@@ -11,7 +11,7 @@ const runColumns = `id, status, status_reason, session_id, thread_id,
 	actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 	request_id, correlation_id, created_at, started_at, ended_at,
 	input_tokens, output_tokens, total_tokens, error_code, error_message,
-	request, output, attempts`
+	request, output, attempts, duration_ms, ttft_ms`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -22,17 +22,20 @@ func scanRun(row scanner) (runner.Run, error) {
 		in, out, total  sql.NullInt64
 		errCode, errMsg sql.NullString
 		request         sql.NullString
+		dur, ttft       sql.NullInt64
 	)
 	err := row.Scan(&r.ID, &r.Status, &r.StatusReason, &r.SessionID, &r.ThreadID,
 		&r.Actor.ID, &r.Actor.Type, &r.Actor.Name, &r.TenantID, &r.Endpoint, &r.Model,
 		&r.RequestID, &r.CorrelationID, &r.CreatedAt, &started, &ended,
-		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts)
+		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts, &dur, &ttft)
 	if err != nil {
 		return runner.Run{}, err
 	}
 	r.Object = "run"
 	r.StartedAt = int64Ptr(started)
 	r.EndedAt = int64Ptr(ended)
+	r.DurationMs = int64Ptr(dur)
+	r.TimeToFirstTokenMs = int64Ptr(ttft)
 	if in.Valid || out.Valid || total.Valid {
 		r.Usage = &runner.Usage{InputTokens: int(in.Int64), OutputTokens: int(out.Int64), TotalTokens: int(total.Int64)}
 	}

@@ -26,8 +26,8 @@ const (
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		request, output, attempts, duration_ms, ttft_ms
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES (?, ?, ?)`
 	// The thread copies its session's id and tenant from the session row,
 	// so it is inserted only when the session exists and is the tenant's:
@@ -50,7 +50,8 @@ func transitionSQL(n int) string {
 		input_tokens = COALESCE(?, input_tokens), output_tokens = COALESCE(?, output_tokens),
 		total_tokens = COALESCE(?, total_tokens), output = COALESCE(?, output),
 		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
-		attempts = COALESCE(?, attempts)
+		attempts = COALESCE(?, attempts),
+		duration_ms = COALESCE(?, duration_ms), ttft_ms = COALESCE(?, ttft_ms)
 		WHERE id = ? AND status IN (?` + strings.Repeat(", ?", n-1) + `)`
 }
 

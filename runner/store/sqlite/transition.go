@@ -23,9 +23,10 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
-	args := make([]any, 0, 12+len(ts.from))
+	args := make([]any, 0, 14+len(ts.from))
 	args = append(args, t.Status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
-		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts), id)
+		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
+		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id)
 	for _, f := range ts.from {
 		args = append(args, f)
 	}

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"TransitionRules", testTransitionRules},
 		{"TransitionRecordsFields", testTransitionRecordsFields},
 		{"TransitionRecordsAttempts", testTransitionRecordsAttempts},
+		{"TransitionRecordsTimings", testTransitionRecordsTimings},
 		{"FirstTerminalWriteWins", testFirstTerminalWins},
 		{"MarkInterrupted", testMarkInterrupted},
 		{"ConcurrentWriters", testConcurrentWriters},

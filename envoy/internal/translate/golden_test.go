@@ -11,22 +11,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runedge/runedge/envoy/gateway"
-	"github.com/runedge/runedge/envoy/ir"
+	"github.com/runedge/runedge/envoy/internal/gateway"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/out from the current output")
 
 // hashOnly publishes a plugin by hashing it, as the server's store would,
 // without copying it anywhere.
-func hashOnly(path string) (ir.Plugin, error) {
+func hashOnly(path string) (Plugin, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return ir.Plugin{}, err
+		return Plugin{}, err
 	}
 	sum := sha256.Sum256(b)
 	h := hex.EncodeToString(sum[:])
-	return ir.Plugin{SHA256: h, URL: "http://xds.test:18001/plugins/" + h}, nil
+	return Plugin{SHA256: h, URL: "http://xds.test:18001/plugins/" + h}, nil
 }
 
 // render runs a gateway file through the whole pipeline: its resources as
@@ -50,7 +49,7 @@ func pipeline(b []byte, dir string) ([]byte, error) {
 		return nil, err
 	}
 	f.Dir = dir
-	g, err := ir.Build(f, hashOnly)
+	g, err := Build(f, hashOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,12 @@
-// Package pluginstore keeps plugin bytes named by their SHA-256 and serves
+package server
+
+// The plugin store keeps plugin bytes named by their SHA-256 and serves
 // them over HTTP, for hosts that receive plugin references over ECDS.
 //
 // Content addressing is what makes a push safe: a name is only ever bound
 // to one content, so a host can fetch a reference long after the gateway
 // file moved on, a cached copy never goes stale, and the host can check
 // the bytes against the name before it runs them.
-package pluginstore
 
 import (
 	"crypto/sha256"
@@ -24,10 +25,10 @@ var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // its bytes.
 type Store struct{ dir string }
 
-// Open uses dir as the store, creating it if needed.
-func Open(dir string) (*Store, error) {
+// OpenStore uses dir as the store, creating it if needed.
+func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("pluginstore: %w", err)
+		return nil, fmt.Errorf("plugin store: %w", err)
 	}
 	return &Store{dir: dir}, nil
 }
@@ -50,25 +51,25 @@ func (s *Store) Put(path string) (string, error) {
 	// final name.
 	tmp, err := os.CreateTemp(s.dir, ".put-*")
 	if err != nil {
-		return "", fmt.Errorf("pluginstore: %w", err)
+		return "", fmt.Errorf("plugin store: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return "", fmt.Errorf("pluginstore: %w", err)
+		return "", fmt.Errorf("plugin store: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("pluginstore: %w", err)
+		return "", fmt.Errorf("plugin store: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return "", fmt.Errorf("pluginstore: %w", err)
+		return "", fmt.Errorf("plugin store: %w", err)
 	}
 	return h, nil
 }
 
-// URL is where a plugin is fetched from, given the base URL hosts reach
+// PluginURL is where a plugin is fetched from, given the base URL hosts reach
 // the store's handler at.
-func URL(base, sha string) string {
+func PluginURL(base, sha string) string {
 	return strings.TrimRight(base, "/") + "/plugins/" + sha
 }
 

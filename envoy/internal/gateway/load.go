@@ -1,8 +1,8 @@
 // Package gateway reads the declarative gateway file of `runedge xds`:
 // the listeners, clusters, timeouts and optional ext_authz Envoy is given,
-// and the chains pushed to the hosts. Loading only decodes and checks; the
-// ir package resolves a checked file and translate turns it into Envoy
-// resources.
+// and the chains pushed to the hosts. Loading only decodes and checks;
+// translate.Build resolves a checked file and translate.Translate turns it
+// into Envoy resources.
 package gateway
 
 import (

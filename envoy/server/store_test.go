@@ -1,4 +1,4 @@
-package pluginstore
+package server
 
 import (
 	"crypto/sha256"
@@ -13,7 +13,7 @@ import (
 
 func TestPutAndServe(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(filepath.Join(dir, "store"))
+	s, err := OpenStore(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,8 @@ func TestPutAndServe(t *testing.T) {
 	if code, body, hdr := get("/plugins/" + h); code != 200 || body != "plugin bytes" || hdr.Get("ETag") != `"`+h+`"` {
 		t.Fatalf("GET the plugin: %d %q %v", code, body, hdr)
 	}
-	if URL(srv.URL+"/", h) != srv.URL+"/plugins/"+h {
-		t.Fatalf("URL: %s", URL(srv.URL+"/", h))
+	if PluginURL(srv.URL+"/", h) != srv.URL+"/plugins/"+h {
+		t.Fatalf("URL: %s", PluginURL(srv.URL+"/", h))
 	}
 	for _, bad := range []string{"/plugins/" + h[:10], "/plugins/..%2Fp.wasm", "/plugins/" + hex.EncodeToString(make([]byte, 32))} {
 		if code, _, _ := get(bad); code != 404 {

@@ -1,8 +1,10 @@
-// Package ir is the intermediate description between the gateway file and
-// Envoy's resources: names resolved, defaults applied, durations parsed,
-// plugin files turned into content addresses. The translator reads only
-// this, so it never re-checks the file and never touches the disk.
-package ir
+package translate
+
+// The intermediate description between the gateway file and Envoy's
+// resources: names resolved, defaults applied, durations parsed, plugin
+// files turned into content addresses. Build makes it from a checked
+// gateway file; Translate reads only this, so it never re-checks the file
+// and never touches the disk.
 
 import "time"
 

@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/runedge/runedge/envoy/deep"
 	"github.com/runedge/runedge/envoy/ecds"
+	"github.com/runedge/runedge/envoy/internal/deep"
 )
 
 // Validate checks every resource in depth (deep.Validate): the resource and

@@ -4,7 +4,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
-	"github.com/runedge/runedge/envoy/protoyaml"
+	"github.com/runedge/runedge/envoy/internal/protoyaml"
 )
 
 // YAML renders the resources as one YAML document, a list per kind, for

@@ -1,7 +1,7 @@
 package gateway
 
 // The types below are the gateway file as written: strings where the file
-// has strings, no defaults, no logic. Validate checks them and ir.Build
+// has strings, no defaults, no logic. Validate checks them and translate.Build
 // turns them into the resolved description the translator reads, so that
 // the file's shape can change without touching the translator.
 

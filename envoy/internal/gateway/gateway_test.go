@@ -56,7 +56,7 @@ func TestDuration(t *testing.T) {
 
 // The deployment in examples/envoy must stay a valid gateway file.
 func TestExampleValidates(t *testing.T) {
-	f, err := Load("../../examples/envoy/gateway.yaml")
+	f, err := Load("../../../examples/envoy/gateway.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

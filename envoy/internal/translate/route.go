@@ -4,8 +4,6 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
-
-	"github.com/runedge/runedge/envoy/ir"
 )
 
 // runedgeRoutes are the paths a host serves. Exact paths for the three
@@ -31,7 +29,7 @@ const notFoundBody = `{"error":{"message":"not found","type":"invalid_request_er
 // every stream longer than that. Streams are bounded by idle_timeout
 // instead, which resets whenever a byte passes. Nothing is added to or
 // removed from the headers.
-func routeConfig(l ir.Listener, g *ir.Gateway) *route.RouteConfiguration {
+func routeConfig(l Listener, g *Gateway) *route.RouteConfiguration {
 	vh := &route.VirtualHost{Name: l.Name, Domains: []string{"*"}}
 	for _, r := range runedgeRoutes {
 		vh.Routes = append(vh.Routes, &route.Route{

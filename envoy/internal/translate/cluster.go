@@ -6,8 +6,6 @@ import (
 	httpopts "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
-
-	"github.com/runedge/runedge/envoy/ir"
 )
 
 // httpOptionsKey is where Envoy looks for a cluster's upstream HTTP
@@ -17,7 +15,7 @@ const httpOptionsKey = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
 // clusterOf is an EDS cluster when every endpoint is an IP address (its
 // endpoints come over the same ADS stream), and a STRICT_DNS cluster with
 // its endpoints inline otherwise, so that Envoy follows DNS itself.
-func clusterOf(c ir.Cluster) (*cluster.Cluster, error) {
+func clusterOf(c Cluster) (*cluster.Cluster, error) {
 	cl := &cluster.Cluster{
 		Name:           c.Name,
 		ConnectTimeout: durationpb.New(c.ConnectTimeout),

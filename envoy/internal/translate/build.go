@@ -1,4 +1,4 @@
-package ir
+package translate
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"net"
 	"slices"
 
-	"github.com/runedge/runedge/envoy/gateway"
+	"github.com/runedge/runedge/envoy/internal/gateway"
 )
 
 // Publish makes the plugin file at path fetchable by the hosts and returns

@@ -1,6 +1,7 @@
-// Package translate turns the intermediate description (ir) into Envoy's
-// resources, one file per resource kind, and validates every resource in
-// depth before anything is served.
+// Package translate turns a checked gateway file into Envoy's resources in
+// two steps: Build resolves it into an intermediate description (ir.go),
+// Translate turns that into resources, one file per resource kind, and
+// validates every resource in depth before anything is served.
 //
 // What the resources guarantee, for runedge's event streams:
 //   - routes have no overall timeout (timeout: 0s); only an idle timeout
@@ -17,8 +18,6 @@ import (
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-
-	"github.com/runedge/runedge/envoy/ir"
 )
 
 // Resources are one gateway's Envoy resources.
@@ -40,7 +39,7 @@ type Resources struct {
 }
 
 // Translate builds the resources of g and validates them (Validate).
-func Translate(g *ir.Gateway) (*Resources, error) {
+func Translate(g *Gateway) (*Resources, error) {
 	r := &Resources{}
 	for _, l := range g.Listeners {
 		lis, err := socketListener(l, g)

@@ -11,13 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-
-	"github.com/runedge/runedge/envoy/ir"
 )
 
 // socketListener is an HTTP listener whose routes come over RDS (ADS), in
 // the route configuration named like the listener.
-func socketListener(l ir.Listener, g *ir.Gateway) (*listener.Listener, error) {
+func socketListener(l Listener, g *Gateway) (*listener.Listener, error) {
 	filters, err := httpFilters(g)
 	if err != nil {
 		return nil, fmt.Errorf("listener %s: %w", l.Name, err)
@@ -64,7 +62,7 @@ func socketListener(l ir.Listener, g *ir.Gateway) (*listener.Listener, error) {
 // httpFilters is the HTTP filter chain: ext_authz when configured, then
 // the router. No buffer, compression or other body filter: event streams
 // must flow byte for byte as the host writes them.
-func httpFilters(g *ir.Gateway) ([]*hcm.HttpFilter, error) {
+func httpFilters(g *Gateway) ([]*hcm.HttpFilter, error) {
 	var out []*hcm.HttpFilter
 	if g.ExtAuthz != nil {
 		f, err := extAuthzFilter(g.ExtAuthz)

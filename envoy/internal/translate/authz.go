@@ -8,15 +8,13 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
-
-	"github.com/runedge/runedge/envoy/ir"
 )
 
 // extAuthzFilter checks each request's headers with the authorization
 // service. The service sees the bearer token and the x-service-* headers
 // (actor, tenant, request ids), which is what it needs to decide; the body
 // is never sent, so nothing is buffered.
-func extAuthzFilter(a *ir.ExtAuthz) (*hcm.HttpFilter, error) {
+func extAuthzFilter(a *ExtAuthz) (*hcm.HttpFilter, error) {
 	cfg := &extauthz.ExtAuthz{
 		TransportApiVersion: core.ApiVersion_V3,
 		FailureModeAllow:    a.FailureModeAllow,

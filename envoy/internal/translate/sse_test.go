@@ -9,8 +9,7 @@ import (
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 
-	"github.com/runedge/runedge/envoy/gateway"
-	"github.com/runedge/runedge/envoy/ir"
+	"github.com/runedge/runedge/envoy/internal/gateway"
 )
 
 // TestStreamSafety checks, independently of the golden files, what keeps
@@ -27,7 +26,7 @@ func TestStreamSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Dir = "testdata/in"
-	g, err := ir.Build(f, hashOnly)
+	g, err := Build(f, hashOnly)
 	if err != nil {
 		t.Fatal(err)
 	}

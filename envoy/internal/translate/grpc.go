@@ -5,8 +5,6 @@ import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/anypb"
-
-	"github.com/runedge/runedge/envoy/ir"
 )
 
 // apiListener makes cluster c resolvable by proxyless gRPC clients: a gRPC
@@ -16,7 +14,7 @@ import (
 // inline, so the listener needs no RDS resource of its own and snapshot
 // consistency is unaffected. The only filter is the router: gRPC clients
 // refuse a listener with filters they do not implement.
-func apiListener(c ir.Cluster) (*listener.Listener, error) {
+func apiListener(c Cluster) (*listener.Listener, error) {
 	r, err := routerFilter()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,68 @@
+// Package native holds the native wire types that cross the plugin boundary:
+// the run request a mapping plugin produces (Request, Message) and the
+// agent's answer the host hands back to it (Result, Usage).
+//
+// It is a leaf package (standard library only) so that both sides of the
+// boundary — the host's runner and filters, and guest code compiled to wasm —
+// can share one definition without pulling in the runner. The runner
+// re-exports these types as aliases (runner.Request = native.Request), so
+// either name may be used. Their JSON form is part of the plugin ABI
+// (plugins/ABI.md): changing a tag changes what plugins see.
+package native
+
+import "encoding/json"
+
+// Message is one input message of the native run request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Ref names a stored item (msg_…, fc_…) that stands for this message:
+	// a mapping plugin passes the Responses API's item_reference through
+	// as {"ref":"msg_…"}, and the runner resolves it from the tenant's
+	// stored items before the agent starts (400 item_not_found
+	// otherwise). A resolved message never carries Ref.
+	Ref string `json:"ref,omitempty"`
+}
+
+// Request is the native run request a mapping plugin produces from a
+// compatible body.
+type Request struct {
+	Input        []Message       `json:"input"`
+	Instructions string          `json:"instructions,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	SchemaName   string          `json:"schema_name,omitempty"`
+	// JSONObject asks for any JSON object (response_format json_object).
+	JSONObject      bool `json:"json_object,omitempty"`
+	Stream          bool `json:"stream"`
+	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
+
+	// The Responses API's stateful settings (DESIGN.md "Responses state").
+	// PreviousResponseID continues that response: the run joins its
+	// session and thread and the agent receives its turns first.
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// NoStore is store:false: the run is recorded without its input and
+	// output, and the response cannot be retrieved or continued.
+	NoStore bool `json:"no_store,omitempty"`
+	// Background runs outlive the request that started them and are
+	// cancelled only by an explicit cancel or shutdown.
+	Background bool `json:"background,omitempty"`
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+// Result is what the agent produced.
+type Result struct {
+	Text string `json:"text"`
+	// FinishReason is "stop" or "length".
+	FinishReason string `json:"finish_reason"`
+	Usage        Usage  `json:"usage"`
+	// Attempts is how many times the agent asked the provider for this
+	// answer: 1, or 2 when structured output needed a repair. The agent
+	// sets it on failures too, so the run records what it cost.
+	Attempts int `json:"attempts,omitempty"`
+}
