@@ -182,3 +182,12 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 	}
 	return append(dst, '}')
 }
+
+// ResponseObject builds the Response object of a stored response that has
+// no final object (yet): still running, or ended without one. It is mapped
+// natively, like the in-progress object of response.created; res carries
+// the output of a completed run, nil otherwise.
+func ResponseObject(r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
+	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
+	return compat.MapResult(resultEnvelope(nil, x, newReplyIDs(r), status, res))
+}

@@ -51,8 +51,8 @@ func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 		t.Fatalf("journal_mode = %q, want wal", mode)
 	}
 	var version int
-	if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != 3 {
-		t.Fatalf("schema version = %d, %v; want 3", version, err)
+	if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != 4 {
+		t.Fatalf("schema version = %d, %v; want 4", version, err)
 	}
 }
 
