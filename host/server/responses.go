@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters"
@@ -88,10 +90,21 @@ func (s *Server) getResponse(ctx context.Context, x *filters.Exchange) error {
 		return err
 	}
 	q := x.Request.URL.Query()
-	if v := q.Get("stream"); v == "true" {
-		return s.replayStream(ctx, x, run, q.Get("starting_after"))
-	} else if v != "" && v != "false" {
+	stream := false
+	switch v := q.Get("stream"); v {
+	case "true":
+		stream = true
+	case "", "false":
+	default:
 		return apierr.InvalidBody("stream", "stream must be true or false")
+	}
+	// openai-go's GetStreaming asks with a JSON body {"stream":true} on
+	// the GET rather than the query; both are honoured.
+	if b, err := io.ReadAll(io.LimitReader(x.Request.Body, 4<<10)); err == nil && gjson.GetBytes(b, "stream").Bool() {
+		stream = true
+	}
+	if stream {
+		return s.replayStream(ctx, x, run, q.Get("starting_after"))
 	}
 	obj, err := responseObject(rec, run)
 	if err != nil {
