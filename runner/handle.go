@@ -113,7 +113,7 @@ func (h *Handle) execute(agent Agent, req Request) {
 // run: a consumer that stopped reading (client gone, owner finished) is
 // released by the run's context.
 func (h *Handle) emit(ev Event) error {
-	if ev.Delta != "" && h.firstToken.Load() == 0 {
+	if (ev.Delta != "" || ev.ToolCall != nil) && h.firstToken.Load() == 0 {
 		h.firstToken.Store(max(int64(time.Since(h.begun)), 1))
 	}
 	if h.ctx.Err() != nil {
@@ -179,8 +179,11 @@ func (h *Handle) finish(res *Result, err error) error {
 	if werr == nil && h.stored {
 		var out []Item
 		if o.status == StatusCompleted {
-			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true,
-				Message: Message{Role: "assistant", Content: t.Output}}}
+			m := Message{Role: "assistant", Content: t.Output}
+			if o.res != nil {
+				m.ToolCalls = o.res.ToolCalls
+			}
+			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
 		}
 		werr = h.svc.history.EndResponse(wctx, h.run.ID, h.object, out)
 	}

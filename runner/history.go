@@ -142,7 +142,7 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 			}
 			it, err := s.history.GetItem(ctx, spec.TenantID, m.Ref)
 			if errors.Is(err, ErrNotFound) {
-				return nil, "", &ItemNotFoundError{Index: i, ID: m.Ref}
+				return nil, "", &ItemNotFoundError{Index: m.RefIndex, ID: m.Ref}
 			}
 			if err != nil {
 				return nil, "", err

@@ -43,6 +43,7 @@ const (
 	CodeUnsupportedParameter = "unsupported_parameter"
 	CodePreviousNotFound     = "previous_response_not_found"
 	CodeItemNotFound         = "item_not_found"
+	CodeInvalidSchema        = "invalid_schema"
 )
 
 // Error is an API error. The zero Param renders as null.

@@ -17,8 +17,13 @@ func serve(ctx context.Context, args []string, env Env) error {
 	fs.SetOutput(env.Stderr)
 	cfgPath := fs.String("config", "", "configuration file (YAML); defaults apply without one")
 	listen := fs.String("listen", "", "listen address (overrides the file's listen)")
-	xdsAddr := fs.String("xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
-	node := fs.String("node", "", "this host's node id for --xds (default: the host name)")
+	var xo xdsClient
+	fs.StringVar(&xo.addr, "xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
+	fs.StringVar(&xo.node, "node", "", "this host's node id for --xds (default: the host name)")
+	fs.StringVar(&xo.ca, "xds-ca", "", "CA certificate (PEM) the control plane's certificate must be signed by")
+	fs.StringVar(&xo.cert, "xds-cert", "", "this host's client certificate (PEM) for the control plane")
+	fs.StringVar(&xo.key, "xds-key", "", "the key of --xds-cert (PEM)")
+	fs.BoolVar(&xo.insecure, "xds-insecure", false, "talk to the control plane in plaintext, unauthenticated (tests and trusted networks only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,48 +38,56 @@ func serve(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	srv, err := server.New(ctx, cfg, log)
-	if err != nil {
-		return err
+	var watchers []server.Watcher
+	if *cfgPath != "" {
+		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
+			return defaultToken(c, env)
+		}))
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
-	}
-	if cfg.Admin.Listen != "off" {
-		aln, err := net.Listen("tcp", cfg.Admin.Listen)
+	if xo.addr != "" {
+		w, err := subscribe(cfg, xo, log)
 		if err != nil {
-			ln.Close()
-			return fmt.Errorf("admin.listen: %w", err)
-		}
-		go func() {
-			if err := srv.ServeAdmin(aln); err != nil {
-				log.Error("admin listener stopped", "err", err)
-			}
-		}()
-	}
-	if *xdsAddr != "" {
-		if err := subscribe(ctx, srv, cfg, *xdsAddr, *node, log); err != nil {
-			ln.Close()
 			return err
 		}
+		watchers = append(watchers, w)
 	}
-	if *cfgPath != "" {
-		go config.Watch(ctx, *cfgPath, 500*time.Millisecond, func(c *config.Config, err error) {
-			if err == nil {
-				err = defaultToken(c, env)
-			}
-			if err == nil {
-				err = srv.Reload(ctx, c)
-			}
-			if err != nil {
-				log.Error("configuration change refused; the running configuration keeps serving", "err", err)
-				return
-			}
-			log.Info("configuration reloaded", "file", *cfgPath)
-		})
+	ls, err := openListeners(cfg)
+	if err != nil {
+		return err
 	}
-	return srv.Serve(ctx, ln)
+	srv, err := server.New(ctx, cfg, log)
+	if err != nil {
+		ls.close()
+		return err
+	}
+	return srv.Run(ctx, ls.Listeners, watchers...)
+}
+
+type listeners struct{ server.Listeners }
+
+// openListeners opens the API and admin listeners before anything else is
+// acquired, so a port in use costs nothing to undo.
+func openListeners(cfg *config.Config) (listeners, error) {
+	var ls listeners
+	var err error
+	if ls.API, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return ls, err
+	}
+	if cfg.Admin.Listen != "off" {
+		if ls.Admin, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			ls.close()
+			return ls, fmt.Errorf("admin.listen: %w", err)
+		}
+	}
+	return ls, nil
+}
+
+func (ls listeners) close() {
+	for _, l := range []net.Listener{ls.API, ls.Admin} {
+		if l != nil {
+			l.Close()
+		}
+	}
 }
 
 func loadConfig(path string) (*config.Config, error) {

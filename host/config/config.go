@@ -85,6 +85,11 @@ type Plugins struct {
 	// StreamWindow batches streamed text for plugins that export
 	// map_stream: at most one call per window (0 = one call per arrival).
 	StreamWindow Duration `yaml:"stream_window"`
+	// Origins are the https URLs (scheme, host, optional port and path
+	// prefix) a host subscribed to a control plane (serve --xds) may fetch
+	// plugins from, besides the control plane's own plugin server. Any
+	// other URL is refused without a request. Read at start.
+	Origins []string `yaml:"origins"`
 }
 
 // Admin is the operator listener: plugin swap and list, /metrics. Only

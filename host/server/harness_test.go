@@ -66,20 +66,22 @@ func serveConfig(t testing.TB, cfg *config.Config) *harness {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		srv.Close(ctx)
 		stop()
 		t.Fatal(err)
 	}
 	h := &harness{t: t, URL: "http://" + ln.Addr().String(), srv: srv, cfg: cfg, stop: stop, done: make(chan error, 1)}
+	ls := Listeners{API: ln}
 	if cfg.Admin.Listen != "off" {
-		aln, err := net.Listen("tcp", cfg.Admin.Listen)
-		if err != nil {
+		if ls.Admin, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			ln.Close()
+			srv.Close(ctx)
 			stop()
 			t.Fatal(err)
 		}
-		h.Admin = "http://" + aln.Addr().String()
-		go srv.ServeAdmin(aln)
+		h.Admin = "http://" + ls.Admin.Addr().String()
 	}
-	go func() { h.done <- srv.Serve(ctx, ln) }()
+	go func() { h.done <- srv.Run(ctx, ls) }()
 	t.Cleanup(func() { h.shutdown() })
 	return h
 }

@@ -6,10 +6,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -40,6 +38,9 @@ type Server struct {
 	metrics  *metrics
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
+	// closed is set (under swapMu) once Close has begun: no generation is
+	// built after it.
+	closed bool
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins
@@ -91,67 +92,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	return s, nil
 }
 
-// ServeAdmin answers the admin API on ln until the server shuts down.
-func (s *Server) ServeAdmin(ln net.Listener) error {
-	s.log.Info("runedge admin API", "addr", ln.Addr().String())
-	err := s.admin.Serve(ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
-}
-
 // Handler returns the HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
 // Runs returns the run service.
 func (s *Server) Runs() *runner.Service { return s.runs }
-
-// Serve answers on ln until ctx is done, then shuts down gracefully:
-// it stops accepting, lets runs in flight finish for the configured grace
-// period, cancels the rest (recorded cancelled, reason shutdown) and closes
-// the store. It returns once everything is recorded.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
-	s.log.Info("runedge serving", "addr", ln.Addr().String())
-	select {
-	case err := <-errc:
-		s.close(context.WithoutCancel(ctx))
-		return err
-	case <-ctx.Done():
-	}
-	return s.shutdown(context.WithoutCancel(ctx))
-}
-
-func (s *Server) shutdown(ctx context.Context) error {
-	grace := s.cfg.Limits.ShutdownGrace.Std()
-	s.log.Info("runedge shutting down", "grace", grace, "in_flight", s.runs.InFlight())
-	s.runs.Drain()
-	s.admin.Close()
-	graceCtx, cancel := context.WithTimeout(ctx, grace)
-	err := s.http.Shutdown(graceCtx)
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("grace period over; cancelling runs in flight", "in_flight", s.runs.InFlight())
-		s.runs.CancelAll(runner.ReasonShutdown)
-		// Handlers now write their error and return; give them a moment.
-		finishCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = s.http.Shutdown(finishCtx)
-		cancel()
-		if err != nil {
-			s.http.Close()
-		}
-	}
-	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	werr := s.runs.Wait(waitCtx)
-	cancel()
-	s.close(ctx)
-	if werr != nil {
-		return fmt.Errorf("shutdown: runs still in flight: %w", werr)
-	}
-	return nil
-}
 
 // close releases everything New acquired, in reverse order.
 func (s *Server) close(ctx context.Context) {

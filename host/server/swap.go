@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 
 	"github.com/runedge/runedge/host/config"
@@ -48,6 +49,9 @@ func (s *Server) install(g *generation) {
 func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	cur := s.gen.Load().cfg
 	for _, f := range restartOnly(cur, cfg) {
 		s.log.Warn("configuration change needs a restart; keeping the running value", "field", f)
@@ -69,6 +73,9 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	next := *s.gen.Load().cfg
 	next.Chains = maps.Clone(next.Chains)
 	for k, ch := range chains {
@@ -103,6 +110,9 @@ func (s *Server) ApplyChains(ctx context.Context, chains map[string]config.Chain
 func (s *Server) SwapPlugin(ctx context.Context, stage, path string) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
 	keys, err := stageKeys(stage)
 	if err != nil {
 		return err
@@ -170,7 +180,7 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Provider != b.Provider {
 		out = append(out, "provider")
 	}
-	if a.Plugins != b.Plugins {
+	if !reflect.DeepEqual(a.Plugins, b.Plugins) { // it holds slices (origins)
 		out = append(out, "plugins")
 	}
 	if a.Admin != b.Admin {

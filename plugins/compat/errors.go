@@ -22,16 +22,6 @@ func (e *InputError) Error() string {
 	return e.Message + " (param " + e.Param + ")"
 }
 
-// CodeUnsupportedParameter is the OpenAI error code for a parameter that
-// would change the meaning of the request but is not supported: refused
-// rather than silently dropped.
-const CodeUnsupportedParameter = "unsupported_parameter"
-
-// unsupported returns an unsupported_parameter InputError for param.
-func unsupported(param, message string) error {
-	return &InputError{Message: message, Param: param, Code: CodeUnsupportedParameter}
-}
-
 // invalid returns an invalid_body InputError for param.
 func invalid(param, message string) error {
 	return &InputError{Message: message, Param: param, Code: CodeInvalidBody}

@@ -22,6 +22,15 @@ type Message struct {
 	// stored items before the agent starts (400 item_not_found
 	// otherwise). A resolved message never carries Ref.
 	Ref string `json:"ref,omitempty"`
+	// RefIndex is the index of the referencing item in the client's input
+	// list, for the error that names it (input items and native messages
+	// need not line up one to one).
+	RefIndex int `json:"ref_index,omitempty"`
+	// ToolCalls are the calls an assistant message made (its Content may
+	// then be empty). See tools.go.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is set on role "tool": Content is the result of that call.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // Request is the native run request a mapping plugin produces from a
@@ -46,6 +55,11 @@ type Request struct {
 	// Background runs outlive the request that started them and are
 	// cancelled only by an explicit cancel or shutdown.
 	Background bool `json:"background,omitempty"`
+	// Tools are the client's function tools; ToolChoice (zero: auto) and
+	// ParallelToolCalls (nil: true) say how the model may use them.
+	Tools             []Tool     `json:"tools,omitempty"`
+	ToolChoice        ToolChoice `json:"tool_choice,omitzero"`
+	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
 }
 
 // Usage counts tokens.
@@ -58,9 +72,12 @@ type Usage struct {
 // Result is what the agent produced.
 type Result struct {
 	Text string `json:"text"`
-	// FinishReason is "stop" or "length".
-	FinishReason string `json:"finish_reason"`
-	Usage        Usage  `json:"usage"`
+	// FinishReason is "stop", "length", or "tool_calls" when the answer
+	// is ToolCalls (Text may then be empty or hold what the model said
+	// before calling).
+	FinishReason string     `json:"finish_reason"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	Usage        Usage      `json:"usage"`
 	// Attempts is how many times the agent asked the provider for this
 	// answer: 1, or 2 when structured output needed a repair. The agent
 	// sets it on failures too, so the run records what it cost.

@@ -23,9 +23,9 @@ type Server struct {
 	Config     *config.Config
 }
 
-// Start validates cfg and serves it until the test ends. ctx, when it ends
-// first, stops the server too.
-func Start(tb testing.TB, ctx context.Context, cfg *config.Config) *Server {
+// Start validates cfg and serves it (with watchers, see server.Run) until
+// the test ends. ctx, when it ends first, stops the server too.
+func Start(tb testing.TB, ctx context.Context, cfg *config.Config, watchers ...server.Watcher) *Server {
 	tb.Helper()
 	if err := cfg.Validate(); err != nil {
 		tb.Fatal(err)
@@ -39,21 +39,23 @@ func Start(tb testing.TB, ctx context.Context, cfg *config.Config) *Server {
 	s := &Server{Server: srv, Config: cfg}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		srv.Close(ctx)
 		stop()
 		tb.Fatal(err)
 	}
 	s.URL = "http://" + ln.Addr().String()
+	ls := server.Listeners{API: ln}
 	if cfg.Admin.Listen != "off" {
-		aln, err := net.Listen("tcp", cfg.Admin.Listen)
-		if err != nil {
+		if ls.Admin, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			ln.Close()
+			srv.Close(ctx)
 			stop()
 			tb.Fatal(err)
 		}
-		s.Admin = aln.Addr().String()
-		go srv.ServeAdmin(aln)
+		s.Admin = ls.Admin.Addr().String()
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Run(ctx, ls, watchers...) }()
 	tb.Cleanup(func() {
 		stop()
 		select {
