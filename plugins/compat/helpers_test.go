@@ -47,8 +47,8 @@ func mapOK(t *testing.T, endpoint, body string) (request, echo string) {
 func mapInvalid(t *testing.T, endpoint, body string) *InputError {
 	t.Helper()
 	ie := mapRefused(t, endpoint, body)
-	if ie.Code != CodeInvalidBody {
-		t.Fatalf("InputError needs code invalid_body: %+v", ie)
+	if ie.Code != CodeInvalidBody && ie.Code != CodeUnsupportedParameter {
+		t.Fatalf("InputError needs code invalid_body or unsupported_parameter: %+v", ie)
 	}
 	return ie
 }

@@ -74,7 +74,7 @@ func TestMapResponsesRequest(t *testing.T) {
 				"metadata":{"k":"v"},"temperature":0.2,"top_p":0.9,"tool_choice":"none","tools":[],"parallel_tool_calls":false,
 				"store":false,"truncation":"auto","user":"user-1","previous_response_id":"resp_prev","reasoning":{"effort":"low"},"include":[]}`,
 			request: `{"input":[{"role":"user","content":"x"}],"instructions":"Answer in \"French\".","stream":true,"max_output_tokens":200,
-				"tool_choice":"none","parallel_tool_calls":false,"previous_response_id":"resp_prev","no_store":true}`,
+				"previous_response_id":"resp_prev","no_store":true,"tool_choice":"none","parallel_tool_calls":false}`,
 			echo: `{"instructions":"Answer in \"French\".","metadata":{"k":"v"},"temperature":0.2,"top_p":0.9,"max_output_tokens":200,
 				"text":{"format":{"type":"text"}},"tool_choice":"none","tools":[],"parallel_tool_calls":false,"store":false,
 				"truncation":"auto","user":"user-1","previous_response_id":"resp_prev","background":false}`,
