@@ -168,10 +168,11 @@ func (h *Handle) finish(res *Result, err error) error {
 	if h.noStore {
 		t.Output = ""
 	}
+	elapsed, firstToken := time.Since(h.begun), time.Duration(h.firstToken.Load())
 	if o.status.Terminal() {
-		t.DurationMs = msPtr(time.Since(h.begun))
-		if ft := h.firstToken.Load(); ft > 0 {
-			t.TimeToFirstTokenMs = msPtr(time.Duration(ft))
+		t.DurationMs = msPtr(elapsed)
+		if firstToken > 0 {
+			t.TimeToFirstTokenMs = msPtr(firstToken)
 		}
 	}
 	wctx := context.WithoutCancel(h.parent)
@@ -189,7 +190,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	}
 	h.svc.release(h)
 	close(h.finished)
-	h.svc.observer.RunFinished(h.ended(t))
+	h.svc.observer.RunFinished(h.ended(t, elapsed, firstToken))
 	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)
 	if werr != nil {
 		log.Error("runner: cannot record run outcome", "err", werr)
@@ -200,8 +201,9 @@ func (h *Handle) finish(res *Result, err error) error {
 }
 
 // ended is the run as its outcome recorded it, for the observer.
-func (h *Handle) ended(t Transition) *Run {
+func (h *Handle) ended(t Transition, elapsed, firstToken time.Duration) *Run {
 	r := h.run
+	r.Elapsed, r.FirstToken = elapsed, firstToken
 	r.Status, r.StatusReason, r.EndedAt, r.Usage, r.Error = t.Status, t.Reason, t.EndedAt, t.Usage, t.Error
 	r.Attempts = t.Attempts
 	r.DurationMs, r.TimeToFirstTokenMs = t.DurationMs, t.TimeToFirstTokenMs

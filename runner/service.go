@@ -12,7 +12,10 @@ import (
 // ServiceConfig configures a Service.
 type ServiceConfig struct {
 	Store Store
-	Agent Agent
+	// History keeps stored responses; nil means Store's own, if it
+	// implements HistoryStore (a wrapped Store may hide it).
+	History HistoryStore
+	Agent   Agent
 	// RunTimeout is the deadline for a whole run (→ failed/timeout); 0 means
 	// none.
 	RunTimeout time.Duration
@@ -26,22 +29,6 @@ type ServiceConfig struct {
 	// Observer is told when runs start and end (nil: nobody).
 	Observer Observer
 }
-
-// Observer watches runs go by: metrics, traces, the operator page. Its
-// methods are called synchronously on the run's path (RunStarted once the
-// run is recorded, before the agent starts; RunFinished once the outcome is
-// recorded), so they must be quick and must not block. The *Run is a copy
-// the observer may keep.
-type Observer interface {
-	RunStarted(r *Run)
-	RunFinished(r *Run)
-}
-
-// nopObserver is the Observer of a service configured without one.
-type nopObserver struct{}
-
-func (nopObserver) RunStarted(*Run)  {}
-func (nopObserver) RunFinished(*Run) {}
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
 // an admin. A non-admin scope with an empty TenantID sees runs of the empty
@@ -92,7 +79,10 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		logs:     map[string]*EventLog{},
 		idle:     make(chan struct{}),
 	}
-	s.history, _ = cfg.Store.(HistoryStore)
+	s.history = cfg.History
+	if s.history == nil {
+		s.history, _ = cfg.Store.(HistoryStore)
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

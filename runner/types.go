@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runedge/runedge/runner/native"
 )
@@ -183,6 +184,11 @@ type Run struct {
 	// text delta, in milliseconds. Null when no delta was produced (a
 	// failure before any text, or a provider that answered whole).
 	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
+	// Elapsed and FirstToken are the same timings at full resolution, set
+	// only on the copy an Observer receives (metrics want sub-millisecond
+	// values); FirstToken is 0 when no delta was produced.
+	Elapsed    time.Duration `json:"-"`
+	FirstToken time.Duration `json:"-"`
 	// ToolCalls are the calls a run that ended in tool calls (status
 	// completed, reason tool_calls) asked the client to make: its output.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`

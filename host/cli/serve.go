@@ -37,7 +37,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err := defaultToken(cfg, env); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	log := newLogger(cfg, env)
 	var watchers []server.Watcher
 	if *cfgPath != "" {
 		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
@@ -88,6 +88,15 @@ func (ls listeners) close() {
 			l.Close()
 		}
 	}
+}
+
+// newLogger is the process log: text, or one JSON object a line with
+// log.format: json (for log shippers). The access log goes here too.
+func newLogger(cfg *config.Config, env Env) *slog.Logger {
+	if cfg.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, nil))
 }
 
 func loadConfig(path string) (*config.Config, error) {

@@ -20,6 +20,9 @@ type Config struct {
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
+	Log      Log              `yaml:"log"`     // see observe.go
+	Metrics  Metrics          `yaml:"metrics"` // see observe.go
+	Tracing  Tracing          `yaml:"tracing"` // see observe.go
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
@@ -52,6 +55,9 @@ type Limits struct {
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
 	RatePerSecond float64  `yaml:"rate_per_second"`
 	Burst         int      `yaml:"burst"`
+	// SSEKeepalive is how often a stream that has nothing to send writes a
+	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
+	SSEKeepalive *Duration `yaml:"sse_keepalive"`
 }
 
 // Store is the run store.
@@ -96,6 +102,9 @@ type Plugins struct {
 // tokens marked admin may use it. "off" disables it.
 type Admin struct {
 	Listen string `yaml:"listen"`
+	// MetricsPublic serves /metrics without a token, for a scraper on a
+	// private network.
+	MetricsPublic bool `yaml:"metrics_public"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

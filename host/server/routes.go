@@ -98,6 +98,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoi
 	if err := h.Handle(r.Context(), x); err != nil {
 		s.fail(x, err)
 	}
+	note(w, x)
 }
 
 // readBody reads the whole body within the limit.

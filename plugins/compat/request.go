@@ -16,7 +16,7 @@ type native struct {
 	// The Responses API's stateful settings (runner.Request).
 	previousResponseID  value // a string, or absent
 	noStore, background bool
-	tools        toolOptions
+	tools               toolOptions
 }
 
 // appendOptions appends the optional native fields, leaving out empty ones as
