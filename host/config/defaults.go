@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Default values; documented in README.md.
 const (
@@ -14,6 +17,8 @@ const (
 	DefaultAdminListen   = "127.0.0.1:8081"
 	DefaultStoreDir      = "data/plugins"
 	DefaultStreamWindow  = 20 * time.Millisecond
+	DefaultCommitWindow  = 100 * time.Microsecond
+	DefaultCommitBatch   = 128
 )
 
 // Default returns the configuration used without a file: everything but
@@ -49,6 +54,15 @@ func (c *Config) applyDefaults() {
 	if c.Store.Path == "" {
 		c.Store.Path = DefaultStorePath
 	}
+	if c.Store.CommitWindow == (Duration{}) {
+		c.Store.CommitWindow = Dur(DefaultCommitWindow)
+	}
+	if c.Store.CommitBatch == 0 {
+		c.Store.CommitBatch = DefaultCommitBatch
+	}
+	if c.Host.ID == "" {
+		c.Host.ID = defaultHostID(c.Listen)
+	}
 	if c.Provider.Kind == "" {
 		c.Provider.Kind = "offline"
 	}
@@ -81,4 +95,14 @@ func (c *Config) applyDefaults() {
 		}
 		c.Chains[ep] = ch
 	}
+}
+
+// defaultHostID is hostname/listen: stable across restarts of one host,
+// different for two hosts (or two processes on one machine).
+func defaultHostID(listen string) string {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "localhost"
+	}
+	return name + "/" + listen
 }

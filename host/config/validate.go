@@ -11,6 +11,7 @@ import (
 var (
 	hashRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	tenantRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	hostIDRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
 )
 
 // Validate checks every field and reports all problems, each naming its
@@ -57,7 +58,8 @@ func (c *Config) Validate() error {
 		d     Duration
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow}} {
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
@@ -68,8 +70,9 @@ func (c *Config) Validate() error {
 	if c.Limits.Burst < 0 {
 		bad("limits.burst", "must not be negative")
 	}
-	if c.Store.Driver != "sqlite" {
-		bad("store.driver", "want sqlite, got %q", c.Store.Driver)
+	c.validateStore(bad)
+	if !hostIDRE.MatchString(c.Host.ID) {
+		bad("host.id", "%q is not a host id (1-128 of letters, digits, . _ : / -)", c.Host.ID)
 	}
 	c.validateProvider(bad)
 	if c.Admin.Listen != "off" {

@@ -79,7 +79,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	}
 	e := readResponseEcho(r.echo)
 
-	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.id)+len(r.messageID)+len(r.model)+640)
+	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.toolCalls)*2+len(r.id)+len(r.messageID)+len(r.model)+640)
 	out = append(out, `{"id":`...)
 	out = appendString(out, r.id)
 	out = append(out, `,"object":"response","created_at":`...)
@@ -101,15 +101,21 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"output":[`...)
 	hasOutput := status == "completed" || status == "incomplete"
 	if hasOutput {
-		out = append(out, outputItemHead...)
-		out = appendString(out, r.messageID)
-		if status == "incomplete" {
-			out = append(out, outputItemIncomplete...)
-		} else {
-			out = append(out, outputItemCompleted...)
+		// A message when the model said something (or called nothing),
+		// then its function calls.
+		message := !r.hasCalls() || (r.text.isString() && r.text != `""`)
+		if message {
+			out = append(out, outputItemHead...)
+			out = appendString(out, r.messageID)
+			if status == "incomplete" {
+				out = append(out, outputItemIncomplete...)
+			} else {
+				out = append(out, outputItemCompleted...)
+			}
+			out = r.appendText(out)
+			out = append(out, outputTextTail...)
 		}
-		out = r.appendText(out)
-		out = append(out, outputTextTail...)
+		out = r.appendFunctionCallItems(out, message)
 	}
 	// output_text is the text of the message items, which clients that
 	// read the wire (and the service's contract) rely on.

@@ -10,6 +10,7 @@ type resultInput struct {
 	endpoint, id, messageID, created, model, status value
 	text, finishReason, usage, echo                 value
 	sessionID, runID                                value
+	toolCalls                                       value
 }
 
 // collect is a members callback over the input's top level.
@@ -42,6 +43,8 @@ func (r *resultInput) collect(k, v value) bool {
 				r.finishReason = v
 			case k.is("usage"):
 				r.usage = v
+			case k.is("tool_calls"):
+				r.toolCalls = v
 			}
 			return true
 		})

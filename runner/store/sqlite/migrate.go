@@ -59,7 +59,11 @@ var migrations = []string{
 	// short run as 0s). NULL: not timed (older runs, interrupted runs).
 	`ALTER TABLE runs ADD COLUMN duration_ms INTEGER;
 	ALTER TABLE runs ADD COLUMN ttft_ms INTEGER;`,
-	// 4: the response history (DESIGN.md "Responses state"). A stored
+	// 4: the host that runs each run, so start-up recovery of one host
+	// leaves the live runs of the others alone. Older runs read "".
+	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX runs_host_status ON runs(host_id, status);`,
+	// 5: the response history (DESIGN.md "Responses state"). A stored
 	// response has a row in responses; store:false runs have none. Items
 	// hold native messages by the id clients reference; stream events are
 	// kept in batches, one row per batch, so a long stream costs a few
@@ -90,6 +94,11 @@ var migrations = []string{
 		PRIMARY KEY (run_id, first_seq)
 	);`,
 }
+
+// SchemaVersion is the schema version this binary writes. The PostgreSQL
+// driver keeps the same numbering (its tests compare the two), so a column
+// added to one is added to the other under the same number.
+func SchemaVersion() int { return len(migrations) }
 
 // migrate creates the version table if needed and applies the missing
 // migrations in one transaction, so a crash mid-way leaves the old version.
