@@ -58,11 +58,11 @@ func TestPluginMatchesNative(t *testing.T) {
 
 func TestPluginReportsClientErrors(t *testing.T) {
 	p := load(t)
-	in := `{"endpoint":"responses","body":{"model":"service","input":[{"type":"function_call_output","call_id":"c","output":"1"}]}}`
+	in := `{"endpoint":"responses","body":{"model":"service","input":[{"type":"reasoning","summary":[]}]}}`
 	_, err := p.Call(context.Background(), runtime.MapRequest, []byte(in))
 	var ie *runtime.InputError
-	if !errors.As(err, &ie) || ie.Param != "input[0]" || ie.Code != "invalid_body" || ie.Message == "" {
-		t.Errorf("want a client error on input[0], got %v", err)
+	if !errors.As(err, &ie) || ie.Param != "input[0].type" || ie.Code != "invalid_body" || ie.Message == "" {
+		t.Errorf("want a client error on input[0].type, got %v", err)
 	}
 }
 
