@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/runedge/runedge/envoy/internal/gateway"
 	"github.com/runedge/runedge/envoy/internal/translate"
@@ -49,14 +53,27 @@ func (s *Server) reload(ctx context.Context) error {
 	return nil
 }
 
-// publish puts a plugin into the store hosts fetch from.
+// publish puts a plugin into the store hosts fetch from. A signature
+// file beside the plugin (<path>.sig, see plugins/signature) is passed on
+// as it is: the control plane does not sign, whoever released the plugin
+// did, and the hosts check it.
 func (s *Server) publish(path string) (translate.Plugin, error) {
 	h, err := s.cfg.Store.Put(path)
 	if err != nil {
 		return translate.Plugin{}, err
 	}
-	return translate.Plugin{SHA256: h, URL: PluginURL(s.cfg.PluginsURL, h)}, nil
+	p := translate.Plugin{SHA256: h, URL: PluginURL(s.cfg.PluginsURL, h)}
+	switch sig, err := os.ReadFile(path + SignatureSuffix); {
+	case err == nil:
+		p.Signature = strings.TrimSpace(string(sig))
+	case !errors.Is(err, fs.ErrNotExist):
+		return translate.Plugin{}, err
+	}
+	return p, nil
 }
+
+// SignatureSuffix names a plugin's signature file: chat.wasm.sig.
+const SignatureSuffix = ".sig"
 
 // pluginFiles are the files the chains of f refer to; a change to one of
 // them is a change of configuration, like a change to f.
@@ -64,7 +81,9 @@ func (s *Server) publish(path string) (translate.Plugin, error) {
 func pluginFiles(f *gateway.File) []string {
 	var out []string
 	for _, ch := range f.Chains {
-		out = append(out, f.Path(ch.MapRequest), f.Path(ch.Translate))
+		for _, p := range []string{f.Path(ch.MapRequest), f.Path(ch.Translate)} {
+			out = append(out, p, p+SignatureSuffix)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -74,3 +74,15 @@ func (s *sink) event(name string, data []byte) error {
 	}
 	return s.flush()
 }
+
+// comment sends a keepalive comment to the client; the log has no use for
+// one.
+func (s *sink) comment() error {
+	if s.reply == nil {
+		return nil
+	}
+	if err := s.reply.Comment("keepalive"); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
+}
