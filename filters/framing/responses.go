@@ -142,3 +142,23 @@ const (
 	outputTextPartHead  = `{"type":"output_text","text":`
 	outputTextPartTail  = `,"annotations":[],"logprobs":[]}`
 )
+
+// AppendError appends an error event. An empty code or param is written as
+// null, as the API does for errors that have none.
+func (s *ResponseStream) AppendError(dst []byte, seq int, code, message, param string) []byte {
+	dst = head(dst, "error", seq)
+	dst = append(dst, `,"code":`...)
+	dst = appendStringOrNull(dst, code)
+	dst = append(dst, `,"message":`...)
+	dst = guestjson.AppendString(dst, message)
+	dst = append(dst, `,"param":`...)
+	dst = appendStringOrNull(dst, param)
+	return append(dst, '}')
+}
+
+func appendStringOrNull(dst []byte, s string) []byte {
+	if s == "" {
+		return append(dst, `null`...)
+	}
+	return guestjson.AppendString(dst, s)
+}

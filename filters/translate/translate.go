@@ -18,6 +18,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -70,12 +71,14 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 	ids := newReplyIDs(x.Run.Run())
 	var err error
 	switch {
+	case x.Run.Background():
+		err = t.background(ctx, x, ids)
 	case !x.Stream:
 		err = t.whole(ctx, x, ids)
 	case x.Endpoint == filters.ChatCompletions:
 		err = t.chatStream(ctx, x, ids)
 	default:
-		err = t.responseStream(ctx, x, ids)
+		err = t.recordedStream(ctx, x, ids)
 	}
 	if err != nil {
 		return err
@@ -85,23 +88,34 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 
 // whole answers a non-streaming request with one body.
 func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	for range x.Run.Events() { // drained only if the runner sent any
-	}
-	res, err := x.Run.Wait()
+	body, err := t.complete(ctx, x, ids)
 	if err != nil {
-		return err
-	}
-	body, err := t.mapResult(ctx, x, ids, abi.ResultCompleted, &res)
-	if err != nil {
-		return err
-	}
-	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
 	if err := x.Reply.JSON(http.StatusOK, body); err != nil {
 		return &filters.ClientGoneError{Err: err}
 	}
 	return nil
+}
+
+// complete waits for the agent, maps its result and records the outcome
+// (with the mapped object, for a stored response).
+func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids replyIDs) ([]byte, error) {
+	for range x.Run.Events() { // drained only if the runner sent any
+	}
+	res, err := x.Run.Wait()
+	if err != nil {
+		return nil, err
+	}
+	body, err := t.mapResult(ctx, x, ids, abi.ResultCompleted, &res)
+	if err != nil {
+		return nil, err
+	}
+	x.Run.SetObject(body)
+	if err := x.Run.Finish(&res, nil); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // mapResult calls the plugin's map_result and normalises what comes back
@@ -126,6 +140,7 @@ func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids repl
 type replyIDs struct {
 	completion, response, message string
 	created                       int64
+	session, run                  string
 }
 
 func newReplyIDs(r runner.Run) replyIDs {
@@ -135,14 +150,14 @@ func newReplyIDs(r runner.Run) replyIDs {
 		created = time.Now().Unix()
 	}
 	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
-		message: "msg_" + suffix, created: created}
+		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
 }
 
 // resultEnvelope appends the map_result input (abi.ResultInput). res is nil
 // for the in-progress response of response.created.
 func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) []byte {
 	in := abi.ResultInput{Endpoint: string(x.Endpoint), ID: ids.response, MessageID: ids.message,
-		Created: ids.created, Model: model.ID, Status: status, Echo: x.Echo}
+		Created: ids.created, SessionID: ids.session, RunID: ids.run, Model: model.ID, Status: status, Echo: x.Echo}
 	if x.Endpoint == filters.ChatCompletions {
 		in.ID = ids.completion
 	}
@@ -150,4 +165,13 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 		in.Result = *res
 	}
 	return in.AppendJSON(dst)
+}
+
+// ResponseObject builds the Response object of a stored response that has
+// no final object (yet): still running, or ended without one. It is mapped
+// natively, like the in-progress object of response.created; res carries
+// the output of a completed run, nil otherwise.
+func ResponseObject(r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
+	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
+	return compat.MapResult(resultEnvelope(nil, x, newReplyIDs(r), status, res))
 }

@@ -48,7 +48,7 @@ func TestRequestInputRoundTrip(t *testing.T) {
 func TestResultInputRoundTrip(t *testing.T) {
 	for _, s := range awkward {
 		for _, status := range []string{ResultCompleted, ResultInProgress} {
-			in := ResultInput{Endpoint: EndpointResponses, ID: "resp_1", MessageID: "msg_1", Created: 1700000000,
+			in := ResultInput{Endpoint: EndpointResponses, ID: "resp_1", MessageID: "msg_1", Created: 1700000000, SessionID: "sess_1", RunID: "run_1",
 				Model: "service", Status: status, Echo: []byte(`{"k":"v"}`)}
 			if status == ResultCompleted {
 				in.Result = native.Result{Text: s, FinishReason: "length", Usage: native.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3},

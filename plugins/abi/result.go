@@ -12,7 +12,7 @@ import (
 
 // ResultInput is the input of map_result:
 //
-//	{"endpoint","id","message_id","created","model","status":"completed"|"in_progress",
+//	{"endpoint","id","message_id","created","session_id","run_id","model","status":"completed"|"in_progress",
 //	 "result":{"text","finish_reason","tool_calls":[{"id","name","arguments"}...],
 //	           "usage":{"input_tokens","output_tokens","total_tokens"}},
 //	 "echo":{...from map_request...}}
@@ -25,6 +25,8 @@ type ResultInput struct {
 	ID        string
 	MessageID string
 	Created   int64
+	SessionID string // the run's session
+	RunID     string // the run
 	Model     string
 	Status    string
 	Result    native.Result
@@ -41,6 +43,10 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 	dst = guestjson.AppendString(dst, in.MessageID)
 	dst = append(dst, `,"created":`...)
 	dst = strconv.AppendInt(dst, in.Created, 10)
+	dst = append(dst, `,"session_id":`...)
+	dst = guestjson.AppendString(dst, in.SessionID)
+	dst = append(dst, `,"run_id":`...)
+	dst = guestjson.AppendString(dst, in.RunID)
 	dst = append(dst, `,"model":`...)
 	dst = guestjson.AppendString(dst, in.Model)
 	dst = append(dst, `,"status":`...)
@@ -80,6 +86,7 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 // form.
 type ResultView struct {
 	Endpoint, ID, MessageID, Created, Model, Status guestjson.Value
+	SessionID, RunID                                guestjson.Value
 	Text, FinishReason, Usage, Echo                 guestjson.Value
 	// ToolCalls is the array of the result's tool calls (EachToolCall).
 	ToolCalls guestjson.Value
@@ -125,6 +132,10 @@ func (r *ResultView) collect(k, v guestjson.Value) bool {
 		r.Status = v
 	case k.Is("echo"):
 		r.Echo = v
+	case k.Is("session_id"):
+		r.SessionID = v
+	case k.Is("run_id"):
+		r.RunID = v
 	case k.Is("result"):
 		v.Members(r.collectResult)
 	}
@@ -207,7 +218,7 @@ func (r *ResultView) Decode() ResultInput {
 	})
 	return ResultInput{
 		Endpoint: r.Endpoint.Str(), ID: r.ID.Str(), MessageID: r.MessageID.Str(),
-		Created: int64(created), Model: r.Model.Str(), Status: r.Status.Str(),
+		Created: int64(created), SessionID: r.SessionID.Str(), RunID: r.RunID.Str(), Model: r.Model.Str(), Status: r.Status.Str(),
 		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), ToolCalls: calls, Usage: r.ReadUsage()},
 		Echo:   r.Echo.Bytes(),
 	}

@@ -12,7 +12,7 @@ import (
 type responsesEcho struct {
 	metadata, temperature, topP, toolChoice, tools value
 	parallelToolCalls, store, truncation, user     value
-	previousResponseID                             value
+	previousResponseID, background                 value
 }
 
 // collect keeps member k if it is an echoed setting.
@@ -38,7 +38,31 @@ func (e *responsesEcho) collect(k, v value) {
 		e.user = v
 	case k.Is("previous_response_id"):
 		e.previousResponseID = v
+	case k.Is("background"):
+		e.background = v
 	}
+}
+
+// readState fills the native request's stateful settings: store defaults
+// to true, and a background response must be stored (its result is
+// fetched later).
+func (e *responsesEcho) readState(n *native) error {
+	store := true
+	if !e.store.IsNull() {
+		store, _ = e.store.Bool() // check() refused non-booleans
+	}
+	bg, err := optBool(e.background, "background")
+	if err != nil {
+		return err
+	}
+	if bg && !store {
+		return invalid("background", "background responses must be stored: background requires store to be true")
+	}
+	if e.previousResponseID.IsString() && e.previousResponseID == `""` {
+		return invalid("previous_response_id", "previous_response_id must not be empty")
+	}
+	n.previousResponseID, n.noStore, n.background = e.previousResponseID, !store, bg
+	return nil
 }
 
 // check refuses values of the wrong type: echoed as they are, they would
@@ -110,6 +134,8 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = appendOptString(dst, e.user)
 	dst = append(dst, `,"previous_response_id":`...)
 	dst = appendOptString(dst, e.previousResponseID)
+	dst = append(dst, `,"background":`...)
+	dst = appendOr(dst, e.background, `false`)
 	return append(dst, '}')
 }
 

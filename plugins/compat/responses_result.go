@@ -1,13 +1,17 @@
 package compat
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // responseEcho holds the echoed request settings as raw JSON, each with the
 // API default in case the echo lacks it.
 type responseEcho struct {
 	instructions, metadata, temperature, topP, maxOutputTokens value
 	text, toolChoice, tools, parallelToolCalls, store          value
-	truncation, user, previousResponseID                       value
+	truncation, user, previousResponseID, background           value
 }
 
 func readResponseEcho(echo value) responseEcho {
@@ -15,7 +19,7 @@ func readResponseEcho(echo value) responseEcho {
 		instructions: "null", metadata: "{}", temperature: "1", topP: "1",
 		maxOutputTokens: "null", text: `{"format":{"type":"text"}}`, toolChoice: `"auto"`,
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
-		user: "null", previousResponseID: "null",
+		user: "null", previousResponseID: "null", background: "false",
 	}
 	echo.Members(func(k, v value) bool {
 		switch {
@@ -45,6 +49,8 @@ func readResponseEcho(echo value) responseEcho {
 			e.user = v
 		case k.Is("previous_response_id"):
 			e.previousResponseID = v
+		case k.Is("background"):
+			e.background = v
 		}
 		return true
 	})
@@ -57,8 +63,10 @@ func readResponseEcho(echo value) responseEcho {
 func mapResponsesResult(r *resultInput) ([]byte, error) {
 	var status string
 	switch {
-	case r.Status.Is("in_progress"):
-		status = "in_progress"
+	case r.Status.Is("in_progress"), r.Status.Is("queued"), r.Status.Is("cancelled"), r.Status.Is("failed"):
+		// A response without output: still running, or ended without one
+		// (the host rebuilds these from the run when it is read back).
+		status = r.Status.Str()
 	case r.Status.Is("completed"):
 		status = "completed"
 		if r.finish().Is("length") {
@@ -92,20 +100,33 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"model":`...)
 	out = appendString(out, r.Model)
 	out = append(out, `,"output":[`...)
-	if status != "in_progress" {
+	hasOutput := status == "completed" || status == "incomplete"
+	if hasOutput {
 		// A message when the model said something (or called nothing),
 		// then its function calls.
 		message := !r.hasCalls() || (r.Text.IsString() && r.Text != `""`)
 		if message {
 			out = append(out, outputItemHead...)
 			out = appendString(out, r.MessageID)
-			out = append(out, outputItemCompleted...)
+			if status == "incomplete" {
+				out = append(out, outputItemIncomplete...)
+			} else {
+				out = append(out, outputItemCompleted...)
+			}
 			out = r.appendText(out)
 			out = append(out, outputTextTail...)
 		}
 		out = r.appendFunctionCallItems(out, message)
 	}
-	out = append(out, `],"parallel_tool_calls":`...)
+	// output_text is the text of the message items, which clients that
+	// read the wire (and the service's contract) rely on.
+	out = append(out, `],"output_text":`...)
+	if hasOutput {
+		out = r.appendText(out)
+	} else {
+		out = append(out, `""`...)
+	}
+	out = append(out, `,"parallel_tool_calls":`...)
 	out = append(out, e.parallelToolCalls...)
 	out = append(out, `,"previous_response_id":`...)
 	out = append(out, e.previousResponseID...)
@@ -123,8 +144,10 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, e.topP...)
 	out = append(out, `,"truncation":`...)
 	out = append(out, e.truncation...)
+	out = append(out, `,"background":`...)
+	out = append(out, e.background...)
 	out = append(out, `,"usage":`...)
-	if status == "in_progress" {
+	if !hasOutput {
 		out = append(out, `null`...)
 	} else {
 		out = appendResponseUsage(out, r.readUsage())
@@ -132,8 +155,29 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"user":`...)
 	out = append(out, e.user...)
 	out = append(out, `,"metadata":`...)
-	out = append(out, e.metadata...)
+	out = r.appendMetadata(out, e.metadata)
 	// access_programs is required by the current schema; null means no
 	// special access program applied, which is always true here.
 	return append(out, `,"access_programs":null}`...), nil
+}
+
+// appendMetadata appends the caller's metadata with the service's own key,
+// service = {"session_id","run_id"}, first: the contract puts the run
+// headers there, and a caller's key of the same name cannot replace it.
+func (r *resultInput) appendMetadata(dst []byte, metadata value) []byte {
+	dst = append(dst, `{"service":{"session_id":`...)
+	dst = appendString(dst, r.SessionID)
+	dst = append(dst, `,"run_id":`...)
+	dst = appendString(dst, r.RunID)
+	dst = append(dst, '}')
+	metadata.Members(func(k, v value) bool {
+		if !k.Is("service") {
+			dst = append(dst, ',')
+			dst = append(dst, k...)
+			dst = append(dst, ':')
+			dst = guestjson.AppendCompact(dst, string(v))
+		}
+		return true
+	})
+	return append(dst, '}')
 }
