@@ -74,6 +74,20 @@ func (r *Reply) Event(name string, data []byte) error {
 	return r.rc.Flush()
 }
 
+// Comment writes an SSE comment line (": text") and flushes it. Clients
+// skip comments; proxies and load balancers see bytes, so an idle stream
+// is not cut off.
+func (r *Reply) Comment(text string) error {
+	b := append(r.frame[:0], ": "...)
+	b = append(b, text...)
+	b = append(b, "\n\n"...)
+	r.frame = b
+	if _, err := r.w.Write(b); err != nil {
+		return err
+	}
+	return r.rc.Flush()
+}
+
 // Flush sends what Buffer wrote.
 func (r *Reply) Flush() error { return r.rc.Flush() }
 

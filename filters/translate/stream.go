@@ -32,7 +32,14 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		buf = cs.AppendRole(buf[:0])
 		return send(buf)
 	}
-	src := t.source(x, ids.completion)
+	src := t.source(x, ids.completion, func() error {
+		if !started {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		return comment(x)
+	})
 	calls := 0 // tool calls streamed
 	for {
 		p, ok, err := src.next(ctx)
@@ -114,7 +121,12 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
 	rs := &responseEvents{t: t, x: x, ids: ids, rs: compat.NewResponseStream(ids.response, ids.message),
 		buf: make([]byte, 0, 1024)}
-	src := t.source(x, ids.response)
+	src := t.source(x, ids.response, func() error {
+		if err := rs.start(); err != nil {
+			return err
+		}
+		return comment(x)
+	})
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -152,6 +164,14 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		return err
 	}
 	return rs.finish(res, final)
+}
+
+// comment sends the keepalive comment.
+func comment(x *filters.Exchange) error {
+	if err := x.Reply.Comment("keepalive"); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
 }
 
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

@@ -30,7 +30,19 @@ type Translate struct {
 	plugin *runtime.Plugin
 	// window batches streamed text for map_stream (see mapped).
 	window time.Duration
+	// keepalive is how long a stream may stay silent before it sends an
+	// SSE comment (0: never).
+	keepalive time.Duration
 }
+
+// Option configures the stage.
+type Option func(*Translate)
+
+// Keepalive makes a stream that has had nothing to send for d write a
+// ": keepalive" comment (after the headers: a stream still waiting for its
+// first token starts then), so load balancers with an idle timeout keep
+// it. 0 disables.
+func Keepalive(d time.Duration) Option { return func(t *Translate) { t.keepalive = d } }
 
 // runnerEvent is the run's stream event.
 type runnerEvent = runner.Event
@@ -39,11 +51,15 @@ var _ filters.Stage = (*Translate)(nil)
 
 // New builds the stage around a loaded plugin that exports map_result.
 // window batches streamed text for a plugin that exports map_stream.
-func New(p *runtime.Plugin, window time.Duration) (*Translate, error) {
+func New(p *runtime.Plugin, window time.Duration, opts ...Option) (*Translate, error) {
 	if !p.Has(runtime.MapResult) {
 		return nil, fmt.Errorf("translate: plugin %s does not export map_result", p.Name())
 	}
-	return &Translate{plugin: p, window: window}, nil
+	t := &Translate{plugin: p, window: window}
+	for _, o := range opts {
+		o(t)
+	}
+	return t, nil
 }
 
 // Name implements filters.Stage.

@@ -17,7 +17,7 @@ const (
 	DefaultAdminListen   = "127.0.0.1:8081"
 	DefaultStoreDir      = "data/plugins"
 	DefaultStreamWindow  = 20 * time.Millisecond
-	DefaultCommitWindow  = 100 * time.Microsecond
+	DefaultCommitWindow  = 0 // see runner/store/sqlite.DefaultCommitWindow
 	DefaultCommitBatch   = 128
 )
 
@@ -53,9 +53,6 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Store.Path == "" {
 		c.Store.Path = DefaultStorePath
-	}
-	if c.Store.CommitWindow == (Duration{}) {
-		c.Store.CommitWindow = Dur(DefaultCommitWindow)
 	}
 	if c.Store.CommitBatch == 0 {
 		c.Store.CommitBatch = DefaultCommitBatch

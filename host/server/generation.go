@@ -71,6 +71,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		ch := cfg.Chains[key]
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
+		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		for _, st := range []struct {
 			stage string
 			path  string
