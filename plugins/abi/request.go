@@ -53,35 +53,56 @@ func (in *RequestInput) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// ParseRequestInput reads a map_request input in the guest. Body aliases in:
-// it is valid only while in is. Fields it does not know are ignored, so the
-// host may add some.
-func ParseRequestInput(in []byte) (RequestInput, error) {
+// RequestView is a map_request input as a guest reads it: each field is the
+// JSON value as written, so that a mapping reads the body in place, in the
+// same pass (see ResultView).
+type RequestView struct {
+	Endpoint, TenantID, Actor, Body guestjson.Value
+}
+
+// ViewRequestInput reads a map_request input in the guest without
+// allocating; the view aliases in. Fields it does not know are ignored, so
+// the host may add some.
+func ViewRequestInput(in []byte) (RequestView, error) {
+	var r RequestView
 	v := guestjson.Parse(guestjson.View(in))
 	if !isObject(v) {
-		return RequestInput{}, errors.New("abi: map_request input is not a JSON object")
+		return r, errors.New("abi: map_request input is not a JSON object")
 	}
-	var r RequestInput
-	v.Members(func(k, v guestjson.Value) bool {
+	v.Members(r.collect)
+	return r, nil
+}
+
+func (r *RequestView) collect(k, v guestjson.Value) bool {
+	switch {
+	case k.Is("endpoint"):
+		r.Endpoint = v
+	case k.Is("tenant_id"):
+		r.TenantID = v
+	case k.Is("actor"):
+		r.Actor = v
+	case k.Is("body"):
+		r.Body = v
+	}
+	return true
+}
+
+// ParseRequestInput reads a map_request input in the guest into its typed
+// form. Body aliases in: it is valid only while in is.
+func ParseRequestInput(in []byte) (RequestInput, error) {
+	v, err := ViewRequestInput(in)
+	if err != nil {
+		return RequestInput{}, err
+	}
+	r := RequestInput{Endpoint: v.Endpoint.Str(), TenantID: v.TenantID.Str(), Body: v.Body.Bytes()}
+	v.Actor.Members(func(k, v guestjson.Value) bool {
 		switch {
-		case k.Is("endpoint"):
-			r.Endpoint = v.Str()
-		case k.Is("tenant_id"):
-			r.TenantID = v.Str()
-		case k.Is("body"):
-			r.Body = v.Bytes()
-		case k.Is("actor"):
-			v.Members(func(k, v guestjson.Value) bool {
-				switch {
-				case k.Is("id"):
-					r.Actor.ID = v.Str()
-				case k.Is("type"):
-					r.Actor.Type = v.Str()
-				case k.Is("name"):
-					r.Actor.Name = v.Str()
-				}
-				return true
-			})
+		case k.Is("id"):
+			r.Actor.ID = v.Str()
+		case k.Is("type"):
+			r.Actor.Type = v.Str()
+		case k.Is("name"):
+			r.Actor.Name = v.Str()
 		}
 		return true
 	})

@@ -29,20 +29,20 @@ const (
 // Response object repeats). A client fault returns an *[InputError]; an
 // input the host should never build (unknown endpoint) a plain error.
 func MapRequest(in []byte) ([]byte, error) {
-	ri, err := abi.ParseRequestInput(in)
+	ri, err := abi.ViewRequestInput(in)
 	if err != nil {
 		return nil, err
 	}
 	var mapBody func(value) ([]byte, error)
-	switch ri.Endpoint {
-	case EndpointChat:
+	switch {
+	case ri.Endpoint.Is(EndpointChat):
 		mapBody = mapChatRequest
-	case EndpointResponses:
+	case ri.Endpoint.Is(EndpointResponses):
 		mapBody = mapResponsesRequest
 	default:
 		return nil, errUnknownEndpoint
 	}
-	body := guestjson.Parse(guestjson.View(ri.Body))
+	body := ri.Body
 	if !body.IsObject() {
 		return nil, invalid("", "the request body must be a JSON object")
 	}
