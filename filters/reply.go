@@ -3,6 +3,7 @@ package filters
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/runedge/runedge/filters/apierr"
 )
@@ -107,6 +108,19 @@ func (r *Reply) Buffer(name string, data []byte) error {
 	r.frame = b
 	_, err := r.w.Write(b)
 	return err
+}
+
+// BufferID is Buffer with an SSE id line, which a client sends back as
+// Last-Event-ID to resume.
+func (r *Reply) BufferID(id int, name string, data []byte) error {
+	b := append(r.frame[:0], "id: "...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, '\n')
+	r.frame = b
+	if _, err := r.w.Write(b); err != nil {
+		return err
+	}
+	return r.Buffer(name, data)
 }
 
 // Error renders e: as a JSON body with its status while nothing has been

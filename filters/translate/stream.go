@@ -118,14 +118,16 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // stand alone) as function_call items: output_item.added →
 // function_call_arguments.delta… → function_call_arguments.done →
 // output_item.done (responses_stream.go).
-func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
+//
+// The events go to out: the client, the run's event log, or both.
+func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink) error {
 	rs := &responseEvents{t: t, x: x, ids: ids, rs: compat.NewResponseStream(ids.response, ids.message),
-		buf: make([]byte, 0, 1024)}
+		buf: make([]byte, 0, 1024), out: out}
 	src := t.source(x, ids.response, func() error {
 		if err := rs.start(); err != nil {
 			return err
 		}
-		return comment(x)
+		return out.comment()
 	})
 	for {
 		p, ok, err := src.next(ctx)
@@ -147,8 +149,8 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 			return err
 		}
 		if !src.more() {
-			if err := x.Reply.Flush(); err != nil {
-				return &filters.ClientGoneError{Err: err}
+			if err := out.flush(); err != nil {
+				return err
 			}
 		}
 	}
@@ -160,6 +162,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err != nil {
 		return err
 	}
+	x.Run.SetObject(final)
 	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}

@@ -73,12 +73,14 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 	ids := newReplyIDs(x.Run.Run())
 	var err error
 	switch {
+	case x.Run.Background():
+		err = t.background(ctx, x, ids)
 	case !x.Stream:
 		err = t.whole(ctx, x, ids)
 	case x.Endpoint == filters.ChatCompletions:
 		err = t.chatStream(ctx, x, ids)
 	default:
-		err = t.responseStream(ctx, x, ids)
+		err = t.recordedStream(ctx, x, ids)
 	}
 	if err != nil {
 		return err
@@ -88,23 +90,34 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 
 // whole answers a non-streaming request with one body.
 func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	for range x.Run.Events() { // drained only if the runner sent any
-	}
-	res, err := x.Run.Wait()
+	body, err := t.complete(ctx, x, ids)
 	if err != nil {
-		return err
-	}
-	body, err := t.mapResult(ctx, x, ids, &res)
-	if err != nil {
-		return err
-	}
-	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
 	if err := x.Reply.JSON(http.StatusOK, body); err != nil {
 		return &filters.ClientGoneError{Err: err}
 	}
 	return nil
+}
+
+// complete waits for the agent, maps its result and records the outcome
+// (with the mapped object, for a stored response).
+func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids replyIDs) ([]byte, error) {
+	for range x.Run.Events() { // drained only if the runner sent any
+	}
+	res, err := x.Run.Wait()
+	if err != nil {
+		return nil, err
+	}
+	body, err := t.mapResult(ctx, x, ids, &res)
+	if err != nil {
+		return nil, err
+	}
+	x.Run.SetObject(body)
+	if err := x.Run.Finish(&res, nil); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // mapResult calls the plugin's map_result and checks that what comes back
@@ -127,6 +140,7 @@ func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids repl
 type replyIDs struct {
 	completion, response, message string
 	created                       int64
+	session, run                  string
 }
 
 func newReplyIDs(r runner.Run) replyIDs {
@@ -136,7 +150,7 @@ func newReplyIDs(r runner.Run) replyIDs {
 		created = time.Now().Unix()
 	}
 	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
-		message: "msg_" + suffix, created: created}
+		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
 }
 
 // resultEnvelope appends the map_result input (plugins/ABI.md). res is nil
@@ -154,6 +168,10 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 	dst = compat.AppendJSONString(dst, ids.message)
 	dst = append(dst, `,"created":`...)
 	dst = appendInt(dst, ids.created)
+	dst = append(dst, `,"session_id":`...)
+	dst = compat.AppendJSONString(dst, ids.session)
+	dst = append(dst, `,"run_id":`...)
+	dst = compat.AppendJSONString(dst, ids.run)
 	dst = append(dst, `,"model":"`+model.ID+`","status":`...)
 	dst = compat.AppendJSONString(dst, status)
 	dst = append(dst, `,"result":`...)
@@ -182,4 +200,13 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 		dst = append(dst, x.Echo...)
 	}
 	return append(dst, '}')
+}
+
+// ResponseObject builds the Response object of a stored response that has
+// no final object (yet): still running, or ended without one. It is mapped
+// natively, like the in-progress object of response.created; res carries
+// the output of a completed run, nil otherwise.
+func ResponseObject(r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
+	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
+	return compat.MapResult(resultEnvelope(nil, x, newReplyIDs(r), status, res))
 }

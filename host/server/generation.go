@@ -92,6 +92,11 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[listRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
 	g.native[getRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
 	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun))
+	g.native[runEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
+	g.native[getResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.getResponse))
+	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
+	g.native[cancelResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelResponse))
+	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
 	return g, nil
 }
 
