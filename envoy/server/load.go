@@ -40,14 +40,16 @@ func (s *Server) reload(ctx context.Context) error {
 	if snaps.version == previous {
 		return nil
 	}
+	// The version is recorded before the snapshots go out: SetSnapshot
+	// answers waiting nodes at once, and a node must never hold (or ACK) a
+	// version that Version and /status do not report yet.
+	s.setVersion(snaps.version)
 	for group, snap := range map[string]*snapshot{proxyGroup: snaps.proxy, clientGroup: snaps.client} {
 		if err := s.cache.SetSnapshot(ctx, group, snap); err != nil {
+			s.setVersion(previous)
 			return fmt.Errorf("serving version %s: %w", snaps.version, err)
 		}
 	}
-	s.mu.Lock()
-	s.version = snaps.version
-	s.mu.Unlock()
 	s.log.Info("serving gateway", "file", s.cfg.GatewayFile, "version", snaps.version, "previous", previous,
 		"listeners", len(res.Listeners), "clusters", len(res.Clusters), "chains", len(res.Extensions))
 	return nil
@@ -87,6 +89,12 @@ func pluginFiles(f *gateway.File) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+func (s *Server) setVersion(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version = v
 }
 
 func (s *Server) setWatched(files []string) {
