@@ -128,12 +128,28 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (i
 }
 
 // PurgeBefore empties request and output of runs that ended before the
-// cutoff (store.retention); the rows stay.
+// cutoff (store.retention) and forgets what the response history kept of
+// them (items, final object, stored stream events); the rows stay.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
-		WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		const old = `SELECT id FROM runs WHERE ended_at < $1`
+		for _, q := range []string{
+			`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
+			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
+			`UPDATE responses SET object = '' WHERE object <> '' AND run_id IN (` + old + `)`,
+		} {
+			if _, err := tx.Exec(ctx, q, before); err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
+			WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
+		n = tag.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, wrap("purge", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
