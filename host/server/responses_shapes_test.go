@@ -57,7 +57,9 @@ func TestResponsesStateShapes(t *testing.T) {
 		}
 		return out
 	}
-	get := func(id string) string { return string(body(t, h.do("GET", "/v1/responses/"+id, "", "x-service-tenant-id", "t1"))) }
+	get := func(id string) string {
+		return string(body(t, h.do("GET", "/v1/responses/"+id, "", "x-service-tenant-id", "t1")))
+	}
 
 	done := post(`{"model":"service","input":"shapes","metadata":{"k":"v"}}`)
 	check("completed", done)
