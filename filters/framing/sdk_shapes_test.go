@@ -96,7 +96,7 @@ func checkResponse(t *testing.T, r responses.Response) {
 	// The API returns store on every Response although its published
 	// schema (and so the SDK) leaves it out; clients that log it expect it.
 	// output_text and metadata.service are the service's contract
-	// (DESIGN.md "Wire fidelity"): the SDK computes the first and types
+	// (README.md "Responses that remember"): the SDK computes the first and types
 	// metadata as strings only, so the second is checked by hand.
 	checkKeys(t, "response", r, "store", "output_text", "background", "metadata")
 	checkServiceMetadata(t, r.RawJSON())
