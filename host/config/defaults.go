@@ -14,6 +14,11 @@ const (
 	DefaultAdminListen   = "127.0.0.1:8081"
 	DefaultStoreDir      = "data/plugins"
 	DefaultStreamWindow  = 20 * time.Millisecond
+
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadBodyTimeout   = 30 * time.Second
+	DefaultMaxAdminBodyBytes = 64 << 20
 )
 
 // Default returns the configuration used without a file: everything but
@@ -42,6 +47,18 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.ShutdownGrace == (Duration{}) {
 		c.Limits.ShutdownGrace = Dur(DefaultShutdownGrace)
+	}
+	if c.Limits.WriteTimeout == (Duration{}) {
+		c.Limits.WriteTimeout = Dur(DefaultWriteTimeout)
+	}
+	if c.Limits.ReadHeaderTimeout == (Duration{}) {
+		c.Limits.ReadHeaderTimeout = Dur(DefaultReadHeaderTimeout)
+	}
+	if c.Limits.ReadBodyTimeout == (Duration{}) {
+		c.Limits.ReadBodyTimeout = Dur(DefaultReadBodyTimeout)
+	}
+	if c.Limits.MaxAdminBodyBytes == 0 {
+		c.Limits.MaxAdminBodyBytes = DefaultMaxAdminBodyBytes
 	}
 	if c.Store.Driver == "" {
 		c.Store.Driver = "sqlite"

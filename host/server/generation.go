@@ -9,6 +9,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
+	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -71,6 +72,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		ch := cfg.Chains[key]
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
+		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -90,7 +92,8 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
 	g.native[listRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
 	g.native[getRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
-	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun))
+	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
+		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
 	return g, nil
 }
 

@@ -80,13 +80,20 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	s.install(g)
 	s.http = &http.Server{
 		Handler:           s.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
+		// Headers have a deadline here; the body has its own in the body
+		// stage, and every write one per flush (filters.Reply): a
+		// server-wide ReadTimeout or WriteTimeout would cut long streams.
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// The admin API streams nothing: whole-request deadlines are right.
 	s.admin = &http.Server{
 		Handler:           s.adminRoutes(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
+		ReadTimeout:       cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std(),
+		WriteTimeout:      cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std() + cfg.Limits.WriteTimeout.Std(),
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return s, nil
