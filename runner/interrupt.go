@@ -5,6 +5,10 @@ import (
 	"errors"
 )
 
+// ReasonClientStalled: the client stopped reading and a write to it hit
+// its deadline (limits.write_timeout); see ErrClientStalled.
+const ReasonClientStalled = "client_stalled"
+
 // OnInterrupt calls f (once, on its own goroutine) when the run is
 // interrupted before its owner finished it: run_timeout, shutdown, a native
 // cancel, the client's context. The owner uses it to unblock a write to a

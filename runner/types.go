@@ -47,9 +47,6 @@ func (s Status) Valid() bool {
 // Status reasons recorded beside a terminal (or waiting) state.
 const (
 	ReasonClientDisconnect = "client_disconnect"
-	// ReasonClientStalled: the client stopped reading and a write to it
-	// hit limits.write_timeout.
-	ReasonClientStalled = "client_stalled"
 	ReasonShutdown         = "shutdown"
 	ReasonInterrupted      = "interrupted"
 	ReasonCancelRequested  = "cancel_requested"

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"io"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"

@@ -79,7 +79,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	s.install(g)
 	s.http = &http.Server{
-		Handler:           s.routes(),
+		Handler: s.routes(),
 		// Headers have a deadline here; the body has its own in the body
 		// stage, and every write one per flush (filters.Reply): a
 		// server-wide ReadTimeout or WriteTimeout would cut long streams.
