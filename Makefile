@@ -9,7 +9,7 @@ EXAMPLE_WASM    := $(EXAMPLE_PLUGINS:%=examples/plugins/build/%.wasm)
 CONFIG  ?=
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser
+.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser fuzz-short
 
 all: build
 
@@ -45,7 +45,19 @@ vet:
 
 test: vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(MAKE) fuzz-short
 	$(MAKE) test-browser
+
+# Go fuzz targets, each run for FUZZTIME (their seed corpora also run in the
+# plain `go test`). One "package:Target" per entry; add yours to the list.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument
+
+fuzz-short:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
 
 # make example: runedge and the example app server (examples/appserver)
 # together; prints the page's URL. Token: $SERVICE_TOKEN, or a generated one.

@@ -42,13 +42,20 @@ func (r *Reply) SetWriteTimeout(d time.Duration) { r.writeTimeout = d }
 // zero time clears it); see filters/body.
 func (r *Reply) SetReadDeadline(t time.Time) error { return r.rc.SetReadDeadline(t) }
 
-// Abort makes a write that is blocked now, or any later one, fail at once.
-// It may be called from any goroutine (the run's deadline, shutdown).
+// abortGrace is how long writes may take once the run was interrupted:
+// enough for the error reply to a client that reads, short enough that a
+// write blocked on one that does not cannot hold the run.
+const abortGrace = time.Second
+
+// Abort bounds a write that is blocked now, and every later one, to
+// abortGrace from now: the run is over (run_timeout, shutdown, cancel) and
+// a client that stopped reading must not hold it. It may be called from
+// any goroutine.
 func (r *Reply) Abort() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.aborted.Store(true)
-	r.rc.SetWriteDeadline(time.Unix(1, 0))
+	r.rc.SetWriteDeadline(time.Now().Add(abortGrace))
 }
 
 // armDeadline moves the write deadline to writeTimeout from now before a

@@ -94,7 +94,7 @@ func (h *Handle) execute(agent Agent, req Request) {
 // run: a consumer that stopped reading (client gone, owner finished) is
 // released by the run's context.
 func (h *Handle) emit(ev Event) error {
-	if ev.Delta != "" && h.firstToken.Load() == 0 {
+	if (ev.Delta != "" || ev.ToolCall != nil) && h.firstToken.Load() == 0 {
 		h.firstToken.Store(max(int64(time.Since(h.begun)), 1))
 	}
 	if h.ctx.Err() != nil {
@@ -138,16 +138,17 @@ func (h *Handle) finish(res *Result, err error) error {
 	// The write must happen even when the client has gone: that is the
 	// case it records.
 	t := o.transition(h.svc.now().Unix(), attempts)
+	elapsed, firstToken := time.Since(h.begun), time.Duration(h.firstToken.Load())
 	if o.status.Terminal() {
-		t.DurationMs = msPtr(time.Since(h.begun))
-		if ft := h.firstToken.Load(); ft > 0 {
-			t.TimeToFirstTokenMs = msPtr(time.Duration(ft))
+		t.DurationMs = msPtr(elapsed)
+		if firstToken > 0 {
+			t.TimeToFirstTokenMs = msPtr(firstToken)
 		}
 	}
 	werr := h.svc.store.Transition(context.WithoutCancel(h.parent), h.run.ID, t)
 	h.svc.release(h)
 	close(h.finished)
-	h.svc.observer.RunFinished(h.ended(t))
+	h.svc.observer.RunFinished(h.ended(t, elapsed, firstToken))
 	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)
 	if werr != nil {
 		log.Error("runner: cannot record run outcome", "err", werr)
@@ -158,8 +159,9 @@ func (h *Handle) finish(res *Result, err error) error {
 }
 
 // ended is the run as its outcome recorded it, for the observer.
-func (h *Handle) ended(t Transition) *Run {
+func (h *Handle) ended(t Transition, elapsed, firstToken time.Duration) *Run {
 	r := h.run
+	r.Elapsed, r.FirstToken = elapsed, firstToken
 	r.Status, r.StatusReason, r.EndedAt, r.Usage, r.Error = t.Status, t.Reason, t.EndedAt, t.Usage, t.Error
 	r.Attempts = t.Attempts
 	r.DurationMs, r.TimeToFirstTokenMs = t.DurationMs, t.TimeToFirstTokenMs

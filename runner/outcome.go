@@ -107,6 +107,9 @@ func (o outcome) transition(now int64, attempts int) Transition {
 			u.TotalTokens = u.InputTokens + u.OutputTokens
 		}
 		t.Usage, t.Output = &u, res.Text
+		if len(res.ToolCalls) > 0 {
+			t.Reason, t.Output = ReasonToolCalls, encodeCalls(res.ToolCalls)
+		}
 	}
 	return t
 }

@@ -15,6 +15,13 @@ type ProviderRequest struct {
 	SchemaName   string
 	// JSONObject asks for any JSON object.
 	JSONObject bool
+	// Tools, ToolChoice and ParallelToolCalls are the client's function
+	// tools and how the model may use them (Request's fields, as sent). A
+	// provider that gets tools may answer with Result.ToolCalls and
+	// FinishReason "tool_calls" instead of text.
+	Tools             []Tool
+	ToolChoice        ToolChoice
+	ParallelToolCalls *bool
 	// MaxOutputTokens caps the answer; 0 means the provider's default.
 	MaxOutputTokens int
 	// Stream says the client is reading the answer as it is produced; a
@@ -31,12 +38,14 @@ type ProviderRequest struct {
 type Provider interface {
 	// Name identifies the provider in logs and errors.
 	Name() string
-	// Generate produces the answer, calling emit with each text delta as it
-	// is produced; emit returns an error when the consumer is gone (stop
-	// then). Failures wrap ErrProvider (or ErrTimeout, ErrRateLimited,
+	// Generate produces the answer, calling emit with each text delta
+	// (Event.Delta) and each tool-call fragment (Event.ToolCall) as it is
+	// produced; emit returns an error when the consumer is gone (stop
+	// then). The result holds the whole answer: Text, and ToolCalls when
+	// the model called tools. Failures wrap ErrProvider (or ErrTimeout, ErrRateLimited,
 	// ErrWaiting); a cancelled ctx ends the call promptly with the
 	// context's error.
-	Generate(ctx context.Context, req ProviderRequest, emit func(delta string) error) (Result, error)
+	Generate(ctx context.Context, req ProviderRequest, emit func(Event) error) (Result, error)
 }
 
 // Agent executes one run request. The service owns the run record; the

@@ -32,7 +32,7 @@ func (s *Service) Get(ctx context.Context, sc Scope, id string) (Run, error) {
 		return Run{}, fmt.Errorf("%w: run %s", ErrNotFound, id)
 	}
 	r.Object = "run"
-	return r, nil
+	return withCalls(r), nil
 }
 
 // List returns a page of runs. A non-admin scope lists only its tenant
@@ -54,6 +54,7 @@ func (s *Service) List(ctx context.Context, sc Scope, q ListQuery) (Page, error)
 	}
 	for i := range runs {
 		runs[i].Object = "run"
+		runs[i] = withCalls(runs[i])
 	}
 	if len(runs) > 0 {
 		page.Data = runs

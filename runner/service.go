@@ -27,22 +27,6 @@ type ServiceConfig struct {
 	Observer Observer
 }
 
-// Observer watches runs go by: metrics, traces, the operator page. Its
-// methods are called synchronously on the run's path (RunStarted once the
-// run is recorded, before the agent starts; RunFinished once the outcome is
-// recorded), so they must be quick and must not block. The *Run is a copy
-// the observer may keep.
-type Observer interface {
-	RunStarted(r *Run)
-	RunFinished(r *Run)
-}
-
-// nopObserver is the Observer of a service configured without one.
-type nopObserver struct{}
-
-func (nopObserver) RunStarted(*Run)  {}
-func (nopObserver) RunFinished(*Run) {}
-
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
 // an admin. A non-admin scope with an empty TenantID sees runs of the empty
 // tenant by id, but lists nothing: the store reads "" as "every tenant", and

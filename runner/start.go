@@ -28,16 +28,24 @@ type StartSpec struct {
 // when the client goes away the agent and its provider call stop too.
 //
 // Errors: ErrInvalidRequest (the output schema does not compile; no run is
-// created), ErrUnavailable (draining or at MaxInFlight), ErrNotFound (a
+// created), ErrInvalidSchema (it is beyond schema.Check's bounds or admits
+// no value; no run is created either), ErrUnavailable (draining or at MaxInFlight), ErrNotFound (a
 // session or thread the tenant cannot see).
 //
 // The caller owns the returned Handle and must call Finish, which records
 // the outcome and releases the run.
 func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if len(spec.Request.OutputSchema) > 0 {
-		if _, err := schema.Compile(spec.Request.OutputSchema); err != nil {
-			return nil, fmt.Errorf("%w: output_schema: %v", ErrInvalidRequest, err)
+		if _, err := schema.Check(spec.Request.OutputSchema); err != nil {
+			kind := ErrInvalidRequest
+			if errors.Is(err, schema.ErrBounds) {
+				kind = ErrInvalidSchema
+			}
+			return nil, fmt.Errorf("%w: output_schema: %v", kind, err)
 		}
+	}
+	if err := checkTools(spec.Request.Tools); err != nil {
+		return nil, err
 	}
 	reqJSON, err := json.Marshal(spec.Request)
 	if err != nil {

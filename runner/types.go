@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runedge/runedge/runner/native"
 )
@@ -57,6 +58,9 @@ const (
 	ReasonPluginError      = "plugin_error"
 	ReasonApproval         = "approval_required"
 	ReasonFailed           = "run_failed"
+	// ReasonToolCalls: the run completed with tool calls for the client
+	// to run (its output is the calls).
+	ReasonToolCalls = "tool_calls"
 )
 
 // Outcome errors. They are wrapped with detail (fmt.Errorf("%w: ...")) and
@@ -94,6 +98,26 @@ var (
 	// ErrInvalidRequest: the native request cannot be run (e.g. a malformed
 	// output schema). Detected before the run is created.
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrInvalidSchema: the output schema compiles but is beyond the limits
+	// (size, depth, the size of the smallest document it allows) or admits
+	// no value. It matches ErrInvalidRequest too.
+	ErrInvalidSchema = fmt.Errorf("%w: invalid output schema", ErrInvalidRequest)
+)
+
+// Tool types live in runner/native (see there).
+type (
+	Tool          = native.Tool
+	ToolCall      = native.ToolCall
+	ToolCallDelta = native.ToolCallDelta
+	ToolChoice    = native.ToolChoice
+)
+
+// Tool choice modes (native.ToolChoice).
+const (
+	ToolChoiceAuto     = native.ToolChoiceAuto
+	ToolChoiceNone     = native.ToolChoiceNone
+	ToolChoiceRequired = native.ToolChoiceRequired
+	ToolChoiceFunction = native.ToolChoiceFunction
 )
 
 // Actor is who a run is attributed to.
@@ -119,8 +143,10 @@ type (
 )
 
 // Event is one streamed piece of the agent's answer.
+// It carries either a text delta or a tool-call fragment.
 type Event struct {
-	Delta string
+	Delta    string         `json:"delta,omitempty"`
+	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
 }
 
 // ErrorInfo is the error recorded on a failed run.
@@ -162,7 +188,17 @@ type Run struct {
 	// text delta, in milliseconds. Null when no delta was produced (a
 	// failure before any text, or a provider that answered whole).
 	TimeToFirstTokenMs *int64 `json:"time_to_first_token_ms"`
-	// Request and Output are kept in the store but not part of the run object.
+	// Elapsed and FirstToken are the same timings at full resolution, set
+	// only on the copy an Observer receives (metrics want sub-millisecond
+	// values); FirstToken is 0 when no delta was produced.
+	Elapsed    time.Duration `json:"-"`
+	FirstToken time.Duration `json:"-"`
+	// ToolCalls are the calls a run that ended in tool calls (status
+	// completed, reason tool_calls) asked the client to make: its output.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Request and Output are kept in the store but not part of the run
+	// object. Output is the answer's text or, for a run that ended in tool
+	// calls, the JSON array of its calls (see ToolCalls).
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`
 }

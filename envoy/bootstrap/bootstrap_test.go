@@ -14,18 +14,24 @@ import (
 	"github.com/runedge/runedge/envoy/internal/gateway"
 	"github.com/runedge/runedge/envoy/internal/protoyaml"
 	"github.com/runedge/runedge/envoy/internal/translate"
+	"github.com/runedge/runedge/envoy/tlstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata from the current output")
 
-const command = "runedge xds bootstrap --xds xds:18000 --node edge-1"
+const command = "runedge xds bootstrap --xds xds:18000 --node edge-1 --ca /etc/envoy/xds/ca.pem --cert /etc/envoy/xds/envoy.pem --key /etc/envoy/xds/envoy-key.pem"
 
-// TestGolden: the bootstraps of examples/envoy and of a delta, IP-address
-// setup, byte for byte.
+// TestGolden: the bootstraps of examples/envoy (mutual TLS, the control
+// plane named by DNS), of a delta, IP-address setup (its certificate
+// checked by IP) and of a plaintext one, byte for byte.
 func TestGolden(t *testing.T) {
+	certs := Options{CAFile: "/etc/envoy/xds/ca.pem", CertFile: "/etc/envoy/xds/envoy.pem", KeyFile: "/etc/envoy/xds/envoy-key.pem"}
 	for name, o := range map[string]Options{
-		"ads.yaml":   {XDS: "xds:18000", NodeID: "edge-1"},
-		"delta.yaml": {XDS: "10.0.0.5:18000", NodeID: "edge-2", Cluster: "eu-edge", Admin: "0.0.0.0:9901", Delta: true},
+		"ads.yaml": {XDS: "xds:18000", NodeID: "edge-1",
+			CAFile: certs.CAFile, CertFile: certs.CertFile, KeyFile: certs.KeyFile},
+		"delta.yaml": {XDS: "10.0.0.5:18000", NodeID: "edge-2", Cluster: "eu-edge", Admin: "0.0.0.0:9901", Delta: true,
+			CAFile: certs.CAFile, CertFile: certs.CertFile, KeyFile: certs.KeyFile},
+		"insecure.yaml": {XDS: "xds:18000", NodeID: "edge-1", Insecure: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := YAML(o, command)
@@ -58,7 +64,10 @@ func TestRefusals(t *testing.T) {
 		{Options{XDS: "xds:18000"}, "node ID is required"},
 		{Options{XDS: "xds", NodeID: "n"}, "xds address"},
 		{Options{XDS: "xds:0", NodeID: "n"}, "xds address"},
-		{Options{XDS: "xds:18000", NodeID: "n", Admin: "nowhere"}, "admin address"},
+		{Options{XDS: "xds:18000", NodeID: "n", Admin: "nowhere", Insecure: true}, "admin address"},
+		{Options{XDS: "xds:18000", NodeID: "n"}, "required, or insecure"},
+		{Options{XDS: "xds:18000", NodeID: "n", CAFile: "/ca.pem"}, "needs the CA, the certificate and the key"},
+		{Options{XDS: "xds:18000", NodeID: "n", CAFile: "/ca.pem", CertFile: "/c.pem", KeyFile: "/k.pem", Insecure: true}, "exclude each other"},
 	} {
 		if _, err := Build(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
@@ -89,9 +98,15 @@ func TestEnvoyValidates(t *testing.T) {
 			t.Errorf("envoy --mode validate %s: %v\n%s\n%s", name, err, out, y)
 		}
 	}
-	o := Options{XDS: "127.0.0.1:18000", NodeID: "validate"}
-	b, err := Build(o)
+	ca := tlstest.New(t, "validate CA")
+	cert, key := ca.Client(t, "envoy")
+	b, err := Build(Options{XDS: "127.0.0.1:18000", NodeID: "validate", CAFile: ca.CAFile, CertFile: cert, KeyFile: key})
 	if err != nil {
+		t.Fatal(err)
+	}
+	validate("bootstrap-tls.yaml", b)
+	o := Options{XDS: "127.0.0.1:18000", NodeID: "validate", Insecure: true}
+	if b, err = Build(o); err != nil {
 		t.Fatal(err)
 	}
 	validate("bootstrap.yaml", b)

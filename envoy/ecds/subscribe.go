@@ -2,6 +2,7 @@ package ecds
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -31,10 +33,11 @@ const DefaultCacheDir = "data/xds-plugins"
 type Apply func(ctx context.Context, chains map[string]ChainRef) error
 
 // Subscribe subscribes the host nodeID to the chains published by the
-// control plane at addr (host:port of its ADS gRPC listener), with the
-// defaults of Subscriber. It returns when ctx is done.
-func Subscribe(ctx context.Context, addr, nodeID string, apply Apply) error {
-	s := &Subscriber{Addr: addr, NodeID: nodeID, CacheDir: DefaultCacheDir}
+// control plane at addr (host:port of its ADS gRPC listener) over mutual
+// TLS (see ClientTLS), with the defaults of Subscriber. It returns when
+// ctx is done.
+func Subscribe(ctx context.Context, addr, nodeID string, tlsConfig *tls.Config, apply Apply) error {
+	s := &Subscriber{Addr: addr, NodeID: nodeID, TLS: tlsConfig}
 	return s.Run(ctx, apply)
 }
 
@@ -47,13 +50,31 @@ type Subscriber struct {
 	// CacheDir keeps fetched plugins, named by SHA-256 (DefaultCacheDir
 	// if empty).
 	CacheDir string
-	// HTTP fetches plugins (a client with a 1 minute timeout if nil).
+	// TLS authenticates both ends of the ADS stream and of the control
+	// plane's plugin server: it holds the host's certificate and the CA
+	// that signed the control plane's (see ClientTLS). Nil only with
+	// Insecure.
+	TLS *tls.Config
+	// Insecure allows plaintext ADS, and plain http from the control
+	// plane's plugin server, when TLS is nil: anyone on the path could
+	// then push chains. For tests and trusted networks only.
+	Insecure bool
+	// Origins are where plugins may also be fetched from, https URLs
+	// (see ParseOrigin). The control plane's own plugin server, on the
+	// host name of Addr, is always allowed; any other URL is refused
+	// before a request is made.
+	Origins []string
+	// HTTP fetches from Origins (a client with a 1 minute timeout if
+	// nil). Redirects are never followed, whatever its CheckRedirect.
 	HTTP *http.Client
-	// DialOptions replace the default plaintext gRPC connection, e.g. to
-	// add TLS.
-	DialOptions []grpc.DialOption
+	// MaxPluginBytes bounds a download (DefaultMaxPluginBytes if 0).
+	MaxPluginBytes int64
 	// Log receives reconnections, applied versions and refusals.
 	Log *slog.Logger
+
+	plane                 origin
+	origins               []origin
+	planeHTTP, originHTTP *http.Client
 }
 
 // Run keeps a stream to the control plane open until ctx is done,
@@ -64,20 +85,11 @@ func (s *Subscriber) Run(ctx context.Context, apply Apply) error {
 	if s.Addr == "" || s.NodeID == "" || apply == nil {
 		return errors.New("ecds: Addr, NodeID and apply are required")
 	}
-	if s.CacheDir == "" {
-		s.CacheDir = DefaultCacheDir
+	creds, err := s.prepare()
+	if err != nil {
+		return err
 	}
-	if s.HTTP == nil {
-		s.HTTP = &http.Client{Timeout: time.Minute}
-	}
-	if s.Log == nil {
-		s.Log = slog.New(slog.DiscardHandler)
-	}
-	opts := s.DialOptions
-	if opts == nil {
-		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	}
-	conn, err := grpc.NewClient(s.Addr, opts...)
+	conn, err := grpc.NewClient(s.Addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("ecds: %w", err)
 	}
@@ -100,6 +112,49 @@ func (s *Subscriber) Run(ctx context.Context, apply Apply) error {
 		}
 		delay = min(2*delay, maxBackoff)
 	}
+}
+
+// prepare checks the configuration, fills in defaults and builds the
+// fetch clients; it returns the ADS transport credentials.
+func (s *Subscriber) prepare() (credentials.TransportCredentials, error) {
+	if s.CacheDir == "" {
+		s.CacheDir = DefaultCacheDir
+	}
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	s.origins = s.origins[:0]
+	for _, o := range s.Origins {
+		po, err := ParseOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("ecds: %w", err)
+		}
+		s.origins = append(s.origins, po)
+	}
+	base := s.HTTP
+	if base == nil {
+		base = &http.Client{Timeout: time.Minute}
+	}
+	oc := *base
+	oc.CheckRedirect = noRedirects
+	s.originHTTP = &oc
+	s.plane = origin{scheme: "https", host: planeHost(s.Addr), path: "/"}
+	var creds credentials.TransportCredentials
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.Proxy = nil // the control plane is reached directly, like ADS
+	switch {
+	case s.TLS != nil:
+		creds = credentials.NewTLS(s.TLS.Clone())
+		transport.TLSClientConfig = s.TLS.Clone()
+	case s.Insecure:
+		s.Log.Warn("xds: INSECURE: plaintext ADS and plugin fetches from the control plane; anyone on the path can push chains")
+		creds = insecure.NewCredentials()
+		s.plane.scheme = "http"
+	default:
+		return nil, errors.New("ecds: TLS is required (a client certificate and the control plane's CA), or Insecure for plaintext")
+	}
+	s.planeHTTP = &http.Client{Timeout: time.Minute, Transport: transport, CheckRedirect: noRedirects}
+	return creds, nil
 }
 
 const (

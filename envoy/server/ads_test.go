@@ -80,7 +80,7 @@ func ack(r *discovery.DiscoveryResponse) *discovery.DiscoveryRequest {
 // control plane's status, and the NACK is logged with the node's reason.
 func TestADSAckNack(t *testing.T) {
 	p := startPlane(t, map[string]string{"gateway.yaml": oneCluster})
-	env := openSotW(t, p.ads)
+	env := openSotW(t, p)
 	env.send(t, &discovery.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.ListenerType})
 	r1 := env.next(t, 5*time.Second)
 	if r1.GetVersionInfo() != p.srv.Version() || r1.GetVersionInfo() == "" {
@@ -125,7 +125,7 @@ func TestADSAckNack(t *testing.T) {
 
 	// A gRPC client's view of the same version has an API listener per
 	// cluster as well.
-	cl := openSotW(t, p.ads)
+	cl := openSotW(t, p)
 	cl.send(t, &discovery.DiscoveryRequest{Node: clientNode, TypeUrl: resource.ListenerType})
 	if got := listenerNames(t, cl.next(t, 5*time.Second)); !slices.Equal(got, []string{"edge", "runedge"}) {
 		t.Fatalf("gRPC client got listeners %v", got)
@@ -138,7 +138,7 @@ func TestADSAckNack(t *testing.T) {
 // edit is pushed again.
 func TestFileChange(t *testing.T) {
 	p := startPlane(t, map[string]string{"gateway.yaml": oneCluster})
-	env := openSotW(t, p.ads)
+	env := openSotW(t, p)
 	env.send(t, &discovery.DiscoveryRequest{Node: envoyNode, TypeUrl: resource.ClusterType})
 	r1 := env.next(t, 5*time.Second)
 	env.send(t, ack(r1))
@@ -161,7 +161,7 @@ func TestFileChange(t *testing.T) {
 	if p.srv.Version() != r2.GetVersionInfo() {
 		t.Fatalf("serving %s after a bad edit, want the last good %s", p.srv.Version(), r2.GetVersionInfo())
 	}
-	late := openSotW(t, p.ads)
+	late := openSotW(t, p)
 	late.send(t, &discovery.DiscoveryRequest{Node: &core.Node{Id: "envoy-2", UserAgentName: "envoy"}, TypeUrl: resource.ClusterType})
 	if r := late.next(t, 5*time.Second); r.GetVersionInfo() != r2.GetVersionInfo() || len(r.GetResources()) != 2 {
 		t.Fatalf("a node connecting after the bad edit got version %s with %d clusters, want %s with 2",

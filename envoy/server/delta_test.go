@@ -17,7 +17,7 @@ func TestDeltaADS(t *testing.T) {
 	p := startPlane(t, map[string]string{"gateway.yaml": twoClusters})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, p.ads)).DeltaAggregatedResources(ctx)
+	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, p)).DeltaAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

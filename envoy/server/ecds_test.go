@@ -43,13 +43,14 @@ type host struct {
 
 func subscribe(t *testing.T, p *plane, nodeID string) *host {
 	t.Helper()
-	return subscribeTo(t, p.ads, nodeID)
+	return subscribeTo(t, p.pki, p.ads, nodeID)
 }
 
-func subscribeTo(t *testing.T, addr, nodeID string) *host {
+// subscribeTo subscribes a node with the client certificate of ca.
+func subscribeTo(t *testing.T, ca *pki, addr, nodeID string) *host {
 	t.Helper()
 	h := &host{applied: make(chan map[string]ecds.ChainRef, 8), logs: &syncBuffer{}}
-	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache"),
+	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache"), TLS: ca.client(t),
 		Log: slog.New(slog.NewTextHandler(h.logs, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -186,9 +187,10 @@ func TestECDSReconnects(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	h := subscribeTo(t, addr, "host-early")
+	ca := newPKI(t)
+	h := subscribeTo(t, ca, addr, "host-early")
 	waitFor(t, 5*time.Second, "the host to fail to connect", func() bool { return h.logs.contains("reconnecting") })
-	p := startPlaneAt(t, addr, map[string]string{
+	p := startPlaneAt(t, ca, addr, map[string]string{
 		"gateway.yaml":           chainsGateway,
 		"plugins/chat.wasm":      "chat v1",
 		"plugins/responses.wasm": "responses v1",

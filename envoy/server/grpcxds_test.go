@@ -56,7 +56,8 @@ func grpcClientChild(target string) int {
 // TestGRPCXDSClient: grpc-go's own xDS client, configured only by its
 // bootstrap, resolves a cluster of the gateway file as xds:///<cluster>
 // (API listener → inline route → EDS cluster → endpoints) and makes a real
-// call to the server behind it.
+// call to the server behind it. It reaches the control plane over mutual
+// TLS, with the certificate files named in its bootstrap.
 func TestGRPCXDSClient(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -84,9 +85,10 @@ clusters:
 `, ln.Addr().String())})
 
 	bootstrap := fmt.Sprintf(`{
-  "xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
+  "xds_servers": [{"server_uri": %q, "server_features": ["xds_v3"], "channel_creds": [{"type": "tls", "config": {
+    "ca_certificate_file": %q, "certificate_file": %q, "private_key_file": %q}}]}],
   "node": {"id": "grpc-test-client"}
-}`, p.ads)
+}`, p.ads, p.pki.CAFile, p.pki.clientCert, p.pki.clientKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"os"
@@ -14,9 +15,10 @@ import (
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/runedge/runedge/envoy/server"
+	"github.com/runedge/runedge/envoy/tlstest"
 )
 
 // plane is a control plane on 127.0.0.1 serving a gateway file in a
@@ -26,19 +28,43 @@ type plane struct {
 	dir      string
 	gateway  string
 	ads      string // host:port
-	httpBase string // http://host:port
+	httpBase string // https://host:port
 	logs     *syncBuffer
+	pki      *pki
+}
+
+// pki is the test's certificate authority: the control plane's
+// certificate for 127.0.0.1 and a client certificate for the nodes.
+type pki struct {
+	*tlstest.PKI
+	serverCert, serverKey string
+	clientCert, clientKey string
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	p := &pki{PKI: tlstest.New(t, "runedge test CA")}
+	p.serverCert, p.serverKey = p.Server(t, "xds", "127.0.0.1")
+	p.clientCert, p.clientKey = p.Client(t, "node")
+	return p
+}
+
+// client is the TLS configuration of a node holding the client
+// certificate.
+func (p *pki) client(t *testing.T) *tls.Config {
+	return p.ClientConfig(t, p.clientCert, p.clientKey)
 }
 
 // startPlane writes files (gateway.yaml and whatever it refers to) into a
 // temporary directory and serves them until the test ends.
 func startPlane(t *testing.T, files map[string]string) *plane {
 	t.Helper()
-	return startPlaneAt(t, "127.0.0.1:0", files)
+	return startPlaneAt(t, newPKI(t), "127.0.0.1:0", files)
 }
 
-// startPlaneAt is startPlane with ADS on a given address.
-func startPlaneAt(t *testing.T, adsAddr string, files map[string]string) *plane {
+// startPlaneAt is startPlane with ADS on a given address, over mutual TLS
+// with certificates of ca.
+func startPlaneAt(t *testing.T, ca *pki, adsAddr string, files map[string]string) *plane {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -57,10 +83,14 @@ func startPlaneAt(t *testing.T, adsAddr string, files map[string]string) *plane 
 		t.Fatal(err)
 	}
 	p := &plane{dir: dir, gateway: filepath.Join(dir, "gateway.yaml"), ads: grpcLn.Addr().String(),
-		httpBase: "http://" + httpLn.Addr().String(), logs: &syncBuffer{}}
+		httpBase: "https://" + httpLn.Addr().String(), logs: &syncBuffer{}, pki: ca}
+	serverTLS, err := server.ServerTLS(ca.serverCert, ca.serverKey, ca.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p.srv, err = server.New(ctx, server.Config{GatewayFile: p.gateway, Store: store, PluginsURL: p.httpBase, Log: log})
+	p.srv, err = server.New(ctx, server.Config{GatewayFile: p.gateway, Store: store, PluginsURL: p.httpBase, TLS: serverTLS, Log: log})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -112,9 +142,10 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 	}
 }
 
-func dial(t *testing.T, addr string) *grpc.ClientConn {
+// dial connects to the plane's ADS as a node with a client certificate.
+func dial(t *testing.T, p *plane) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.ads, grpc.WithTransportCredentials(credentials.NewTLS(p.pki.client(t))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +160,11 @@ type sotw struct {
 	resp   chan *discovery.DiscoveryResponse
 }
 
-func openSotW(t *testing.T, addr string) *sotw {
+func openSotW(t *testing.T, p *plane) *sotw {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, addr)).StreamAggregatedResources(ctx)
+	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, p)).StreamAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 )
 
@@ -39,7 +41,13 @@ type Config struct {
 	// by editors and network file systems, at the cost of one small read
 	// per tick.
 	Poll time.Duration
-	Log  *slog.Logger
+	// TLS serves ADS and the plugin server over mutual TLS (see
+	// ServerTLS). Nil only with Insecure.
+	TLS *tls.Config
+	// Insecure serves both in plaintext when TLS is nil: anyone who can
+	// reach the ports can read every chain and any node can subscribe.
+	Insecure bool
+	Log      *slog.Logger
 }
 
 // Server serves one gateway file to every node.
@@ -63,6 +71,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TLS == nil && !cfg.Insecure {
+		return nil, errors.New("xds: TLS is required (a certificate, its key and the clients' CA), or Insecure for plaintext")
+	}
+	if cfg.TLS == nil {
+		cfg.Log.Warn("xds: INSECURE: ADS and plugins served in plaintext without client authentication; anyone who reaches the ports can subscribe")
 	}
 	s := &Server{
 		cfg:   cfg,
@@ -93,13 +107,20 @@ func (s *Server) Serve(ctx context.Context, grpcLn, httpLn net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	xds := serverv3.NewServer(ctx, s.cache, s.callbacks())
-	gs := grpc.NewServer(
+	opts := []grpc.ServerOption{
 		// xDS streams live as long as the node; keepalives find dead ones.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	}
+	if s.cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.cfg.TLS.Clone())))
+		httpLn = tls.NewListener(httpLn, s.cfg.TLS.Clone())
+	}
+	gs := grpc.NewServer(opts...)
 	discoverygrpc.RegisterAggregatedDiscoveryServiceServer(gs, xds)
-	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second,
+		// Refused handshakes (clients without a certificate) go to our log.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelInfo)}
 
 	errc := make(chan error, 2)
 	go func() { errc <- gs.Serve(grpcLn) }()

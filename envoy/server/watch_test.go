@@ -26,7 +26,7 @@ func TestFingerprintStable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(context.Background(), Config{GatewayFile: filepath.Join(dir, "gateway.yaml"), Store: store, PluginsURL: "http://x"})
+	s, err := New(context.Background(), Config{GatewayFile: filepath.Join(dir, "gateway.yaml"), Store: store, PluginsURL: "http://x", Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}

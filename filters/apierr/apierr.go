@@ -39,6 +39,7 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeInvalidHeader    = "invalid_header"
 	CodePluginError      = "plugin_error"
+	CodeInvalidSchema    = "invalid_schema"
 )
 
 // Error is an API error. The zero Param renders as null.

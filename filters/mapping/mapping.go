@@ -14,6 +14,7 @@ import (
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner/schema"
 )
 
 // Mapping is the map-request stage.
@@ -43,6 +44,16 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	req := gjson.GetBytes(out, "request")
 	if !req.IsObject() {
 		return m.garbage("its output has no request object")
+	}
+	// A schema nested too deeply for the decoder is the client's mistake,
+	// which the run stage (schema.Check) would refuse, but it fails here
+	// first: refuse it as the run stage does.
+	if s := req.Get("output_schema"); s.Exists() {
+		if err := schema.CheckDepth([]byte(s.Raw)); err != nil {
+			e := apierr.InvalidBody(filters.SchemaParam(x.Endpoint), "%s", err.Error())
+			e.Code = apierr.CodeInvalidSchema
+			return e
+		}
 	}
 	if err := json.Unmarshal([]byte(req.Raw), &x.Native); err != nil {
 		return m.garbage("its request object does not decode: " + err.Error())

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/runedge/runedge/filters"
@@ -11,6 +12,7 @@ import (
 
 // startError maps a refusal to start a run. None of these created a run.
 func startError(ep filters.Endpoint, err error) error {
+	var te *runner.ToolSchemaError
 	switch {
 	case errors.Is(err, runner.ErrUnavailable):
 		return apierr.Unavailable("runedge is shutting down or at its limit of runs in flight; retry shortly", 1, err)
@@ -18,12 +20,19 @@ func startError(ep filters.Endpoint, err error) error {
 		e := apierr.NotFound("the session or thread named in the request headers does not exist")
 		e.Err = err
 		return e
-	case errors.Is(err, runner.ErrInvalidRequest):
-		param := "text.format.schema"
+	case errors.As(err, &te):
+		param := fmt.Sprintf("tools[%d].parameters", te.Index)
 		if ep == filters.ChatCompletions {
-			param = "response_format.json_schema.schema"
+			param = fmt.Sprintf("tools[%d].function.parameters", te.Index)
 		}
-		e := apierr.InvalidBody(param, "%s", err.Error())
+		e := apierr.InvalidBody(param, "%s is not a valid JSON Schema: %v", param, te.Err)
+		e.Err = err
+		return e
+	case errors.Is(err, runner.ErrInvalidRequest):
+		e := apierr.InvalidBody(filters.SchemaParam(ep), "%s", err.Error())
+		if errors.Is(err, runner.ErrInvalidSchema) {
+			e.Code = apierr.CodeInvalidSchema
+		}
 		e.Err = err
 		return e
 	}

@@ -17,8 +17,13 @@ func serve(ctx context.Context, args []string, env Env) error {
 	fs.SetOutput(env.Stderr)
 	cfgPath := fs.String("config", "", "configuration file (YAML); defaults apply without one")
 	listen := fs.String("listen", "", "listen address (overrides the file's listen)")
-	xdsAddr := fs.String("xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
-	node := fs.String("node", "", "this host's node id for --xds (default: the host name)")
+	var xo xdsClient
+	fs.StringVar(&xo.addr, "xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
+	fs.StringVar(&xo.node, "node", "", "this host's node id for --xds (default: the host name)")
+	fs.StringVar(&xo.ca, "xds-ca", "", "CA certificate (PEM) the control plane's certificate must be signed by")
+	fs.StringVar(&xo.cert, "xds-cert", "", "this host's client certificate (PEM) for the control plane")
+	fs.StringVar(&xo.key, "xds-key", "", "the key of --xds-cert (PEM)")
+	fs.BoolVar(&xo.insecure, "xds-insecure", false, "talk to the control plane in plaintext, unauthenticated (tests and trusted networks only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -32,15 +37,15 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err := defaultToken(cfg, env, *cfgPath == ""); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	log := newLogger(cfg, env)
 	var watchers []server.Watcher
 	if *cfgPath != "" {
 		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
 			return defaultToken(c, env, false)
 		}))
 	}
-	if *xdsAddr != "" {
-		w, err := subscribe(cfg, *xdsAddr, *node, log)
+	if xo.addr != "" {
+		w, err := subscribe(cfg, xo, log)
 		if err != nil {
 			return err
 		}
@@ -83,6 +88,15 @@ func (ls listeners) close() {
 			l.Close()
 		}
 	}
+}
+
+// newLogger is the process log: text, or one JSON object a line with
+// log.format: json (for log shippers). The access log goes here too.
+func newLogger(cfg *config.Config, env Env) *slog.Logger {
+	if cfg.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, nil))
 }
 
 func loadConfig(path string) (*config.Config, error) {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -9,6 +11,13 @@ import (
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/server"
 )
+
+// xdsClient is how `runedge serve --xds` reaches its control plane.
+type xdsClient struct {
+	addr, node    string
+	ca, cert, key string // mutual TLS: the control plane's CA, this host's certificate and key
+	insecure      bool   // plaintext instead
+}
 
 // subscribe takes the host's chains from a control plane over ECDS: every
 // update's plugins are fetched, checked against their sha256 and applied
@@ -18,7 +27,8 @@ import (
 //
 // It returns the subscription as a watcher for Server.Run, which starts it
 // with the server and stops it before the plugin engine closes.
-func subscribe(cfg *config.Config, addr, node string, log *slog.Logger) (server.Watcher, error) {
+func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watcher, error) {
+	node := xo.node
 	if node == "" {
 		h, err := os.Hostname()
 		if err != nil {
@@ -26,7 +36,27 @@ func subscribe(cfg *config.Config, addr, node string, log *slog.Logger) (server.
 		}
 		node = h
 	}
-	sub := &ecds.Subscriber{Addr: addr, NodeID: node, CacheDir: cfg.Path("data/xds-plugins"), Log: log}
+	sub := &ecds.Subscriber{Addr: xo.addr, NodeID: node, CacheDir: cfg.Path("data/xds-plugins"), Log: log,
+		Origins: cfg.Plugins.Origins, Insecure: xo.insecure}
+	switch {
+	case xo.ca != "" || xo.cert != "" || xo.key != "":
+		if xo.insecure {
+			return nil, errors.New("--xds-insecure and --xds-ca/--xds-cert/--xds-key exclude each other")
+		}
+		var err error
+		if sub.TLS, err = ecds.ClientTLS(xo.ca, xo.cert, xo.key); err != nil {
+			return nil, fmt.Errorf("--xds-ca/--xds-cert/--xds-key: %w", err)
+		}
+	case !xo.insecure:
+		return nil, errors.New("--xds needs --xds-ca, --xds-cert and --xds-key (mutual TLS with the control plane), or --xds-insecure for plaintext")
+	}
+	// Check the configuration now: a mistake must stop the start, not the
+	// subscription later.
+	for _, o := range sub.Origins {
+		if _, err := ecds.ParseOrigin(o); err != nil {
+			return nil, fmt.Errorf("plugins.origins: %w", err)
+		}
+	}
 	return func(ctx context.Context, srv *server.Server) error {
 		return sub.Run(ctx, func(ctx context.Context, chains map[string]ecds.ChainRef) error {
 			m := make(map[string]config.Chain, len(chains))

@@ -32,12 +32,30 @@ func xds(ctx context.Context, args []string, env Env) error {
 	listen := fs.String("listen", defaultXDSListen, "ADS gRPC address (Envoy, gRPC clients, hosts)")
 	httpAddr := fs.String("http", defaultXDSHTTP, "HTTP address: plugin bytes (/plugins/<sha256>) and rollout status (/status)")
 	plugins := fs.String("plugins", defaultXDSPlugins, "directory keeping published plugins, named by sha256")
-	pluginsURL := fs.String("plugins-url", "", "base URL hosts fetch plugins from (default http://<--http address>)")
+	pluginsURL := fs.String("plugins-url", "", "base URL hosts fetch plugins from (default https://<--http address>)")
+	cert := fs.String("tls-cert", "", "the control plane's certificate (PEM), for ADS and the plugin server")
+	key := fs.String("tls-key", "", "the key of --tls-cert (PEM)")
+	clientCA := fs.String("client-ca", "", "CA certificate (PEM) every client (Envoy, host) must present a certificate of")
+	insecureFlag := fs.Bool("insecure", false, "serve ADS and plugins in plaintext to anyone (tests and trusted networks only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *cfgPath == "" {
 		return errors.New("--config is required (the gateway file)")
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	cfg := server.Config{GatewayFile: *cfgPath, Insecure: *insecureFlag, Log: log}
+	switch {
+	case *cert != "" || *key != "" || *clientCA != "":
+		if *insecureFlag {
+			return errors.New("--insecure and --tls-cert/--tls-key/--client-ca exclude each other")
+		}
+		var err error
+		if cfg.TLS, err = server.ServerTLS(*cert, *key, *clientCA); err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key/--client-ca: %w", err)
+		}
+	case !*insecureFlag:
+		return errors.New("--tls-cert, --tls-key and --client-ca are required (mutual TLS with Envoy and the hosts), or --insecure for plaintext")
 	}
 	store, err := server.OpenStore(*plugins)
 	if err != nil {
@@ -53,24 +71,28 @@ func xds(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer httpLn.Close()
-	base, err := pluginBase(*pluginsURL, httpLn.Addr().String())
+	scheme := "https"
+	if cfg.TLS == nil {
+		scheme = "http"
+	}
+	base, err := pluginBase(*pluginsURL, scheme, httpLn.Addr().String())
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	srv, err := server.New(ctx, server.Config{GatewayFile: *cfgPath, Store: store, PluginsURL: base, Log: log})
+	cfg.Store, cfg.PluginsURL = store, base
+	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	log.Info("runedge xds: serving", "ads", grpcLn.Addr().String(), "http", httpLn.Addr().String(),
-		"plugins_url", base, "version", srv.Version())
+		"plugins_url", base, "mutual_tls", cfg.TLS != nil, "version", srv.Version())
 	return srv.Serve(ctx, grpcLn, httpLn)
 }
 
 // pluginBase is the URL hosts fetch plugins from. Without --plugins-url it
 // is the bound HTTP address itself, which only works when that is an
 // address hosts can reach: 0.0.0.0 is not one.
-func pluginBase(flagURL, httpAddr string) (string, error) {
+func pluginBase(flagURL, scheme, httpAddr string) (string, error) {
 	if flagURL != "" {
 		return strings.TrimRight(flagURL, "/"), nil
 	}
@@ -81,7 +103,7 @@ func pluginBase(flagURL, httpAddr string) (string, error) {
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		return "", fmt.Errorf("--plugins-url is required when --http listens on all interfaces (%s): hosts need an address they can reach", httpAddr)
 	}
-	return "http://" + httpAddr, nil
+	return scheme + "://" + httpAddr, nil
 }
 
 // xdsBootstrap writes the Envoy bootstrap pointing at the control plane.
@@ -94,6 +116,10 @@ func xdsBootstrap(args []string, env Env) error {
 	fs.StringVar(&o.Cluster, "cluster", "", "node cluster (default runedge-edge)")
 	fs.StringVar(&o.Admin, "admin", "", "Envoy admin address (default 127.0.0.1:9901)")
 	fs.BoolVar(&o.Delta, "delta", false, "use incremental (delta) xDS")
+	fs.StringVar(&o.CAFile, "ca", "", "CA certificate (PEM) of the control plane's certificate, as a path on Envoy's machine")
+	fs.StringVar(&o.CertFile, "cert", "", "Envoy's client certificate (PEM) for the control plane, as a path on Envoy's machine")
+	fs.StringVar(&o.KeyFile, "key", "", "the key of --cert (PEM), as a path on Envoy's machine")
+	fs.BoolVar(&o.Insecure, "insecure", false, "plaintext ADS (tests and trusted networks only)")
 	out := fs.String("o", "-", "output file (- for stdout)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -110,6 +136,9 @@ func xdsBootstrap(args []string, env Env) error {
 	y, err := bootstrap.YAML(o, cmd)
 	if err != nil {
 		return err
+	}
+	if o.Insecure {
+		fmt.Fprintln(env.Stderr, "runedge xds bootstrap: WARNING: --insecure: this Envoy will take its configuration over plaintext ADS")
 	}
 	if *out == "-" {
 		_, err = env.Stdout.Write(y)

@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +20,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	xdsserver "github.com/runedge/runedge/envoy/server"
+	"github.com/runedge/runedge/envoy/ecds"
+	"github.com/runedge/runedge/envoy/tlstest"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
@@ -24,9 +29,66 @@ import (
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
-// Two runedge hosts subscribed to one control plane: a plugin change there
-// reaches both, their replies change accordingly, and no request fails
-// while it happens.
+// cliChild, when set, makes the test binary run the command line with its
+// arguments instead of the tests: `runedge xds` as a process of its own.
+const cliChild = "RUNEDGE_TEST_CLI_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(cliChild) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		os.Exit(Main(ctx, os.Args[1:], Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}))
+	}
+	os.Exit(m.Run())
+}
+
+// startXDSProcess runs `runedge xds args...` in a process of its own, until
+// the test ends, and returns its ADS and HTTP addresses and its log.
+func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"xds", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), cliChild+"=1")
+	logs = &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("runedge xds did not stop on interrupt")
+		}
+		if t.Failed() {
+			t.Logf("runedge xds log:\n%s", logs)
+		}
+	})
+	re := regexp.MustCompile(`ads=(127\.0\.0\.1:\d+) http=(127\.0\.0\.1:\d+)`)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			return m[1], m[2], logs
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("runedge xds exited: %v\n%s", err, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runedge xds did not report its addresses:\n%s", logs)
+		}
+	}
+}
+
+// Two runedge hosts subscribed to a control plane running in a process of
+// its own, over mutual TLS: a plugin change there reaches both, their
+// replies change accordingly, and no request fails while it happens. A
+// node without a client certificate gets nothing and never appears in the
+// control plane's status.
 func TestECDSChangeReachesTwoHosts(t *testing.T) {
 	v1 := plugintest.Build(t, "../server/testdata/versioned/v1")
 	v2 := plugintest.Build(t, "../server/testdata/versioned/v2")
@@ -40,26 +102,35 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := xdsserver.OpenStore(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	adsLn, _ := net.Listen("tcp", "127.0.0.1:0")
-	httpLn, _ := net.Listen("tcp", "127.0.0.1:0")
-	plane, err := xdsserver.New(ctx, xdsserver.Config{GatewayFile: gw, Store: store, PluginsURL: "http://" + httpLn.Addr().String(),
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	planeDone := make(chan error, 1)
-	go func() { planeDone <- plane.Serve(ctx, adsLn, httpLn) }()
-	defer func() { cancel(); <-planeDone }()
+	ca := tlstest.New(t, "fleet CA")
+	planeCert, planeKey := ca.Server(t, "xds", "127.0.0.1")
+	hostCert, hostKey := ca.Client(t, "host")
+	ads, httpAddr, _ := startXDSProcess(t, "--config", gw, "--plugins", filepath.Join(dir, "store"),
+		"--tls-cert", planeCert, "--tls-key", planeKey, "--client-ca", ca.CAFile)
+
+	// A node with the CA but no certificate of its own.
+	stranger := &ecds.Subscriber{Addr: ads, NodeID: "stranger", CacheDir: t.TempDir(), TLS: ca.ClientConfig(t, "", "")}
+	strangerApplied := make(chan struct{}, 1)
+	go stranger.Run(ctx, func(context.Context, map[string]ecds.ChainRef) error {
+		strangerApplied <- struct{}{}
+		return nil
+	})
 
 	var hosts []string
 	for _, node := range []string{"host-a", "host-b"} {
-		hosts = append(hosts, startHost(t, ctx, adsLn.Addr().String(), node))
+		xo := xdsClient{addr: ads, node: node, ca: ca.CAFile, cert: hostCert, key: hostKey}
+		hosts = append(hosts, startHost(t, ctx, xo))
 	}
 	waitFingerprint(t, hosts, "/v1")
+	status := planeStatus(t, ca.ClientConfig(t, hostCert, hostKey), httpAddr)
+	if _, ok := status.Nodes["stranger"]; ok || len(status.Nodes) != 2 {
+		t.Fatalf("the control plane's nodes: %v", status.Nodes)
+	}
+	select {
+	case <-strangerApplied:
+		t.Fatal("a node without a certificate was given chains")
+	default:
+	}
 
 	var stop atomic.Bool
 	var sent, failed atomic.Int64
@@ -86,6 +157,22 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 	}
 }
 
+// planeStatus reads the control plane's /status as a node with a
+// certificate.
+func planeStatus(t *testing.T, c *tls.Config, httpAddr string) (st struct{ Nodes map[string]any }) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
+	resp, err := client.Get("https://" + httpAddr + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -103,12 +190,12 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 // startHost starts a runedge host with the default plugins and a token
-// "tok", subscribed as node to the control plane at ads; it returns its URL.
-func startHost(t *testing.T, ctx context.Context, ads, node string) string {
+// "tok", subscribed to a control plane as xo says; it returns its URL.
+func startHost(t *testing.T, ctx context.Context, xo xdsClient) string {
 	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken("tok")}}
-	w, err := subscribe(cfg, ads, node, slog.New(slog.DiscardHandler))
+	w, err := subscribe(cfg, xo, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

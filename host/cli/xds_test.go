@@ -19,7 +19,8 @@ import (
 // command makes today.
 func TestXDSBootstrap(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bootstrap.yaml")
-	if code, _, errOut := run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1", "-o", out); code != 0 {
+	if code, _, errOut := run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1",
+		"--ca", "/etc/envoy/xds/ca.pem", "--cert", "/etc/envoy/xds/envoy.pem", "--key", "/etc/envoy/xds/envoy-key.pem", "-o", out); code != 0 {
 		t.Fatalf("%d %s", code, errOut)
 	}
 	got, _ := os.ReadFile(out)
@@ -44,6 +45,13 @@ func TestXDSBootstrap(t *testing.T) {
 	if code, _, errOut := run(t, "xds", "bootstrap", "--node", "edge-1"); code != 1 || !strings.Contains(errOut, "--xds and --node are required") {
 		t.Fatalf("missing --xds: %d %s", code, errOut)
 	}
+	if code, _, errOut := run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1"); code != 1 || !strings.Contains(errOut, "or insecure for plaintext") {
+		t.Fatalf("neither TLS files nor --insecure: %d %s", code, errOut)
+	}
+	code, stdout, errOut = run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1", "--insecure")
+	if code != 0 || !strings.Contains(errOut, "WARNING: --insecure") || strings.Contains(stdout, "transport_socket") {
+		t.Fatalf("--insecure: %d %s", code, errOut)
+	}
 }
 
 func TestXDSRefusesBadStarts(t *testing.T) {
@@ -57,8 +65,13 @@ func TestXDSRefusesBadStarts(t *testing.T) {
 		want string
 	}{
 		{[]string{"xds"}, "--config is required"},
-		{[]string{"xds", "--config", bad, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "listeners[0].cluster"},
-		{[]string{"xds", "--config", good, "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--plugins", dir}, "--plugins-url is required"},
+		{[]string{"xds", "--config", good, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "--tls-cert, --tls-key and --client-ca are required"},
+		{[]string{"xds", "--config", good, "--tls-cert", "x.pem", "--insecure"}, "exclude each other"},
+		{[]string{"xds", "--config", good, "--tls-cert", "x.pem"}, "all required for mutual TLS"},
+		{[]string{"xds", "--config", bad, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "listeners[0].cluster"},
+		{[]string{"xds", "--config", good, "--insecure", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--plugins", dir}, "--plugins-url is required"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1"}, "--xds needs --xds-ca, --xds-cert and --xds-key"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1", "--xds-ca", "ca.pem", "--xds-insecure"}, "exclude each other"},
 	} {
 		if code, _, errOut := run(t, c.args...); code != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: %d %s, want %q", c.args, code, errOut, c.want)
@@ -66,8 +79,9 @@ func TestXDSRefusesBadStarts(t *testing.T) {
 	}
 }
 
-// TestXDSServes runs `runedge xds` until its context ends, and reads the
-// version it serves from its status endpoint.
+// TestXDSServes runs `runedge xds --insecure` until its context ends, and
+// reads the version it serves from its status endpoint; plaintext is
+// logged as a warning.
 func TestXDSServes(t *testing.T) {
 	dir := t.TempDir()
 	gw := filepath.Join(dir, "gateway.yaml")
@@ -77,7 +91,7 @@ func TestXDSServes(t *testing.T) {
 	stderr := &lockedBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"xds", "--config", gw, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", filepath.Join(dir, "store")},
+		done <- Main(ctx, []string{"xds", "--config", gw, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", filepath.Join(dir, "store")},
 			Env{Stdout: &lockedBuffer{}, Stderr: stderr, Getenv: func(string) string { return "" }})
 	}()
 	addr := regexp.MustCompile(`http=(127\.0\.0\.1:\d+)`)
@@ -98,6 +112,9 @@ func TestXDSServes(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || len(st.Version) != 16 {
 		t.Fatalf("status: %+v %v", st, err)
+	}
+	if !strings.Contains(stderr.String(), "level=WARN msg=\"xds: INSECURE") {
+		t.Fatalf("no warning about plaintext:\n%s", stderr.String())
 	}
 	cancel()
 	select {

@@ -20,6 +20,9 @@ type Config struct {
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
+	Log      Log              `yaml:"log"`     // see observe.go
+	Metrics  Metrics          `yaml:"metrics"` // see observe.go
+	Tracing  Tracing          `yaml:"tracing"` // see observe.go
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
@@ -68,6 +71,9 @@ type Limits struct {
 	ReadBodyTimeout   Duration `yaml:"read_body_timeout"`
 	// MaxAdminBodyBytes bounds an upload to the admin API (a plugin).
 	MaxAdminBodyBytes int64 `yaml:"max_admin_body_bytes"`
+	// SSEKeepalive is how often a stream that has nothing to send writes a
+	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
+	SSEKeepalive *Duration `yaml:"sse_keepalive"`
 }
 
 // Store is the run store.
@@ -101,12 +107,20 @@ type Plugins struct {
 	// StreamWindow batches streamed text for plugins that export
 	// map_stream: at most one call per window (0 = one call per arrival).
 	StreamWindow Duration `yaml:"stream_window"`
+	// Origins are the https URLs (scheme, host, optional port and path
+	// prefix) a host subscribed to a control plane (serve --xds) may fetch
+	// plugins from, besides the control plane's own plugin server. Any
+	// other URL is refused without a request. Read at start.
+	Origins []string `yaml:"origins"`
 }
 
 // Admin is the operator listener: plugin swap and list, /metrics. Only
 // tokens marked admin may use it. "off" disables it.
 type Admin struct {
 	Listen string `yaml:"listen"`
+	// MetricsPublic serves /metrics without a token, for a scraper on a
+	// private network.
+	MetricsPublic bool `yaml:"metrics_public"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

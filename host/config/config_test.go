@@ -63,6 +63,7 @@ func TestParseRefusesNamingTheField(t *testing.T) {
 		{"store: {driver: mysql}", "store.driver"},
 		{"provider: {kind: magic}", "provider.kind"},
 		{"chains: {embeddings: {map_request: x.wasm}}", "chains.embeddings"},
+		{"plugins: {origins: [\"https://ok.example/p\", \"http://169.254.169.254\"]}", "plugins.origins[1]"},
 		{"listne: 127.0.0.1:1", "listne"},
 	} {
 		_, err := Parse([]byte(tc.doc))

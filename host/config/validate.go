@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"regexp"
 )
 
@@ -92,6 +93,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Plugins.PoolSize < 0 {
 		bad("plugins.pool_size", "must not be negative")
+	}
+	c.validateObservability(bad)
+	for i, o := range c.Plugins.Origins {
+		if u, err := url.Parse(o); err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			bad(fmt.Sprintf("plugins.origins[%d]", i), "want an https URL (scheme, host, optional port and path), got %q", o)
+		}
 	}
 	for ep := range c.Chains {
 		if ep != ChainChat && ep != ChainResponses {

@@ -28,19 +28,54 @@ import (
 //	PUT /admin/v1/plugins/{stage}              the same for both endpoints
 //	GET /metrics                               Prometheus
 //
-// The plugin routes need an admin token; /metrics and /healthz do not (the
-// listener is loopback by default).
+// Everything but /healthz needs an admin token; /metrics is open only with
+// admin.metrics_public (a scraper on a private network).
 func (s *Server) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/admin/v1/plugins", methods{http.MethodGet: s.adminChain(s.listPlugins)})
 	mux.Handle("/admin/v1/plugins/{endpoint}/{stage}", methods{http.MethodPut: s.adminChain(s.swapPlugin)})
 	mux.Handle("/admin/v1/plugins/{stage}", methods{http.MethodPut: s.adminChain(s.swapPlugin)})
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", methods{http.MethodGet: s.metricsHandler()})
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
 	})
 	return mux
+}
+
+// metricsHandler serves the Prometheus registry, behind the admin token
+// unless admin.metrics_public.
+func (s *Server) metricsHandler() http.HandlerFunc {
+	prom := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	if s.cfg.Admin.MetricsPublic {
+		return prom.ServeHTTP
+	}
+	return s.adminHTTP(prom)
+}
+
+// adminHTTP runs auth and requires an admin token before a plain HTTP
+// handler (no body is read).
+func (s *Server) adminHTTP(h http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := s.acquire()
+		chain := filters.Chain(filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error {
+			if !x.Identity.Admin {
+				return errAdminRequired()
+			}
+			h.ServeHTTP(w, r)
+			return nil
+		}), g.auth)
+		s.release(g)
+		x := &filters.Exchange{Endpoint: filters.Native, Request: r, Reply: filters.NewReply(w, filters.Native)}
+		if err := chain.Handle(r.Context(), x); err != nil {
+			s.fail(x, err)
+		}
+	}
+}
+
+func errAdminRequired() error {
+	return apierr.New(http.StatusForbidden, apierr.TypePermission, "admin_required",
+		"the admin API needs a token marked admin in the configuration")
 }
 
 // adminChain runs auth, requires an admin token, reads the body (within
@@ -66,8 +101,7 @@ func (requireAdmin) Name() string { return "admin" }
 
 func (requireAdmin) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
 	if !x.Identity.Admin {
-		return apierr.New(http.StatusForbidden, apierr.TypePermission, "admin_required",
-			"the admin API needs a token marked admin in the configuration")
+		return errAdminRequired()
 	}
 	return next.Handle(ctx, x)
 }

@@ -74,7 +74,7 @@ func TestAdminPluginSwap(t *testing.T) {
 		t.Fatalf("unknown stage: %d %s", res.StatusCode, b)
 	}
 
-	res, b = h.admin("GET", "/metrics", "", nil, "")
+	res, b = h.admin("GET", "/metrics", "", nil, tokAdmin)
 	if res.StatusCode != 200 || !strings.Contains(string(b), `runedge_plugin_swaps_total{result="ok",stage="chat.completions/translate"} 1`) ||
 		!strings.Contains(string(b), `runedge_plugin_swaps_total{result="failed",stage="responses/map-request"} 1`) {
 		t.Fatalf("metrics:\n%s", b)

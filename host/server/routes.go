@@ -71,6 +71,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoi
 	if err := h.Handle(r.Context(), x); err != nil {
 		s.fail(x, err)
 	}
+	note(w, x)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -49,7 +49,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics()}
+	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
@@ -63,13 +63,14 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		return nil, err
 	}
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
-		Store: s.store, Agent: agent, Logger: log,
+		Store: instrumentStore(s.store, s.metrics), Agent: agent, Logger: log, Observer: s.metrics,
 		RunTimeout:  cfg.Limits.RunTimeout.Std(),
 		MaxInFlight: cfg.Limits.MaxInFlight,
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.metrics.inFlight(s.runs)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
@@ -79,7 +80,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	s.install(g)
 	s.http = &http.Server{
-		Handler: s.routes(),
+		Handler: s.observe(s.routes()),
 		// Headers have a deadline here; the body has its own in the body
 		// stage, and every write one per flush (filters.Reply): a
 		// server-wide ReadTimeout or WriteTimeout would cut long streams.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 
 	"github.com/runedge/runedge/host/config"
@@ -62,6 +63,7 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
 	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
+	next.Log, next.Metrics, next.Tracing = cur.Log, cur.Metrics, cur.Tracing
 	return s.rebuild(ctx, &next, "reload")
 }
 
@@ -179,7 +181,7 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Provider != b.Provider {
 		out = append(out, "provider")
 	}
-	if a.Plugins != b.Plugins {
+	if !reflect.DeepEqual(a.Plugins, b.Plugins) { // it holds slices (origins)
 		out = append(out, "plugins")
 	}
 	if a.Admin != b.Admin {
@@ -188,6 +190,10 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Limits.RunTimeout != b.Limits.RunTimeout || a.Limits.MaxInFlight != b.Limits.MaxInFlight ||
 		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
 		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
+	}
+	if a.Log != b.Log || a.Metrics != b.Metrics || a.Tracing.Endpoint != b.Tracing.Endpoint ||
+		a.Tracing.Ratio() != b.Tracing.Ratio() || a.Tracing.ServiceName != b.Tracing.ServiceName {
+		out = append(out, "log/metrics/tracing")
 	}
 	return out
 }

@@ -5,6 +5,7 @@ package compat
 type chatBody struct {
 	messages, responseFormat, stream, streamOptions value
 	maxTokens, maxCompletionTokens, n               value
+	tools, toolChoice, parallelToolCalls, functions value
 }
 
 // mapChatRequest maps a chat.completions body to the native request and the
@@ -27,6 +28,16 @@ func mapChatRequest(body value) ([]byte, error) {
 			b.maxCompletionTokens = v
 		case k.is("n"):
 			b.n = v
+		case k.is("tools"):
+			b.tools = v
+		case k.is("tool_choice"):
+			b.toolChoice = v
+		case k.is("parallel_tool_calls"):
+			b.parallelToolCalls = v
+		case k.is("functions"), k.is("function_call"):
+			if !v.isNull() {
+				b.functions = k
+			}
 		}
 		return true
 	})
@@ -96,7 +107,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	if f, ok := b.n.num(); !b.n.isNull() && (!ok || f != 1) {
 		return invalid("n", "n must be 1: this model returns exactly one choice")
 	}
-	return nil
+	if b.functions != "" {
+		return unsupported(b.functions.str(), "functions and function_call are deprecated and not supported: use tools and tool_choice")
+	}
+	n.tools, err = readTools(b.tools, b.toolChoice, b.parallelToolCalls, true)
+	return err
 }
 
 // appendChatMessages appends the native input messages and reports how many
@@ -117,19 +132,24 @@ func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 }
 
 // appendChatMessage appends message i, preceded by a comma when it is not the
-// first. An assistant message without content (one that only carried tool
-// calls) is skipped: the native input has nothing to hold it.
+// first. An assistant message carries its tool_calls; one with neither
+// content nor calls is skipped, as it says nothing. A tool message carries
+// the tool_call_id its content answers.
 func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, error) {
 	if !m.isObject() {
 		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
 	}
-	var role, content value
+	var role, content, toolCalls, toolCallID value
 	m.members(func(k, v value) bool {
 		switch {
 		case k.is("role"):
 			role = v
 		case k.is("content"):
 			content = v
+		case k.is("tool_calls"):
+			toolCalls = v
+		case k.is("tool_call_id"):
+			toolCallID = v
 		}
 		return true
 	})
@@ -138,29 +158,74 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		return dst, false, invalid(indexed("messages", i)+".role",
 			"role must be one of system, developer, user, assistant or tool")
 	}
-	if native == "assistant" && content.isNull() {
+	calls := native == "assistant" && toolCalls.isArray() && toolCalls != "[]"
+	if native == "assistant" && content.isNull() && !calls {
 		return dst, false, nil
+	}
+	if native == "tool" && (!toolCallID.isString() || toolCallID == `""`) {
+		return dst, false, invalid(indexed("messages", i)+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
+	}
+	if !toolCalls.isNull() && !toolCalls.isArray() {
+		return dst, false, invalid(indexed("messages", i)+".tool_calls", "tool_calls must be an array")
 	}
 	if comma {
 		dst = append(dst, ',')
 	}
-	dst, err := appendMessage(dst, native, content, isChatText, "messages", i)
-	return dst, err == nil, err
+	dst, err := appendMessageOpen(dst, native, content, isChatText, "messages", i)
+	if err != nil {
+		return dst, false, err
+	}
+	switch {
+	case calls:
+		dst, err = appendChatCalls(dst, toolCalls, i)
+	case native == "tool":
+		dst = append(dst, `,"tool_call_id":"`...)
+		dst = appendStringValue(dst, toolCallID)
+		dst = append(dst, '"')
+	}
+	return append(dst, '}'), err == nil, err
 }
 
-// chatRole maps a chat role to the native one. The native input has no tool
-// role, so a tool result reaches the agent as what it is to the model: text
-// the user side supplied.
+// appendChatCalls appends the native tool_calls of assistant message i.
+func appendChatCalls(dst []byte, calls value, i int) ([]byte, error) {
+	dst = append(dst, `,"tool_calls":[`...)
+	var err error
+	j := 0
+	calls.elements(func(c value) bool {
+		where := indexed(indexed("messages", i)+".tool_calls", j)
+		if !c.isObject() || !c.get("function").isObject() {
+			err = invalid(where, "each tool call must be an object with an id and a function")
+			return false
+		}
+		if t := c.get("type"); !t.isNull() && !t.is("function") {
+			err = unsupported(where+".type", "only function tool calls are supported")
+			return false
+		}
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		fn := c.get("function")
+		dst, err = appendNativeCall(dst, c.get("id"), fn.get("name"), fn.get("arguments"),
+			where+".id", where+".function.name", where+".function.arguments")
+		j++
+		return err == nil
+	})
+	return append(dst, ']'), err
+}
+
+// chatRole maps a chat role to the native one.
 func chatRole(r value) (string, bool) {
 	switch {
 	case r.is("system"):
 		return "system", true
 	case r.is("developer"):
 		return "developer", true
-	case r.is("user"), r.is("tool"):
+	case r.is("user"):
 		return "user", true
 	case r.is("assistant"):
 		return "assistant", true
+	case r.is("tool"):
+		return "tool", true
 	}
 	return "", false
 }

@@ -17,11 +17,11 @@ func TestMapChatRequest(t *testing.T) {
 			request: `{"input":[{"role":"user","content":"Hello"}]}`,
 		},
 		{
-			name: "every role; tool results reach the agent as user text",
+			name: "every role; tool results carry their call id",
 			body: `{"model":"service","messages":[{"role":"system","content":"S"},{"role":"developer","content":"D"},
 				{"role":"user","content":"U"},{"role":"assistant","content":"A"},{"role":"tool","tool_call_id":"c1","content":"T"}]}`,
 			request: `{"input":[{"role":"system","content":"S"},{"role":"developer","content":"D"},{"role":"user","content":"U"},
-				{"role":"assistant","content":"A"},{"role":"user","content":"T"}]}`,
+				{"role":"assistant","content":"A"},{"role":"tool","content":"T","tool_call_id":"c1"}]}`,
 		},
 		{
 			name:    "text parts are concatenated (LangChain, Vercel AI SDK)",
@@ -34,11 +34,12 @@ func TestMapChatRequest(t *testing.T) {
 			request: `{"input":[{"role":"user","content":"a\nb \"q\" \u00e9 \\ /"}]}`,
 		},
 		{
-			name: "assistant turn that only called tools is skipped",
+			name: "assistant turn that only called tools keeps its calls",
 			body: `{"model":"service","messages":[{"role":"user","content":"Q"},
 				{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},
 				{"role":"tool","tool_call_id":"c1","content":"42"}]}`,
-			request: `{"input":[{"role":"user","content":"Q"},{"role":"user","content":"42"}]}`,
+			request: `{"input":[{"role":"user","content":"Q"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},
+				{"role":"tool","content":"42","tool_call_id":"c1"}]}`,
 		},
 		{
 			name:         "stream with usage",
@@ -86,7 +87,7 @@ func TestMapChatRequest(t *testing.T) {
 			name: "pretty-printed body, escaped keys, nested unknown fields",
 			body: "{\n  \"model\" : \"service\",\n  \"tools\" : [ { \"type\": \"function\", \"function\": { \"name\": \"f\", \"parameters\": {\"messages\": []} } } ],\n" +
 				"  \"mess\\u0061ges\" : [\n    { \"content\" : [ { \"text\" : \"a\\\\\", \"type\" : \"text\" } ] , \"role\" : \"user\" }\n  ]\r\n}",
-			request: `{"input":[{"role":"user","content":"a\\"}]}`,
+			request: `{"input":[{"role":"user","content":"a\\"}],"tools":[{"name":"f","parameters":{"messages":[]}}]}`,
 		},
 		{
 			name: "n 1, nulls and unknown fields",

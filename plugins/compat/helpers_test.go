@@ -51,8 +51,8 @@ func mapInvalid(t *testing.T, endpoint, body string) *InputError {
 	if !errors.As(err, &ie) {
 		t.Fatalf("want *InputError, got %v (output %s)", err, out)
 	}
-	if ie.Code != CodeInvalidBody || ie.Message == "" {
-		t.Fatalf("InputError needs code invalid_body and a message: %+v", ie)
+	if (ie.Code != CodeInvalidBody && ie.Code != CodeUnsupportedParameter) || ie.Message == "" {
+		t.Fatalf("InputError needs code invalid_body or unsupported_parameter and a message: %+v", ie)
 	}
 	return ie
 }

@@ -13,6 +13,7 @@ type native struct {
 	format       outputFormat
 	stream       bool
 	maxOutput    int64 // 0 when the client set no limit
+	tools        toolOptions
 }
 
 // appendOptions appends the optional native fields, leaving out empty ones as
@@ -40,6 +41,7 @@ func (n *native) appendOptions(dst []byte) []byte {
 		dst = append(dst, `,"max_output_tokens":`...)
 		dst = strconv.AppendInt(dst, n.maxOutput, 10)
 	}
+	dst = n.tools.appendTo(dst)
 	return append(dst, '}')
 }
 
@@ -48,12 +50,21 @@ func (n *native) appendOptions(dst []byte) []byte {
 // concatenated, because the native input carries plain text per message.
 // list and i name the message for errors.
 func appendMessage(dst []byte, role string, content value, isText func(value) bool, list string, i int) ([]byte, error) {
+	dst, err := appendMessageOpen(dst, role, content, isText, list, i)
+	return append(dst, '}'), err
+}
+
+// appendMessageOpen is appendMessage without the closing brace, so that
+// tool fields can follow. A null content is an empty one (an assistant
+// message that only calls tools).
+func appendMessageOpen(dst []byte, role string, content value, isText func(value) bool, list string, i int) ([]byte, error) {
 	dst = append(dst, `{"role":"`...)
 	dst = append(dst, role...)
 	dst = append(dst, `","content":"`...)
 	switch {
 	case content.isString():
 		dst = appendStringValue(dst, content)
+	case content.isNull() && role == "assistant":
 	case content.isArray():
 		var err error
 		j := 0
@@ -68,7 +79,7 @@ func appendMessage(dst []byte, role string, content value, isText func(value) bo
 	default:
 		return dst, invalid(indexed(list, i)+".content", "content must be a string or an array of text content parts")
 	}
-	return append(dst, `"}`...), nil
+	return append(dst, '"'), nil
 }
 
 // appendPart appends the text of the j-th content part of message i.

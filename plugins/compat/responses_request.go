@@ -37,10 +37,14 @@ func mapResponsesRequest(body value) ([]byte, error) {
 	if err := e.check(); err != nil {
 		return nil, err
 	}
+	var err error
+	if n.tools, err = readTools(e.tools, e.toolChoice, e.parallelToolCalls, false); err != nil {
+		return nil, err
+	}
 
 	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(e.tools)+512)
 	out = append(out, `{"request":{"input":[`...)
-	out, err := appendResponsesInput(out, b.input)
+	out, err = appendResponsesInput(out, b.input)
 	if err != nil {
 		return nil, err
 	}
@@ -86,28 +90,33 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 	}
 	var err error
 	i := 0
+	inCalls := false // an assistant message of function calls is open
 	input.elements(func(item value) bool {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst, err = appendInputItem(dst, item, i)
+		dst, inCalls, err = appendInputItem(dst, item, i, inCalls)
 		i++
 		return err == nil
 	})
+	if inCalls {
+		dst = append(dst, "]}"...)
+	}
 	if err == nil && i == 0 {
 		err = invalid("input", "input must contain at least one message")
 	}
 	return dst, err
 }
 
-// appendInputItem appends input item i, which must be a message: the native
-// run has no tools, so function calls, their outputs, reasoning and item
-// references have no meaning there and are refused rather than dropped.
-func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
+// appendInputItem appends input item i: a message, a function_call (the
+// model's call, replayed), or a function_call_output (its result).
+// Consecutive function_call items become one native assistant message with
+// several tool_calls, as a model that calls in parallel produced them;
+// inCalls says whether such a message is open (and stays open, returned
+// true, for the next item to extend). Reasoning and other item types have no
+// meaning for this model and are refused rather than dropped.
+func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool, error) {
 	if !item.isObject() {
-		return dst, invalid(indexed("input", i), "each input item must be a message object with a role and content")
+		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content value
+	var typ, role, content, callID, name, args, output value
 	item.members(func(k, v value) bool {
 		switch {
 		case k.is("type"):
@@ -116,12 +125,67 @@ func appendInputItem(dst []byte, item value, i int) ([]byte, error) {
 			role = v
 		case k.is("content"):
 			content = v
+		case k.is("call_id"):
+			callID = v
+		case k.is("name"):
+			name = v
+		case k.is("arguments"):
+			args = v
+		case k.is("output"):
+			output = v
 		}
 		return true
 	})
-	if !typ.isNull() && !typ.is("message") {
-		return dst, invalid(indexed("input", i), "only message input items are supported")
+	where := indexed("input", i)
+	if typ.is("function_call") {
+		switch {
+		case inCalls:
+			dst = append(dst, ',')
+		case i > 0:
+			dst = append(dst, `,{"role":"assistant","content":"","tool_calls":[`...)
+		default:
+			dst = append(dst, `{"role":"assistant","content":"","tool_calls":[`...)
+		}
+		dst, err := appendNativeCall(dst, callID, name, args, where+".call_id", where+".name", where+".arguments")
+		return dst, true, err
 	}
+	if inCalls {
+		dst = append(dst, "]}"...)
+	}
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	if typ.is("function_call_output") {
+		dst, err := appendCallOutput(dst, callID, output, where)
+		return dst, false, err
+	}
+	if !typ.isNull() && !typ.is("message") {
+		return dst, false, invalid(where+".type", "only message, function_call and function_call_output input items are supported")
+	}
+	dst, err := appendInputMessage(dst, role, content, i)
+	return dst, false, err
+}
+
+// appendCallOutput appends a function_call_output as a native tool
+// message. Its output is a string, or a list of input_text parts.
+func appendCallOutput(dst []byte, callID, output value, where string) ([]byte, error) {
+	if !callID.isString() || callID == `""` {
+		return dst, invalid(where+".call_id", where+".call_id must be the call_id of the function_call it answers")
+	}
+	if !output.isString() && !output.isArray() {
+		return dst, invalid(where+".output", where+".output must be a string")
+	}
+	dst, err := appendMessageOpen(dst, "tool", output, isResponsesText, "input", 0)
+	if err != nil {
+		return dst, invalid(where+".output", where+".output must be a string or a list of input_text parts")
+	}
+	dst = append(dst, `,"tool_call_id":"`...)
+	dst = appendStringValue(dst, callID)
+	return append(dst, `"}`...), nil
+}
+
+// appendInputMessage appends message item i.
+func appendInputMessage(dst []byte, role, content value, i int) ([]byte, error) {
 	native, ok := responsesRole(role)
 	if !ok {
 		return dst, invalid(indexed("input", i)+".role", "role must be one of system, developer, user or assistant")

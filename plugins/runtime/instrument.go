@@ -47,6 +47,8 @@ const (
 	secCustom = 0
 	secType   = 1
 	secImport = 2
+	secFunc   = 3
+	secMemory = 5
 	secGlobal = 6
 	secExport = 7
 	secStart  = 8
@@ -79,17 +81,24 @@ func instrument(wasm []byte) ([]byte, error) {
 	}
 	in := &instrumenter{}
 	for _, s := range sections {
-		if s.id == secImport {
+		switch s.id {
+		case secImport:
 			if err := in.countImports(s.content); err != nil {
 				return nil, fmt.Errorf("import section: %w", err)
 			}
+		case secMemory:
+			n, err := (&wasmReader{b: s.content}).u32()
+			if err != nil {
+				return nil, fmt.Errorf("memory section: %w", err)
+			}
+			in.hasMemory = in.hasMemory || n > 0
 		}
 	}
 	in.tickFunc = in.importedFuncs
 	in.code.importedFuncs = in.importedFuncs
 	out := append(make([]byte, 0, len(wasm)+len(wasm)/8), wasm[:8]...)
 	// Sections to add when the module has none, in their required place.
-	pending := []byte{secType, secImport, secGlobal, secExport}
+	pending := []byte{secType, secImport, secFunc, secGlobal, secExport}
 	for _, s := range sections {
 		for len(pending) > 0 && s.id != secCustom && sectionOrder[pending[0]] <= sectionOrder[s.id] {
 			if pending[0] != s.id {
@@ -145,7 +154,11 @@ func splitSections(b []byte) ([]wasmSection, error) {
 type instrumenter struct {
 	importedFuncs   uint32
 	importedGlobals uint32
+	definedFuncs    uint32 // the module's own functions
+	hasMemory       bool   // the module defines or imports a memory
 	tickType        uint32 // type index of tick
+	chargeType      uint32 // type index of the bulk helper charge
+	bulkType        uint32 // type index of the bulk helpers fill and copy
 	tickFunc        uint32 // function index of tick
 	fuelGlobal      uint32 // global index of the fuel
 	code            codeRewriter
@@ -161,6 +174,8 @@ func (in *instrumenter) appendSection(out []byte, id byte, content []byte) ([]by
 		content, err = in.types(content)
 	case secImport:
 		content, err = in.imports(content)
+	case secFunc:
+		content, err = in.functions(content)
 	case secGlobal:
 		content, err = in.globals(content)
 	case secExport:
@@ -214,6 +229,7 @@ func (in *instrumenter) countImports(b []byte) error {
 				err = skipLimits(r)
 			}
 		case 0x02: // memory: limits
+			in.hasMemory = true
 			err = skipLimits(r)
 		case 0x03: // global: value type, mutability
 			in.importedGlobals++
@@ -241,7 +257,8 @@ func skipLimits(r *wasmReader) error {
 	return r.skipLEB(5)
 }
 
-// types finds or appends the type of tick.
+// types finds or appends the types of tick and of the bulk helpers
+// (instrument_bulk.go).
 func (in *instrumenter) types(b []byte) ([]byte, error) {
 	r := &wasmReader{b: b}
 	n := uint32(0)
@@ -252,6 +269,11 @@ func (in *instrumenter) types(b []byte) ([]byte, error) {
 		}
 	}
 	entries := r.pos
+	wanted := []struct {
+		typ []byte
+		idx *uint32
+	}{{typeTick, &in.tickType}, {typeCharge, &in.chargeType}, {typeBulk, &in.bulkType}}
+	found := make([]bool, len(wanted))
 	for i := range n {
 		start := r.pos
 		if form, err := r.byte(); err != nil || form != 0x60 {
@@ -266,15 +288,25 @@ func (in *instrumenter) types(b []byte) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if bytes.Equal(b[start:r.pos], typeTick) {
-			in.tickType = i
-			return b, nil
+		for j, w := range wanted {
+			if !found[j] && bytes.Equal(b[start:r.pos], w.typ) {
+				*w.idx, found[j] = i, true
+			}
 		}
 	}
-	in.tickType = n
-	out := appendU32(nil, n+1)
-	out = append(out, b[entries:]...)
-	return append(out, typeTick...), nil
+	if !r.done() {
+		return nil, errTrailing(len(b) - r.pos)
+	}
+	out := append([]byte(nil), b[entries:r.pos]...)
+	total := n
+	for j, w := range wanted {
+		if !found[j] {
+			*w.idx = total
+			total++
+			out = append(out, w.typ...)
+		}
+	}
+	return append(appendU32(nil, total), out...), nil
 }
 
 // imports appends the tick import after the original ones, so that it takes
@@ -316,6 +348,9 @@ func (in *instrumenter) globals(b []byte) ([]byte, error) {
 		if out, err = in.code.expr(r, out); err != nil {
 			return nil, err
 		}
+	}
+	if !r.done() {
+		return nil, errTrailing(len(b) - r.pos)
 	}
 	in.fuelGlobal = in.importedGlobals + n
 	out = append(out, 0x7f, 0x01, opI32Const) // mutable i32

@@ -36,6 +36,7 @@ type codeRewriter struct {
 	importedFuncs uint32 // functions imported by the original module
 	entryCheck    []byte // inserted at the start of every function body
 	loopCheck     []byte // inserted after every loop instruction
+	bulk          bulkFuncs
 }
 
 // shiftFunc maps a function index of the original module to the
@@ -79,6 +80,9 @@ func (c *codeRewriter) expr(r *wasmReader, out []byte) ([]byte, error) {
 				flush(r.pos)
 				return out, nil
 			}
+		case op == opPrefixMisc:
+			flush(start)
+			out, flushed, err = c.misc(r, out, start)
 		case op == opCall || op == opRefFunc:
 			var idx uint32
 			if idx, err = r.u32(); err == nil {
@@ -177,7 +181,11 @@ func skipImmediates(r *wasmReader, op byte) error {
 	case op == 0xd1: // ref.is_null
 		return nil
 	case op == opPrefixMisc:
-		return skipMisc(r)
+		sub, err := r.u32()
+		if err != nil {
+			return err
+		}
+		return skipMiscImmediates(r, sub)
 	case op == opPrefixSIMD:
 		return skipSIMD(r)
 	}
@@ -194,13 +202,10 @@ func skipU32s(r *wasmReader, n int) error {
 	return nil
 }
 
-// skipMisc skips a 0xfc-prefixed instruction: saturating truncations, bulk
-// memory and table instructions.
-func skipMisc(r *wasmReader) error {
-	sub, err := r.u32()
-	if err != nil {
-		return err
-	}
+// skipMiscImmediates skips the immediates of a 0xfc-prefixed instruction,
+// whose sub-opcode sub was just read: saturating truncations, bulk memory
+// and table instructions.
+func skipMiscImmediates(r *wasmReader, sub uint32) error {
 	switch {
 	case sub <= 7: // trunc_sat
 		return nil

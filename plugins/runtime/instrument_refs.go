@@ -41,6 +41,9 @@ func (in *instrumenter) exports(b []byte) ([]byte, error) {
 		}
 		out = appendU32(append(appendName(out, name), kind), idx)
 	}
+	if !r.done() {
+		return nil, errTrailing(len(b) - r.pos)
+	}
 	return appendU32(append(appendName(out, fuelExport), 0x03), in.fuelGlobal), nil
 }
 
@@ -50,6 +53,9 @@ func (in *instrumenter) start(b []byte) ([]byte, error) {
 	idx, err := r.u32()
 	if err != nil {
 		return nil, err
+	}
+	if !r.done() {
+		return nil, errTrailing(len(b) - r.pos)
 	}
 	return appendU32(nil, in.code.shiftFunc(idx)), nil
 }
@@ -111,6 +117,9 @@ func (in *instrumenter) elements(b []byte) ([]byte, error) {
 			}
 		}
 	}
+	if !r.done() {
+		return nil, errTrailing(len(b) - r.pos)
+	}
 	return out, nil
 }
 
@@ -122,6 +131,7 @@ func (in *instrumenter) codes(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := appendU32(make([]byte, 0, len(b)+len(b)/8), n)
+	countLen := len(out)
 	for i := range n {
 		size, err := r.u32()
 		if err != nil {
@@ -136,7 +146,15 @@ func (in *instrumenter) codes(b []byte) ([]byte, error) {
 		}
 		out = append(appendU32(out, uint32(len(body))), body...)
 	}
-	return out, nil
+	if !r.done() {
+		return nil, errTrailing(len(b) - r.pos)
+	}
+	if n != in.definedFuncs {
+		return nil, fmt.Errorf("%d function bodies for %d functions", n, in.definedFuncs)
+	}
+	count, helpers := in.helperBodies()
+	out = append(out, helpers...)
+	return append(appendU32(nil, n+count), out[countLen:]...), nil
 }
 
 // custom shifts the function indices of the "name" section, which wazero

@@ -17,6 +17,11 @@ type rawGuest struct {
 	omit       string // an export to leave out
 	allocNoArg bool   // give runedge_alloc the wrong type, () -> i32
 	loop       bool   // the map hooks loop forever
+	// fillLoop, when nonzero, makes the map hooks run memory.fill on
+	// fillBytes bytes that many times; pages is then the memory's size.
+	fillLoop  int32
+	fillBytes int32
+	pages     int32
 	// version, when nonzero, is returned by an added runedge_version.
 	version64 uint64
 }
@@ -36,9 +41,7 @@ const (
 	wI32 = 0x7f
 	wI64 = 0x7e
 
-	opLocalGet     = 0x20
-	opI64Or        = 0x84
-	opI64ExtendU32 = 0xad
+	opI64Or = 0x84
 )
 
 // wasm assembles the module.
@@ -53,6 +56,14 @@ func (g rawGuest) wasm() []byte {
 	}
 	if g.loop {
 		mapBody = append(mapBody, opLoop, blockTypeNone, 0x0c, 0, opEnd) // loop: br 0
+	}
+	if g.fillLoop != 0 {
+		// local 0 = fillLoop; loop { memory.fill(bufferAt, 0, fillBytes); local 0--; br_if local 0 != 0 }
+		mapBody = append(append(mapBody, opI32Const), sleb(int64(g.fillLoop))...)
+		mapBody = append(mapBody, 0x21, 0, opLoop, blockTypeNone, opI32Const)
+		mapBody = append(append(mapBody, sleb(bufferAt)...), opI32Const, 0, opI32Const)
+		mapBody = append(append(mapBody, sleb(int64(g.fillBytes))...), opPrefixMisc, miscMemFill, 0)
+		mapBody = append(mapBody, opLocalGet, 0, opI32Const, 1, opI32Sub, 0x22, 0, 0x0d, 0, opEnd)
 	}
 	mapBody = append(append(mapBody, opI32Const), sleb(int64(g.status))...)
 	outBody := append([]byte{opI64Const}, sleb(int64(g.output))...)
@@ -121,8 +132,9 @@ func (g rawGuest) wasm() []byte {
 	m := []byte{0x00, 'a', 's', 'm', 1, 0, 0, 0}
 	m = section(m, 1, vec(len(types), typeSec))
 	m = section(m, 3, vec(len(funcs), funcSec))
-	m = section(m, 5, vec(1, []byte{0x00, 1}))                          // one memory, min 1 page
-	m = section(m, 6, vec(1, []byte{wI32, 0x01, opI32Const, 0, opEnd})) // mutable i32 global = 0
+	pages := max(g.pages, 1)
+	m = section(m, 5, vec(1, append([]byte{0x00}, uleb(uint64(pages))...))) // one memory, min pages
+	m = section(m, 6, vec(1, []byte{wI32, 0x01, opI32Const, 0, opEnd}))     // mutable i32 global = 0
 	m = section(m, 7, vec(exports, exportSec))
 	m = section(m, 10, vec(len(funcs), codeSec))
 	return m

@@ -98,3 +98,9 @@ func appendSection(b []byte, id byte, content []byte) []byte {
 func appendName(b []byte, s string) []byte {
 	return append(appendU32(b, uint32(len(s))), s...)
 }
+
+// errTrailing is the error for a section with n bytes after its entries,
+// which a rewrite would drop, turning an invalid module into a valid one.
+func errTrailing(n int) error {
+	return fmt.Errorf("%d bytes after the last entry of the section", n)
+}

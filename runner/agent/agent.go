@@ -23,13 +23,17 @@ func New(p runner.Provider) *Agent { return &Agent{p: p} }
 
 // Run asks the provider for the answer to req.
 //
-// Free text streams through as the provider produces it, in one provider
-// call. Structured output (an output schema, or json_object) is buffered,
+// Free text and tool calls stream through as the provider produces them,
+// in one provider call. Structured output (an output schema, or json_object) is buffered,
 // checked, and only then emitted: a client that asked for JSON must never
 // receive a half-valid document it has already started to parse. A
 // document that fails the check gets one repair attempt (see
 // structured.go); if that fails too, the error wraps
 // runner.ErrOutputInvalid and nothing is emitted.
+//
+// With tools, structured output applies to the final answer: an answer that
+// is tool calls is passed on as it is (the client runs them and asks again);
+// the text answer after the tool results is checked against the schema.
 //
 // The result's Attempts counts the provider calls, on failure too.
 func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Event) error) (runner.Result, error) {
@@ -44,20 +48,26 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		}
 	}
 	preq := runner.ProviderRequest{
-		Messages:        messages(req),
-		OutputSchema:    req.OutputSchema,
-		SchemaName:      req.SchemaName,
-		JSONObject:      req.JSONObject,
-		MaxOutputTokens: req.MaxOutputTokens,
-		Stream:          req.Stream,
-		Attempt:         1,
+		Messages:          messages(req),
+		Tools:             req.Tools,
+		ToolChoice:        req.ToolChoice,
+		ParallelToolCalls: req.ParallelToolCalls,
+		OutputSchema:      req.OutputSchema,
+		SchemaName:        req.SchemaName,
+		JSONObject:        req.JSONObject,
+		MaxOutputTokens:   req.MaxOutputTokens,
+		Stream:            req.Stream,
+		Attempt:           1,
 	}
 	if sch == nil && !req.JSONObject {
-		res, err := a.p.Generate(ctx, preq, func(d string) error { return emit(runner.Event{Delta: d}) })
+		res, err := a.p.Generate(ctx, preq, emit)
 		res.Attempts = 1
+		if err == nil {
+			err = checkCalls(req, res)
+		}
 		return res, err
 	}
-	return a.structured(ctx, preq, sch, emit)
+	return a.structured(ctx, req, preq, sch, emit)
 }
 
 // messages puts the instructions first, as a system message, the way chat

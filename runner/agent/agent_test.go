@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ type stub struct {
 
 func (s *stub) Name() string { return "stub" }
 
-func (s *stub) Generate(ctx context.Context, req runner.ProviderRequest, emit func(string) error) (runner.Result, error) {
+func (s *stub) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
 	s.got = req
 	s.calls = append(s.calls, req)
 	deltas, err := s.deltas, s.err
@@ -42,7 +43,7 @@ func (s *stub) Generate(ctx context.Context, req runner.ProviderRequest, emit fu
 	}
 	var text strings.Builder
 	for _, d := range deltas {
-		if err := emit(d); err != nil {
+		if err := emit(runner.Event{Delta: d}); err != nil {
 			return runner.Result{}, err
 		}
 		text.WriteString(d)
@@ -71,7 +72,7 @@ func TestInstructionsBecomeLeadingSystemMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []runner.Message{{Role: "system", Content: "be brief"}, user[0]}
-	if !slices.Equal(s.got.Messages, want) {
+	if !reflect.DeepEqual(s.got.Messages, want) {
 		t.Fatalf("provider got %+v, want %+v", s.got.Messages, want)
 	}
 	if s.got.MaxOutputTokens != 7 || s.got.SchemaName != "n" {
@@ -81,7 +82,7 @@ func TestInstructionsBecomeLeadingSystemMessage(t *testing.T) {
 	if _, _, err := run(t, s, runner.Request{Input: user}); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.got.Messages, user) {
+	if !reflect.DeepEqual(s.got.Messages, user) {
 		t.Fatalf("without instructions provider got %+v, want the input unchanged", s.got.Messages)
 	}
 }

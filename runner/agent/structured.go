@@ -18,7 +18,7 @@ const maxAttempts = 2
 // structured asks for a JSON answer, buffers it, checks it, and either
 // emits it whole or asks once more with the problem spelt out. Usage adds
 // up over the attempts: the client's account paid for both.
-func (a *Agent) structured(ctx context.Context, preq runner.ProviderRequest, sch *schema.Schema, emit func(runner.Event) error) (runner.Result, error) {
+func (a *Agent) structured(ctx context.Context, req runner.Request, preq runner.ProviderRequest, sch *schema.Schema, emit func(runner.Event) error) (runner.Result, error) {
 	var usage runner.Usage
 	conversation := preq.Messages
 	for attempt := 1; ; attempt++ {
@@ -28,6 +28,14 @@ func (a *Agent) structured(ctx context.Context, preq runner.ProviderRequest, sch
 		res.Usage, res.Attempts = usage, attempt
 		if err != nil {
 			return res, err
+		}
+		if len(res.ToolCalls) > 0 {
+			// Not the final answer yet: the schema applies after the
+			// tool results come back.
+			if err := checkCalls(req, res); err != nil {
+				return res, err
+			}
+			return res, emitCalls(res.ToolCalls, emit)
 		}
 		problem := check(sch, preq.JSONObject, res.Text)
 		if problem == "" {
@@ -44,8 +52,8 @@ func (a *Agent) structured(ctx context.Context, preq runner.ProviderRequest, sch
 // passing them on.
 func (a *Agent) buffered(ctx context.Context, preq runner.ProviderRequest) (runner.Result, error) {
 	var buf strings.Builder
-	res, err := a.p.Generate(ctx, preq, func(d string) error {
-		buf.WriteString(d)
+	res, err := a.p.Generate(ctx, preq, func(ev runner.Event) error {
+		buf.WriteString(ev.Delta)
 		return ctx.Err() // buffering never blocks; stop only when the run is over
 	})
 	if err == nil && res.Text == "" {

@@ -16,6 +16,11 @@ import "encoding/json"
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the calls an assistant message made (its Content may
+	// then be empty). See tools.go.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is set on role "tool": Content is the result of that call.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // Request is the native run request a mapping plugin produces from a
@@ -29,6 +34,11 @@ type Request struct {
 	JSONObject      bool `json:"json_object,omitempty"`
 	Stream          bool `json:"stream"`
 	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
+	// Tools are the client's function tools; ToolChoice (zero: auto) and
+	// ParallelToolCalls (nil: true) say how the model may use them.
+	Tools             []Tool     `json:"tools,omitempty"`
+	ToolChoice        ToolChoice `json:"tool_choice,omitzero"`
+	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
 }
 
 // Usage counts tokens.
@@ -41,9 +51,12 @@ type Usage struct {
 // Result is what the agent produced.
 type Result struct {
 	Text string `json:"text"`
-	// FinishReason is "stop" or "length".
-	FinishReason string `json:"finish_reason"`
-	Usage        Usage  `json:"usage"`
+	// FinishReason is "stop", "length", or "tool_calls" when the answer
+	// is ToolCalls (Text may then be empty or hold what the model said
+	// before calling).
+	FinishReason string     `json:"finish_reason"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	Usage        Usage      `json:"usage"`
 	// Attempts is how many times the agent asked the provider for this
 	// answer: 1, or 2 when structured output needed a repair. The agent
 	// sets it on failures too, so the run records what it cost.

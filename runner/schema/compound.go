@@ -39,6 +39,9 @@ func (g *generator) object(buf *bytes.Buffer, sch *object, st state) error {
 	}
 	additional, hasAdditional := sch.vals["additionalProperties"]
 	if min := intKeyword(sch, "minProperties", 0); additional != false {
+		if min > MaxGenerated/8 { // each filler property takes more than 8 bytes
+			return errTooLarge
+		}
 		for i := 1; len(keys) < min; i++ {
 			name := "property" + strconv.Itoa(i)
 			if _, ok := props.get(name); !ok && !contains(keys, name) {

@@ -16,7 +16,15 @@ const (
 	// minItems items), which is how recursive schemas (trees, linked lists)
 	// bottom out.
 	maxRefHops = 3
+	// MaxGenerated bounds the documents Generate builds, in bytes: a 267-byte
+	// schema asking for 100 items of 200,000 characters once made the
+	// offline provider build 20 MB. Check refuses such schemas up front;
+	// this bounds what gets past its estimate.
+	MaxGenerated = 1 << 20
 )
+
+// errTooLarge is the error of a document that would exceed MaxGenerated.
+var errTooLarge = fmt.Errorf("schema: the instance would exceed %d bytes", MaxGenerated)
 
 // Generate returns a JSON instance of the schema in raw, built
 // deterministically from seed: the same schema and seed always give the same
@@ -46,6 +54,9 @@ func Generate(raw json.RawMessage, seed string) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := g.value(&buf, root, state{}); err != nil {
 		return nil, err
+	}
+	if buf.Len() > MaxGenerated {
+		return nil, errTooLarge
 	}
 	if err := compiled.Validate(buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("schema: cannot generate a conforming instance: %w", err)
@@ -80,6 +91,9 @@ func (st state) where() string {
 func (g *generator) value(buf *bytes.Buffer, s any, st state) error {
 	if st.depth > maxDepth {
 		return fmt.Errorf("schema: %s: nesting deeper than %d (unbounded recursion?)", st.where(), maxDepth)
+	}
+	if buf.Len() > MaxGenerated {
+		return errTooLarge
 	}
 	st.depth++
 	sch, err := asSchema(s, st)

@@ -26,6 +26,7 @@ func (g *generator) str(sch *object, st state) string {
 		base += " " + strconv.Itoa(st.variant+1)
 	}
 	minLen, maxLen := intKeyword(sch, "minLength", 0), intKeyword(sch, "maxLength", -1)
+	minLen = min(minLen, MaxGenerated+1) // longer fails in Generate
 	fit := func(s string) string { return fitLength(s, base, minLen, maxLen) }
 	if p, ok := sch.vals["pattern"].(string); ok {
 		if re, err := regexp.Compile(p); err == nil {

@@ -38,8 +38,9 @@ func (p *Provider) Name() string { return "offline" }
 
 // Generate answers "You said: <last user message>", word by word, or a
 // document for structured output. See the package README for directives.
-func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(string) error) (runner.Result, error) {
-	said := lastUserText(asked(req))
+func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
+	msgs := asked(req)
+	said := lastUserText(msgs)
 	d := directiveOf(said)
 	switch d {
 	case directiveFail:
@@ -47,7 +48,10 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 	case directiveWait:
 		return runner.Result{}, errApproval
 	}
-	tokens, err := answer(req, said, d)
+	if tools := toolsToCall(req, msgs, said); len(tools) > 0 {
+		return p.call(ctx, req, msgs, said, tools, emit)
+	}
+	tokens, err := answer(req, msgs, said, d)
 	if err != nil {
 		return runner.Result{}, err
 	}
@@ -69,7 +73,7 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 		if err := ctx.Err(); err != nil {
 			return runner.Result{}, err
 		}
-		if err := emit(tok); err != nil {
+		if err := emit(runner.Event{Delta: tok}); err != nil {
 			return runner.Result{}, err
 		}
 		text.WriteString(tok)
@@ -86,8 +90,12 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 
 // answer returns the tokens to stream: words of the echo, or ~16-byte
 // pieces of a JSON document for structured output.
-func answer(req runner.ProviderRequest, said string, d directive) ([]string, error) {
+func answer(req runner.ProviderRequest, msgs []runner.Message, said string, d directive) ([]string, error) {
 	echo := strings.TrimSpace("You said: " + said)
+	if endsInToolResults(msgs) {
+		echo = quoteResults(msgs)
+		said = echo
+	}
 	switch {
 	case len(req.OutputSchema) > 0:
 		var doc []byte
@@ -106,6 +114,23 @@ func answer(req runner.ProviderRequest, said string, d directive) ([]string, err
 		return pieces(string(doc), 16), nil
 	}
 	return words(echo), nil
+}
+
+// call answers with calls of tools instead of text.
+func (p *Provider) call(ctx context.Context, req runner.ProviderRequest, msgs []runner.Message, said string, tools []runner.Tool, emit func(runner.Event) error) (runner.Result, error) {
+	cs, err := calls(msgs, said, tools)
+	if err != nil {
+		return runner.Result{}, err
+	}
+	n, err := p.emitCalls(ctx, cs, emit)
+	if err != nil {
+		return runner.Result{}, err
+	}
+	res := runner.Result{FinishReason: "tool_calls", ToolCalls: cs}
+	res.Usage.InputTokens = countWords(req.Messages)
+	res.Usage.OutputTokens = n
+	res.Usage.TotalTokens = res.Usage.InputTokens + res.Usage.OutputTokens
+	return res, nil
 }
 
 // violating returns a document the schema refuses: the first of a few

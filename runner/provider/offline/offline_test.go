@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 func generate(t *testing.T, p *offline.Provider, req runner.ProviderRequest) ([]string, runner.Result, error) {
 	t.Helper()
 	var deltas []string
-	res, err := p.Generate(t.Context(), req, func(d string) error {
+	res, err := p.Generate(t.Context(), req, func(ev runner.Event) error {
+		d := ev.Delta
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -44,7 +46,7 @@ func TestEchoesWordByWord(t *testing.T) {
 	}
 	want := runner.Result{Text: "You said: hello world", FinishReason: "stop",
 		Usage: runner.Usage{InputTokens: 7, OutputTokens: 4, TotalTokens: 11}}
-	if res != want {
+	if !reflect.DeepEqual(res, want) {
 		t.Fatalf("result %+v, want %+v", res, want)
 	}
 }
@@ -64,7 +66,8 @@ func TestTokenDelayIsCancellable(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	start := time.Now()
 	var got []string
-	_, err := p.Generate(ctx, runner.ProviderRequest{Messages: userSays("one two three")}, func(d string) error {
+	_, err := p.Generate(ctx, runner.ProviderRequest{Messages: userSays("one two three")}, func(ev runner.Event) error {
+		d := ev.Delta
 		got = append(got, d)
 		cancel() // the consumer goes away after the first token
 		return nil
@@ -95,7 +98,7 @@ func TestTokenDelaySpacesTokens(t *testing.T) {
 func TestEmitErrorStops(t *testing.T) {
 	gone := errors.New("gone")
 	n := 0
-	_, err := offline.New(offline.Config{}).Generate(t.Context(), runner.ProviderRequest{Messages: userSays("a b c")}, func(string) error {
+	_, err := offline.New(offline.Config{}).Generate(t.Context(), runner.ProviderRequest{Messages: userSays("a b c")}, func(runner.Event) error {
 		n++
 		return gone
 	})

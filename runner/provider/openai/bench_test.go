@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/provider/openai"
 )
 
@@ -62,7 +63,7 @@ func BenchmarkGenerate(b *testing.B) {
 		for b.Loop() {
 			t0 := time.Now()
 			first := true
-			_, err := p.Generate(context.Background(), req, func(string) error {
+			_, err := p.Generate(context.Background(), req, func(runner.Event) error {
 				if first {
 					ttft += time.Since(t0)
 					first = false

@@ -15,7 +15,7 @@ import (
 // context, so the run ending (client gone, cancel, run timeout) closes the
 // upstream connection at once; the first-byte and idle watchdogs cancel
 // the same context with a timeout failure as the cause.
-func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func(string) error) (runner.Result, error) {
+func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func(runner.Event) error) (runner.Result, error) {
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))

@@ -347,7 +347,7 @@ func TestCancelReachesTheUpstream(t *testing.T) {
 	// Limits far beyond the wait below: only the cancel can end the call.
 	p := u.provider(func(c *openai.Config) { c.FirstByteTimeout, c.IdleTimeout = time.Minute, time.Minute })
 	ctx, cancel := context.WithCancel(t.Context())
-	_, err := p.Generate(ctx, ask("hi", true), func(string) error {
+	_, err := p.Generate(ctx, ask("hi", true), func(runner.Event) error {
 		cancel() // the client goes away after the first delta
 		return nil
 	})
@@ -366,7 +366,7 @@ func TestEmitErrorStops(t *testing.T) {
 	gone := errors.New("consumer gone")
 	u := newUpstream(t, streams("a", "b", "c"))
 	n := 0
-	_, err := u.provider(nil).Generate(t.Context(), ask("hi", true), func(string) error {
+	_, err := u.provider(nil).Generate(t.Context(), ask("hi", true), func(runner.Event) error {
 		n++
 		return gone
 	})

@@ -65,15 +65,15 @@ func (p *Provider) Close() { p.client.CloseIdleConnections() }
 // retrying can help — the connection failed, the upstream answered 408,
 // 429 or 5xx, or the stream broke — and only while nothing has been passed
 // to emit: once a delta has gone on, a retry would repeat or contradict it.
-func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(string) error) (runner.Result, error) {
+func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
 	body, err := p.body(req)
 	if err != nil {
 		return runner.Result{}, fmt.Errorf("%w: openai upstream: cannot encode the request: %v", runner.ErrProvider, err)
 	}
 	emitted := false
-	tracked := func(d string) error {
+	tracked := func(ev runner.Event) error {
 		emitted = true
-		return emit(d)
+		return emit(ev)
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := p.call(ctx, body, req.Stream, tracked)

@@ -28,7 +28,8 @@ func TestStreamForwardsDeltasAsTheyArrive(t *testing.T) {
 	})
 	p := u.provider(func(c *openai.Config) { c.IncludeUsage = true })
 	var deltas []string
-	res, err := p.Generate(t.Context(), ask("hi", true), func(d string) error {
+	res, err := p.Generate(t.Context(), ask("hi", true), func(ev runner.Event) error {
+		d := ev.Delta
 		if len(deltas) == 0 {
 			close(firstSeen)
 		}
@@ -42,7 +43,7 @@ func TestStreamForwardsDeltasAsTheyArrive(t *testing.T) {
 		t.Fatalf("deltas %q", deltas)
 	}
 	want := runner.Result{Text: "Hello", FinishReason: "stop", Usage: runner.Usage{InputTokens: 5, OutputTokens: 3, TotalTokens: 8}}
-	if res != want {
+	if !reflect.DeepEqual(res, want) {
 		t.Fatalf("result %+v, want %+v", res, want)
 	}
 	body := u.body(0)
@@ -100,7 +101,7 @@ func TestWholeAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := runner.Result{Text: `{"a":"b"}`, FinishReason: "stop", Usage: runner.Usage{InputTokens: 4, OutputTokens: 2, TotalTokens: 6}}
-	if res != want || !slices.Equal(deltas, []string{`{"a":"b"}`}) {
+	if !reflect.DeepEqual(res, want) || !slices.Equal(deltas, []string{`{"a":"b"}`}) {
 		t.Fatalf("result %+v deltas %q", res, deltas)
 	}
 	b := u.body(0)
@@ -147,7 +148,7 @@ func TestStreamDetails(t *testing.T) {
 				send(w, c.events...)
 			})
 			_, res, err := generate(t, u.provider(nil), ask("hi", true))
-			if err != nil || res != c.want {
+			if err != nil || !reflect.DeepEqual(res, c.want) {
 				t.Fatalf("result %+v err %v, want %+v", res, err, c.want)
 			}
 		})

@@ -10,12 +10,15 @@ import (
 // wireRequest is the chat completions request body. Only what the native
 // request says is sent, so any compatible server accepts it.
 type wireRequest struct {
-	Model          string           `json:"model"`
-	Messages       []runner.Message `json:"messages"`
-	Stream         bool             `json:"stream"`
-	StreamOptions  *streamOptions   `json:"stream_options,omitempty"`
-	MaxTokens      int              `json:"max_tokens,omitempty"`
-	ResponseFormat *responseFormat  `json:"response_format,omitempty"`
+	Model             string          `json:"model"`
+	Messages          []wireMessage   `json:"messages"`
+	Stream            bool            `json:"stream"`
+	StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
+	MaxTokens         int             `json:"max_tokens,omitempty"`
+	ResponseFormat    *responseFormat `json:"response_format,omitempty"`
+	Tools             []wireTool      `json:"tools,omitempty"`
+	ToolChoice        any             `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 }
 
 type streamOptions struct {
@@ -35,9 +38,12 @@ type jsonSchema struct {
 // body encodes req for the upstream. It is built once per Generate and
 // reused by retries.
 func (p *Provider) body(req runner.ProviderRequest) ([]byte, error) {
-	w := wireRequest{Model: p.cfg.Model, Messages: req.Messages, Stream: req.Stream, MaxTokens: req.MaxOutputTokens}
-	if w.Messages == nil {
-		w.Messages = []runner.Message{}
+	w := wireRequest{Model: p.cfg.Model, Messages: wireMessages(req.Messages), Stream: req.Stream,
+		MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools)}
+	if len(w.Tools) > 0 {
+		// Without tools, tool_choice and parallel_tool_calls are refused
+		// by OpenAI; with them, what the client chose is passed on.
+		w.ToolChoice, w.ParallelToolCalls = wireToolChoice(req.ToolChoice), req.ParallelToolCalls
 	}
 	if req.Stream && p.cfg.IncludeUsage {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}

@@ -17,10 +17,10 @@ import (
 const maxEventBytes = 4 << 20
 
 // readStream reads a chat.completion.chunk event stream, passing each
-// content delta to emit as soon as its event is complete. It ends at
+// content delta and tool-call fragment to emit as soon as its event is complete. It ends at
 // "data: [DONE]"; a stream that ends without it and before a finish reason
 // was cut off.
-func (p *Provider) readStream(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(string) error) (runner.Result, error) {
+func (p *Provider) readStream(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(runner.Event) error) (runner.Result, error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 16<<10), maxEventBytes)
 	var (
@@ -99,23 +99,25 @@ type streamState struct {
 	finish  string
 	usage   *wireUsage
 	done    bool
+	calls   callBuilder
 }
 
 func (st *streamState) result() runner.Result {
-	return runner.Result{Text: st.text.String(), FinishReason: finishReason(st.finish), Usage: st.usage.usage()}
+	return runner.Result{Text: st.text.String(), FinishReason: finishReason(st.finish, len(st.calls.calls)),
+		ToolCalls: st.calls.calls, Usage: st.usage.usage()}
 }
 
 // refused is the model's refusal (structured output mode), which is not an
 // answer to pass on.
 func (st *streamState) refused() error {
-	if st.text.Len() == 0 && st.refusal.Len() > 0 {
+	if st.text.Len() == 0 && len(st.calls.calls) == 0 && st.refusal.Len() > 0 {
 		return providerFailure(false, "the model refused: %s", clip(st.refusal.String(), 300))
 	}
 	return nil
 }
 
 // dispatch handles one complete event.
-func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *watchdog, emit func(string) error) error {
+func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *watchdog, emit func(runner.Event) error) error {
 	idle.kick()
 	if string(data) == "[DONE]" {
 		st.done = true
@@ -143,12 +145,17 @@ func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *wa
 			st.finish = ch.FinishReason
 		}
 		st.refusal.WriteString(ch.Delta.Refusal)
-		if ch.Delta.Content == "" {
-			continue
+		if ch.Delta.Content != "" {
+			st.text.WriteString(ch.Delta.Content)
+			if err := emit(runner.Event{Delta: ch.Delta.Content}); err != nil {
+				return err
+			}
 		}
-		st.text.WriteString(ch.Delta.Content)
-		if err := emit(ch.Delta.Content); err != nil {
-			return err
+		for _, tc := range ch.Delta.ToolCalls {
+			d := st.calls.add(tc)
+			if err := emit(runner.Event{ToolCall: &d}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -168,7 +168,8 @@ func ask(text string, stream bool) runner.ProviderRequest {
 func generate(t *testing.T, p *openai.Provider, req runner.ProviderRequest) ([]string, runner.Result, error) {
 	t.Helper()
 	var deltas []string
-	res, err := p.Generate(t.Context(), req, func(d string) error {
+	res, err := p.Generate(t.Context(), req, func(ev runner.Event) error {
+		d := ev.Delta
 		deltas = append(deltas, d)
 		return nil
 	})

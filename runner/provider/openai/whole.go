@@ -12,8 +12,8 @@ import (
 const maxWholeBytes = 32 << 20
 
 // readWhole reads one chat.completion body and passes its text to emit in
-// one piece.
-func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(string) error) (runner.Result, error) {
+// one piece, then each tool call whole.
+func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(runner.Event) error) (runner.Result, error) {
 	b, err := io.ReadAll(io.LimitReader(kickReader{body, idle}, maxWholeBytes+1))
 	if err != nil {
 		return runner.Result{}, readFailure(reqCtx, err, "the answer broke off")
@@ -38,12 +38,20 @@ func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watch
 	if choice == nil {
 		return runner.Result{}, providerFailure(false, "answered without a choice: %s", redact(clip(string(b), 120), p.cfg.APIKey))
 	}
-	if choice.Message.Content == "" && choice.Message.Refusal != "" {
+	calls := toolCalls(choice.Message.ToolCalls)
+	if choice.Message.Content == "" && len(calls) == 0 && choice.Message.Refusal != "" {
 		return runner.Result{}, providerFailure(false, "the model refused: %s", clip(choice.Message.Refusal, 300))
 	}
-	res := runner.Result{Text: choice.Message.Content, FinishReason: finishReason(choice.FinishReason), Usage: c.Usage.usage()}
+	res := runner.Result{Text: choice.Message.Content, FinishReason: finishReason(choice.FinishReason, len(calls)),
+		ToolCalls: calls, Usage: c.Usage.usage()}
 	if res.Text != "" {
-		if err := emit(res.Text); err != nil {
+		if err := emit(runner.Event{Delta: res.Text}); err != nil {
+			return runner.Result{}, err
+		}
+	}
+	for i, c := range calls {
+		d := runner.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if err := emit(runner.Event{ToolCall: &d}); err != nil {
 			return runner.Result{}, err
 		}
 	}

@@ -31,8 +31,9 @@ type wireChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content string `json:"content"`
-			Refusal string `json:"refusal"`
+			Content   string              `json:"content"`
+			Refusal   string              `json:"refusal"`
+			ToolCalls []wireToolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -50,17 +51,23 @@ type wireCompletion struct {
 type wireChoice struct {
 	Index   int `json:"index"`
 	Message struct {
-		Content string `json:"content"`
-		Refusal string `json:"refusal"`
+		Content   string         `json:"content"`
+		Refusal   string         `json:"refusal"`
+		ToolCalls []wireToolCall `json:"tool_calls"`
 	} `json:"message"`
 	FinishReason string `json:"finish_reason"`
 }
 
-// finishReason narrows the upstream's reason to the runner's two: only a
-// cut-off answer ("length") differs for the client; tool calls, content
-// filters and the rest ended the answer.
-func finishReason(s string) string {
-	if s == "length" {
+// finishReason narrows the upstream's reason to the runner's three: a
+// cut-off answer ("length") and an answer that is tool calls differ for the
+// client; content filters and the rest ended the answer. Whether the answer
+// is calls is decided by the calls themselves, not by the reason (some
+// upstreams say "stop" after calls, or "tool_calls" without any).
+func finishReason(s string, calls int) string {
+	switch {
+	case calls > 0:
+		return "tool_calls"
+	case s == "length":
 		return "length"
 	}
 	return "stop"

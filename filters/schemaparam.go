@@ -1,0 +1,10 @@
+package filters
+
+// SchemaParam is the request field that holds the structured-output JSON
+// Schema on endpoint ep, which errors about the schema name as their param.
+func SchemaParam(ep Endpoint) string {
+	if ep == ChatCompletions {
+		return "response_format.json_schema.schema"
+	}
+	return "text.format.schema"
+}

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
+)
+
+// lockedBuffer is a log destination the server's goroutines share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Every request gets one JSON access log line with method, path, status,
+// duration, run id, tenant, bytes and stream.
+func TestAccessLogJSON(t *testing.T) {
+	cfg := configtest.New(t)
+	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
+	var logs lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := New(ctx, cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	h := &harness{t: t, URL: hs.URL}
+
+	res := h.do("POST", "/v1/chat/completions", `{"model":"service","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		"x-service-tenant-id", "acme")
+	streamed := body(t, res)
+	runID := res.Header.Get("x-service-run-id")
+	wantError(t, h.do("GET", "/v1/models", "", "Authorization", "Bearer nope"), 401, "authentication_error", "invalid_api_key")
+	hs.Close()
+	srv.close(ctx)
+
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(logs.String()))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("not a JSON line: %s", sc.Text())
+		}
+		if m["msg"] == "request" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d access log lines, want 2:\n%s", len(lines), logs.String())
+	}
+	s := lines[0]
+	if s["method"] != "POST" || s["path"] != "/v1/chat/completions" || s["status"] != 200.0 || s["run_id"] != runID ||
+		runID == "" || s["tenant"] != "acme" || s["stream"] != true || s["bytes"] != float64(len(streamed)) ||
+		s["duration_ms"].(float64) <= 0 || s["endpoint"] != "chat.completions" {
+		t.Fatalf("stream line: %v (run %s, %d bytes)", s, runID, len(streamed))
+	}
+	f := lines[1]
+	if f["method"] != "GET" || f["path"] != "/v1/models" || f["status"] != 401.0 || f["run_id"] != "" || f["stream"] != false {
+		t.Fatalf("refused line: %v", f)
+	}
+}

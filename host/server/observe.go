@@ -1,0 +1,91 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/runedge/runedge/filters"
+)
+
+// Endpoint labels of the request metrics and the access log: the route a
+// request matched, never its path (paths carry run ids).
+const (
+	endpointChat      = string(filters.ChatCompletions)
+	endpointResponses = string(filters.Responses)
+	endpointModels    = string(filters.Models)
+	endpointRunner    = string(filters.Native)
+	endpointHealth    = "healthz"
+	endpointUnknown   = "unknown"
+)
+
+// endpointOf maps the pattern the router matched to its label.
+func endpointOf(pattern string) string {
+	switch pattern {
+	case "/v1/chat/completions":
+		return endpointChat
+	case "/v1/responses":
+		return endpointResponses
+	case "/v1/models":
+		return endpointModels
+	case "/runner/v1/runs", "/runner/v1/runs/{id}", "/runner/v1/runs/{id}/cancel":
+		return endpointRunner
+	case "/healthz":
+		return endpointHealth
+	}
+	return endpointUnknown
+}
+
+// recorder remembers what was written to a response, for the metrics and
+// the access log. The chain tells it what only the chain knows (tenant,
+// stream) through note. Flush and write deadlines reach the real writer
+// through Unwrap (http.ResponseController).
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	tenant string
+	stream bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 && code >= 200 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// note records what the chain learnt about the request on its recorder.
+func note(w http.ResponseWriter, x *filters.Exchange) {
+	if rec, ok := w.(*recorder); ok {
+		rec.tenant, rec.stream = x.Identity.TenantID, x.Stream
+	}
+}
+
+// observe wraps the API's handler: every request is counted and timed and
+// gets one access log line.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 { // nothing written: net/http sends 200
+			rec.status = http.StatusOK
+		}
+		d := time.Since(start)
+		ep := endpointOf(r.Pattern)
+		s.metrics.request(ep, r.Method, rec.status, rec.tenant, d)
+		s.accessLog(r, rec, ep, d)
+	})
+}

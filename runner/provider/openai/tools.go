@@ -1,0 +1,135 @@
+package openai
+
+import (
+	"encoding/json"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// Function tools on the chat completions wire: definitions and choice out,
+// calls back (whole, or as delta.tool_calls fragments), and earlier calls
+// and their results replayed in the conversation.
+
+type wireMessage struct {
+	Role string `json:"role"`
+	// Content is null on an assistant message that only calls tools, as
+	// OpenAI sends it; some upstreams refuse "" there.
+	Content    *string        `json:"content"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string       `json:"type"`
+	Function wireToolFunc `json:"function"`
+}
+
+type wireToolFunc struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+// wireToolCallDelta is one element of a chunk's delta.tool_calls.
+type wireToolCallDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+func wireMessages(msgs []runner.Message) []wireMessage {
+	out := make([]wireMessage, len(msgs))
+	for i, m := range msgs {
+		w := wireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			w.Content = &msgs[i].Content
+		}
+		for _, c := range m.ToolCalls {
+			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
+				Function: wireFunction{Name: c.Name, Arguments: c.Arguments}})
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func wireTools(tools []runner.Tool) []wireTool {
+	if len(tools) == 0 {
+		return nil
+	}
+	out := make([]wireTool, len(tools))
+	for i, t := range tools {
+		out[i] = wireTool{Type: "function", Function: wireToolFunc{Name: t.Name, Description: t.Description,
+			Parameters: t.Parameters, Strict: t.Strict}}
+	}
+	return out
+}
+
+// wireToolChoice is tool_choice as chat completions spells it; nil (left
+// out) for auto, the upstream default.
+func wireToolChoice(c runner.ToolChoice) any {
+	switch c.Mode {
+	case runner.ToolChoiceNone, runner.ToolChoiceRequired:
+		return c.Mode
+	case runner.ToolChoiceFunction:
+		return map[string]any{"type": "function", "function": map[string]string{"name": c.Name}}
+	}
+	return nil
+}
+
+func toolCalls(w []wireToolCall) []runner.ToolCall {
+	if len(w) == 0 {
+		return nil
+	}
+	out := make([]runner.ToolCall, len(w))
+	for i, c := range w {
+		out[i] = runner.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+	}
+	return out
+}
+
+// callBuilder gathers streamed tool-call fragments into whole calls, in
+// index order.
+type callBuilder struct {
+	calls []runner.ToolCall
+	index map[int]int // upstream index → position in calls
+}
+
+// add records fragment d and returns it in the runner's numbering (the
+// order in which calls first appeared, from 0).
+func (b *callBuilder) add(d wireToolCallDelta) runner.ToolCallDelta {
+	if b.index == nil {
+		b.index = map[int]int{}
+	}
+	pos, ok := b.index[d.Index]
+	if !ok {
+		pos = len(b.calls)
+		b.index[d.Index] = pos
+		b.calls = append(b.calls, runner.ToolCall{})
+	}
+	c := &b.calls[pos]
+	out := runner.ToolCallDelta{Index: pos, Arguments: d.Function.Arguments}
+	if c.ID == "" && d.ID != "" {
+		c.ID, out.ID = d.ID, d.ID
+	}
+	if c.Name == "" && d.Function.Name != "" {
+		c.Name, out.Name = d.Function.Name, d.Function.Name
+	}
+	c.Arguments += d.Function.Arguments
+	return out
+}

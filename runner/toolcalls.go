@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/runedge/runedge/runner/schema"
+)
+
+// A run that ends in tool calls records the calls as its output: the store's
+// output column holds the JSON array of ToolCall (the run's status_reason,
+// tool_calls, says so), and the run object shows them as tool_calls. The
+// column is the one the text goes in, so the store needs no new column for
+// what is, either way, the run's answer.
+
+// encodeCalls is the stored output of a run that ended in calls.
+func encodeCalls(calls []ToolCall) string {
+	b, err := json.Marshal(calls)
+	if err != nil { // strings only: cannot fail
+		return ""
+	}
+	return string(b)
+}
+
+// withCalls fills r.ToolCalls from the stored output of a run that ended
+// in tool calls.
+func withCalls(r Run) Run {
+	if r.Status != StatusCompleted || r.StatusReason != ReasonToolCalls || r.Output == "" {
+		return r
+	}
+	var calls []ToolCall
+	if json.Unmarshal([]byte(r.Output), &calls) == nil {
+		r.ToolCalls = calls
+	}
+	return r
+}
+
+// ToolSchemaError is a tool whose parameters are not a JSON Schema that
+// compiles. It wraps ErrInvalidRequest; Index says which tool, so the edge
+// can name the client's field (whose path differs by endpoint).
+type ToolSchemaError struct {
+	Index int
+	Err   error
+}
+
+func (e *ToolSchemaError) Error() string {
+	return fmt.Sprintf("%v: tools[%d].parameters: %v", ErrInvalidRequest, e.Index, e.Err)
+}
+
+func (e *ToolSchemaError) Unwrap() error { return ErrInvalidRequest }
+
+// checkTools compiles every tool's parameters schema, so a broken one is a
+// 400 before the run exists rather than a provider failure after.
+func checkTools(tools []Tool) error {
+	for i, t := range tools {
+		if len(t.Parameters) == 0 {
+			continue
+		}
+		if _, err := schema.Compile(t.Parameters); err != nil {
+			return &ToolSchemaError{Index: i, Err: err}
+		}
+	}
+	return nil
+}
