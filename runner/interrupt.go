@@ -5,6 +5,10 @@ import (
 	"errors"
 )
 
+// ErrTenantBusy: the tenant has limits.max_in_flight_per_tenant runs in
+// flight; Start refuses another until one ends.
+var ErrTenantBusy = errors.New("tenant at its limit of runs in flight")
+
 // ReasonClientStalled: the client stopped reading and a write to it hit
 // its deadline (limits.write_timeout); see ErrClientStalled.
 const ReasonClientStalled = "client_stalled"

@@ -19,6 +19,9 @@ type ServiceConfig struct {
 	// MaxInFlight bounds concurrent runs; beyond it Start returns
 	// ErrUnavailable. 0 means unlimited.
 	MaxInFlight int
+	// MaxInFlightPerTenant bounds one tenant's concurrent runs; beyond it
+	// Start returns ErrTenantBusy. 0 means unlimited.
+	MaxInFlightPerTenant int
 	// Now is the clock (nil: time.Now); tests pin it.
 	Now func() time.Time
 	// Logger receives the service's logs (nil: discarded).
@@ -41,13 +44,17 @@ type Scope struct {
 // one outcome per run. It is the only writer of run state in a process, so
 // every lifecycle rule is enforced here and in Store.Transition.
 type Service struct {
-	store    Store
-	agent    Agent
-	timeout  time.Duration
-	limit    int
-	now      func() time.Time
-	log      *slog.Logger
-	observer Observer
+	store   Store
+	agent   Agent
+	timeout time.Duration
+	limit   int
+	// tenantLimit bounds one tenant's runs in flight (0: none); perTenant
+	// counts them (under mu).
+	tenantLimit int
+	perTenant   map[string]int
+	now         func() time.Time
+	log         *slog.Logger
+	observer    Observer
 
 	mu       sync.Mutex
 	draining bool
@@ -63,15 +70,17 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		return nil, errors.New("runner: ServiceConfig needs a Store and an Agent")
 	}
 	s := &Service{
-		store:    cfg.Store,
-		agent:    cfg.Agent,
-		timeout:  cfg.RunTimeout,
-		limit:    cfg.MaxInFlight,
-		now:      cfg.Now,
-		log:      cfg.Logger,
-		observer: cfg.Observer,
-		runs:     map[string]*Handle{},
-		idle:     make(chan struct{}),
+		store:       cfg.Store,
+		agent:       cfg.Agent,
+		timeout:     cfg.RunTimeout,
+		limit:       cfg.MaxInFlight,
+		tenantLimit: cfg.MaxInFlightPerTenant,
+		perTenant:   map[string]int{},
+		now:         cfg.Now,
+		log:         cfg.Logger,
+		observer:    cfg.Observer,
+		runs:        map[string]*Handle{},
+		idle:        make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -150,6 +159,10 @@ func (s *Service) admit(h *Handle) error {
 	if s.limit > 0 && len(s.runs) >= s.limit {
 		return fmt.Errorf("%w: %d runs in flight", ErrUnavailable, len(s.runs))
 	}
+	if s.tenantLimit > 0 && s.perTenant[h.run.TenantID] >= s.tenantLimit {
+		return fmt.Errorf("%w: %d runs of this tenant in flight", ErrTenantBusy, s.tenantLimit)
+	}
+	s.perTenant[h.run.TenantID]++
 	if len(s.runs) == 0 {
 		s.idle = make(chan struct{})
 	}
@@ -165,6 +178,9 @@ func (s *Service) release(h *Handle) {
 		return
 	}
 	delete(s.runs, h.run.ID)
+	if s.perTenant[h.run.TenantID]--; s.perTenant[h.run.TenantID] <= 0 {
+		delete(s.perTenant, h.run.TenantID)
+	}
 	if len(s.runs) == 0 {
 		close(s.idle)
 	}

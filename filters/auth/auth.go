@@ -31,7 +31,7 @@ const (
 // Auth is the auth stage.
 type Auth struct {
 	cfg    Config
-	limits *limiter
+	limits *Limits
 }
 
 var _ filters.Stage = (*Auth)(nil)
@@ -50,10 +50,10 @@ func (a *Auth) Handle(ctx context.Context, x *filters.Exchange, next filters.Han
 		return err
 	}
 	if a.limits != nil {
-		if wait, ok := a.limits.allow(tok.Name + "\x00" + id.TenantID); !ok {
+		if wait, ok := a.limits.Allow(tok.Name, id.TenantID); !ok {
 			return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
 				Code: apierr.CodeRateLimited, RetryAfter: wait,
-				Message: "rate limit exceeded for this token and tenant; retry after the Retry-After delay"}
+				Message: "rate limit exceeded for this token or tenant; retry after the Retry-After delay"}
 		}
 	}
 	x.Identity = id

@@ -14,6 +14,11 @@ import (
 func startError(ep filters.Endpoint, err error) error {
 	var te *runner.ToolSchemaError
 	switch {
+	case errors.Is(err, runner.ErrTenantBusy):
+		// The tenant's own share, not the server's: 429, like its rate limit.
+		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
+			Code: apierr.CodeRateLimited, RetryAfter: 1, Err: err,
+			Message: "this tenant has as many runs in flight as it may (limits.max_in_flight_per_tenant); retry when one ends"}
 	case errors.Is(err, runner.ErrUnavailable):
 		return apierr.Unavailable("runedge is shutting down or at its limit of runs in flight; retry shortly", 1, err)
 	case errors.Is(err, runner.ErrNotFound):

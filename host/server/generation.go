@@ -62,7 +62,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 			g.close(ctx)
 		}
 	}()
-	a, err := newAuth(cfg)
+	a, err := newAuth(cfg, s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,13 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	return g, nil
 }
 
-func newAuth(cfg *config.Config) (*auth.Auth, error) {
+// newAuth builds the auth stage on the server's rate limits, which outlive
+// the generation (install applies the generation's figures).
+func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
 	ac := auth.Config{
 		ActorPolicy:   auth.ActorPolicy(cfg.Actors.Missing),
 		DefaultTenant: cfg.Actors.DefaultTenant,
-		RatePerSecond: cfg.Limits.RatePerSecond,
-		Burst:         cfg.Limits.Burst,
+		Limits:        limits,
 	}
 	for i, t := range cfg.Tokens {
 		h, err := auth.ParseHash(t.Hash)
@@ -126,4 +127,16 @@ func newAgent(cfg *config.Config) (runner.Agent, error) {
 		return agent.New(p), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
+}
+
+// rates are the rate limit figures of cfg: per token, and per tenant
+// (limits.tenant_*, else the token's figures).
+func rates(cfg *config.Config) (token, tenant auth.Rate) {
+	l := cfg.Limits
+	token = auth.Rate{PerSecond: l.RatePerSecond, Burst: l.Burst}
+	tenant = token
+	if l.TenantRatePerSecond > 0 {
+		tenant = auth.Rate{PerSecond: l.TenantRatePerSecond, Burst: l.TenantBurst}
+	}
+	return token, tenant
 }

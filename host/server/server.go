@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -38,6 +39,9 @@ type Server struct {
 	metrics  *metrics
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
+	// limits are the rate limits: on the server, not in a generation, so
+	// that a reload does not refill every bucket.
+	limits *auth.Limits
 	// closed is set (under swapMu) once Close has begun: no generation is
 	// built after it.
 	closed bool
@@ -49,7 +53,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
+	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
@@ -64,8 +68,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: instrumentStore(s.store, s.metrics), Agent: agent, Logger: log, Observer: s.metrics,
-		RunTimeout:  cfg.Limits.RunTimeout.Std(),
-		MaxInFlight: cfg.Limits.MaxInFlight,
+		RunTimeout:           cfg.Limits.RunTimeout.Std(),
+		MaxInFlight:          cfg.Limits.MaxInFlight,
+		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
 	})
 	if err != nil {
 		return nil, err
