@@ -9,7 +9,7 @@ EXAMPLE_WASM    := $(EXAMPLE_PLUGINS:%=examples/plugins/build/%.wasm)
 CONFIG  ?=
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser fuzz-short
+.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser test-node fuzz-short
 
 all: build
 
@@ -43,10 +43,17 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+# make test starts a throwaway PostgreSQL (scripts/testdb.sh) for the
+# store's conformance suite and the fleet tests, and stops it afterwards,
+# also when a test fails. CI=true makes a missing PostgreSQL a failure.
 test: vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	@pgdir=$$(mktemp -d) && chmod 711 $$pgdir && \
+	trap 'scripts/testdb.sh stop '$$pgdir'/pg; rm -rf '$$pgdir EXIT INT TERM && \
+	dsn=$$(scripts/testdb.sh start $$pgdir/pg) && \
+	RUNEDGE_TEST_PG_DSN="$$dsn" CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz-short
 	$(MAKE) test-browser
+	$(MAKE) test-node
 
 # Go fuzz targets, each run for FUZZTIME (their seed corpora also run in the
 # plain `go test`). One "package:Target" per entry; add yours to the list.
@@ -71,6 +78,11 @@ bin/appserver: FORCE
 # Debian's chromium and the npm packages when missing.
 test-browser: build bin/appserver
 	bash examples/appserver/e2e/run.sh
+
+# The official JavaScript SDKs (openai, @openai/agents) against a real
+# runedge (examples/clients/node); installs the npm packages from the lockfile.
+test-node: build
+	bash examples/clients/node/run.sh
 
 bench: plugins
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Page is an OpenAI-style list of runs, newest first.
@@ -68,9 +69,11 @@ func (s *Service) List(ctx context.Context, sc Scope, q ListQuery) (Page, error)
 // Cancel cancels run id. A run in flight here is cancelled
 // (cancelled/cancel_requested) and Cancel waits until its owner has recorded
 // that; a waiting or queued run is moved to cancelled directly; a terminal
-// run is returned unchanged. A running run this process does not hold
-// (another host's, with a shared store) is returned unchanged: only its own
-// process can stop its agent.
+// run is returned unchanged. A running run of another host (a shared
+// store) is relayed to that host when the store can (CancelRelay), and
+// Cancel waits until that host has recorded the outcome (or CancelWait
+// passed, returning the run as it then is); without a relay it is
+// returned unchanged: only its own process can stop its agent.
 func (s *Service) Cancel(ctx context.Context, sc Scope, id string) (Run, error) {
 	r, err := s.Get(ctx, sc, id)
 	if err != nil || r.Status.Terminal() {
@@ -86,6 +89,8 @@ func (s *Service) Cancel(ctx context.Context, sc Scope, id string) (Run, error) 
 		if r, err = s.Get(ctx, sc, id); err != nil {
 			return Run{}, err
 		}
+	} else if r.Status == StatusRunning && r.HostID != s.host && s.relay != nil {
+		return s.cancelElsewhere(ctx, sc, r)
 	}
 	if r.Status != StatusWaiting && r.Status != StatusQueued {
 		return r, nil
@@ -97,4 +102,34 @@ func (s *Service) Cancel(ctx context.Context, sc Scope, id string) (Run, error) 
 	}
 	// ErrNotFound here means another writer ended it first; report that.
 	return s.Get(ctx, sc, id)
+}
+
+// cancelElsewhere relays a cancel to the host running r and polls the store
+// until that host has recorded the outcome.
+func (s *Service) cancelElsewhere(ctx context.Context, sc Scope, r Run) (Run, error) {
+	if err := s.relay.RelayCancel(ctx, r.HostID, r.ID); err != nil {
+		return Run{}, err
+	}
+	deadline := time.NewTimer(s.cancelWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return Run{}, ctx.Err()
+		case <-deadline.C:
+			s.log.Warn("runner: relayed cancel not recorded in time", "run_id", r.ID, "host_id", r.HostID)
+			return r, nil
+		case <-tick.C:
+		}
+		cur, err := s.Get(ctx, sc, r.ID)
+		if err != nil {
+			return Run{}, err
+		}
+		if cur.Status.Terminal() || cur.Status == StatusWaiting {
+			return cur, nil
+		}
+		r = cur
+	}
 }

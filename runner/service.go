@@ -26,6 +26,13 @@ type ServiceConfig struct {
 	Now func() time.Time
 	// Logger receives the service's logs (nil: discarded).
 	Logger *slog.Logger
+	// HostID is this host's id (host.id), recorded on every run. Start-up
+	// recovery marks only this host's runs interrupted, and a cancel of
+	// another host's run is relayed to it when the store is a CancelRelay.
+	HostID string
+	// CancelWait bounds how long Cancel waits for another host to record a
+	// relayed cancel (default 5s).
+	CancelWait time.Duration
 	// Observer is told when runs start and end (nil: nobody).
 	Observer Observer
 }
@@ -44,17 +51,21 @@ type Scope struct {
 // one outcome per run. It is the only writer of run state in a process, so
 // every lifecycle rule is enforced here and in Store.Transition.
 type Service struct {
-	store   Store
-	agent   Agent
-	timeout time.Duration
-	limit   int
+	store      Store
+	agent      Agent
+	timeout    time.Duration
+	limit      int
+	now        func() time.Time
+	log        *slog.Logger
+	host       string
+	relay      CancelRelay // nil: runs of other hosts cannot be cancelled
+	stopRelay  context.CancelFunc
+	cancelWait time.Duration
+	observer   Observer
 	// tenantLimit bounds one tenant's runs in flight (0: none); perTenant
 	// counts them (under mu).
 	tenantLimit int
 	perTenant   map[string]int
-	now         func() time.Time
-	log         *slog.Logger
-	observer    Observer
 
 	mu       sync.Mutex
 	draining bool
@@ -74,11 +85,13 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		agent:       cfg.Agent,
 		timeout:     cfg.RunTimeout,
 		limit:       cfg.MaxInFlight,
-		tenantLimit: cfg.MaxInFlightPerTenant,
-		perTenant:   map[string]int{},
 		now:         cfg.Now,
 		log:         cfg.Logger,
+		host:        cfg.HostID,
+		cancelWait:  cfg.CancelWait,
 		observer:    cfg.Observer,
+		tenantLimit: cfg.MaxInFlightPerTenant,
+		perTenant:   map[string]int{},
 		runs:        map[string]*Handle{},
 		idle:        make(chan struct{}),
 	}
@@ -88,15 +101,42 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.cancelWait <= 0 {
+		s.cancelWait = 5 * time.Second
+	}
 	if s.observer == nil {
 		s.observer = nopObserver{}
 	}
-	n, err := s.store.MarkInterrupted(ctx, s.now().Unix())
+	n, err := s.store.MarkInterrupted(ctx, s.host, s.now().Unix())
 	if err != nil {
 		return nil, fmt.Errorf("runner: recover interrupted runs: %w", err)
 	}
-	s.log.Info("runner: marked runs left by a previous process as interrupted", "count", n)
+	s.log.Info("runner: marked runs left by a previous process as interrupted", "count", n, "host_id", s.host)
+	if relay, ok := s.store.(CancelRelay); ok {
+		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		if err := relay.ListenCancels(lctx, s.host, s.cancelRelayed); err != nil {
+			stop()
+			return nil, fmt.Errorf("runner: listen for relayed cancels: %w", err)
+		}
+		s.relay, s.stopRelay = relay, stop
+	}
 	return s, nil
+}
+
+// Close stops listening for cancels relayed from other hosts. Runs in
+// flight are not touched (see CancelAll and Wait).
+func (s *Service) Close() {
+	if s.stopRelay != nil {
+		s.stopRelay()
+	}
+}
+
+// cancelRelayed cancels a run of this host on another host's request.
+func (s *Service) cancelRelayed(id string) {
+	if h := s.inFlight(id); h != nil {
+		s.log.Info("runner: cancel relayed from another host", "run_id", id)
+		h.cancel(cancelCause{reason: ReasonCancelRequested})
+	}
 }
 
 // Drain refuses new runs from now on (ErrUnavailable); runs in flight go on.

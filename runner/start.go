@@ -63,6 +63,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		Model:         spec.Model,
 		RequestID:     spec.RequestID,
 		CorrelationID: spec.CorrelationID,
+		HostID:        s.host,
 		CreatedAt:     now,
 		StartedAt:     &started,
 		Request:       reqJSON,

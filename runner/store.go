@@ -41,10 +41,32 @@ type Store interface {
 	GetRun(ctx context.Context, tenantID, id string) (Run, error)
 	// ListRuns returns runs newest first.
 	ListRuns(ctx context.Context, q ListQuery) (runs []Run, hasMore bool, err error)
-	// MarkInterrupted marks every queued or running run failed with reason
-	// interrupted (start-up recovery after a crash) and returns how many.
-	MarkInterrupted(ctx context.Context, at int64) (int64, error)
+	// MarkInterrupted marks the queued or running runs of host hostID
+	// failed with reason interrupted and returns how many: start-up
+	// recovery after a crash of that host, or `runedge runs recover --host`
+	// for a host that will not come back. Runs of other hosts are left
+	// alone (they may be live); runs recorded before hosts had ids
+	// (host_id "") count as every host's.
+	MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error)
+	// PurgeBefore forgets the stored input and output (request JSON,
+	// output text) of runs that ended before the Unix time before, keeping
+	// the run rows (store.retention), and returns how many runs it
+	// emptied.
+	PurgeBefore(ctx context.Context, before int64) (int64, error)
 	Close() error
+}
+
+// CancelRelay is implemented by stores shared by several hosts
+// (PostgreSQL): it carries a native cancel from the host that received it
+// to the host that runs the run. A store of one host (SQLite) has no need
+// of it.
+type CancelRelay interface {
+	// RelayCancel asks host hostID to cancel its run runID.
+	RelayCancel(ctx context.Context, hostID, runID string) error
+	// ListenCancels calls cancel with the id of every run relayed to host
+	// hostID until ctx ends. It returns once it listens (an error when it
+	// cannot); delivery goes on in the background, reconnecting as needed.
+	ListenCancels(ctx context.Context, hostID string, cancel func(runID string)) error
 }
 
 // Transition is a state change of a run.

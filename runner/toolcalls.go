@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runedge/runedge/runner/schema"
@@ -36,28 +37,36 @@ func withCalls(r Run) Run {
 }
 
 // ToolSchemaError is a tool whose parameters are not a JSON Schema that
-// compiles. It wraps ErrInvalidRequest; Index says which tool, so the edge
-// can name the client's field (whose path differs by endpoint).
+// compiles, or one beyond schema.Check's bounds. It wraps ErrInvalidRequest
+// (ErrInvalidSchema for the bounds); Index says which tool, so the edge can
+// name the client's field (whose path differs by endpoint).
 type ToolSchemaError struct {
-	Index int
-	Err   error
+	Index  int
+	Err    error
+	Bounds bool
 }
 
 func (e *ToolSchemaError) Error() string {
 	return fmt.Sprintf("%v: tools[%d].parameters: %v", ErrInvalidRequest, e.Index, e.Err)
 }
 
-func (e *ToolSchemaError) Unwrap() error { return ErrInvalidRequest }
+func (e *ToolSchemaError) Unwrap() error {
+	if e.Bounds {
+		return ErrInvalidSchema
+	}
+	return ErrInvalidRequest
+}
 
-// checkTools compiles every tool's parameters schema, so a broken one is a
-// 400 before the run exists rather than a provider failure after.
+// checkTools checks every tool's parameters schema like the output
+// schema (schema.Check: compiles, within bounds, satisfiable), so a broken
+// one is a 400 before the run exists rather than a provider failure after.
 func checkTools(tools []Tool) error {
 	for i, t := range tools {
 		if len(t.Parameters) == 0 {
 			continue
 		}
-		if _, err := schema.Compile(t.Parameters); err != nil {
-			return &ToolSchemaError{Index: i, Err: err}
+		if _, err := schema.Check(t.Parameters); err != nil {
+			return &ToolSchemaError{Index: i, Err: err, Bounds: errors.Is(err, schema.ErrBounds)}
 		}
 	}
 	return nil

@@ -158,23 +158,25 @@ type ErrorInfo struct {
 // Run is the durable record of one request. Its JSON form is the native API's
 // run object.
 type Run struct {
-	ID            string     `json:"id"`
-	Object        string     `json:"object"` // always "run"
-	Status        Status     `json:"status"`
-	StatusReason  string     `json:"status_reason"`
-	SessionID     string     `json:"session_id"`
-	ThreadID      string     `json:"thread_id"`
-	Actor         Actor      `json:"actor"`
-	TenantID      string     `json:"tenant_id"`
-	Endpoint      string     `json:"endpoint"`
-	Model         string     `json:"model"`
-	RequestID     string     `json:"request_id,omitempty"`
-	CorrelationID string     `json:"correlation_id,omitempty"`
-	CreatedAt     int64      `json:"created_at"`
-	StartedAt     *int64     `json:"started_at"`
-	EndedAt       *int64     `json:"ended_at"`
-	Usage         *Usage     `json:"usage"`
-	Error         *ErrorInfo `json:"error"`
+	ID            string `json:"id"`
+	Object        string `json:"object"` // always "run"
+	Status        Status `json:"status"`
+	StatusReason  string `json:"status_reason"`
+	SessionID     string `json:"session_id"`
+	ThreadID      string `json:"thread_id"`
+	Actor         Actor  `json:"actor"`
+	TenantID      string `json:"tenant_id"`
+	Endpoint      string `json:"endpoint"`
+	Model         string `json:"model"`
+	RequestID     string `json:"request_id,omitempty"`
+	CorrelationID string `json:"correlation_id,omitempty"`
+	// HostID is the runedge host that runs (or ran) it (host.id).
+	HostID    string     `json:"host_id"`
+	CreatedAt int64      `json:"created_at"`
+	StartedAt *int64     `json:"started_at"`
+	EndedAt   *int64     `json:"ended_at"`
+	Usage     *Usage     `json:"usage"`
+	Error     *ErrorInfo `json:"error"`
 	// Attempts is how many provider calls the agent made for the answer
 	// (Result.Attempts); 0 until the run ends, or when the agent never ran.
 	Attempts int `json:"attempts"`

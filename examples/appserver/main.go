@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:3000", "address to serve the page and API on")
 	upstream := fs.String("runedge", envOr("RUNEDGE_URL", "http://127.0.0.1:8080"), "runedge's base URL (env RUNEDGE_URL)")
 	usersPath := fs.String("users", "examples/appserver/users.json", "JSON file of users (see README.md)")
-	secure := fs.Bool("secure-cookie", false, "mark the session cookie Secure (when served over HTTPS)")
+	secure := fs.String("secure-cookie", "auto", "mark the session cookie Secure: true, false, or auto (Secure unless -listen is a loopback address)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,12 +54,20 @@ func run(ctx context.Context, args []string) error {
 	if token == "" {
 		return errors.New("RUNEDGE_TOKEN is not set: it is the runedge bearer token this server uses")
 	}
+	secureCookie := login.SecureByDefault(*listen)
+	switch *secure {
+	case "auto":
+	case "true", "false":
+		secureCookie = *secure == "true"
+	default:
+		return fmt.Errorf("-secure-cookie must be true, false or auto, not %q", *secure)
+	}
 	users, err := login.LoadUsers(*usersPath)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h, err := app.New(app.Config{Users: users, Runedge: *upstream, Token: token, SecureCookie: *secure, Log: log})
+	h, err := app.New(app.Config{Users: users, Runedge: *upstream, Token: token, SecureCookie: secureCookie, Log: log})
 	if err != nil {
 		return err
 	}

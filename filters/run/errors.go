@@ -31,6 +31,9 @@ func startError(ep filters.Endpoint, err error) error {
 			param = fmt.Sprintf("tools[%d].function.parameters", te.Index)
 		}
 		e := apierr.InvalidBody(param, "%s is not a valid JSON Schema: %v", param, te.Err)
+		if errors.Is(err, runner.ErrInvalidSchema) {
+			e.Code = apierr.CodeInvalidSchema
+		}
 		e.Err = err
 		return e
 	case errors.Is(err, runner.ErrInvalidRequest):

@@ -11,12 +11,19 @@ import (
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner"
 )
 
-// textSource yields the streamed text to send, piece by piece; ok is false
-// once the run's events are exhausted.
+// piece is one thing to stream: text, or a tool-call fragment.
+type piece struct {
+	text string
+	call *runner.ToolCallDelta
+}
+
+// textSource yields what to stream, piece by piece; ok is false once the
+// run's events are exhausted.
 type textSource interface {
-	next(ctx context.Context) (text string, ok bool, err error)
+	next(ctx context.Context) (p piece, ok bool, err error)
 	// more reports whether another piece is already waiting, so the
 	// caller can hold its flush.
 	more() bool
@@ -34,9 +41,9 @@ func (t *Translate) source(x *filters.Exchange, replyID string) textSource {
 // direct passes deltas through: no plugin call per token.
 type direct struct{ events <-chan runnerEvent }
 
-func (d direct) next(context.Context) (string, bool, error) {
+func (d direct) next(context.Context) (piece, bool, error) {
 	ev, ok := <-d.events
-	return ev.Delta, ok, nil
+	return piece{text: ev.Delta, call: ev.ToolCall}, ok, nil
 }
 
 func (d direct) more() bool { return len(d.events) > 0 }
@@ -46,6 +53,10 @@ func (d direct) more() bool { return len(d.events) > 0 }
 // fast stream costs one call per window rather than one per token. The
 // plugin is stateless: the text it holds back (say, half an e-mail address)
 // comes back in hold and is prepended to the next batch.
+//
+// Tool-call fragments are not text: they end the batch they arrive in and
+// pass through unmapped, after it. Text still held back then goes out
+// with the stream's final batch.
 type mapped struct {
 	t       *Translate
 	x       *filters.Exchange
@@ -54,32 +65,42 @@ type mapped struct {
 	hold    string
 	done    bool
 	buf     []byte
+	pending *runner.ToolCallDelta // a fragment that ended the last batch
 }
 
 // more is false: a batch already took what was waiting.
 func (m *mapped) more() bool { return false }
 
-func (m *mapped) next(ctx context.Context) (string, bool, error) {
+func (m *mapped) next(ctx context.Context) (piece, bool, error) {
+	if c := m.pending; c != nil {
+		m.pending = nil
+		return piece{call: c}, true, nil
+	}
 	if m.done {
-		return "", false, nil
+		return piece{}, false, nil
 	}
 	text := m.hold
 	ev, ok := <-m.events
-	if ok {
+	switch {
+	case ok && ev.ToolCall != nil && text == "":
+		return piece{call: ev.ToolCall}, true, nil
+	case ok && ev.ToolCall != nil:
+		m.pending = ev.ToolCall
+	case ok:
 		text += ev.Delta
 		text, ok = m.collect(text)
 	}
 	final := !ok
 	emit, hold, err := m.call(ctx, text, final)
 	if err != nil {
-		return "", false, err
+		return piece{}, false, err
 	}
 	m.hold = hold
 	if final {
 		m.done = true
-		return emit + hold, true, nil
+		return piece{text: emit + hold}, true, nil
 	}
-	return emit, true, nil
+	return piece{text: emit}, true, nil
 }
 
 // collect appends the deltas that arrive within the window.
@@ -90,6 +111,10 @@ func (m *mapped) collect(text string) (string, bool) {
 			case ev, ok := <-m.events:
 				if !ok {
 					return text, false
+				}
+				if ev.ToolCall != nil {
+					m.pending = ev.ToolCall
+					return text, true
 				}
 				text += ev.Delta
 			default:
@@ -104,6 +129,10 @@ func (m *mapped) collect(text string) (string, bool) {
 		case ev, ok := <-m.events:
 			if !ok {
 				return text, false
+			}
+			if ev.ToolCall != nil {
+				m.pending = ev.ToolCall
+				return text, true
 			}
 			text += ev.Delta
 		case <-timer.C:

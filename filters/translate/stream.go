@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/plugins/compat"
 )
@@ -35,15 +33,16 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		return send(buf)
 	}
 	src := t.source(x, ids.completion)
+	calls := 0 // tool calls streamed
 	for {
-		text, ok, err := src.next(ctx)
+		p, ok, err := src.next(ctx)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			break
 		}
-		if text == "" {
+		if p.text == "" && p.call == nil {
 			continue
 		}
 		if !started {
@@ -51,7 +50,14 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 				return err
 			}
 		}
-		buf = cs.AppendDelta(buf[:0], text)
+		if c := p.call; c != nil {
+			buf = cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)
+			if c.ID != "" {
+				calls++
+			}
+		} else {
+			buf = cs.AppendDelta(buf[:0], p.text)
+		}
 		if err := x.Reply.Buffer("", buf); err != nil {
 			return &filters.ClientGoneError{Err: err}
 		}
@@ -78,6 +84,13 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 			}
 		}
 	}
+	if calls == 0 { // calls the agent made without streaming them
+		for _, c := range wholeCalls(res.ToolCalls) {
+			if err := send(cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)); err != nil {
+				return err
+			}
+		}
+	}
 	if err := send(cs.AppendFinish(buf[:0], res.FinishReason)); err != nil {
 		return err
 	}
@@ -94,55 +107,32 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // responseStream answers a streaming response with typed events in the
 // order response.created → output_item.added → content_part.added →
 // output_text.delta… → output_text.done → content_part.done →
-// output_item.done → response.completed.
+// output_item.done → response.completed. Tool calls follow the message (or
+// stand alone) as function_call items: output_item.added →
+// function_call_arguments.delta… → function_call_arguments.done →
+// output_item.done (responses_stream.go).
 func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	rs := compat.NewResponseStream(ids.response, ids.message)
-	buf := make([]byte, 0, 1024)
-	started := false
-	send := func(name string, b []byte) error {
-		if err := x.Reply.Event(name, b); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		return nil
-	}
-	start := func() error {
-		started = true
-		// The in-progress response is mapped natively: the plugin shapes
-		// the final object, in response.completed.
-		created, err := compat.MapResult(resultEnvelope(nil, x, ids, "in_progress", nil))
-		if err != nil {
-			return err
-		}
-		if err := x.Reply.StartStream(); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		if err := send("response.created", rs.AppendCreated(buf[:0], x.Reply.NextSeq(), created)); err != nil {
-			return err
-		}
-		if err := send("response.output_item.added", rs.AppendItemAdded(buf[:0], x.Reply.NextSeq())); err != nil {
-			return err
-		}
-		return send("response.content_part.added", rs.AppendPartAdded(buf[:0], x.Reply.NextSeq()))
-	}
+	rs := &responseEvents{t: t, x: x, ids: ids, rs: compat.NewResponseStream(ids.response, ids.message),
+		buf: make([]byte, 0, 1024)}
 	src := t.source(x, ids.response)
 	for {
-		text, ok, err := src.next(ctx)
+		p, ok, err := src.next(ctx)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			break
 		}
-		if text == "" {
+		switch {
+		case p.call != nil:
+			err = rs.call(*p.call)
+		case p.text != "":
+			err = rs.text(p.text)
+		default:
 			continue
 		}
-		if !started {
-			if err := start(); err != nil {
-				return err
-			}
-		}
-		if err := x.Reply.Buffer("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), text)); err != nil {
-			return &filters.ClientGoneError{Err: err}
+		if err != nil {
+			return err
 		}
 		if !src.more() {
 			if err := x.Reply.Flush(); err != nil {
@@ -161,32 +151,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
-	if !started {
-		if err := start(); err != nil {
-			return err
-		}
-		if res.Text != "" {
-			if err := send("response.output_text.delta", rs.AppendTextDelta(buf[:0], x.Reply.NextSeq(), res.Text)); err != nil {
-				return err
-			}
-		}
-	}
-	// The done events repeat the text as the plugin mapped it.
-	text := res.Text
-	if v := gjson.GetBytes(final, "output.0.content.0.text"); v.Type == gjson.String {
-		text = v.Str
-	}
-	if err := send("response.output_text.done", rs.AppendTextDone(buf[:0], x.Reply.NextSeq(), text)); err != nil {
-		return err
-	}
-	if err := send("response.content_part.done", rs.AppendPartDone(buf[:0], x.Reply.NextSeq(), text)); err != nil {
-		return err
-	}
-	if err := send("response.output_item.done", rs.AppendItemDone(buf[:0], x.Reply.NextSeq(), text)); err != nil {
-		return err
-	}
-	completed := rs.AppendCompleted(buf[:0], x.Reply.NextSeq(), final)
-	return send(gjson.GetBytes(completed, "type").Str, completed)
+	return rs.finish(res, final)
 }
 
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

@@ -148,6 +148,9 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 		dst = compat.AppendJSONString(dst, res.Text)
 		dst = append(dst, `,"finish_reason":`...)
 		dst = compat.AppendJSONString(dst, res.FinishReason)
+		if len(res.ToolCalls) > 0 {
+			dst = appendToolCalls(dst, res.ToolCalls)
+		}
 		dst = append(dst, `,"usage":{"input_tokens":`...)
 		dst = appendInt(dst, int64(res.Usage.InputTokens))
 		dst = append(dst, `,"output_tokens":`...)

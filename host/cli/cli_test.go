@@ -131,3 +131,38 @@ func TestDefaultTokenAdminOnlyWithoutFile(t *testing.T) {
 		}
 	}
 }
+
+// `runs recover --host` marks only that host's unfinished runs.
+func TestRunsRecoverHost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	for id, host := range map[string]string{"run_a": "host-a", "run_b": "host-b"} {
+		if err := st.CreateRun(ctx, &runner.Run{ID: id, Status: runner.StatusRunning, TenantID: "acme",
+			HostID: host, CreatedAt: now, StartedAt: &now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	if code, _, errOut := run(t, "runs", "recover", "--db", path); code == 0 || !strings.Contains(errOut, "--host") {
+		t.Fatalf("recover without --host: %d %s", code, errOut)
+	}
+	code, out, errOut := run(t, "runs", "recover", "--db", path, "--host", "host-a")
+	if code != 0 || !strings.Contains(out, "1 runs of host host-a") {
+		t.Fatalf("%d %s %s", code, out, errOut)
+	}
+	st, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, _ := st.GetRun(ctx, "", "run_a")
+	b, _ := st.GetRun(ctx, "", "run_b")
+	if a.Status != runner.StatusFailed || a.StatusReason != runner.ReasonInterrupted || b.Status != runner.StatusRunning {
+		t.Fatalf("after recover: a %s/%s, b %s", a.Status, a.StatusReason, b.Status)
+	}
+}

@@ -7,13 +7,58 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/runedge/runedge/host/server"
 	"github.com/runedge/runedge/runner"
-	"github.com/runedge/runedge/runner/store/sqlite"
 )
 
-// runs prints recent runs from the store as a table. It reads the SQLite
-// file directly (WAL lets it do so while a server writes).
+// openStore opens the store of the configuration at cfgPath (the default
+// configuration without one), or the SQLite file db when given.
+func openStore(ctx context.Context, cfgPath, db string) (runner.Store, error) {
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	if db != "" {
+		cfg.Store.Driver, cfg.Store.Path = "sqlite", db
+	}
+	return server.OpenStore(ctx, cfg, nil)
+}
+
+// recoverHost marks the unfinished runs of a host that will not come back
+// failed/interrupted, as that host's own start-up would. Run it only for a
+// host that is down: its live runs would be marked too.
+func recoverHost(ctx context.Context, args []string, env Env) error {
+	fs := flag.NewFlagSet("runs recover", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	cfgPath := fs.String("config", "", "configuration file whose store to use")
+	db := fs.String("db", "", "SQLite file (overrides the configuration's)")
+	host := fs.String("host", "", "id of the host whose runs to recover (host.id; required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *host == "" {
+		return fmt.Errorf("runs recover: --host is required (the id of a host that is down)")
+	}
+	st, err := openStore(ctx, *cfgPath, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	n, err := st.MarkInterrupted(ctx, *host, time.Now().Unix())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%d runs of host %s marked failed/interrupted\n", n, *host)
+	return nil
+}
+
+// runs prints recent runs from the store as a table. It reads the store
+// directly: the SQLite file (WAL lets it do so while a server writes) or
+// the fleet's PostgreSQL. `runs recover --host ID` is recoverHost.
 func runs(ctx context.Context, args []string, env Env) error {
+	if len(args) > 0 && args[0] == "recover" {
+		return recoverHost(ctx, args[1:], env)
+	}
 	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	cfgPath := fs.String("config", "", "configuration file whose store to read")
@@ -30,15 +75,7 @@ func runs(ctx context.Context, args []string, env Env) error {
 	if *status != "" && !runner.Status(*status).Valid() {
 		return fmt.Errorf("--status: unknown state %q", *status)
 	}
-	path := *db
-	if path == "" {
-		cfg, err := loadConfig(*cfgPath)
-		if err != nil {
-			return err
-		}
-		path = cfg.Path(cfg.Store.Path)
-	}
-	st, err := sqlite.Open(ctx, path)
+	st, err := openStore(ctx, *cfgPath, *db)
 	if err != nil {
 		return err
 	}
@@ -48,10 +85,10 @@ func runs(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tENDPOINT\tTENANT\tACTOR\tSESSION\tCREATED\tDURATION\tTTFT\tTOKENS")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tENDPOINT\tTENANT\tACTOR\tSESSION\tHOST\tCREATED\tDURATION\tTTFT\tTOKENS")
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, dash(r.StatusReason),
-			r.Endpoint, r.TenantID, r.Actor.ID, r.SessionID,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, dash(r.StatusReason),
+			r.Endpoint, r.TenantID, r.Actor.ID, r.SessionID, dash(r.HostID),
 			time.Unix(r.CreatedAt, 0).UTC().Format(time.DateTime), millis(r.DurationMs), millis(r.TimeToFirstTokenMs), tokens(r))
 	}
 	return tw.Flush()

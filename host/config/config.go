@@ -5,6 +5,7 @@
 package config
 
 import (
+	"os"
 	"time"
 )
 
@@ -12,6 +13,7 @@ import (
 type Config struct {
 	// Listen is the address of the HTTP server.
 	Listen   string           `yaml:"listen"`
+	Host     Host             `yaml:"host"`
 	Tokens   []Token          `yaml:"tokens"`
 	Actors   Actors           `yaml:"actors"`
 	Limits   Limits           `yaml:"limits"`
@@ -76,10 +78,42 @@ type Limits struct {
 	SSEKeepalive *Duration `yaml:"sse_keepalive"`
 }
 
+// Host identifies this runedge process among the hosts sharing a store.
+type Host struct {
+	// ID is recorded on every run (host_id). Start-up recovery marks only
+	// this id's unfinished runs interrupted, so it must stay the same
+	// across restarts of one host and differ between hosts. Default:
+	// hostname/listen address.
+	ID string `yaml:"id"`
+}
+
 // Store is the run store.
 type Store struct {
-	Driver string `yaml:"driver"` // sqlite
-	Path   string `yaml:"path"`
+	Driver string `yaml:"driver"` // sqlite | postgres
+	// Path is the SQLite file.
+	Path string `yaml:"path"`
+	// DSN is the PostgreSQL connection string. Prefer DSNEnv: a password
+	// written here is in the file.
+	DSN string `yaml:"dsn"`
+	// DSNEnv names an environment variable that holds the DSN.
+	DSNEnv string `yaml:"dsn_env"`
+	// CommitWindow is how long the group-commit writer waits for more
+	// writes to share a transaction.
+	CommitWindow Duration `yaml:"commit_window"`
+	// CommitBatch is the largest number of writes in one transaction.
+	CommitBatch int `yaml:"commit_batch"`
+	// Retention, when set, purges the stored input and output of runs
+	// that ended longer ago (the run rows stay). Off by default.
+	Retention Duration `yaml:"retention"`
+}
+
+// PostgresDSN returns the configured DSN: store.dsn, or the value of the
+// variable store.dsn_env names.
+func (s Store) PostgresDSN() string {
+	if s.DSNEnv != "" {
+		return os.Getenv(s.DSNEnv)
+	}
+	return s.DSN
 }
 
 // Provider is the model provider behind the reference agent.

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Default values; documented in README.md.
 const (
@@ -19,6 +22,8 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadBodyTimeout   = 30 * time.Second
 	DefaultMaxAdminBodyBytes = 64 << 20
+	DefaultCommitWindow      = 100 * time.Microsecond
+	DefaultCommitBatch       = 128
 )
 
 // Default returns the configuration used without a file: everything but
@@ -66,6 +71,15 @@ func (c *Config) applyDefaults() {
 	if c.Store.Path == "" {
 		c.Store.Path = DefaultStorePath
 	}
+	if c.Store.CommitWindow == (Duration{}) {
+		c.Store.CommitWindow = Dur(DefaultCommitWindow)
+	}
+	if c.Store.CommitBatch == 0 {
+		c.Store.CommitBatch = DefaultCommitBatch
+	}
+	if c.Host.ID == "" {
+		c.Host.ID = defaultHostID(c.Listen)
+	}
 	if c.Provider.Kind == "" {
 		c.Provider.Kind = "offline"
 	}
@@ -98,4 +112,14 @@ func (c *Config) applyDefaults() {
 		}
 		c.Chains[ep] = ch
 	}
+}
+
+// defaultHostID is hostname/listen: stable across restarts of one host,
+// different for two hosts (or two processes on one machine).
+func defaultHostID(listen string) string {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "localhost"
+	}
+	return name + "/" + listen
 }

@@ -11,6 +11,7 @@ import (
 var (
 	hashRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	tenantRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	hostIDRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
 )
 
 // Validate checks every field and reports all problems, each naming its
@@ -59,7 +60,8 @@ func (c *Config) Validate() error {
 		{"limits.write_timeout", c.Limits.WriteTimeout}, {"limits.read_header_timeout", c.Limits.ReadHeaderTimeout},
 		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow}} {
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
@@ -82,8 +84,9 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxAdminBodyBytes < 0 {
 		bad("limits.max_admin_body_bytes", "must be positive")
 	}
-	if c.Store.Driver != "sqlite" {
-		bad("store.driver", "want sqlite, got %q", c.Store.Driver)
+	c.validateStore(bad)
+	if !hostIDRE.MatchString(c.Host.ID) {
+		bad("host.id", "%q is not a host id (1-128 of letters, digits, . _ : / -)", c.Host.ID)
 	}
 	c.validateProvider(bad)
 	if c.Admin.Listen != "off" {

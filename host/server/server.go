@@ -17,7 +17,6 @@ import (
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
-	"github.com/runedge/runedge/runner/store/sqlite"
 )
 
 // Server is a running runedge host.
@@ -37,6 +36,8 @@ type Server struct {
 	// outside any request.
 	closeCtx context.Context
 	metrics  *metrics
+	// stopPurge ends the store.retention loop (nil when off).
+	stopPurge context.CancelFunc
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
 	// limits are the rate limits: on the server, not in a generation, so
@@ -59,7 +60,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 			s.close(ctx)
 		}
 	}()
-	if s.store, err = sqlite.Open(ctx, cfg.Path(cfg.Store.Path)); err != nil {
+	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	agent, err := newAgent(cfg)
@@ -71,9 +72,15 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
+		HostID:               cfg.Host.ID,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if r := cfg.Store.Retention.Std(); r > 0 {
+		pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopPurge = stop
+		go purgeLoop(pctx, s.store, r, log)
 	}
 	s.metrics.inFlight(s.runs)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
@@ -118,6 +125,12 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.engine != nil {
 		s.engine.Close(ctx)
+	}
+	if s.stopPurge != nil {
+		s.stopPurge()
+	}
+	if s.runs != nil {
+		s.runs.Close()
 	}
 	if s.store != nil {
 		s.store.Close()

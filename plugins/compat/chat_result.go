@@ -15,8 +15,16 @@ func mapChatResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"model":`...)
 	out = appendString(out, r.model)
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	out = r.appendText(out)
-	out = append(out, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":`...)
+	if r.hasCalls() && (!r.text.isString() || r.text == `""`) {
+		out = append(out, `null`...) // as OpenAI answers a message that only calls tools
+	} else {
+		out = r.appendText(out)
+	}
+	out = append(out, `,"refusal":null,"annotations":[]`...)
+	if r.hasCalls() {
+		out = r.appendChatToolCalls(out)
+	}
+	out = append(out, `},"logprobs":null,"finish_reason":`...)
 	out = appendString(out, r.finish())
 	out = append(out, `}],"usage":`...)
 	out = appendChatUsage(out, r.readUsage())

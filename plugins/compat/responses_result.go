@@ -75,7 +75,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	}
 	e := readResponseEcho(r.echo)
 
-	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.id)+len(r.messageID)+len(r.model)+640)
+	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.toolCalls)*2+len(r.id)+len(r.messageID)+len(r.model)+640)
 	out = append(out, `{"id":`...)
 	out = appendString(out, r.id)
 	out = append(out, `,"object":"response","created_at":`...)
@@ -96,11 +96,17 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = appendString(out, r.model)
 	out = append(out, `,"output":[`...)
 	if status != "in_progress" {
-		out = append(out, outputItemHead...)
-		out = appendString(out, r.messageID)
-		out = append(out, outputItemCompleted...)
-		out = r.appendText(out)
-		out = append(out, outputTextTail...)
+		// A message when the model said something (or called nothing),
+		// then its function calls.
+		message := !r.hasCalls() || (r.text.isString() && r.text != `""`)
+		if message {
+			out = append(out, outputItemHead...)
+			out = appendString(out, r.messageID)
+			out = append(out, outputItemCompleted...)
+			out = r.appendText(out)
+			out = append(out, outputTextTail...)
+		}
+		out = r.appendFunctionCallItems(out, message)
 	}
 	out = append(out, `],"parallel_tool_calls":`...)
 	out = append(out, e.parallelToolCalls...)

@@ -9,6 +9,7 @@ import (
 type resultInput struct {
 	endpoint, id, messageID, created, model, status value
 	text, finishReason, usage, echo                 value
+	toolCalls                                       value
 }
 
 // collect is a members callback over the input's top level.
@@ -37,6 +38,8 @@ func (r *resultInput) collect(k, v value) bool {
 				r.finishReason = v
 			case k.is("usage"):
 				r.usage = v
+			case k.is("tool_calls"):
+				r.toolCalls = v
 			}
 			return true
 		})

@@ -114,7 +114,7 @@ func (in *instrumenter) functions(b []byte) ([]byte, error) {
 func (in *instrumenter) helperBodies() (count uint32, out []byte) {
 	bodies := [][]byte{chargeBody(in.fuelGlobal, in.tickFunc)}
 	if in.hasMemory {
-		bodies = append(bodies, fillBody(in.code.bulk.charge), copyBody(in.code.bulk.charge))
+		bodies = append(bodies, fillBody(in.fuelGlobal, in.tickFunc), copyBody(in.fuelGlobal, in.tickFunc))
 	}
 	for _, b := range bodies {
 		out = append(appendU32(out, uint32(len(b))), b...)
@@ -128,15 +128,8 @@ func (in *instrumenter) helperBodies() (count uint32, out []byte) {
 //	if fuel <= 0 { fuel = tick() }
 //	return n
 func chargeBody(fuel, tick uint32) []byte {
-	c := []byte{0} // no locals
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opLocalGet, 0, opI32Const, bulkShift, opI32ShrU, opI32Sub)
-	c = appendU32(append(c, opGlobalSet), fuel)
-	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(c, opI32Const, 0, opI32LeS, opIf, blockTypeNone)
-	c = appendU32(append(c, opCall), tick)
-	c = appendU32(append(c, opGlobalSet), fuel)
-	return append(c, opEnd, opLocalGet, 0, opEnd)
+	c := chargeLocal([]byte{0}, fuel, tick, 0) // no locals
+	return append(c, opLocalGet, 0, opEnd)
 }
 
 // i32c appends i32.const v.
@@ -149,10 +142,32 @@ func outOfBounds(c []byte, a, n byte) []byte {
 	return append(c, opMemorySize, 0, opI64ExtendU32, opI64Const, 16, opI64Shl, opI64GtU)
 }
 
-// chargeConst appends charge(v), dropping its result.
-func chargeConst(c []byte, charge uint32, v int32) []byte {
-	c = appendU32(append(i32c(c, v), opCall), charge)
-	return append(c, opDrop)
+// chargeLocal appends the body of charge, inline, for the length in local
+// n: fill and copy do not call charge, as a call more on every memmove of a
+// Go guest showed in the benchmarks.
+func chargeLocal(c []byte, fuel, tick uint32, n byte) []byte {
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(c, opLocalGet, n, opI32Const, bulkShift, opI32ShrU, opI32Sub)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	return appendTickIfOut(c, fuel, tick)
+}
+
+// chargeChunk appends fuel -= bulkChunk/bulkBytesPerStep and the tick
+// check.
+func chargeChunk(c []byte, fuel, tick uint32) []byte {
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(i32c(c, bulkChunk/bulkBytesPerStep), opI32Sub)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	return appendTickIfOut(c, fuel, tick)
+}
+
+// appendTickIfOut appends if fuel <= 0 { fuel = tick() }.
+func appendTickIfOut(c []byte, fuel, tick uint32) []byte {
+	c = appendU32(append(c, opGlobalGet), fuel)
+	c = append(c, opI32Const, 0, opI32LeS, opIf, blockTypeNone)
+	c = appendU32(append(c, opCall), tick)
+	c = appendU32(append(c, opGlobalSet), fuel)
+	return append(c, opEnd)
 }
 
 // addConst appends local x = local x + v.
@@ -167,17 +182,17 @@ func addConst(c []byte, x byte, v int32) []byte {
 //		d += bulkChunk; n -= bulkChunk
 //	}
 //	charge(n); memory.fill(d, v, n)
-func fillBody(charge uint32) []byte {
+func fillBody(fuel, tick uint32) []byte {
 	const d, v, n = 0, 1, 2
 	c := []byte{0, opBlock, blockTypeNone, opLoop, blockTypeNone}
 	c = append(i32c(append(c, opLocalGet, n), bulkChunk), opI32LeU, opBrIf, 1)
 	c = append(outOfBounds(c, d, n), opBrIf, 1)
 	c = append(i32c(append(c, opLocalGet, d, opLocalGet, v), bulkChunk), opPrefixMisc, miscMemFill, 0)
-	c = chargeConst(c, charge, bulkChunk)
+	c = chargeChunk(c, fuel, tick)
 	c = addConst(addConst(c, d, bulkChunk), n, -bulkChunk)
 	c = append(c, opBr, 0, opEnd, opEnd)
-	c = appendU32(append(c, opLocalGet, n, opCall), charge)
-	return append(c, opDrop, opLocalGet, d, opLocalGet, v, opLocalGet, n, opPrefixMisc, miscMemFill, 0, opEnd)
+	c = chargeLocal(c, fuel, tick, n)
+	return append(c, opLocalGet, d, opLocalGet, v, opLocalGet, n, opPrefixMisc, miscMemFill, 0, opEnd)
 }
 
 // copyBody is copy(d, s, n), memory.copy in chunks, front to back when the
@@ -193,7 +208,7 @@ func fillBody(charge uint32) []byte {
 //		charge(bulkChunk); n -= bulkChunk
 //	}
 //	charge(n); memory.copy(d, s, n)
-func copyBody(charge uint32) []byte {
+func copyBody(fuel, tick uint32) []byte {
 	const d, s, n = 0, 1, 2
 	c := []byte{0, opBlock, blockTypeNone, opLoop, blockTypeNone}
 	c = append(i32c(append(c, opLocalGet, n), bulkChunk), opI32LeU, opBrIf, 1)
@@ -207,11 +222,11 @@ func copyBody(charge uint32) []byte {
 		c = append(i32c(append(c, opLocalGet, x, opLocalGet, n, opI32Add), bulkChunk), opI32Sub)
 	}
 	c = append(i32c(c, bulkChunk), opPrefixMisc, miscMemCopy, 0, 0, opEnd)
-	c = chargeConst(c, charge, bulkChunk)
+	c = chargeChunk(c, fuel, tick)
 	c = addConst(c, n, -bulkChunk)
 	c = append(c, opBr, 0, opEnd, opEnd)
-	c = appendU32(append(c, opLocalGet, n, opCall), charge)
-	return append(c, opDrop, opLocalGet, d, opLocalGet, s, opLocalGet, n, opPrefixMisc, miscMemCopy, 0, 0, opEnd)
+	c = chargeLocal(c, fuel, tick, n)
+	return append(c, opLocalGet, d, opLocalGet, s, opLocalGet, n, opPrefixMisc, miscMemCopy, 0, 0, opEnd)
 }
 
 // misc rewrites a 0xfc-prefixed instruction, whose opcode byte has been

@@ -26,6 +26,8 @@ type Config struct {
 	SessionTTL time.Duration
 	// SecureCookie marks the session cookie Secure (serve over HTTPS).
 	SecureCookie bool
+	// Throttle limits logins (login.NewThrottle() when nil).
+	Throttle *login.Throttle
 	// Runedge is runedge's base URL; Token its bearer token.
 	Runedge, Token string
 	// Client talks to runedge (proxy.NewClient() when nil).
@@ -50,7 +52,10 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	auth := &login.Auth{Users: cfg.Users, Sessions: login.NewSessions(cfg.SessionTTL), Secure: cfg.SecureCookie}
+	if cfg.Throttle == nil {
+		cfg.Throttle = login.NewThrottle()
+	}
+	auth := &login.Auth{Users: cfg.Users, Sessions: login.NewSessions(cfg.SessionTTL), Secure: cfg.SecureCookie, Throttle: cfg.Throttle}
 	fwd := &proxy.Forwarder{Runedge: cfg.Runedge, Token: cfg.Token, Client: cfg.Client, Log: cfg.Log}
 	page, err := fs.Sub(static, "static")
 	if err != nil {

@@ -15,8 +15,11 @@ type Auth struct {
 	Users    *Users
 	Sessions *Sessions
 	// Secure marks the cookie Secure; set it whenever the app is served over
-	// HTTPS, which is everywhere but localhost.
+	// HTTPS, which is everywhere but localhost (see SecureByDefault).
 	Secure bool
+	// Throttle limits login attempts and concurrent password hashes
+	// (NewThrottle's defaults when nil).
+	Throttle *Throttle
 }
 
 type ctxKey struct{}
@@ -61,8 +64,21 @@ func (a *Auth) Login(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_body", "Send your user name and password.")
 		return
 	}
-	u := a.Users.Check(in.Login, in.Password)
+	t := a.Throttle
+	if t == nil {
+		t = defaultThrottle
+	}
+	if no := t.admit(clientIP(r), in.Login); no != nil {
+		writeRefusal(w, no)
+		return
+	}
+	var u *User
+	if !t.hash(r.Context(), func() { u = a.Users.Check(in.Login, in.Password) }) {
+		writeRefusal(w, &refusal{"The server is busy with other logins; try again in a moment.", time.Second})
+		return
+	}
 	if u == nil {
+		t.failed(in.Login)
 		WriteError(w, http.StatusUnauthorized, "authentication_error", "invalid_login", "Wrong user name or password.")
 		return
 	}

@@ -59,7 +59,16 @@ var migrations = []string{
 	// short run as 0s). NULL: not timed (older runs, interrupted runs).
 	`ALTER TABLE runs ADD COLUMN duration_ms INTEGER;
 	ALTER TABLE runs ADD COLUMN ttft_ms INTEGER;`,
+	// 4: the host that runs each run, so start-up recovery of one host
+	// leaves the live runs of the others alone. Older runs read "".
+	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX runs_host_status ON runs(host_id, status);`,
 }
+
+// SchemaVersion is the schema version this binary writes. The PostgreSQL
+// driver keeps the same numbering (its tests compare the two), so a column
+// added to one is added to the other under the same number.
+func SchemaVersion() int { return len(migrations) }
 
 // migrate creates the version table if needed and applies the missing
 // migrations in one transaction, so a crash mid-way leaves the old version.

@@ -17,48 +17,44 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.st.insertRun.ExecContext(ctx, args...); err != nil {
+	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: create run %s: %w", r.ID, err)
 	}
 	return nil
 }
 
-// StartRun records a run together with the session and thread it opens, in
-// one write transaction: one commit (one WAL append, one round of file
-// locks) instead of one per row, and no session or thread is left behind
-// when the run cannot be recorded. A run that opens nothing is a single
-// INSERT, which commits on its own without BEGIN and COMMIT.
+// StartRun records a run together with the session and thread it opens,
+// as one write of the group-commit writer: it shares its transaction (one
+// WAL append, one round of file locks) with the writes of concurrent runs,
+// and when any of its statements fails none of them is kept.
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
 	args, err := runArgs(r)
 	if err != nil {
 		return err
 	}
-	if !newSession && !newThread {
-		if _, err := s.st.insertRun.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
+	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if newSession {
+			if _, err := tx.StmtContext(ctx, s.st.insertSession).ExecContext(ctx, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+				return fmt.Errorf("create session: %w", err)
+			}
 		}
-		return nil
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
+		if newThread {
+			if err := insertThread(ctx, tx.StmtContext(ctx, s.st.insertThread), r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+				return err
+			}
+		}
+		_, err := tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
-	}
-	defer tx.Rollback() // after Commit, a no-op
-	if newSession {
-		if _, err := tx.StmtContext(ctx, s.st.insertSession).ExecContext(ctx, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-			return fmt.Errorf("runner/store/sqlite: start run %s: create session: %w", r.ID, err)
-		}
-	}
-	if newThread {
-		if err := insertThread(ctx, tx.StmtContext(ctx, s.st.insertThread), r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+		if errors.Is(err, runner.ErrNotFound) {
 			return err
 		}
-	}
-	if _, err := tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...); err != nil {
 		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("runner/store/sqlite: start run %s: commit: %w", r.ID, err)
 	}
 	return nil
 }
@@ -80,7 +76,7 @@ func runArgs(r *runner.Run) ([]any, error) {
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
 		in, out, total, code, msg, request, r.Output, r.Attempts,
-		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs),
+		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID,
 	}, nil
 }
 
@@ -105,19 +101,33 @@ func (s *Store) GetRun(ctx context.Context, tenantID, id string) (runner.Run, er
 // interruptedMessage is recorded on runs a crash left unfinished.
 const interruptedMessage = "the runner stopped before the run finished"
 
-// MarkInterrupted fails every queued or running run with reason
-// interrupted. It runs at start-up, before any run of this process exists,
-// so every such run belongs to a process that is gone. Waiting runs are
-// left alone: they are paused on purpose and can still be resumed or
-// cancelled.
-func (s *Store) MarkInterrupted(ctx context.Context, at int64) (int64, error) {
+// MarkInterrupted fails the queued or running runs of host hostID (and
+// those recorded before runs had hosts) with reason interrupted. It runs
+// at start-up, before any run of this process exists, so every such run
+// belongs to a process that is gone. Waiting runs are left alone: they are
+// paused on purpose and can still be resumed or cancelled.
+func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error) {
+	// Not a run's write: straight on the writer connection, outside the
+	// group commit (database/sql queues it behind the writer's batch).
 	res, err := s.w.ExecContext(ctx, `UPDATE runs
 		SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
-		WHERE status IN (?, ?)`,
+		WHERE status IN (?, ?) AND host_id IN (?, '')`,
 		runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage,
-		runner.StatusQueued, runner.StatusRunning)
+		runner.StatusQueued, runner.StatusRunning, hostID)
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: mark interrupted: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// PurgeBefore empties the request and output of runs that ended before
+// the Unix time before (store.retention). A background job, it writes
+// outside the group commit, in its own statement on the writer connection.
+func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
+		WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
+	if err != nil {
+		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
 	}
 	return res.RowsAffected()
 }

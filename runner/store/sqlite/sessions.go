@@ -9,7 +9,11 @@ import (
 
 // CreateSession records a new session for tenant.
 func (s *Store) CreateSession(ctx context.Context, id, tenantID string, createdAt int64) error {
-	if _, err := s.st.insertSession.ExecContext(ctx, id, tenantID, createdAt); err != nil {
+	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, s.st.insertSession).ExecContext(ctx, id, tenantID, createdAt)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: create session: %w", err)
 	}
 	return nil
@@ -32,7 +36,9 @@ func (s *Store) SessionExists(ctx context.Context, tenantID, id string) (bool, e
 // to tenant (ErrNotFound otherwise), so a thread can never join another
 // tenant's session.
 func (s *Store) CreateThread(ctx context.Context, id, sessionID, tenantID string, createdAt int64) error {
-	return insertThread(ctx, s.st.insertThread, id, sessionID, tenantID, createdAt)
+	return s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return insertThread(ctx, tx.StmtContext(ctx, s.st.insertThread), id, sessionID, tenantID, createdAt)
+	})
 }
 
 // insertThread runs insertThreadSQL through stmt (the Store's, or a

@@ -2,9 +2,12 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/sqlite"
@@ -51,8 +54,8 @@ func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 		t.Fatalf("journal_mode = %q, want wal", mode)
 	}
 	var version int
-	if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != 3 {
-		t.Fatalf("schema version = %d, %v; want 3", version, err)
+	if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != sqlite.SchemaVersion() {
+		t.Fatalf("schema version = %d, %v; want %d", version, err, sqlite.SchemaVersion())
 	}
 }
 
@@ -114,5 +117,73 @@ func TestReadersDoNotWrite(t *testing.T) {
 	// reads and writes use different connections.
 	if err := s.CreateThread(t.Context(), "thread_1", "sess_missing", "acme", 1); err == nil {
 		t.Fatal("thread created in a missing session")
+	}
+}
+
+// The file holds every request's input and output: it is created 0600 in
+// a 0700 directory, and an existing file is narrowed to 0600.
+func TestFileIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, "runs.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(t.Context(), "sess_1", "acme", 1); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600, path + "-wal": 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", p, got, want)
+		}
+	}
+	s.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("reopened file mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+}
+
+// Concurrent writers share commits: 64 goroutines each starting and
+// finishing runs take far fewer transactions than writes.
+func TestGroupCommitBatches(t *testing.T) {
+	s, err := sqlite.OpenWith(t.Context(), filepath.Join(t.TempDir(), "runs.db"), sqlite.Options{CommitWindow: 500 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			for range 10 {
+				r := &runner.Run{ID: runner.NewID("run_"), Status: runner.StatusRunning, TenantID: "acme", CreatedAt: 1}
+				if err := s.StartRun(t.Context(), r, false, false); err != nil {
+					t.Error(err)
+					return
+				}
+				end := int64(2)
+				if err := s.Transition(t.Context(), r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	batches, writes := s.CommitStats()
+	t.Logf("%d writes in %d commits", writes, batches)
+	if writes < 1280 || batches*4 > writes {
+		t.Fatalf("%d writes in %d commits: want at least 4 writes per commit on average", writes, batches)
 	}
 }

@@ -1,11 +1,7 @@
-// Package sqlite is the default run store: one SQLite file, pure Go
-// (modernc.org/sqlite, no cgo), so a single runedge binary keeps its own
-// history without a database server.
-//
-// SQLite allows one writer at a time, so the store keeps exactly one write
-// connection (writes queue in database/sql instead of failing with
-// SQLITE_BUSY) and a pool of read-only connections; in WAL mode readers never
-// wait for the writer.
+// Package sqlite is the default runner.Store: one SQLite file, pure Go
+// (modernc.org/sqlite). Writes go through one group-commit writer (many
+// runs' writes per transaction), reads through a pool of read-only
+// connections; in WAL mode readers never wait for the writer.
 package sqlite
 
 import (
@@ -18,34 +14,65 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/groupcommit"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Store implements runner.Store on a SQLite file.
-type Store struct {
-	w  *sql.DB // the single writer
-	r  *sql.DB // read-only pool
-	st *stmts  // the request path's statements, prepared on w and r
+// Options tune a Store; the zero value is the defaults.
+type Options struct {
+	// CommitWindow is how long the writer waits for more writes to join a
+	// batch (0: only those already queued; see DefaultCommitWindow).
+	CommitWindow time.Duration
+	// CommitBatch is the largest batch (default 128).
+	CommitBatch int
+	// CheckpointEvery is how often the background checkpointer copies the
+	// WAL into the database file (default 1s).
+	CheckpointEvery time.Duration
 }
 
-var _ runner.Store = (*Store)(nil)
+// DefaultCommitWindow is the group-commit window when none is configured:
+// short against a request (well under a millisecond) and long enough for
+// concurrent requests to share a commit.
+const DefaultCommitWindow = 100 * time.Microsecond
+
+// Store implements runner.Store on a SQLite file.
+type Store struct {
+	w      *sql.DB // the single writer connection, used by the writer goroutine
+	r      *sql.DB // read-only pool
+	st     *stmts  // the request path's statements, prepared on w and r
+	writer *groupcommit.Writer[*sql.Tx]
+	ckpt   *checkpointer
+}
+
+var (
+	_ runner.Store            = (*Store)(nil)
+	_ runner.CommitObservable = (*Store)(nil)
+)
 
 // Open opens (creating if needed, with its parent directory) the database at
-// path and brings its schema up to date.
+// path with the default options and brings its schema up to date.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{CommitWindow: DefaultCommitWindow})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	// Writer and readers are separate connections to the same file, so the
 	// path must name a file: not a URI, and not ":memory:" (each connection
 	// would get its own empty database).
 	if path == "" || path == ":memory:" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("runner/store/sqlite: %q is not a plain file path", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("runner/store/sqlite: %w", err)
+	if err := createPrivate(path); err != nil {
+		return nil, err
 	}
 	w, err := openDB(path, url.Values{
-		"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"},
+		// wal_autocheckpoint(0): the checkpointer goroutine does it, so no
+		// request's commit carries a checkpoint and its fsyncs.
+		"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)", "wal_autocheckpoint(0)"},
 		// Write transactions take the lock at BEGIN, so two of them can
 		// never deadlock upgrading from a read lock.
 		"_txlock": {"immediate"},
@@ -55,6 +82,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
 		return nil, err
@@ -77,7 +106,35 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	return &Store{w: w, r: r, st: st}, nil
+	ckpt, err := startCheckpointer(path, o.CheckpointEvery)
+	if err != nil {
+		st.close()
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	s := &Store{w: w, r: r, st: st, ckpt: ckpt}
+	s.writer = groupcommit.New[*sql.Tx](txDriver{w}, groupcommit.Config{Window: o.CommitWindow, MaxBatch: o.CommitBatch})
+	return s, nil
+}
+
+// createPrivate creates path's directory (0700) and the file itself (0600)
+// when missing, and narrows an existing file to 0600: runs hold every
+// request's input and output. SQLite creates the -wal and -shm files with
+// the database file's mode.
+func createPrivate(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("runner/store/sqlite: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: %w", err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("runner/store/sqlite: %w", err)
+	}
+	return nil
 }
 
 func openDB(path string, q url.Values) (*sql.DB, error) {
@@ -88,12 +145,30 @@ func openDB(path string, q url.Values) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes the prepared statements and both connection pools.
+// Close commits queued writes, stops the checkpointer (after a last
+// checkpoint) and closes the statements and both connection pools.
 func (s *Store) Close() error {
-	return errors.Join(s.st.close(), s.r.Close(), s.w.Close())
+	s.writer.Close()
+	cerr := s.ckpt.stop()
+	return errors.Join(cerr, s.st.close(), s.r.Close(), s.w.Close())
 }
+
+// SetCommitObserver reports each group commit (its duration and how many
+// run writes it carried) to o (runner.CommitObservable).
+func (s *Store) SetCommitObserver(o runner.CommitObserver) { s.writer.SetObserver(o.ObserveCommit) }
+
+// CommitStats reports how many batches and writes the group-commit writer
+// has committed.
+func (s *Store) CommitStats() (batches, writes int64) { return s.writer.Stats() }
 
 // notFound wraps runner.ErrNotFound with what was looked up.
 func notFound(what, id string) error {
 	return fmt.Errorf("%w: %s %s", runner.ErrNotFound, what, id)
 }
+
+// txDriver opens the writer's transactions on its one connection.
+type txDriver struct{ db *sql.DB }
+
+func (d txDriver) Begin(ctx context.Context) (*sql.Tx, error) { return d.db.BeginTx(ctx, nil) }
+func (d txDriver) Commit(_ context.Context, tx *sql.Tx) error { return tx.Commit() }
+func (d txDriver) Rollback(_ context.Context, tx *sql.Tx)     { tx.Rollback() }

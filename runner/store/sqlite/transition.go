@@ -30,23 +30,30 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	for _, f := range ts.from {
 		args = append(args, f)
 	}
-	res, err := ts.stmt.ExecContext(ctx, args...)
+	var n int64
+	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, ts.stmt).ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: transition run %s: %w", id, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("runner/store/sqlite: transition run %s: %w", id, err)
-	} else if n == 1 {
+	if n == 1 {
 		return nil
 	}
 	return s.refusal(ctx, id, t.Status)
 }
 
-// refusal explains why Transition changed nothing. It is off the request
-// path (a refused write), so its query is not prepared.
+// refusal explains why Transition changed nothing. It reads after the
+// refused write committed, on a reader. It is off the request path (a
+// refused write), so its query is not prepared.
 func (s *Store) refusal(ctx context.Context, id string, to runner.Status) error {
 	var cur runner.Status
-	err := s.w.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&cur)
+	err := s.r.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, id).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return notFound("run", id)

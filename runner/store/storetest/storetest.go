@@ -43,6 +43,9 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"TransitionRecordsTimings", testTransitionRecordsTimings},
 		{"FirstTerminalWriteWins", testFirstTerminalWins},
 		{"MarkInterrupted", testMarkInterrupted},
+		{"MarkInterruptedIsPerHost", testMarkInterruptedPerHost},
+		{"PurgeBefore", testPurgeBefore},
+		{"ConcurrentStartsAndFinishes", testConcurrentStartsAndFinishes},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentTerminalWrites", testConcurrentTerminalWrites},
 	}
@@ -70,6 +73,7 @@ func newRun(tenant string, status runner.Status) *runner.Run {
 		Model:         "service",
 		RequestID:     "req-1",
 		CorrelationID: "corr-1",
+		HostID:        "host-a",
 		CreatedAt:     1_700_000_000,
 		StartedAt:     &started,
 		Request:       req,

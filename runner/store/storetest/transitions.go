@@ -128,7 +128,7 @@ func testMarkInterrupted(t *testing.T, s runner.Store) {
 	running := reach(t, s, runner.StatusRunning)
 	waiting := reach(t, s, runner.StatusWaiting)
 	done := reach(t, s, runner.StatusCompleted)
-	n, err := s.MarkInterrupted(ctx(t), 1_700_000_999)
+	n, err := s.MarkInterrupted(ctx(t), "host-a", 1_700_000_999)
 	if err != nil || n != 2 {
 		t.Fatalf("MarkInterrupted = %d, %v; want 2", n, err)
 	}
@@ -145,7 +145,7 @@ func testMarkInterrupted(t *testing.T, s runner.Store) {
 	if r := mustGet(t, s, done); r.Status != runner.StatusCompleted {
 		t.Fatalf("completed run became %s", r.Status)
 	}
-	if n, err := s.MarkInterrupted(ctx(t), 1_700_001_000); err != nil || n != 0 {
+	if n, err := s.MarkInterrupted(ctx(t), "host-a", 1_700_001_000); err != nil || n != 0 {
 		t.Fatalf("second MarkInterrupted = %d, %v; want 0", n, err)
 	}
 }

@@ -1,0 +1,207 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/runner"
+)
+
+// responseEvents frames one streamed response: the message (output 0)
+// while text arrives, then a function_call item per tool call. Items follow
+// one another: a call's first fragment closes what was open before it.
+//
+// The final Response (from the plugin) lists the message first, then the
+// calls; a model that writes text after it began calling would break that
+// order, so such text is not streamed and reaches the client in
+// response.completed only.
+type responseEvents struct {
+	t   *Translate
+	x   *filters.Exchange
+	ids replyIDs
+	rs  *compat.ResponseStream
+	buf []byte
+
+	started  bool
+	msg      int // 0: no message yet, 1: open, 2: closed
+	streamed strings.Builder
+	outputs  int // output items opened
+	calls    []callItem
+}
+
+// callItem is a function_call item being streamed.
+type callItem struct {
+	itemID, callID, name string
+	output               int
+	args                 strings.Builder
+	open                 bool
+}
+
+func (e *responseEvents) send(name string, b []byte) error {
+	if err := e.x.Reply.Event(name, b); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
+}
+
+// buffer queues an event without flushing: the stream loop flushes when no
+// more is waiting.
+func (e *responseEvents) buffer(name string, b []byte) error {
+	if err := e.x.Reply.Buffer(name, b); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
+}
+
+// start sends response.created with the in-progress response, mapped
+// natively: the plugin shapes the final object, in response.completed.
+func (e *responseEvents) start() error {
+	if e.started {
+		return nil
+	}
+	e.started = true
+	created, err := compat.MapResult(resultEnvelope(nil, e.x, e.ids, "in_progress", nil))
+	if err != nil {
+		return err
+	}
+	if err := e.x.Reply.StartStream(); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.x.Reply.NextSeq(), created))
+}
+
+// openMessage opens the output message, output 0.
+func (e *responseEvents) openMessage() error {
+	e.msg, e.outputs = 1, e.outputs+1
+	if err := e.send("response.output_item.added", e.rs.AppendItemAdded(e.buf[:0], e.x.Reply.NextSeq())); err != nil {
+		return err
+	}
+	return e.send("response.content_part.added", e.rs.AppendPartAdded(e.buf[:0], e.x.Reply.NextSeq()))
+}
+
+// closeMessage sends the message's done events with its whole text.
+func (e *responseEvents) closeMessage(text string) error {
+	e.msg = 2
+	if err := e.send("response.output_text.done", e.rs.AppendTextDone(e.buf[:0], e.x.Reply.NextSeq(), text)); err != nil {
+		return err
+	}
+	if err := e.send("response.content_part.done", e.rs.AppendPartDone(e.buf[:0], e.x.Reply.NextSeq(), text)); err != nil {
+		return err
+	}
+	return e.send("response.output_item.done", e.rs.AppendItemDone(e.buf[:0], e.x.Reply.NextSeq(), text))
+}
+
+func (e *responseEvents) text(s string) error {
+	if err := e.start(); err != nil {
+		return err
+	}
+	if len(e.calls) > 0 || e.msg == 2 {
+		return nil // see the type's comment
+	}
+	if e.msg == 0 {
+		if err := e.openMessage(); err != nil {
+			return err
+		}
+	}
+	e.streamed.WriteString(s)
+	return e.buffer("response.output_text.delta", e.rs.AppendTextDelta(e.buf[:0], e.x.Reply.NextSeq(), s))
+}
+
+func (e *responseEvents) call(d runner.ToolCallDelta) error {
+	if err := e.start(); err != nil {
+		return err
+	}
+	if e.msg == 1 {
+		if err := e.closeMessage(e.streamed.String()); err != nil {
+			return err
+		}
+	}
+	if d.Index >= len(e.calls) {
+		if err := e.closeCalls(); err != nil {
+			return err
+		}
+		for len(e.calls) <= d.Index {
+			e.calls = append(e.calls, callItem{})
+		}
+		c := &e.calls[d.Index]
+		c.itemID, c.callID, c.name = compat.FunctionCallID(e.ids.message, d.Index), d.ID, d.Name
+		c.output, c.open = e.outputs, true
+		e.outputs++
+		if err := e.send("response.output_item.added",
+			e.rs.AppendFunctionCallAdded(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, c.callID, c.name)); err != nil {
+			return err
+		}
+	}
+	c := &e.calls[d.Index]
+	if d.Arguments == "" || !c.open {
+		return nil
+	}
+	c.args.WriteString(d.Arguments)
+	return e.buffer("response.function_call_arguments.delta",
+		e.rs.AppendArgumentsDelta(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, d.Arguments))
+}
+
+// closeCalls sends the done events of the calls still open.
+func (e *responseEvents) closeCalls() error {
+	for i := range e.calls {
+		c := &e.calls[i]
+		if !c.open {
+			continue
+		}
+		c.open = false
+		args := c.args.String()
+		if err := e.send("response.function_call_arguments.done",
+			e.rs.AppendArgumentsDone(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, c.name, args)); err != nil {
+			return err
+		}
+		if err := e.send("response.output_item.done",
+			e.rs.AppendFunctionCallDone(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, c.callID, c.name, args)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish closes what is open and sends the terminal event with final, the
+// Response from the plugin. What the agent produced without streaming it
+// (a whole answer, calls) is sent here first.
+func (e *responseEvents) finish(res runner.Result, final []byte) error {
+	if err := e.start(); err != nil {
+		return err
+	}
+	if len(e.calls) == 0 {
+		if e.msg == 0 && (res.Text != "" || len(res.ToolCalls) == 0) {
+			if err := e.openMessage(); err != nil {
+				return err
+			}
+			if res.Text != "" {
+				if err := e.send("response.output_text.delta", e.rs.AppendTextDelta(e.buf[:0], e.x.Reply.NextSeq(), res.Text)); err != nil {
+					return err
+				}
+			}
+		}
+		if e.msg == 1 {
+			// The done events repeat the text as the plugin mapped it.
+			text := res.Text
+			if v := gjson.GetBytes(final, "output.0.content.0.text"); v.Type == gjson.String {
+				text = v.Str
+			}
+			if err := e.closeMessage(text); err != nil {
+				return err
+			}
+		}
+		for _, d := range wholeCalls(res.ToolCalls) {
+			if err := e.call(d); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.closeCalls(); err != nil {
+		return err
+	}
+	completed := e.rs.AppendCompleted(e.buf[:0], e.x.Reply.NextSeq(), final)
+	return e.send(gjson.GetBytes(completed, "type").Str, completed)
+}

@@ -1,0 +1,72 @@
+package compat
+
+import "strconv"
+
+// AppendToolCall appends a chunk carrying one fragment of tool call index:
+// the first fragment of a call has its id and name (and type), as the SDKs'
+// stream accumulators expect; later ones only a piece of the arguments.
+func (s *ChatStream) AppendToolCall(dst []byte, index int, id, name, arguments string) []byte {
+	dst = append(dst, s.prefix...)
+	dst = append(dst, `{"index":0,"delta":{"tool_calls":[{"index":`...)
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	if id != "" {
+		dst = append(dst, `,"id":`...)
+		dst = AppendJSONString(dst, id)
+		dst = append(dst, `,"type":"function","function":{"name":`...)
+		dst = AppendJSONString(dst, name)
+		dst = append(dst, `,"arguments":`...)
+	} else {
+		dst = append(dst, `,"function":{"arguments":`...)
+	}
+	dst = AppendJSONString(dst, arguments)
+	return append(dst, `}}]`+chunkOpen...)
+}
+
+// AppendFunctionCallAdded appends response.output_item.added for a
+// function_call item, in progress with no arguments yet.
+func (s *ResponseStream) AppendFunctionCallAdded(dst []byte, seq, outputIndex int, itemID, callID, name string) []byte {
+	dst = head(dst, "response.output_item.added", seq)
+	dst = append(dst, `,"output_index":`...)
+	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
+	dst = append(dst, `,"item":`...)
+	dst = AppendFunctionCallItem(dst, itemID, callID, name, "", "in_progress")
+	return append(dst, '}')
+}
+
+// AppendArgumentsDelta appends response.function_call_arguments.delta.
+func (s *ResponseStream) AppendArgumentsDelta(dst []byte, seq, outputIndex int, itemID, delta string) []byte {
+	dst = head(dst, "response.function_call_arguments.delta", seq)
+	dst = append(dst, `,"item_id":`...)
+	dst = AppendJSONString(dst, itemID)
+	dst = append(dst, `,"output_index":`...)
+	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
+	dst = append(dst, `,"delta":`...)
+	dst = AppendJSONString(dst, delta)
+	return append(dst, '}')
+}
+
+// AppendArgumentsDone appends response.function_call_arguments.done with
+// the whole arguments.
+func (s *ResponseStream) AppendArgumentsDone(dst []byte, seq, outputIndex int, itemID, name, arguments string) []byte {
+	dst = head(dst, "response.function_call_arguments.done", seq)
+	dst = append(dst, `,"item_id":`...)
+	dst = AppendJSONString(dst, itemID)
+	dst = append(dst, `,"name":`...)
+	dst = AppendJSONString(dst, name)
+	dst = append(dst, `,"output_index":`...)
+	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
+	dst = append(dst, `,"arguments":`...)
+	dst = AppendJSONString(dst, arguments)
+	return append(dst, '}')
+}
+
+// AppendFunctionCallDone appends response.output_item.done for a completed
+// function_call item.
+func (s *ResponseStream) AppendFunctionCallDone(dst []byte, seq, outputIndex int, itemID, callID, name, arguments string) []byte {
+	dst = head(dst, "response.output_item.done", seq)
+	dst = append(dst, `,"output_index":`...)
+	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
+	dst = append(dst, `,"item":`...)
+	dst = AppendFunctionCallItem(dst, itemID, callID, name, arguments, "completed")
+	return append(dst, '}')
+}

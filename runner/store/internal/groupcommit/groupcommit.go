@@ -1,0 +1,273 @@
+// Package groupcommit batches the writes of concurrent runs into one
+// transaction, so that a store pays for durability (a WAL append and its
+// locks in SQLite, a commit round trip and WAL flush in PostgreSQL) once per
+// batch instead of once per request.
+//
+// Callers hand an Op to Writer.Do and block until the transaction holding it
+// has committed (or failed): an acknowledged write is a committed write, so
+// the service's promises (run row before the agent starts, terminal state
+// before the reply's last byte) hold exactly as with one commit per write.
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Op is one caller's writes, run inside the batch's transaction. An Op that
+// returns an error must have changed nothing it wants kept: the batch is
+// rolled back and every Op of it is run again alone, in its own transaction,
+// so one refused write (a duplicate id) never fails its neighbours.
+type Op[Tx any] func(ctx context.Context, tx Tx) error
+
+// Driver opens and ends the transactions of a Writer.
+type Driver[Tx any] interface {
+	Begin(ctx context.Context) (Tx, error)
+	Commit(ctx context.Context, tx Tx) error
+	Rollback(ctx context.Context, tx Tx)
+}
+
+// Config tunes a Writer.
+type Config struct {
+	// Window is how long the writer waits for more writes after the first
+	// one of a batch arrived (0: it takes only what is already queued,
+	// which still batches whatever arrived during the previous commit).
+	Window time.Duration
+	// MaxBatch flushes a batch early when it holds this many writes
+	// (default 128).
+	MaxBatch int
+	// Timeout bounds one batch's transaction, so a database that stopped
+	// answering fails the writes instead of holding them (default 10s).
+	Timeout time.Duration
+}
+
+// ErrClosed is returned by Do after Close.
+var ErrClosed = errors.New("groupcommit: writer closed")
+
+type request[Tx any] struct {
+	op   Op[Tx]
+	done chan error
+}
+
+// Writer is a single goroutine that commits batches. It is safe for
+// concurrent use.
+type Writer[Tx any] struct {
+	drv  Driver[Tx]
+	cfg  Config
+	reqs chan *request[Tx]
+
+	mu     sync.RWMutex // guards closed against Do's send
+	closed bool
+	quit   chan struct{}
+	exited chan struct{}
+
+	// observe, when set, is told each commit's duration and size.
+	observe atomic.Pointer[func(time.Duration, int)]
+
+	// Batches and Ops count what was committed (for tests and metrics).
+	stats struct {
+		sync.Mutex
+		batches, ops int64
+	}
+}
+
+// New starts a Writer.
+func New[Tx any](drv Driver[Tx], cfg Config) *Writer[Tx] {
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 128
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	w := &Writer[Tx]{
+		drv: drv, cfg: cfg,
+		reqs:   make(chan *request[Tx], cfg.MaxBatch*4),
+		quit:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	go w.loop()
+	return w
+}
+
+var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
+
+// Do runs op in the next batch and returns once that batch committed (nil)
+// or failed. It does not return early when ctx ends: the caller must learn
+// whether its write is durable. ctx only bounds the wait to be queued.
+func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) error {
+	done := donePool.Get().(chan error)
+	r := &request[Tx]{op: op, done: done}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		donePool.Put(done)
+		return ErrClosed
+	}
+	select {
+	case w.reqs <- r:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		donePool.Put(done)
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	err := <-done
+	donePool.Put(done)
+	return err
+}
+
+// SetObserver makes the writer call fn after each commit with its
+// duration and how many writes it carried.
+func (w *Writer[Tx]) SetObserver(fn func(d time.Duration, writes int)) { w.observe.Store(&fn) }
+
+// Stats returns how many batches and writes have been committed.
+func (w *Writer[Tx]) Stats() (batches, ops int64) {
+	w.stats.Lock()
+	defer w.stats.Unlock()
+	return w.stats.batches, w.stats.ops
+}
+
+// Close commits what is queued and stops the writer.
+func (w *Writer[Tx]) Close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-w.exited
+		return
+	}
+	w.closed = true
+	close(w.quit)
+	w.mu.Unlock()
+	<-w.exited
+}
+
+func (w *Writer[Tx]) loop() {
+	defer close(w.exited)
+	batch := make([]*request[Tx], 0, w.cfg.MaxBatch)
+	var timer *time.Timer
+	for {
+		var first *request[Tx]
+		select {
+		case first = <-w.reqs:
+		case <-w.quit:
+			// Do no longer sends; flush what it queued before Close.
+			for {
+				select {
+				case r := <-w.reqs:
+					w.commit([]*request[Tx]{r})
+				default:
+					return
+				}
+			}
+		}
+		batch = append(batch[:0], first)
+		batch = w.drain(batch)
+		if len(batch) < w.cfg.MaxBatch && w.cfg.Window > 0 {
+			if timer == nil {
+				timer = time.NewTimer(w.cfg.Window)
+			} else {
+				timer.Reset(w.cfg.Window)
+			}
+		wait:
+			for len(batch) < w.cfg.MaxBatch {
+				select {
+				case r := <-w.reqs:
+					batch = append(batch, r)
+				case <-timer.C:
+					break wait
+				}
+			}
+			timer.Stop()
+		}
+		w.commit(batch)
+		clear(batch)
+	}
+}
+
+// drain appends whatever is already queued, up to MaxBatch.
+func (w *Writer[Tx]) drain(batch []*request[Tx]) []*request[Tx] {
+	for len(batch) < w.cfg.MaxBatch {
+		select {
+		case r := <-w.reqs:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit runs batch in one transaction. When an Op fails, the whole
+// transaction is rolled back and each Op is retried alone, so each caller
+// gets its own Op's result.
+func (w *Writer[Tx]) commit(batch []*request[Tx]) {
+	began := time.Now()
+	err := w.run(batch)
+	if err == nil {
+		if fn := w.observe.Load(); fn != nil {
+			(*fn)(time.Since(began), len(batch))
+		}
+		w.stats.Lock()
+		w.stats.batches++
+		w.stats.ops += int64(len(batch))
+		w.stats.Unlock()
+		for _, r := range batch {
+			r.done <- nil
+		}
+		return
+	}
+	if len(batch) == 1 || !errors.Is(err, errOp) {
+		// A failed Begin or Commit fails everyone: the database is the
+		// problem, not one write.
+		for _, r := range batch {
+			r.done <- unwrapOp(err)
+		}
+		return
+	}
+	for _, r := range batch {
+		err := w.run([]*request[Tx]{r})
+		if err == nil {
+			w.stats.Lock()
+			w.stats.batches++
+			w.stats.ops++
+			w.stats.Unlock()
+		}
+		r.done <- unwrapOp(err)
+	}
+}
+
+// errOp marks an error returned by an Op (as opposed to Begin or Commit).
+var errOp = errors.New("op failed")
+
+type opError struct{ err error }
+
+func (e opError) Error() string        { return e.err.Error() }
+func (e opError) Is(target error) bool { return target == errOp }
+func (e opError) Unwrap() error        { return e.err }
+
+func unwrapOp(err error) error {
+	var oe opError
+	if errors.As(err, &oe) {
+		return oe.err
+	}
+	return err
+}
+
+func (w *Writer[Tx]) run(batch []*request[Tx]) error {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
+	defer cancel()
+	tx, err := w.drv.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range batch {
+		if err := r.op(ctx, tx); err != nil {
+			w.drv.Rollback(ctx, tx)
+			return opError{err}
+		}
+	}
+	return w.drv.Commit(ctx, tx)
+}

@@ -1,0 +1,141 @@
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeTx records the ops of one transaction; the fake "database" keeps
+// the committed ones. The writer is tested against it for its batching
+// rules; the drivers' tests (storetest) run it against real databases.
+type fakeTx struct{ ops []int }
+
+type fakeDB struct {
+	mu        sync.Mutex
+	committed []int
+	commits   int
+	failBegin error
+}
+
+func (d *fakeDB) Begin(context.Context) (*fakeTx, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failBegin != nil {
+		return nil, d.failBegin
+	}
+	return &fakeTx{}, nil
+}
+
+func (d *fakeDB) Commit(_ context.Context, tx *fakeTx) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.committed = append(d.committed, tx.ops...)
+	d.commits++
+	return nil
+}
+
+func (d *fakeDB) Rollback(context.Context, *fakeTx) {}
+
+func (d *fakeDB) has(n int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, v := range d.committed {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Do returns only after the write is committed, and concurrent writes
+// share transactions.
+func TestDoReturnsAfterCommitAndBatches(t *testing.T) {
+	db := &fakeDB{}
+	w := New[*fakeTx](db, Config{Window: time.Millisecond, MaxBatch: 16})
+	defer w.Close()
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			err := w.Do(t.Context(), func(_ context.Context, tx *fakeTx) error {
+				tx.ops = append(tx.ops, i)
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			if !db.has(i) {
+				t.Errorf("Do(%d) returned before its commit", i)
+			}
+		})
+	}
+	wg.Wait()
+	batches, ops := w.Stats()
+	if ops != 64 || batches >= 64 || db.commits != int(batches) {
+		t.Fatalf("%d ops in %d batches (%d commits); want batching", ops, batches, db.commits)
+	}
+	if batches < 4 {
+		t.Fatalf("%d batches for 64 ops with MaxBatch 16", batches)
+	}
+}
+
+// A failing op fails alone: its neighbours in the batch are retried in
+// their own transactions and committed.
+func TestFailingOpFailsAlone(t *testing.T) {
+	db := &fakeDB{}
+	w := New[*fakeTx](db, Config{Window: 5 * time.Millisecond})
+	defer w.Close()
+	bad := errors.New("duplicate")
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range 10 {
+		wg.Go(func() {
+			errs[i] = w.Do(t.Context(), func(_ context.Context, tx *fakeTx) error {
+				if i == 3 {
+					return bad
+				}
+				tx.ops = append(tx.ops, i)
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case i == 3 && !errors.Is(err, bad):
+			t.Errorf("op 3: err %v, want its own error", err)
+		case i != 3 && (err != nil || !db.has(i)):
+			t.Errorf("op %d: err %v, committed %v", i, err, db.has(i))
+		}
+	}
+	if db.has(3) {
+		t.Error("the failed op was committed")
+	}
+}
+
+// A database that refuses transactions fails every write of the batch.
+func TestBeginFailureFailsBatch(t *testing.T) {
+	down := errors.New("connection refused")
+	db := &fakeDB{failBegin: down}
+	w := New[*fakeTx](db, Config{})
+	defer w.Close()
+	if err := w.Do(t.Context(), func(context.Context, *fakeTx) error { return nil }); !errors.Is(err, down) {
+		t.Fatalf("err %v, want the Begin error", err)
+	}
+}
+
+// Close commits what was queued and then refuses.
+func TestClose(t *testing.T) {
+	db := &fakeDB{}
+	w := New[*fakeTx](db, Config{})
+	if err := w.Do(t.Context(), func(_ context.Context, tx *fakeTx) error { tx.ops = append(tx.ops, 1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w.Close()
+	if err := w.Do(t.Context(), func(context.Context, *fakeTx) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Do after Close: %v", err)
+	}
+}

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations are applied in order; migrations[i] brings the schema from
+// version i to i+1. The numbering is the SQLite driver's
+// (runner/store/sqlite/migrate.go), entry for entry: a column added there
+// is added here under the same number, and TestSameSchemaVersionAsSQLite
+// fails when the two lists differ in length. Never edit an applied entry.
+var migrations = []string{
+	// 1: sessions, threads, runs. seq orders lists (insertion order across
+	// every host: one sequence in the database).
+	`CREATE TABLE sessions (
+		id         TEXT PRIMARY KEY,
+		tenant_id  TEXT NOT NULL,
+		created_at BIGINT NOT NULL
+	);
+	CREATE TABLE threads (
+		id         TEXT PRIMARY KEY,
+		session_id TEXT NOT NULL REFERENCES sessions(id),
+		tenant_id  TEXT NOT NULL,
+		created_at BIGINT NOT NULL
+	);
+	CREATE INDEX threads_session ON threads(session_id);
+	CREATE TABLE runs (
+		seq            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id             TEXT NOT NULL UNIQUE,
+		status         TEXT NOT NULL,
+		status_reason  TEXT NOT NULL DEFAULT '',
+		session_id     TEXT NOT NULL DEFAULT '',
+		thread_id      TEXT NOT NULL DEFAULT '',
+		actor_id       TEXT NOT NULL DEFAULT '',
+		actor_type     TEXT NOT NULL DEFAULT '',
+		actor_name     TEXT NOT NULL DEFAULT '',
+		tenant_id      TEXT NOT NULL DEFAULT '',
+		endpoint       TEXT NOT NULL DEFAULT '',
+		model          TEXT NOT NULL DEFAULT '',
+		request_id     TEXT NOT NULL DEFAULT '',
+		correlation_id TEXT NOT NULL DEFAULT '',
+		created_at     BIGINT NOT NULL,
+		started_at     BIGINT,
+		ended_at       BIGINT,
+		input_tokens   BIGINT,
+		output_tokens  BIGINT,
+		total_tokens   BIGINT,
+		error_code     TEXT,
+		error_message  TEXT,
+		request        TEXT,
+		output         TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX runs_tenant ON runs(tenant_id, seq);
+	CREATE INDEX runs_session ON runs(session_id, seq);
+	CREATE INDEX runs_status ON runs(status, seq);`,
+	// 2: provider calls per run.
+	`ALTER TABLE runs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;`,
+	// 3: timings in milliseconds (NULL: not timed).
+	`ALTER TABLE runs ADD COLUMN duration_ms BIGINT;
+	ALTER TABLE runs ADD COLUMN ttft_ms BIGINT;`,
+	// 4: the host that runs each run.
+	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX runs_host_status ON runs(host_id, status);`,
+}
+
+// SchemaVersion is the schema version this binary writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrateLock is the advisory lock key that serialises migrations: hosts
+// starting at once queue on it, and each finds the schema the first one
+// brought up to date.
+const migrateLock = 0x72756e65646765 // "runedge"
+
+// migrate applies the missing migrations in one transaction, under a
+// transaction-scoped advisory lock.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var version int
+	err = tx.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&version)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary knows (%d)", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE schema_version SET version = $1`, len(migrations)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

@@ -1,0 +1,137 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/runedge/runedge/runner"
+)
+
+const (
+	insertRunSQL = `INSERT INTO runs (
+		id, status, status_reason, session_id, thread_id,
+		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
+		request_id, correlation_id, created_at, started_at, ended_at,
+		input_tokens, output_tokens, total_tokens, error_code, error_message,
+		request, output, attempts, duration_ms, ttft_ms, host_id
+	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`
+	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES ($1, $2, $3)`
+	// The thread copies its session's id and tenant from the session row:
+	// inserted only when the session exists and is the tenant's.
+	insertThreadSQL = `INSERT INTO threads (id, session_id, tenant_id, created_at)
+		SELECT $1, id, tenant_id, $2 FROM sessions WHERE id = $3 AND tenant_id = $4`
+	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = $1`
+	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = $2`
+)
+
+// CreateRun inserts a run (queued or running only).
+func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return err
+	}
+	err = s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, insertRunSQL, args...)
+		return err
+	})
+	if err != nil {
+		return wrap("create run "+r.ID, err)
+	}
+	return nil
+}
+
+// StartRun records a run with the session and thread it opens, as one
+// write of the group-commit writer (all or nothing).
+func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return err
+	}
+	err = s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if newSession {
+			if _, err := tx.Exec(ctx, insertSessionSQL, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+				return err
+			}
+		}
+		if newThread {
+			if err := insertThread(ctx, tx, r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, insertRunSQL, args...)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, runner.ErrNotFound) {
+			return err
+		}
+		return wrap("start run "+r.ID, err)
+	}
+	return nil
+}
+
+func runArgs(r *runner.Run) ([]any, error) {
+	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
+		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
+	}
+	in, out, total := usageArgs(r.Usage)
+	code, msg := errorArgs(r.Error)
+	var request any
+	if len(r.Request) > 0 {
+		request = string(r.Request)
+	}
+	return []any{
+		r.ID, string(r.Status), r.StatusReason, r.SessionID, r.ThreadID,
+		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
+		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
+		in, out, total, code, msg, request, r.Output, int64(r.Attempts),
+		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID,
+	}, nil
+}
+
+// GetRun returns one run; tenantID "" means any tenant (admin).
+func (s *Store) GetRun(ctx context.Context, tenantID, id string) (runner.Run, error) {
+	var row pgx.Row
+	if tenantID == "" {
+		row = s.pool.QueryRow(ctx, getRunSQL, id)
+	} else {
+		row = s.pool.QueryRow(ctx, getRunOfTenantSQL, id, tenantID)
+	}
+	r, err := scanRun(row)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return runner.Run{}, notFound("run", id)
+	case err != nil:
+		return runner.Run{}, wrap("get run "+id, err)
+	}
+	return r, nil
+}
+
+const interruptedMessage = "the runner stopped before the run finished"
+
+// MarkInterrupted fails the queued or running runs of host hostID (and
+// those recorded without a host) with reason interrupted; other hosts'
+// runs are live and left alone.
+func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE runs
+		SET status = $1, status_reason = $2, ended_at = $3, error_code = $2, error_message = $4
+		WHERE status IN ('queued', 'running') AND host_id IN ($5, '')`,
+		string(runner.StatusFailed), runner.ReasonInterrupted, at, interruptedMessage, hostID)
+	if err != nil {
+		return 0, wrap("mark interrupted", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// PurgeBefore empties request and output of runs that ended before the
+// cutoff (store.retention); the rows stay.
+func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
+		WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
+	if err != nil {
+		return 0, wrap("purge", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,124 @@
+// Package postgres is the runner.Store for a fleet: several runedge hosts
+// share one PostgreSQL database (pgx v5), so listing, reading and
+// cancelling work from any host. Writes go through a group-commit writer
+// (many runs' writes per transaction); reads use the pool; cancels reach
+// the host running the run by LISTEN/NOTIFY.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/groupcommit"
+)
+
+// Options tune a Store; the zero value is the defaults.
+type Options struct {
+	// CommitWindow is how long the writer waits for more writes to join a
+	// batch (0: only those already queued).
+	CommitWindow time.Duration
+	// CommitBatch is the largest batch (default 128).
+	CommitBatch int
+	// MaxConns bounds the pool (default 16): the writer holds one
+	// connection per batch, the cancel listener one, readers the rest.
+	MaxConns int32
+}
+
+// DefaultCommitWindow is the group-commit window when none is configured.
+const DefaultCommitWindow = 100 * time.Microsecond
+
+// Store implements runner.Store and runner.CancelRelay on PostgreSQL.
+type Store struct {
+	pool   *pgxpool.Pool
+	writer *groupcommit.Writer[pgx.Tx]
+}
+
+var (
+	_ runner.Store            = (*Store)(nil)
+	_ runner.CancelRelay      = (*Store)(nil)
+	_ runner.CommitObservable = (*Store)(nil)
+)
+
+// Open connects to dsn, checks that the database answers (a wrong
+// password or an unreachable server fails here, at start) and brings the
+// schema up to date; several hosts may do so at once.
+func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors quote the string; never echo a DSN, it may
+		// hold a password.
+		return nil, errors.New("runner/store/postgres: the DSN does not parse (want postgres://user@host:port/db or key=value pairs)")
+	}
+	cfg.MaxConns = o.MaxConns
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 16
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("runner/store/postgres: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, wrap("cannot connect", err)
+	}
+	if err := migrate(pctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("runner/store/postgres: migrate: %w", err)
+	}
+	s := &Store{pool: pool}
+	s.writer = groupcommit.New[pgx.Tx](txDriver{pool}, groupcommit.Config{Window: o.CommitWindow, MaxBatch: o.CommitBatch})
+	return s, nil
+}
+
+// Close commits queued writes and closes the pool.
+func (s *Store) Close() error {
+	s.writer.Close()
+	s.pool.Close()
+	return nil
+}
+
+// SetCommitObserver reports each group commit (its duration and how many
+// run writes it carried) to o (runner.CommitObservable).
+func (s *Store) SetCommitObserver(o runner.CommitObserver) { s.writer.SetObserver(o.ObserveCommit) }
+
+// CommitStats reports how many batches and writes the group-commit writer
+// has committed.
+func (s *Store) CommitStats() (batches, writes int64) { return s.writer.Stats() }
+
+type txDriver struct{ pool *pgxpool.Pool }
+
+func (d txDriver) Begin(ctx context.Context) (pgx.Tx, error)   { return d.pool.Begin(ctx) }
+func (d txDriver) Commit(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) }
+func (d txDriver) Rollback(ctx context.Context, tx pgx.Tx)     { tx.Rollback(ctx) }
+
+// wrap names the operation and says whether the database is the problem:
+// a connection failure, a server shutting down or out of resources wraps
+// runner.ErrUnavailable (503 unavailable to clients, who may retry); an
+// error about the statement itself (a duplicate id) does not.
+func wrap(op string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case len(pe.Code) == 5 && (pe.Code[:2] == "08" || pe.Code[:2] == "53" || pe.Code[:3] == "57P"):
+		default:
+			return fmt.Errorf("runner/store/postgres: %s: %w", op, err)
+		}
+	}
+	return fmt.Errorf("%w: runner/store/postgres: %s: %w", runner.ErrUnavailable, op, err)
+}
+
+// notFound wraps runner.ErrNotFound with what was looked up.
+func notFound(what, id string) error {
+	return fmt.Errorf("%w: %s %s", runner.ErrNotFound, what, id)
+}

@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/runedge/runedge/runner"
+)
+
+// transitionSQL checks the lifecycle in the WHERE clause ($15 is the list
+// of states the target may come from), so concurrent writers on any host
+// race safely and the first terminal write wins.
+const transitionSQL = `UPDATE runs SET
+	status = $1, status_reason = $2,
+	started_at = COALESCE($3, started_at), ended_at = COALESCE($4, ended_at),
+	input_tokens = COALESCE($5, input_tokens), output_tokens = COALESCE($6, output_tokens),
+	total_tokens = COALESCE($7, total_tokens), output = COALESCE($8, output),
+	error_code = COALESCE($9, error_code), error_message = COALESCE($10, error_message),
+	attempts = COALESCE($11, attempts),
+	duration_ms = COALESCE($12, duration_ms), ttft_ms = COALESCE($13, ttft_ms)
+	WHERE id = $14 AND status = ANY($15)`
+
+// Transition moves run id to t.Status (see runner.Store).
+func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) error {
+	if !t.Status.Valid() {
+		return fmt.Errorf("%w: unknown status %q", runner.ErrInvalidTransition, t.Status)
+	}
+	from := runner.TransitionSources(t.Status)
+	if len(from) == 0 {
+		return s.refusal(ctx, id, t.Status)
+	}
+	fromText := make([]string, len(from))
+	for i, f := range from {
+		fromText[i] = string(f)
+	}
+	in, out, total := usageArgs(t.Usage)
+	code, msg := errorArgs(t.Error)
+	var n int64
+	err := s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
+			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return wrap("transition run "+id, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	return s.refusal(ctx, id, t.Status)
+}
+
+// refusal explains why Transition changed nothing.
+func (s *Store) refusal(ctx context.Context, id string, to runner.Status) error {
+	var cur string
+	err := s.pool.QueryRow(ctx, `SELECT status FROM runs WHERE id = $1`, id).Scan(&cur)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound("run", id)
+	case err != nil:
+		return wrap("transition run "+id, err)
+	case runner.Status(cur).Terminal():
+		return fmt.Errorf("%w: run %s is already %s", runner.ErrNotFound, id, cur)
+	}
+	return fmt.Errorf("%w: run %s is %s, cannot become %s", runner.ErrInvalidTransition, id, cur, to)
+}

@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// checkpointer copies the WAL back into the database file on its own
+// connection, on a timer. With SQLite's automatic checkpoint the commit
+// that crosses 1000 WAL pages does the copy (and its fsyncs) itself, which
+// put checkpoints in the request path's p99. A PASSIVE checkpoint never
+// waits for the writer or readers, so running it aside costs requests
+// nothing but CPU.
+type checkpointer struct {
+	db     *sql.DB
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startCheckpointer(path string, every time.Duration) (*checkpointer, error) {
+	if every <= 0 {
+		every = time.Second
+	}
+	db, err := openDB(path, url.Values{"_pragma": {"busy_timeout(10000)"}})
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &checkpointer{db: db, cancel: cancel, done: make(chan struct{})}
+	go c.loop(ctx, every)
+	return c, nil
+}
+
+func (c *checkpointer) loop(ctx context.Context, every time.Duration) {
+	defer close(c.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.checkpoint(ctx, "PASSIVE")
+		}
+	}
+}
+
+// checkpoint runs one checkpoint; a failure is retried at the next tick.
+func (c *checkpointer) checkpoint(ctx context.Context, mode string) error {
+	var busy, logPages, done int
+	err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logPages, &done)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// stop ends the loop and truncates the WAL, so a closed store leaves a
+// small file behind.
+func (c *checkpointer) stop() error {
+	c.cancel()
+	<-c.done
+	err := c.checkpoint(context.Background(), "TRUNCATE")
+	return errors.Join(err, c.db.Close())
+}

@@ -1,0 +1,117 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// Start-up recovery of one host must not touch the live runs of another
+// host sharing the store; runs recorded before hosts had ids ("") are
+// recovered by any host.
+func testMarkInterruptedPerHost(t *testing.T, s runner.Store) {
+	onHost := func(host string) func(*runner.Run) { return func(r *runner.Run) { r.HostID = host } }
+	a := mustCreate(t, s, "acme", runner.StatusRunning, 2, onHost("host-a"))
+	b := mustCreate(t, s, "acme", runner.StatusRunning, 2, onHost("host-b"))
+	old := mustCreate(t, s, "acme", runner.StatusQueued, 1, onHost(""))
+	n, err := s.MarkInterrupted(ctx(t), "host-b", 1_700_000_999)
+	if err != nil || n != 3 {
+		t.Fatalf("MarkInterrupted(host-b) = %d, %v; want 3 (two of host-b, one without host)", n, err)
+	}
+	for _, id := range append(b, old...) {
+		if r := mustGet(t, s, id); r.Status != runner.StatusFailed || r.StatusReason != runner.ReasonInterrupted {
+			t.Fatalf("run %s of the recovered host is %s/%s", id, r.Status, r.StatusReason)
+		}
+	}
+	for _, id := range a {
+		if r := mustGet(t, s, id); r.Status != runner.StatusRunning || r.HostID != "host-a" {
+			t.Fatalf("run %s of another host was touched: %s (host %q)", id, r.Status, r.HostID)
+		}
+	}
+}
+
+// PurgeBefore empties request and output of runs ended before the cutoff
+// and keeps everything else: the rows, newer runs, unfinished runs.
+func testPurgeBefore(t *testing.T, s runner.Store) {
+	end := func(id string, at int64) {
+		if err := s.Transition(ctx(t), id, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(at), Output: "secret answer",
+			Usage: &runner.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := mustCreate(t, s, "acme", runner.StatusRunning, 3, nil)
+	end(ids[0], 100)
+	end(ids[1], 300)
+	n, err := s.PurgeBefore(ctx(t), 200)
+	if err != nil || n != 1 {
+		t.Fatalf("PurgeBefore = %d, %v; want 1", n, err)
+	}
+	old := mustGet(t, s, ids[0])
+	if old.Request != nil || old.Output != "" {
+		t.Fatalf("purged run still holds input %q / output %q", old.Request, old.Output)
+	}
+	if old.Status != runner.StatusCompleted || old.Usage == nil || old.Usage.TotalTokens != 3 || *old.EndedAt != 100 {
+		t.Fatalf("purge changed the run record itself: %+v", old)
+	}
+	for _, id := range ids[1:] {
+		if r := mustGet(t, s, id); r.Request == nil {
+			t.Fatalf("run %s (newer or unfinished) lost its input", id)
+		}
+	}
+	if r := mustGet(t, s, ids[1]); r.Output != "secret answer" {
+		t.Fatalf("newer run lost its output: %q", r.Output)
+	}
+	if n, err := s.PurgeBefore(ctx(t), 200); err != nil || n != 0 {
+		t.Fatalf("second PurgeBefore = %d, %v; want 0", n, err)
+	}
+}
+
+// Many runs started and finished at once (what group commit batches):
+// every write is acknowledged only when durable and readable, each run
+// reads back with its own outcome, and a refused write in a batch (a
+// duplicate id) fails alone.
+func testConcurrentStartsAndFinishes(t *testing.T, s runner.Store) {
+	const n = 64
+	taken := newRun("acme", runner.StatusRunning)
+	if err := s.StartRun(ctx(t), taken, true, true); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			r := newRun("acme", runner.StatusRunning)
+			r.SessionID, r.ThreadID = runner.NewID("sess_"), runner.NewID("thread_")
+			if i%8 == 0 { // a duplicate: refused without failing its batch
+				r.ID = taken.ID
+				if err := s.StartRun(ctx(t), r, true, true); err == nil {
+					errs <- fmt.Errorf("duplicate run id accepted")
+				}
+				return
+			}
+			if err := s.StartRun(ctx(t), r, true, true); err != nil {
+				errs <- fmt.Errorf("StartRun: %w", err)
+				return
+			}
+			if got, err := s.GetRun(ctx(t), "acme", r.ID); err != nil || got.Status != runner.StatusRunning {
+				errs <- fmt.Errorf("acknowledged start not readable: %v %v", got.Status, err)
+				return
+			}
+			out := "answer " + r.ID
+			if err := s.Transition(ctx(t), r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(9), Output: out}); err != nil {
+				errs <- fmt.Errorf("Transition: %w", err)
+				return
+			}
+			if got, err := s.GetRun(ctx(t), "", r.ID); err != nil || got.Status != runner.StatusCompleted || got.Output != out {
+				errs <- fmt.Errorf("acknowledged outcome not readable: %+v %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
