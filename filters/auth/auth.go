@@ -67,7 +67,13 @@ var errInvalidKey = &apierr.Error{Status: http.StatusUnauthorized, Type: apierr.
 // configured hash is compared, in constant time, so the timing says nothing
 // about which token came close.
 func (a *Auth) token(h http.Header) (*Token, error) {
-	v := h.Get("Authorization")
+	// Two Authorization headers are refused, not read first-wins: a proxy
+	// in front may have checked the other one.
+	vs := h.Values("Authorization")
+	if len(vs) != 1 {
+		return nil, errInvalidKey
+	}
+	v := vs[0]
 	scheme, secret, ok := strings.Cut(v, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return nil, errInvalidKey

@@ -135,6 +135,8 @@ type Plugins struct {
 	MaxMemoryPages uint32 `yaml:"max_memory_pages"`
 	// CallTimeout is each plugin call's time budget.
 	CallTimeout Duration `yaml:"call_timeout"`
+	// CallTimeoutPerMiB extends CallTimeout per MiB of a call's input.
+	CallTimeoutPerMiB Duration `yaml:"call_timeout_per_mib"`
 	// StoreDir keeps plugins uploaded through the admin API, named by
 	// their sha256.
 	StoreDir string `yaml:"store_dir"`

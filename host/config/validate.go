@@ -60,7 +60,7 @@ func (c *Config) Validate() error {
 		{"limits.write_timeout", c.Limits.WriteTimeout}, {"limits.read_header_timeout", c.Limits.ReadHeaderTimeout},
 		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
 		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
