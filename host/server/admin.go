@@ -167,7 +167,7 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 	if bytes.HasPrefix(x.Body, []byte("\x00asm")) {
 		sum := sha256.Sum256(x.Body)
 		digest = hex.EncodeToString(sum[:])
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(filepath.Join(dir, digest+".wasm"), x.Body); err != nil {
