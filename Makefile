@@ -9,7 +9,7 @@ EXAMPLE_WASM    := $(EXAMPLE_PLUGINS:%=examples/plugins/build/%.wasm)
 CONFIG  ?=
 BENCHTIME ?= 1s
 
-.PHONY: all build plugins example-plugins run test vet bench clean FORCE example test-browser test-node fuzz-short
+.PHONY: all build plugins example-plugins run test vet bench bench-edge clean FORCE example test-browser test-node fuzz-short
 
 all: build
 
@@ -86,6 +86,21 @@ test-node: build
 
 bench: plugins
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+# make bench-edge: runedge (openai provider; SQLite, then PostgreSQL) and a
+# do-nothing reverse proxy in front of the same mock upstream, under the
+# same load; the load on core 0, the targets on core 1 (when there are two).
+# Starts and stops its own PostgreSQL. BENCH_EDGE_FLAGS e.g. -duration 5s.
+BENCH_EDGE_FLAGS ?=
+bench-edge: plugins bin/runedge bin/bench-edge
+	@pgdir=$$(mktemp -d) && chmod 711 $$pgdir && \
+	trap 'scripts/testdb.sh stop '$$pgdir'/pg; rm -rf '$$pgdir EXIT INT TERM && \
+	dsn=$$(scripts/testdb.sh start $$pgdir/pg) && \
+	pin=$$( [ $$(nproc) -ge 2 ] && command -v taskset >/dev/null && echo "taskset -c 0" ) ; \
+	RUNEDGE_BENCH_PG_DSN="$$dsn" $$pin bin/bench-edge run $(BENCH_EDGE_FLAGS)
+
+bin/bench-edge: FORCE
+	$(GO) build -o $@ ./bench/edge
 
 clean:
 	rm -rf bin plugins/build examples/plugins/build

@@ -55,6 +55,14 @@ type Exchange struct {
 
 	// Set by run.
 	Run *runner.Handle
+	// Detached is set by translate when it handed a background run to a
+	// goroutine of its own, which finishes it; the run stage must not.
+	Detached bool
+	// Hold, set by the edge, keeps what the request uses (its
+	// configuration generation: chains and plugins) alive past the reply,
+	// for a background run; the returned func releases it. Nil: nothing to
+	// hold.
+	Hold func() (release func())
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

@@ -3,6 +3,7 @@ package filters
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,6 +136,21 @@ func (r *Reply) Event(name string, data []byte) error {
 	return r.rc.Flush()
 }
 
+// Comment writes an SSE comment line (": text") and flushes it. Clients
+// skip comments; proxies and load balancers see bytes, so an idle stream
+// is not cut off.
+func (r *Reply) Comment(text string) error {
+	b := append(r.frame[:0], ": "...)
+	b = append(b, text...)
+	b = append(b, "\n\n"...)
+	r.frame = b
+	r.armDeadline()
+	if _, err := r.w.Write(b); err != nil {
+		return err
+	}
+	return r.rc.Flush()
+}
+
 // Flush sends what Buffer wrote.
 func (r *Reply) Flush() error {
 	r.armDeadline()
@@ -158,6 +174,19 @@ func (r *Reply) Buffer(name string, data []byte) error {
 	r.armDeadline() // a full buffer writes through to the connection
 	_, err := r.w.Write(b)
 	return err
+}
+
+// BufferID is Buffer with an SSE id line, which a client sends back as
+// Last-Event-ID to resume.
+func (r *Reply) BufferID(id int, name string, data []byte) error {
+	b := append(r.frame[:0], "id: "...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, '\n')
+	r.frame = b
+	if _, err := r.w.Write(b); err != nil {
+		return err
+	}
+	return r.Buffer(name, data)
 }
 
 // Error renders e: as a JSON body with its status while nothing has been

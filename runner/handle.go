@@ -20,6 +20,10 @@ type Handle struct {
 	svc    *Service
 	run    Run
 	stream bool
+	// stored: the run is a stored response (history kept); object is the
+	// final Response object its owner set before Finish.
+	stored, noStore, background bool
+	object                      []byte
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
@@ -66,6 +70,21 @@ func (h *Handle) discard() {
 
 // Run returns the run record as created (ids, times, status running).
 func (h *Handle) Run() Run { return h.run }
+
+// Stored reports whether the run is a stored response: its items and
+// final object are kept, and its stream events may be (Service.History).
+func (h *Handle) Stored() bool { return h.stored }
+
+// Background reports whether the run outlives its request.
+func (h *Handle) Background() bool { return h.background }
+
+// SetObject sets the final Response object that Finish records with a
+// stored response. Call it before Finish.
+func (h *Handle) SetObject(obj []byte) { h.object = obj }
+
+// Cancelled returns a channel closed when the run's context ends
+// (cancel, shutdown, timeout, or the run finished).
+func (h *Handle) Cancelled() <-chan struct{} { return h.ctx.Done() }
 
 // Events streams the agent's deltas when the request asked to stream. The
 // channel is closed when the agent has returned, streaming or not, so a
@@ -138,6 +157,17 @@ func (h *Handle) finish(res *Result, err error) error {
 	// The write must happen even when the client has gone: that is the
 	// case it records.
 	t := o.transition(h.svc.now().Unix(), attempts)
+	if t.Usage == nil && o.status == StatusCancelled && h.res.Usage != (Usage{}) {
+		// A cancelled run still cost what it consumed so far.
+		u := h.res.Usage
+		if u.TotalTokens == 0 {
+			u.TotalTokens = u.InputTokens + u.OutputTokens
+		}
+		t.Usage = &u
+	}
+	if h.noStore {
+		t.Output = ""
+	}
 	elapsed, firstToken := time.Since(h.begun), time.Duration(h.firstToken.Load())
 	if o.status.Terminal() {
 		t.DurationMs = msPtr(elapsed)
@@ -145,7 +175,19 @@ func (h *Handle) finish(res *Result, err error) error {
 			t.TimeToFirstTokenMs = msPtr(firstToken)
 		}
 	}
-	werr := h.svc.store.Transition(context.WithoutCancel(h.parent), h.run.ID, t)
+	wctx := context.WithoutCancel(h.parent)
+	werr := h.svc.store.Transition(wctx, h.run.ID, t)
+	if werr == nil && h.stored {
+		var out []Item
+		if o.status == StatusCompleted {
+			m := Message{Role: "assistant", Content: t.Output}
+			if o.res != nil {
+				m.ToolCalls = o.res.ToolCalls
+			}
+			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
+		}
+		werr = h.svc.history.EndResponse(wctx, h.run.ID, h.object, out)
+	}
 	h.svc.release(h)
 	close(h.finished)
 	h.svc.observer.RunFinished(h.ended(t, elapsed, firstToken))

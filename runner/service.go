@@ -12,7 +12,10 @@ import (
 // ServiceConfig configures a Service.
 type ServiceConfig struct {
 	Store Store
-	Agent Agent
+	// History keeps stored responses; nil means Store's own, if it
+	// implements HistoryStore (a wrapped Store may hide it).
+	History HistoryStore
+	Agent   Agent
 	// RunTimeout is the deadline for a whole run (→ failed/timeout); 0 means
 	// none.
 	RunTimeout time.Duration
@@ -52,6 +55,7 @@ type Scope struct {
 // every lifecycle rule is enforced here and in Store.Transition.
 type Service struct {
 	store      Store
+	history    HistoryStore // nil when the store keeps none
 	agent      Agent
 	timeout    time.Duration
 	limit      int
@@ -69,8 +73,9 @@ type Service struct {
 
 	mu       sync.Mutex
 	draining bool
-	runs     map[string]*Handle // admitted and not yet finished
-	idle     chan struct{}      // closed when runs drains to empty
+	runs     map[string]*Handle   // admitted and not yet finished
+	logs     map[string]*EventLog // stream events of stored responses in flight
+	idle     chan struct{}        // closed when runs drains to empty
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -93,7 +98,12 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		tenantLimit: cfg.MaxInFlightPerTenant,
 		perTenant:   map[string]int{},
 		runs:        map[string]*Handle{},
+		logs:        map[string]*EventLog{},
 		idle:        make(chan struct{}),
+	}
+	s.history = cfg.History
+	if s.history == nil {
+		s.history, _ = cfg.Store.(HistoryStore)
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -21,6 +21,9 @@ type StartSpec struct {
 	// RequestID and CorrelationID are the app server's ids, recorded as given.
 	RequestID, CorrelationID string
 	Request                  Request
+	// Echo is the request mapping's echo of a responses request, kept with
+	// a stored response to rebuild its Response object (ResponseRecord).
+	Echo []byte
 }
 
 // Start admits, records and starts a run. The run row exists (status
@@ -47,9 +50,27 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if err := checkTools(spec.Request.Tools); err != nil {
 		return nil, err
 	}
-	reqJSON, err := json.Marshal(spec.Request)
+	agentInput, prevRun, err := s.prepare(ctx, &spec)
+	if err != nil {
+		return nil, err
+	}
+	recorded := spec.Request
+	if recorded.NoStore {
+		// store:false: the run is attributed and counted, but what was
+		// said is not kept.
+		recorded.Input = nil
+	}
+	reqJSON, err := json.Marshal(recorded)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	agentReq := spec.Request
+	agentReq.Input = agentInput
+	// A background run belongs to no request: the client may go away
+	// and the run goes on, until it ends, is cancelled or the host
+	// shuts down.
+	if spec.Request.Background {
+		ctx = context.WithoutCancel(ctx)
 	}
 	now := s.now().Unix()
 	started := now
@@ -68,6 +89,8 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		StartedAt:     &started,
 		Request:       reqJSON,
 	}, spec.Request.Stream)
+	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == "responses"
+	h.noStore, h.background = spec.Request.NoStore, spec.Request.Background
 	// Admit before any store work, so the in-flight limit holds under
 	// concurrent Starts and CancelAll reaches a run that is still being set up.
 	if err := s.admit(h); err != nil {
@@ -79,9 +102,19 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		s.release(h)
 		return nil, err
 	}
+	if h.stored {
+		rec := ResponseRecord{RunID: h.run.ID, TenantID: h.run.TenantID, PreviousRunID: prevRun,
+			Background: spec.Request.Background, Echo: spec.Echo}
+		if err := s.history.BeginResponse(ctx, rec, inputItems(h.run.ID, spec.Request.Input)); err != nil {
+			// The run row exists: end it as failed rather than leave it
+			// running with nobody executing it.
+			h.execute(failingAgent{err}, agentReq)
+			return nil, errors.Join(fmt.Errorf("runner: record response: %w", err), h.Finish(nil, err))
+		}
+	}
 	r := h.run
 	s.observer.RunStarted(&r)
-	go h.execute(s.agent, spec.Request)
+	go h.execute(s.agent, agentReq)
 	return h, nil
 }
 
@@ -126,4 +159,11 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 	default:
 		return NewID("sess_"), NewID("thread_"), true, true, nil
 	}
+}
+
+// failingAgent ends a run that could not be set up.
+type failingAgent struct{ err error }
+
+func (a failingAgent) Run(context.Context, Request, func(Event) error) (Result, error) {
+	return Result{}, a.err
 }

@@ -2,6 +2,7 @@ package ecds
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/runedge/runedge/plugins/signature"
 )
 
 // DefaultCacheDir is where Subscribe keeps fetched plugins, relative to
@@ -69,6 +72,10 @@ type Subscriber struct {
 	HTTP *http.Client
 	// MaxPluginBytes bounds a download (DefaultMaxPluginBytes if 0).
 	MaxPluginBytes int64
+	// TrustedKeys, when set, are the only keys a plugin may be signed
+	// with (plugins/signature): a chain with a plugin whose signature is
+	// missing or from another key is refused before anything is fetched.
+	TrustedKeys []ed25519.PublicKey
 	// Log receives reconnections, applied versions and refusals.
 	Log *slog.Logger
 
@@ -231,6 +238,18 @@ func (s *Subscriber) handle(ctx context.Context, resp *discovery.DiscoveryRespon
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if len(s.TrustedKeys) > 0 {
+		for ep, c := range chains {
+			for stage, p := range map[string]PluginRef{StageMapRequest: c.MapRequest, StageTranslate: c.Translate} {
+				if err := signature.Verify(s.TrustedKeys, p.SHA256, p.Signature); err != nil {
+					errs = append(errs, fmt.Errorf("ecds %s%s: %s: plugin %s: %w", NamePrefix, ep, stage, p.SHA256, err))
+				}
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
 	}
 	for ep, c := range chains {
 		var err error

@@ -37,6 +37,10 @@ type ChainRef struct {
 type PluginRef struct {
 	URL    string
 	SHA256 string // lowercase hex
+	// Signature is the plugin's ed25519 signature (plugins/signature),
+	// empty when unsigned. A host with trusted keys refuses a plugin
+	// whose signature is missing or not from one of them.
+	Signature string
 	// Path is the local file holding the verified bytes. The subscriber
 	// sets it before calling apply; it is not on the wire.
 	Path string
@@ -50,11 +54,11 @@ type PluginRef struct {
 //	typed_config:
 //	  "@type": type.googleapis.com/google.protobuf.Struct
 //	  map_request: {url: http://xds:18001/plugins/<sha256>, sha256: <sha256>}
-//	  translate:   {url: ..., sha256: ...}
+//	  translate:   {url: ..., sha256: ..., signature: <base64>}   # signature only when signed
 func Encode(endpoint string, c ChainRef) (*core.TypedExtensionConfig, error) {
 	s, err := structpb.NewStruct(map[string]any{
-		StageMapRequest: map[string]any{"url": c.MapRequest.URL, "sha256": c.MapRequest.SHA256},
-		StageTranslate:  map[string]any{"url": c.Translate.URL, "sha256": c.Translate.SHA256},
+		StageMapRequest: c.MapRequest.fields(),
+		StageTranslate:  c.Translate.fields(),
 	})
 	if err != nil {
 		return nil, err
@@ -98,13 +102,21 @@ func Decode(res *core.TypedExtensionConfig) (endpoint string, c ChainRef, err er
 	return endpoint, c, nil
 }
 
+func (p PluginRef) fields() map[string]any {
+	m := map[string]any{"url": p.URL, "sha256": p.SHA256}
+	if p.Signature != "" {
+		m["signature"] = p.Signature
+	}
+	return m
+}
+
 func plugin(s *structpb.Struct, stage string) (PluginRef, error) {
 	v, ok := s.GetFields()[stage]
 	if !ok {
 		return PluginRef{}, fmt.Errorf("%s: missing", stage)
 	}
 	f := v.GetStructValue().GetFields()
-	p := PluginRef{URL: f["url"].GetStringValue(), SHA256: f["sha256"].GetStringValue()}
+	p := PluginRef{URL: f["url"].GetStringValue(), SHA256: f["sha256"].GetStringValue(), Signature: f["signature"].GetStringValue()}
 	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return PluginRef{}, fmt.Errorf("%s.url: want an http(s) URL, got %q", stage, p.URL)
 	}

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/envoy/ecds"
+	"github.com/runedge/runedge/plugins/signature"
 )
 
 const chainsGateway = `
@@ -35,23 +38,29 @@ func sha(s string) string {
 // host is a subscriber whose apply checks what it is given the way a real
 // host must rely on: every plugin file on disk hashes to its reference.
 type host struct {
-	logs    *syncBuffer
-	applied chan map[string]ecds.ChainRef
-	fail    atomic.Pointer[error]
-	calls   atomic.Int32
+	cacheDir string
+	logs     *syncBuffer
+	applied  chan map[string]ecds.ChainRef
+	fail     atomic.Pointer[error]
+	calls    atomic.Int32
 }
 
-func subscribe(t *testing.T, p *plane, nodeID string) *host {
+func subscribe(t *testing.T, p *plane, nodeID string, opts ...func(*ecds.Subscriber)) *host {
 	t.Helper()
-	return subscribeTo(t, p.pki, p.ads, nodeID)
+	return subscribeTo(t, p.pki, p.ads, nodeID, opts...)
 }
 
-// subscribeTo subscribes a node with the client certificate of ca.
-func subscribeTo(t *testing.T, ca *pki, addr, nodeID string) *host {
+// subscribeTo subscribes a node with the client certificate of ca; opts
+// adjust the subscriber.
+func subscribeTo(t *testing.T, ca *pki, addr, nodeID string, opts ...func(*ecds.Subscriber)) *host {
 	t.Helper()
 	h := &host{applied: make(chan map[string]ecds.ChainRef, 8), logs: &syncBuffer{}}
-	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: filepath.Join(t.TempDir(), "cache"), TLS: ca.client(t),
+	h.cacheDir = filepath.Join(t.TempDir(), "cache")
+	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: h.cacheDir, TLS: ca.client(t),
 		Log: slog.New(slog.NewTextHandler(h.logs, nil))}
+	for _, o := range opts {
+		o(s)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -201,4 +210,48 @@ func TestECDSReconnects(t *testing.T) {
 	waitFor(t, 5*time.Second, "the ACK", func() bool {
 		return p.srv.Status().Nodes["host-early"].Types["TypedExtensionConfig"].Acked == p.srv.Version()
 	})
+}
+
+// TestECDSSignedPlugins: a host with trusted keys applies a chain only
+// when every plugin carries a signature (a .sig file beside it in the
+// control plane's directory) from one of them; an unsigned plugin or one
+// signed with another key is NACKed without being fetched.
+func TestECDSSignedPlugins(t *testing.T) {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	_, otherPriv, _ := ed25519.GenerateKey(rand.Reader)
+	sign := func(key ed25519.PrivateKey, body string) string {
+		s, err := signature.Sign(key, sha(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s + "\n"
+	}
+	p := startPlane(t, map[string]string{
+		"gateway.yaml":           chainsGateway,
+		"plugins/chat.wasm":      "chat v1",
+		"plugins/chat.wasm.sig":  sign(priv, "chat v1"),
+		"plugins/responses.wasm": "responses v1",
+	})
+	nacked := func(want string) func() bool {
+		return func() bool {
+			s := p.srv.Status().Nodes["host-1"].Types["TypedExtensionConfig"]
+			return s.Rejected == p.srv.Version() && strings.Contains(s.Error, want)
+		}
+	}
+	h := subscribe(t, p, "host-1", func(s *ecds.Subscriber) { s.TrustedKeys = []ed25519.PublicKey{pub} })
+	waitFor(t, 10*time.Second, "a NACK for the unsigned plugin", nacked("runedge.chain.responses: map_request: plugin "+sha("responses v1")+": not signed by a trusted key"))
+
+	p.edit(t, "plugins/responses.wasm.sig", sign(otherPriv, "responses v1"))
+	waitFor(t, 10*time.Second, "a NACK for the plugin signed with another key", nacked("not signed by a trusted key"))
+	if n := h.calls.Load(); n != 0 {
+		t.Fatalf("apply was called %d times with untrusted plugins", n)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(h.cacheDir)); len(entries) != 0 {
+		t.Fatalf("untrusted chains were fetched: %d files in the cache", len(entries))
+	}
+
+	p.edit(t, "plugins/responses.wasm.sig", sign(priv, "responses v1"))
+	if c := h.next(t); c["responses"].MapRequest.SHA256 != sha("responses v1") {
+		t.Fatalf("applied %+v", c)
+	}
 }

@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/runedge/runedge/envoy/internal/gateway"
 	"github.com/runedge/runedge/envoy/internal/translate"
@@ -36,27 +40,42 @@ func (s *Server) reload(ctx context.Context) error {
 	if snaps.version == previous {
 		return nil
 	}
+	// The version is recorded before the snapshots go out: SetSnapshot
+	// answers waiting nodes at once, and a node must never hold (or ACK) a
+	// version that Version and /status do not report yet.
+	s.setVersion(snaps.version)
 	for group, snap := range map[string]*snapshot{proxyGroup: snaps.proxy, clientGroup: snaps.client} {
 		if err := s.cache.SetSnapshot(ctx, group, snap); err != nil {
+			s.setVersion(previous)
 			return fmt.Errorf("serving version %s: %w", snaps.version, err)
 		}
 	}
-	s.mu.Lock()
-	s.version = snaps.version
-	s.mu.Unlock()
 	s.log.Info("serving gateway", "file", s.cfg.GatewayFile, "version", snaps.version, "previous", previous,
 		"listeners", len(res.Listeners), "clusters", len(res.Clusters), "chains", len(res.Extensions))
 	return nil
 }
 
-// publish puts a plugin into the store hosts fetch from.
+// publish puts a plugin into the store hosts fetch from. A signature
+// file beside the plugin (<path>.sig, see plugins/signature) is passed on
+// as it is: the control plane does not sign, whoever released the plugin
+// did, and the hosts check it.
 func (s *Server) publish(path string) (translate.Plugin, error) {
 	h, err := s.cfg.Store.Put(path)
 	if err != nil {
 		return translate.Plugin{}, err
 	}
-	return translate.Plugin{SHA256: h, URL: PluginURL(s.cfg.PluginsURL, h)}, nil
+	p := translate.Plugin{SHA256: h, URL: PluginURL(s.cfg.PluginsURL, h)}
+	switch sig, err := os.ReadFile(path + SignatureSuffix); {
+	case err == nil:
+		p.Signature = strings.TrimSpace(string(sig))
+	case !errors.Is(err, fs.ErrNotExist):
+		return translate.Plugin{}, err
+	}
+	return p, nil
 }
+
+// SignatureSuffix names a plugin's signature file: chat.wasm.sig.
+const SignatureSuffix = ".sig"
 
 // pluginFiles are the files the chains of f refer to; a change to one of
 // them is a change of configuration, like a change to f.
@@ -64,10 +83,18 @@ func (s *Server) publish(path string) (translate.Plugin, error) {
 func pluginFiles(f *gateway.File) []string {
 	var out []string
 	for _, ch := range f.Chains {
-		out = append(out, f.Path(ch.MapRequest), f.Path(ch.Translate))
+		for _, p := range []string{f.Path(ch.MapRequest), f.Path(ch.Translate)} {
+			out = append(out, p, p+SignatureSuffix)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+func (s *Server) setVersion(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version = v
 }
 
 func (s *Server) setWatched(files []string) {

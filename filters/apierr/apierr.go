@@ -39,7 +39,11 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeInvalidHeader    = "invalid_header"
 	CodePluginError      = "plugin_error"
-	CodeInvalidSchema    = "invalid_schema"
+	// The Responses API's stateful features (DESIGN.md "Responses state").
+	CodeUnsupportedParameter = "unsupported_parameter"
+	CodePreviousNotFound     = "previous_response_not_found"
+	CodeItemNotFound         = "item_not_found"
+	CodeInvalidSchema        = "invalid_schema"
 )
 
 // Error is an API error. The zero Param renders as null.

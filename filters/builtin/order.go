@@ -38,6 +38,9 @@ type Deps struct {
 	Plugins Plugins
 	// StreamWindow batches streamed text for map_stream plugins.
 	StreamWindow time.Duration
+	// SSEKeepalive is the silence after which a stream sends a comment
+	// (0: never).
+	SSEKeepalive time.Duration
 }
 
 // Chain builds the POST chain of one endpoint in Order.
@@ -60,7 +63,7 @@ func Chain(d Deps) (filters.Handler, error) {
 		case "run":
 			st = run.New(d.Runner)
 		case "translate":
-			st, err = translate.New(d.Plugins.Result, d.StreamWindow)
+			st, err = translate.New(d.Plugins.Result, d.StreamWindow, translate.Keepalive(d.SSEKeepalive))
 		default:
 			err = fmt.Errorf("unknown stage %q", name)
 		}

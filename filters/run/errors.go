@@ -12,6 +12,7 @@ import (
 
 // startError maps a refusal to start a run. None of these created a run.
 func startError(ep filters.Endpoint, err error) error {
+	var inf *runner.ItemNotFoundError
 	var te *runner.ToolSchemaError
 	switch {
 	case errors.Is(err, runner.ErrTenantBusy):
@@ -19,6 +20,21 @@ func startError(ep filters.Endpoint, err error) error {
 		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
 			Code: apierr.CodeRateLimited, RetryAfter: 1, Err: err,
 			Message: "this tenant has as many runs in flight as it may (limits.max_in_flight_per_tenant); retry when one ends"}
+	case errors.As(err, &inf):
+		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeItemNotFound,
+			fmt.Sprintf("input[%d] references item %q, which does not exist", inf.Index, inf.ID))
+		e.Param, e.Err = fmt.Sprintf("input[%d]", inf.Index), err
+		return e
+	case errors.Is(err, runner.ErrPreviousResponseNotFound):
+		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodePreviousNotFound,
+			"previous response not found: it does not exist, was deleted, or was not stored")
+		e.Param, e.Err = "previous_response_id", err
+		return e
+	case errors.Is(err, runner.ErrNoHistory):
+		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter,
+			"this service's run store keeps no response history, so previous_response_id, item_reference and background are not supported")
+		e.Err = err
+		return e
 	case errors.Is(err, runner.ErrUnavailable):
 		return apierr.Unavailable("runedge is shutting down or at its limit of runs in flight; retry shortly", 1, err)
 	case errors.Is(err, runner.ErrNotFound):

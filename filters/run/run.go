@@ -51,6 +51,9 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	defer h.OnInterrupt(x.Reply.Abort)()
 
 	err = next.Handle(ctx, x)
+	if x.Detached {
+		return err // a background run: its own goroutine finishes it
+	}
 	// Finish is a no-op when translate already recorded the outcome; it
 	// returns the recorded outcome either way.
 	outcome := h.Finish(nil, err)
@@ -74,6 +77,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		TenantID: x.Identity.TenantID,
 		Actor:    x.Identity.Actor,
 		Request:  x.Native,
+		Echo:     x.Echo,
 	}
 	hd := x.Request.Header
 	for _, f := range []struct {

@@ -24,6 +24,7 @@ type responseEvents struct {
 	ids replyIDs
 	rs  *compat.ResponseStream
 	buf []byte
+	out *sink // the client, the run's event log, or both
 
 	started  bool
 	msg      int // 0: no message yet, 1: open, 2: closed
@@ -40,21 +41,11 @@ type callItem struct {
 	open                 bool
 }
 
-func (e *responseEvents) send(name string, b []byte) error {
-	if err := e.x.Reply.Event(name, b); err != nil {
-		return &filters.ClientGoneError{Err: err}
-	}
-	return nil
-}
+func (e *responseEvents) send(name string, b []byte) error { return e.out.event(name, b) }
 
 // buffer queues an event without flushing: the stream loop flushes when no
 // more is waiting.
-func (e *responseEvents) buffer(name string, b []byte) error {
-	if err := e.x.Reply.Buffer(name, b); err != nil {
-		return &filters.ClientGoneError{Err: err}
-	}
-	return nil
-}
+func (e *responseEvents) buffer(name string, b []byte) error { return e.out.buffer(name, b) }
 
 // start sends response.created with the in-progress response, mapped
 // natively: the plugin shapes the final object, in response.completed.
@@ -67,31 +58,31 @@ func (e *responseEvents) start() error {
 	if err != nil {
 		return err
 	}
-	if err := e.x.Reply.StartStream(); err != nil {
-		return &filters.ClientGoneError{Err: err}
+	if err := e.out.startStream(); err != nil {
+		return err
 	}
-	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.x.Reply.NextSeq(), created))
+	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), created))
 }
 
 // openMessage opens the output message, output 0.
 func (e *responseEvents) openMessage() error {
 	e.msg, e.outputs = 1, e.outputs+1
-	if err := e.send("response.output_item.added", e.rs.AppendItemAdded(e.buf[:0], e.x.Reply.NextSeq())); err != nil {
+	if err := e.send("response.output_item.added", e.rs.AppendItemAdded(e.buf[:0], e.out.nextSeq())); err != nil {
 		return err
 	}
-	return e.send("response.content_part.added", e.rs.AppendPartAdded(e.buf[:0], e.x.Reply.NextSeq()))
+	return e.send("response.content_part.added", e.rs.AppendPartAdded(e.buf[:0], e.out.nextSeq()))
 }
 
 // closeMessage sends the message's done events with its whole text.
 func (e *responseEvents) closeMessage(text string) error {
 	e.msg = 2
-	if err := e.send("response.output_text.done", e.rs.AppendTextDone(e.buf[:0], e.x.Reply.NextSeq(), text)); err != nil {
+	if err := e.send("response.output_text.done", e.rs.AppendTextDone(e.buf[:0], e.out.nextSeq(), text)); err != nil {
 		return err
 	}
-	if err := e.send("response.content_part.done", e.rs.AppendPartDone(e.buf[:0], e.x.Reply.NextSeq(), text)); err != nil {
+	if err := e.send("response.content_part.done", e.rs.AppendPartDone(e.buf[:0], e.out.nextSeq(), text)); err != nil {
 		return err
 	}
-	return e.send("response.output_item.done", e.rs.AppendItemDone(e.buf[:0], e.x.Reply.NextSeq(), text))
+	return e.send("response.output_item.done", e.rs.AppendItemDone(e.buf[:0], e.out.nextSeq(), text))
 }
 
 func (e *responseEvents) text(s string) error {
@@ -107,7 +98,7 @@ func (e *responseEvents) text(s string) error {
 		}
 	}
 	e.streamed.WriteString(s)
-	return e.buffer("response.output_text.delta", e.rs.AppendTextDelta(e.buf[:0], e.x.Reply.NextSeq(), s))
+	return e.buffer("response.output_text.delta", e.rs.AppendTextDelta(e.buf[:0], e.out.nextSeq(), s))
 }
 
 func (e *responseEvents) call(d runner.ToolCallDelta) error {
@@ -131,7 +122,7 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 		c.output, c.open = e.outputs, true
 		e.outputs++
 		if err := e.send("response.output_item.added",
-			e.rs.AppendFunctionCallAdded(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, c.callID, c.name)); err != nil {
+			e.rs.AppendFunctionCallAdded(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, c.callID, c.name)); err != nil {
 			return err
 		}
 	}
@@ -141,7 +132,7 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 	}
 	c.args.WriteString(d.Arguments)
 	return e.buffer("response.function_call_arguments.delta",
-		e.rs.AppendArgumentsDelta(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, d.Arguments))
+		e.rs.AppendArgumentsDelta(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, d.Arguments))
 }
 
 // closeCalls sends the done events of the calls still open.
@@ -154,11 +145,11 @@ func (e *responseEvents) closeCalls() error {
 		c.open = false
 		args := c.args.String()
 		if err := e.send("response.function_call_arguments.done",
-			e.rs.AppendArgumentsDone(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, c.name, args)); err != nil {
+			e.rs.AppendArgumentsDone(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, c.name, args)); err != nil {
 			return err
 		}
 		if err := e.send("response.output_item.done",
-			e.rs.AppendFunctionCallDone(e.buf[:0], e.x.Reply.NextSeq(), c.output, c.itemID, c.callID, c.name, args)); err != nil {
+			e.rs.AppendFunctionCallDone(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, c.callID, c.name, args)); err != nil {
 			return err
 		}
 	}
@@ -178,7 +169,7 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 				return err
 			}
 			if res.Text != "" {
-				if err := e.send("response.output_text.delta", e.rs.AppendTextDelta(e.buf[:0], e.x.Reply.NextSeq(), res.Text)); err != nil {
+				if err := e.send("response.output_text.delta", e.rs.AppendTextDelta(e.buf[:0], e.out.nextSeq(), res.Text)); err != nil {
 					return err
 				}
 			}
@@ -202,6 +193,6 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.closeCalls(); err != nil {
 		return err
 	}
-	completed := e.rs.AppendCompleted(e.buf[:0], e.x.Reply.NextSeq(), final)
+	completed := e.rs.AppendCompleted(e.buf[:0], e.out.nextSeq(), final)
 	return e.send(gjson.GetBytes(completed, "type").Str, completed)
 }

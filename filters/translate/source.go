@@ -30,23 +30,25 @@ type textSource interface {
 }
 
 // source picks how streamed text reaches the client: straight from the run,
-// or through the plugin's map_stream hook when it exports one.
-func (t *Translate) source(x *filters.Exchange, replyID string) textSource {
+// or through the plugin's map_stream hook when it exports one. beat sends a
+// keepalive while the run is silent (see keepalive).
+func (t *Translate) source(x *filters.Exchange, replyID string, beat func() error) textSource {
+	k := &keepalive{events: x.Run.Events(), every: t.keepalive, beat: beat}
 	if !t.plugin.Has(runtime.MapStream) {
-		return direct{x.Run.Events()}
+		return direct{k}
 	}
-	return &mapped{t: t, x: x, replyID: replyID, events: x.Run.Events()}
+	return &mapped{t: t, x: x, replyID: replyID, events: x.Run.Events(), wait: k}
 }
 
 // direct passes deltas through: no plugin call per token.
-type direct struct{ events <-chan runnerEvent }
+type direct struct{ k *keepalive }
 
 func (d direct) next(context.Context) (piece, bool, error) {
-	ev, ok := <-d.events
-	return piece{text: ev.Delta, call: ev.ToolCall}, ok, nil
+	ev, ok, err := d.k.recv()
+	return piece{text: ev.Delta, call: ev.ToolCall}, ok, err
 }
 
-func (d direct) more() bool { return len(d.events) > 0 }
+func (d direct) more() bool { return d.k.pending() }
 
 // mapped batches deltas and maps each batch with one map_stream call: it
 // waits for a delta, then keeps collecting for up to the stream window, so a
@@ -62,6 +64,7 @@ type mapped struct {
 	x       *filters.Exchange
 	replyID string
 	events  <-chan runnerEvent
+	wait    *keepalive // the first delta of a batch is waited for here
 	hold    string
 	done    bool
 	buf     []byte
@@ -80,7 +83,10 @@ func (m *mapped) next(ctx context.Context) (piece, bool, error) {
 		return piece{}, false, nil
 	}
 	text := m.hold
-	ev, ok := <-m.events
+	ev, ok, err := m.wait.recv()
+	if err != nil {
+		return piece{}, false, err
+	}
 	switch {
 	case ok && ev.ToolCall != nil && text == "":
 		return piece{call: ev.ToolCall}, true, nil

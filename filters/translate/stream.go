@@ -32,7 +32,14 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		buf = cs.AppendRole(buf[:0])
 		return send(buf)
 	}
-	src := t.source(x, ids.completion)
+	src := t.source(x, ids.completion, func() error {
+		if !started {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		return comment(x)
+	})
 	calls := 0 // tool calls streamed
 	for {
 		p, ok, err := src.next(ctx)
@@ -111,10 +118,17 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // stand alone) as function_call items: output_item.added →
 // function_call_arguments.delta… → function_call_arguments.done →
 // output_item.done (responses_stream.go).
-func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
+//
+// The events go to out: the client, the run's event log, or both.
+func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink) error {
 	rs := &responseEvents{t: t, x: x, ids: ids, rs: compat.NewResponseStream(ids.response, ids.message),
-		buf: make([]byte, 0, 1024)}
-	src := t.source(x, ids.response)
+		buf: make([]byte, 0, 1024), out: out}
+	src := t.source(x, ids.response, func() error {
+		if err := rs.start(); err != nil {
+			return err
+		}
+		return out.comment()
+	})
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -135,8 +149,8 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 			return err
 		}
 		if !src.more() {
-			if err := x.Reply.Flush(); err != nil {
-				return &filters.ClientGoneError{Err: err}
+			if err := out.flush(); err != nil {
+				return err
 			}
 		}
 	}
@@ -148,10 +162,19 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err != nil {
 		return err
 	}
+	x.Run.SetObject(final)
 	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
 	return rs.finish(res, final)
+}
+
+// comment sends the keepalive comment.
+func comment(x *filters.Exchange) error {
+	if err := x.Reply.Comment("keepalive"); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
 }
 
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

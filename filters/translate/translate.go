@@ -30,7 +30,19 @@ type Translate struct {
 	plugin *runtime.Plugin
 	// window batches streamed text for map_stream (see mapped).
 	window time.Duration
+	// keepalive is how long a stream may stay silent before it sends an
+	// SSE comment (0: never).
+	keepalive time.Duration
 }
+
+// Option configures the stage.
+type Option func(*Translate)
+
+// Keepalive makes a stream that has had nothing to send for d write a
+// ": keepalive" comment (after the headers: a stream still waiting for its
+// first token starts then), so load balancers with an idle timeout keep
+// it. 0 disables.
+func Keepalive(d time.Duration) Option { return func(t *Translate) { t.keepalive = d } }
 
 // runnerEvent is the run's stream event.
 type runnerEvent = runner.Event
@@ -39,11 +51,15 @@ var _ filters.Stage = (*Translate)(nil)
 
 // New builds the stage around a loaded plugin that exports map_result.
 // window batches streamed text for a plugin that exports map_stream.
-func New(p *runtime.Plugin, window time.Duration) (*Translate, error) {
+func New(p *runtime.Plugin, window time.Duration, opts ...Option) (*Translate, error) {
 	if !p.Has(runtime.MapResult) {
 		return nil, fmt.Errorf("translate: plugin %s does not export map_result", p.Name())
 	}
-	return &Translate{plugin: p, window: window}, nil
+	t := &Translate{plugin: p, window: window}
+	for _, o := range opts {
+		o(t)
+	}
+	return t, nil
 }
 
 // Name implements filters.Stage.
@@ -57,12 +73,14 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 	ids := newReplyIDs(x.Run.Run())
 	var err error
 	switch {
+	case x.Run.Background():
+		err = t.background(ctx, x, ids)
 	case !x.Stream:
 		err = t.whole(ctx, x, ids)
 	case x.Endpoint == filters.ChatCompletions:
 		err = t.chatStream(ctx, x, ids)
 	default:
-		err = t.responseStream(ctx, x, ids)
+		err = t.recordedStream(ctx, x, ids)
 	}
 	if err != nil {
 		return err
@@ -72,23 +90,34 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 
 // whole answers a non-streaming request with one body.
 func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	for range x.Run.Events() { // drained only if the runner sent any
-	}
-	res, err := x.Run.Wait()
+	body, err := t.complete(ctx, x, ids)
 	if err != nil {
-		return err
-	}
-	body, err := t.mapResult(ctx, x, ids, &res)
-	if err != nil {
-		return err
-	}
-	if err := x.Run.Finish(&res, nil); err != nil {
 		return err
 	}
 	if err := x.Reply.JSON(http.StatusOK, body); err != nil {
 		return &filters.ClientGoneError{Err: err}
 	}
 	return nil
+}
+
+// complete waits for the agent, maps its result and records the outcome
+// (with the mapped object, for a stored response).
+func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids replyIDs) ([]byte, error) {
+	for range x.Run.Events() { // drained only if the runner sent any
+	}
+	res, err := x.Run.Wait()
+	if err != nil {
+		return nil, err
+	}
+	body, err := t.mapResult(ctx, x, ids, &res)
+	if err != nil {
+		return nil, err
+	}
+	x.Run.SetObject(body)
+	if err := x.Run.Finish(&res, nil); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // mapResult calls the plugin's map_result and checks that what comes back
@@ -111,6 +140,7 @@ func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids repl
 type replyIDs struct {
 	completion, response, message string
 	created                       int64
+	session, run                  string
 }
 
 func newReplyIDs(r runner.Run) replyIDs {
@@ -120,7 +150,7 @@ func newReplyIDs(r runner.Run) replyIDs {
 		created = time.Now().Unix()
 	}
 	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
-		message: "msg_" + suffix, created: created}
+		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
 }
 
 // resultEnvelope appends the map_result input (plugins/ABI.md). res is nil
@@ -138,6 +168,10 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 	dst = compat.AppendJSONString(dst, ids.message)
 	dst = append(dst, `,"created":`...)
 	dst = appendInt(dst, ids.created)
+	dst = append(dst, `,"session_id":`...)
+	dst = compat.AppendJSONString(dst, ids.session)
+	dst = append(dst, `,"run_id":`...)
+	dst = compat.AppendJSONString(dst, ids.run)
 	dst = append(dst, `,"model":"`+model.ID+`","status":`...)
 	dst = compat.AppendJSONString(dst, status)
 	dst = append(dst, `,"result":`...)
@@ -166,4 +200,13 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 		dst = append(dst, x.Echo...)
 	}
 	return append(dst, '}')
+}
+
+// ResponseObject builds the Response object of a stored response that has
+// no final object (yet): still running, or ended without one. It is mapped
+// natively, like the in-progress object of response.created; res carries
+// the output of a completed run, nil otherwise.
+func ResponseObject(r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
+	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
+	return compat.MapResult(resultEnvelope(nil, x, newReplyIDs(r), status, res))
 }

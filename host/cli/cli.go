@@ -57,15 +57,18 @@ func usage(w io.Writer) {
 
 commands:
   serve         serve the three endpoints and the native run API
-                (--config FILE, --listen ADDR)
+                (--config FILE, --listen ADDR; --xds ADDR --node ID with
+                --xds-ca/--xds-cert/--xds-key, or --xds-insecure)
   runs          print recent runs as a table (--config FILE | --db PATH,
                 --limit N, --tenant T, --status S)
   token new     generate a token and print it with its hash
   token hash    print the configuration hash of a token (argument or stdin)
   config check  load and validate a configuration file (--config FILE)
   xds           the xDS control plane for Envoy and hosts (--config GATEWAY,
-                --listen ADDR, --http ADDR, --plugins DIR, --plugins-url URL)
-  xds bootstrap write an Envoy bootstrap for it (--xds ADDR, --node ID, -o FILE)
+                --tls-cert/--tls-key/--client-ca or --insecure, --listen ADDR,
+                --http ADDR, --plugins DIR, --plugins-url URL)
+  xds bootstrap write an Envoy bootstrap for it (--xds ADDR, --node ID,
+                --ca/--cert/--key or --insecure, -o FILE)
   plugin check FILE
                 load a plugin, run its self-test and sample requests through it
   plugin list   each stage's plugin on a running server (--admin ADDR)
@@ -74,6 +77,11 @@ commands:
                 (a .wasm file, or the sha256 of one it already stored);
                 STAGE is ENDPOINT/STAGE (chat.completions/translate) or a bare
                 stage (map-request, translate) for both endpoints
-                (--admin ADDR; token from RUNEDGE_ADMIN_TOKEN or SERVICE_TOKEN)
+                (--admin ADDR; token from RUNEDGE_ADMIN_TOKEN or SERVICE_TOKEN;
+                --sig FILE, default FILE.sig when it exists)
+  plugin keygen -o KEY
+                make an ed25519 signing key; prints the plugins.trusted_keys line
+  plugin sign --key KEY FILE
+                write FILE.sig, the plugin's signature
 `)
 }

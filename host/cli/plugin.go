@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/server"
 )
 
 // digestRE matches a stored plugin's sha256, which swap accepts in place of
@@ -32,14 +34,20 @@ func plugin(ctx context.Context, args []string, env Env) error {
 		return pluginList(ctx, args[1:], env)
 	case "swap":
 		return pluginSwap(ctx, args[1:], env)
+	case "keygen":
+		return pluginKeygen(args[1:], env)
+	case "sign":
+		return pluginSign(args[1:], env)
 	}
-	return fmt.Errorf("unknown subcommand %q (want check, list or swap)", args[0])
+	return fmt.Errorf("unknown subcommand %q (want check, list, swap, keygen or sign)", args[0])
 }
 
 // adminFlags are the flags of the commands that talk to a running server.
 type adminFlags struct {
 	addr  *string
 	token *string
+	// signature, when set, goes with a swap (server.SignatureHeader).
+	signature string
 }
 
 func newAdminFlags(fs *flag.FlagSet, env Env) adminFlags {
@@ -62,6 +70,9 @@ func (a adminFlags) do(ctx context.Context, method, path, contentType string, bo
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+*a.token)
+	if a.signature != "" {
+		req.Header.Set(server.SignatureHeader, a.signature)
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -125,6 +136,7 @@ func pluginSwap(ctx context.Context, args []string, env Env) error {
 	fs := flag.NewFlagSet("plugin swap", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	a := newAdminFlags(fs, env)
+	sigFile := fs.String("sig", "", "the plugin's signature file, for a server with plugins.trusted_keys (default FILE.sig when it exists)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -139,6 +151,18 @@ func pluginSwap(ctx context.Context, args []string, env Env) error {
 			return err
 		}
 		body, contentType = wasm, "application/wasm"
+		if *sigFile == "" {
+			if _, err := os.Stat(file + ".sig"); err == nil {
+				*sigFile = file + ".sig"
+			}
+		}
+	}
+	if *sigFile != "" {
+		sig, err := os.ReadFile(*sigFile)
+		if err != nil {
+			return err
+		}
+		a.signature = strings.TrimSpace(string(sig))
 	}
 	var out struct{ Data []pluginEntry }
 	if err := a.do(ctx, http.MethodPut, "/admin/v1/plugins/"+stage, contentType, body, &out); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/runedge/runedge/envoy/ecds"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/server"
+	"github.com/runedge/runedge/plugins/signature"
 )
 
 // xdsClient is how `runedge serve --xds` reaches its control plane.
@@ -56,6 +57,10 @@ func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watch
 		if _, err := ecds.ParseOrigin(o); err != nil {
 			return nil, fmt.Errorf("plugins.origins: %w", err)
 		}
+	}
+	var err error
+	if sub.TrustedKeys, err = signature.ParseKeys(cfg.Plugins.TrustedKeys); err != nil {
+		return nil, fmt.Errorf("plugins.trusted_keys%w", err)
 	}
 	return func(ctx context.Context, srv *server.Server) error {
 		return sub.Run(ctx, func(ctx context.Context, chains map[string]ecds.ChainRef) error {

@@ -148,6 +148,11 @@ type Plugins struct {
 	// plugins from, besides the control plane's own plugin server. Any
 	// other URL is refused without a request. Read at start.
 	Origins []string `yaml:"origins"`
+	// TrustedKeys, when set, are the ed25519 keys ("ed25519:<base64>",
+	// plugins/signature) a plugin arriving by the admin API or a control
+	// plane must be signed with; anything else is refused before it is
+	// loaded. The chains of this file are the operator's and not checked.
+	TrustedKeys []string `yaml:"trusted_keys"`
 }
 
 // Admin is the operator listener: plugin swap and list, /metrics. Only

@@ -64,6 +64,7 @@ func TestParseRefusesNamingTheField(t *testing.T) {
 		{"provider: {kind: magic}", "provider.kind"},
 		{"chains: {embeddings: {map_request: x.wasm}}", "chains.embeddings"},
 		{"plugins: {origins: [\"https://ok.example/p\", \"http://169.254.169.254\"]}", "plugins.origins[1]"},
+		{"plugins: {trusted_keys: [\"ed25519:AAAA\"]}", "plugins.trusted_keys[0]"},
 		{"listne: 127.0.0.1:1", "listne"},
 	} {
 		_, err := Parse([]byte(tc.doc))

@@ -26,7 +26,7 @@ const (
 	// took up to 1.1 s end to end on a 2-core machine at load average 24
 	// (RATIONALE.md, "Plugin budget and input size").
 	DefaultCallTimeoutPerMiB = 2 * time.Second
-	DefaultCommitWindow      = 100 * time.Microsecond
+	DefaultCommitWindow      = 0 // see runner/store/sqlite.DefaultCommitWindow
 	DefaultCommitBatch       = 128
 )
 
@@ -77,9 +77,6 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Store.Path == "" {
 		c.Store.Path = DefaultStorePath
-	}
-	if c.Store.CommitWindow == (Duration{}) {
-		c.Store.CommitWindow = Dur(DefaultCommitWindow)
 	}
 	if c.Store.CommitBatch == 0 {
 		c.Store.CommitBatch = DefaultCommitBatch

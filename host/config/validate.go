@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+
+	"github.com/runedge/runedge/plugins/signature"
 )
 
 var (
@@ -96,6 +98,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Plugins.PoolSize < 0 {
 		bad("plugins.pool_size", "must not be negative")
+	}
+	for i, k := range c.Plugins.TrustedKeys {
+		if _, err := signature.ParseKey(k); err != nil {
+			bad(fmt.Sprintf("plugins.trusted_keys[%d]", i), "%v", err)
+		}
 	}
 	c.validateObservability(bad)
 	for i, o := range c.Plugins.Origins {

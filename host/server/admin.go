@@ -167,6 +167,9 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 	if bytes.HasPrefix(x.Body, []byte("\x00asm")) {
 		sum := sha256.Sum256(x.Body)
 		digest = hex.EncodeToString(sum[:])
+		if err := s.checkSignature(x, digest); err != nil {
+			return err
+		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
@@ -181,6 +184,9 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 			return apierr.InvalidBody("sha256", "send the plugin's .wasm bytes, or {\"sha256\":\"<64 hex digits>\"} of a stored plugin")
 		}
 		digest = req.SHA256
+		if err := s.checkSignature(x, digest); err != nil {
+			return err
+		}
 	}
 	path := filepath.Join(dir, digest+".wasm")
 	if _, err := os.Stat(path); err != nil {

@@ -73,6 +73,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
 		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
+		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -94,6 +95,11 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[getRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
 	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
 		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
+	g.native[runEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
+	g.native[getResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.getResponse))
+	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
+	g.native[cancelResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelResponse))
+	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
 	return g, nil
 }
 

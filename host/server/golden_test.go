@@ -13,7 +13,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 var (
-	idRE   = regexp.MustCompile(`\b(chatcmpl-|resp_|msg_|run_|thread_|sess_)[A-Za-z0-9]+`)
+	idRE   = regexp.MustCompile(`\b(chatcmpl-|resp_|msg_|fc_|run_|thread_|sess_)[A-Za-z0-9]+`)
 	timeRE = regexp.MustCompile(`"(created|created_at|completed_at|started_at|ended_at)":\s?\d+`)
 )
 

@@ -19,6 +19,11 @@ const (
 	listRuns nativeOp = iota
 	getRun
 	cancelRun
+	runEvents
+	getResponse
+	deleteResponse
+	cancelResponse
+	listInputItems
 )
 
 // scope is what the caller may see: its own tenant, or all with an admin
@@ -59,7 +64,61 @@ func (s *Server) getRun(ctx context.Context, x *filters.Exchange) error {
 	if err != nil {
 		return runError(err, x.Request.PathValue("id"))
 	}
-	return writeJSON(x, r)
+	return writeJSON(x, runView(r))
+}
+
+// runWithIO is the run object with what the run was given and what it
+// answered: the native input and output, left out for a run of
+// store:false or a deleted response, which keep neither.
+type runWithIO struct {
+	runner.Run
+	Input  []runner.Message `json:"input,omitempty"`
+	Output *string          `json:"output,omitempty"`
+}
+
+func runView(r runner.Run) runWithIO {
+	v := runWithIO{Run: r}
+	var req runner.Request
+	if len(r.Request) == 0 || json.Unmarshal(r.Request, &req) != nil || req.NoStore {
+		return v
+	}
+	v.Input = req.Input
+	if r.Status.Terminal() {
+		out := r.Output
+		v.Output = &out
+	}
+	return v
+}
+
+// runEventsOp answers GET /runner/v1/runs/{id}/events: the run's stream
+// events as SSE with ids (their sequence numbers), live while it runs,
+// resumable with Last-Event-ID.
+func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
+	r, err := s.runs.Get(ctx, scope(x), x.Request.PathValue("id"))
+	if err != nil {
+		return runError(err, x.Request.PathValue("id"))
+	}
+	after := -1
+	if v := x.Request.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return apierr.InvalidHeader("Last-Event-ID", "Last-Event-ID must be an event id from this stream")
+		}
+		after = n
+	}
+	if live := s.runs.LiveEvents(r.ID); live != nil {
+		return filters.FollowEvents(ctx, x.Reply, live, after, true)
+	}
+	var evs []runner.StoredEvent
+	if h := s.runs.History(); h != nil {
+		if evs, err = h.Events(ctx, r.ID, after); err != nil {
+			return err
+		}
+	}
+	if err := x.Reply.StartStream(); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return filters.WriteEvents(x.Reply, evs, true)
 }
 
 func (s *Server) cancelRun(ctx context.Context, x *filters.Exchange) error {

@@ -19,6 +19,11 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/runner/v1/runs", methods{http.MethodGet: s.nativeChain(listRuns)})
 	mux.Handle("/runner/v1/runs/{id}", methods{http.MethodGet: s.nativeChain(getRun)})
 	mux.Handle("/runner/v1/runs/{id}/cancel", methods{http.MethodPost: s.nativeChain(cancelRun)})
+	mux.Handle("/runner/v1/runs/{id}/events", methods{http.MethodGet: s.nativeChain(runEvents)})
+	mux.Handle("/v1/responses/{id}", methods{http.MethodGet: s.responsesOp(getResponse),
+		http.MethodDelete: s.responsesOp(deleteResponse)})
+	mux.Handle("/v1/responses/{id}/input_items", methods{http.MethodGet: s.responsesOp(listInputItems)})
+	mux.Handle("/v1/responses/{id}/cancel", methods{http.MethodPost: s.responsesOp(cancelResponse)})
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
@@ -63,11 +68,26 @@ func (s *Server) nativeChain(op nativeOp) http.HandlerFunc {
 	}
 }
 
+// responsesOp serves an operation on stored responses (GET, DELETE,
+// input_items, cancel); errors render as on /v1/responses.
+func (s *Server) responsesOp(op nativeOp) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := s.acquire()
+		defer s.release(g)
+		s.serve(w, r, filters.Responses, g, g.native[op])
+	}
+}
+
 // serve runs h for one request. The body is read by the chain's body
 // stage, after auth (filters/body).
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
 	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
 	x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
+	// A background run keeps the generation (its plugins) until it ends.
+	x.Hold = func() func() {
+		g.active.Add(1)
+		return func() { s.release(g) }
+	}
 	if err := h.Handle(r.Context(), x); err != nil {
 		s.fail(x, err)
 	}

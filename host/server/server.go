@@ -68,7 +68,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		return nil, err
 	}
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
-		Store: instrumentStore(s.store, s.metrics), Agent: agent, Logger: log, Observer: s.metrics,
+		Store: instrumentStore(s.store, s.metrics), History: historyOf(s.store), Agent: agent, Logger: log, Observer: s.metrics,
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,

@@ -56,3 +56,10 @@ func (t *timedStore) Transition(ctx context.Context, id string, tr runner.Transi
 	t.observe("finish", start)
 	return err
 }
+
+// historyOf returns the store's response history, which the timing wrapper
+// does not carry; nil if the store keeps none.
+func historyOf(st runner.Store) runner.HistoryStore {
+	h, _ := st.(runner.HistoryStore)
+	return h
+}

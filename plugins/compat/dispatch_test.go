@@ -19,7 +19,7 @@ func TestHostFaultsArePlainErrors(t *testing.T) {
 		{"result without id", MapResult, `{"endpoint":"chat.completions","created":1,"model":"service","status":"completed"}`},
 		{"result without model", MapResult, `{"endpoint":"responses","id":"r","created":1,"status":"completed","message_id":"m"}`},
 		{"result without created", MapResult, `{"endpoint":"chat.completions","id":"c","model":"service"}`},
-		{"response with unknown status", MapResult, `{"endpoint":"responses","id":"r","message_id":"m","created":1,"model":"service","status":"queued"}`},
+		{"response with unknown status", MapResult, `{"endpoint":"responses","id":"r","message_id":"m","created":1,"model":"service","status":"bogus"}`},
 		{"completed response without message id", MapResult, `{"endpoint":"responses","id":"r","created":1,"model":"service","status":"completed"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

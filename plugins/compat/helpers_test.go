@@ -46,13 +46,23 @@ func mapOK(t *testing.T, endpoint, body string) (request, echo string) {
 // returns the error.
 func mapInvalid(t *testing.T, endpoint, body string) *InputError {
 	t.Helper()
+	ie := mapRefused(t, endpoint, body)
+	if ie.Code != CodeInvalidBody && ie.Code != CodeUnsupportedParameter {
+		t.Fatalf("InputError needs code invalid_body or unsupported_parameter: %+v", ie)
+	}
+	return ie
+}
+
+// mapRefused maps body and returns the InputError it must fail with.
+func mapRefused(t *testing.T, endpoint, body string) *InputError {
+	t.Helper()
 	out, err := MapRequest(envelope(endpoint, body))
 	var ie *InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("want *InputError, got %v (output %s)", err, out)
 	}
-	if (ie.Code != CodeInvalidBody && ie.Code != CodeUnsupportedParameter) || ie.Message == "" {
-		t.Fatalf("InputError needs code invalid_body or unsupported_parameter and a message: %+v", ie)
+	if ie.Code == "" || ie.Message == "" {
+		t.Fatalf("InputError needs a code and a message: %+v", ie)
 	}
 	return ie
 }

@@ -13,7 +13,10 @@ type native struct {
 	format       outputFormat
 	stream       bool
 	maxOutput    int64 // 0 when the client set no limit
-	tools        toolOptions
+	// The Responses API's stateful settings (runner.Request).
+	previousResponseID  value // a string, or absent
+	noStore, background bool
+	tools               toolOptions
 }
 
 // appendOptions appends the optional native fields, leaving out empty ones as
@@ -40,6 +43,17 @@ func (n *native) appendOptions(dst []byte) []byte {
 	if n.maxOutput > 0 {
 		dst = append(dst, `,"max_output_tokens":`...)
 		dst = strconv.AppendInt(dst, n.maxOutput, 10)
+	}
+	if n.previousResponseID.isString() {
+		dst = append(dst, `,"previous_response_id":"`...)
+		dst = appendStringValue(dst, n.previousResponseID)
+		dst = append(dst, '"')
+	}
+	if n.noStore {
+		dst = append(dst, `,"no_store":true`...)
+	}
+	if n.background {
+		dst = append(dst, `,"background":true`...)
 	}
 	dst = n.tools.appendTo(dst)
 	return append(dst, '}')

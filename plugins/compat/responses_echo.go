@@ -8,7 +8,7 @@ import "strconv"
 type responsesEcho struct {
 	metadata, temperature, topP, toolChoice, tools value
 	parallelToolCalls, store, truncation, user     value
-	previousResponseID                             value
+	previousResponseID, background                 value
 }
 
 // collect keeps member k if it is an echoed setting.
@@ -34,7 +34,31 @@ func (e *responsesEcho) collect(k, v value) {
 		e.user = v
 	case k.is("previous_response_id"):
 		e.previousResponseID = v
+	case k.is("background"):
+		e.background = v
 	}
+}
+
+// readState fills the native request's stateful settings: store defaults
+// to true, and a background response must be stored (its result is
+// fetched later).
+func (e *responsesEcho) readState(n *native) error {
+	store := true
+	if !e.store.isNull() {
+		store, _ = e.store.bool() // check() refused non-booleans
+	}
+	bg, err := optBool(e.background, "background")
+	if err != nil {
+		return err
+	}
+	if bg && !store {
+		return invalid("background", "background responses must be stored: background requires store to be true")
+	}
+	if e.previousResponseID.isString() && e.previousResponseID == `""` {
+		return invalid("previous_response_id", "previous_response_id must not be empty")
+	}
+	n.previousResponseID, n.noStore, n.background = e.previousResponseID, !store, bg
+	return nil
 }
 
 // check refuses values of the wrong type: echoed as they are, they would
@@ -106,6 +130,8 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = appendOptString(dst, e.user)
 	dst = append(dst, `,"previous_response_id":`...)
 	dst = appendOptString(dst, e.previousResponseID)
+	dst = append(dst, `,"background":`...)
+	dst = appendOr(dst, e.background, `false`)
 	return append(dst, '}')
 }
 

@@ -1,10 +1,42 @@
 package compat
 
+import "strconv"
+
 // responsesBody holds the responses fields the mapping reads or echoes,
 // gathered in one pass over the body.
 type responsesBody struct {
 	input, instructions, text, maxOutputTokens, stream value
-	echoed                                             responsesEcho
+	// refused holds the first meaning-changing field that is not
+	// supported, with its name.
+	refused, refusedName value
+	echoed               responsesEcho
+}
+
+// unsupportedFields change what the request means and are not
+// implemented: they are refused (400 unsupported_parameter), never
+// dropped. The README lists them beside the fields that are safely
+// ignored.
+func (b *responsesBody) refuse(k, v value) {
+	if b.refused != "" {
+		return
+	}
+	switch {
+	case k.is("conversation"), k.is("prompt"):
+		if v.isNull() {
+			return
+		}
+	case k.is("n"):
+		if f, ok := v.num(); v.isNull() || (ok && f == 1) {
+			return
+		}
+	case k.is("top_logprobs"):
+		if f, ok := v.num(); v.isNull() || (ok && f == 0) {
+			return
+		}
+	default:
+		return
+	}
+	b.refused, b.refusedName = v, k
 }
 
 // mapResponsesRequest maps a responses body to the native request and the
@@ -25,16 +57,24 @@ func mapResponsesRequest(body value) ([]byte, error) {
 		case k.is("stream"):
 			b.stream = v
 		default:
+			b.refuse(k, v)
 			e.collect(k, v)
 		}
 		return true
 	})
 
+	if b.refused != "" {
+		name := b.refusedName.str()
+		return nil, unsupported(name, name+" is not supported by this service")
+	}
 	var n native
 	if err := b.readOptions(&n); err != nil {
 		return nil, err
 	}
 	if err := e.check(); err != nil {
+		return nil, err
+	}
+	if err := e.readState(&n); err != nil {
 		return nil, err
 	}
 	var err error
@@ -106,7 +146,10 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 }
 
 // appendInputItem appends input item i: a message, a function_call (the
-// model's call, replayed), or a function_call_output (its result).
+// model's call, replayed), a function_call_output (its result), or an
+// item_reference to a stored item, which becomes a native message
+// {"ref":"<id>","ref_index":i} that the runner resolves from the tenant's
+// stored items before the agent starts.
 // Consecutive function_call items become one native assistant message with
 // several tool_calls, as a model that calls in parallel produced them;
 // inCalls says whether such a message is open (and stays open, returned
@@ -116,7 +159,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 	if !item.isObject() {
 		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content, callID, name, args, output value
+	var typ, role, content, callID, name, args, output, id value
 	item.members(func(k, v value) bool {
 		switch {
 		case k.is("type"):
@@ -133,6 +176,8 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			args = v
 		case k.is("output"):
 			output = v
+		case k.is("id"):
+			id = v
 		}
 		return true
 	})
@@ -159,8 +204,18 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 		dst, err := appendCallOutput(dst, callID, output, where)
 		return dst, false, err
 	}
+	if typ.is("item_reference") {
+		if !id.isString() || id == `""` {
+			return dst, false, invalid(where+".id", "an item_reference needs the string id of a stored item")
+		}
+		dst = append(dst, `{"role":"","content":"","ref":"`...)
+		dst = appendStringValue(dst, id)
+		dst = append(dst, `","ref_index":`...)
+		dst = strconv.AppendInt(dst, int64(i), 10)
+		return append(dst, '}'), false, nil
+	}
 	if !typ.isNull() && !typ.is("message") {
-		return dst, false, invalid(where+".type", "only message, function_call and function_call_output input items are supported")
+		return dst, false, invalid(where+".type", "only message, item_reference, function_call and function_call_output input items are supported")
 	}
 	dst, err := appendInputMessage(dst, role, content, i)
 	return dst, false, err

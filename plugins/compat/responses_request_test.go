@@ -1,11 +1,14 @@
 package compat
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // defaultEcho is the echo of a body that sets none of the echoed settings.
 const defaultEcho = `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
 	"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,"store":true,
-	"truncation":"disabled","user":null,"previous_response_id":null}`
+	"truncation":"disabled","user":null,"previous_response_id":null,"background":false}`
 
 func TestMapResponsesRequest(t *testing.T) {
 	for _, c := range []struct{ name, body, request, echo string }{
@@ -44,7 +47,7 @@ func TestMapResponsesRequest(t *testing.T) {
 			request: `{"input":[{"role":"user","content":"x"}]}`,
 			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
 				"text":{"format":{"type":"text"},"verbosity":"low"},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
-				"store":true,"truncation":"disabled","user":null,"previous_response_id":null}`,
+				"store":true,"truncation":"disabled","user":null,"previous_response_id":null,"background":false}`,
 		},
 		{
 			name: "json_schema format",
@@ -55,7 +58,7 @@ func TestMapResponsesRequest(t *testing.T) {
 			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
 				"text":{"format":{"type":"json_schema","name":"answer","strict":true,"schema":{"type":"object","properties":{"a":{"type":"integer"}},
 				"required":["a"],"additionalProperties":false}}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
-				"store":true,"truncation":"disabled","user":null,"previous_response_id":null}`,
+				"store":true,"truncation":"disabled","user":null,"previous_response_id":null,"background":false}`,
 		},
 		{
 			name:    "json_object format",
@@ -63,7 +66,7 @@ func TestMapResponsesRequest(t *testing.T) {
 			request: `{"input":[{"role":"user","content":"x"}],"json_object":true}`,
 			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
 				"text":{"format":{"type":"json_object"}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
-				"store":true,"truncation":"disabled","user":null,"previous_response_id":null}`,
+				"store":true,"truncation":"disabled","user":null,"previous_response_id":null,"background":false}`,
 		},
 		{
 			name: "settings are echoed as sent",
@@ -71,10 +74,21 @@ func TestMapResponsesRequest(t *testing.T) {
 				"metadata":{"k":"v"},"temperature":0.2,"top_p":0.9,"tool_choice":"none","tools":[],"parallel_tool_calls":false,
 				"store":false,"truncation":"auto","user":"user-1","previous_response_id":"resp_prev","reasoning":{"effort":"low"},"include":[]}`,
 			request: `{"input":[{"role":"user","content":"x"}],"instructions":"Answer in \"French\".","stream":true,"max_output_tokens":200,
-				"tool_choice":"none","parallel_tool_calls":false}`,
+				"previous_response_id":"resp_prev","no_store":true,"tool_choice":"none","parallel_tool_calls":false}`,
 			echo: `{"instructions":"Answer in \"French\".","metadata":{"k":"v"},"temperature":0.2,"top_p":0.9,"max_output_tokens":200,
 				"text":{"format":{"type":"text"}},"tool_choice":"none","tools":[],"parallel_tool_calls":false,"store":false,
-				"truncation":"auto","user":"user-1","previous_response_id":"resp_prev"}`,
+				"truncation":"auto","user":"user-1","previous_response_id":"resp_prev","background":false}`,
+		},
+		{
+			name: "item_reference and a replayed assistant item, as the Vercel AI SDK sends a second turn",
+			body: `{"model":"service","input":[{"role":"user","content":[{"type":"input_text","text":"Hi"}]},
+				{"type":"item_reference","id":"msg_abc"},{"role":"user","content":"again"}],
+				"background":true,"previous_response_id":"resp_1","prompt_cache_key":"k","safety_identifier":"s",
+				"service_tier":"auto","include":["unknown.value"],"n":1}`,
+			request: `{"input":[{"role":"user","content":"Hi"},{"role":"","content":"","ref":"msg_abc","ref_index":1},{"role":"user","content":"again"}],
+				"previous_response_id":"resp_1","background":true}`,
+			echo: strings.Replace(strings.Replace(defaultEcho, `"background":false`, `"background":true`, 1),
+				`"previous_response_id":null`, `"previous_response_id":"resp_1"`, 1),
 		},
 		{
 			name: "nulls take the defaults",
@@ -97,13 +111,36 @@ func TestMapResponsesRequest(t *testing.T) {
 	}
 }
 
+// Fields that change meaning and are not supported are refused by name.
+func TestMapResponsesRequestUnsupported(t *testing.T) {
+	for _, c := range []struct{ name, body, param string }{
+		{"conversation", `{"model":"service","input":"x","conversation":"conv_1"}`, "conversation"},
+		{"conversation with previous_response_id", `{"model":"service","input":"x","conversation":{"id":"conv_1"},"previous_response_id":"resp_1"}`, "conversation"},
+		{"prompt template", `{"model":"service","input":"x","prompt":{"id":"pmpt_1"}}`, "prompt"},
+		{"n above 1", `{"model":"service","input":"x","n":2}`, "n"},
+		{"top_logprobs", `{"model":"service","input":"x","top_logprobs":3}`, "top_logprobs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := mapRefused(t, EndpointResponses, c.body)
+			if got.Param != c.param || got.Code != CodeUnsupportedParameter {
+				t.Errorf("got param %q code %q, want %q unsupported_parameter", got.Param, got.Code, c.param)
+			}
+		})
+	}
+}
+
 func TestMapResponsesRequestInvalid(t *testing.T) {
 	for _, c := range []struct{ name, body, param string }{
 		{"input missing", `{"model":"service"}`, "input"},
 		{"input a number", `{"model":"service","input":1}`, "input"},
 		{"input empty", `{"model":"service","input":[]}`, "input"},
 		{"item not an object", `{"model":"service","input":["hi"]}`, "input[0]"},
-		{"item reference", `{"model":"service","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0].type"},
+		{"item reference without id", `{"model":"service","input":[{"type":"item_reference"}]}`, "input[0].id"},
+		{"item reference with a numeric id", `{"model":"service","input":[{"type":"item_reference","id":7}]}`, "input[0].id"},
+		{"item reference with an empty id", `{"model":"service","input":[{"type":"item_reference","id":""}]}`, "input[0].id"},
+		{"background without store", `{"model":"service","input":"x","background":true,"store":false}`, "background"},
+		{"background a string", `{"model":"service","input":"x","background":"yes"}`, "background"},
+		{"previous_response_id empty", `{"model":"service","input":"x","previous_response_id":""}`, "previous_response_id"},
 		{"role missing", `{"model":"service","input":[{"content":"x"}]}`, "input[0].role"},
 		{"role tool", `{"model":"service","input":[{"role":"tool","content":"x"}]}`, "input[0].role"},
 		{"content missing", `{"model":"service","input":[{"role":"user"}]}`, "input[0].content"},

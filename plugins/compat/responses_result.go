@@ -7,7 +7,7 @@ import "errors"
 type responseEcho struct {
 	instructions, metadata, temperature, topP, maxOutputTokens value
 	text, toolChoice, tools, parallelToolCalls, store          value
-	truncation, user, previousResponseID                       value
+	truncation, user, previousResponseID, background           value
 }
 
 func readResponseEcho(echo value) responseEcho {
@@ -15,7 +15,7 @@ func readResponseEcho(echo value) responseEcho {
 		instructions: "null", metadata: "{}", temperature: "1", topP: "1",
 		maxOutputTokens: "null", text: `{"format":{"type":"text"}}`, toolChoice: `"auto"`,
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
-		user: "null", previousResponseID: "null",
+		user: "null", previousResponseID: "null", background: "false",
 	}
 	echo.members(func(k, v value) bool {
 		switch {
@@ -45,6 +45,8 @@ func readResponseEcho(echo value) responseEcho {
 			e.user = v
 		case k.is("previous_response_id"):
 			e.previousResponseID = v
+		case k.is("background"):
+			e.background = v
 		}
 		return true
 	})
@@ -60,8 +62,10 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	}
 	var status string
 	switch {
-	case r.status.is("in_progress"):
-		status = "in_progress"
+	case r.status.is("in_progress"), r.status.is("queued"), r.status.is("cancelled"), r.status.is("failed"):
+		// A response without output: still running, or ended without one
+		// (the host rebuilds these from the run when it is read back).
+		status = r.status.str()
 	case r.status.is("completed"):
 		status = "completed"
 		if r.finish().is("length") {
@@ -95,20 +99,33 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"model":`...)
 	out = appendString(out, r.model)
 	out = append(out, `,"output":[`...)
-	if status != "in_progress" {
+	hasOutput := status == "completed" || status == "incomplete"
+	if hasOutput {
 		// A message when the model said something (or called nothing),
 		// then its function calls.
 		message := !r.hasCalls() || (r.text.isString() && r.text != `""`)
 		if message {
 			out = append(out, outputItemHead...)
 			out = appendString(out, r.messageID)
-			out = append(out, outputItemCompleted...)
+			if status == "incomplete" {
+				out = append(out, outputItemIncomplete...)
+			} else {
+				out = append(out, outputItemCompleted...)
+			}
 			out = r.appendText(out)
 			out = append(out, outputTextTail...)
 		}
 		out = r.appendFunctionCallItems(out, message)
 	}
-	out = append(out, `],"parallel_tool_calls":`...)
+	// output_text is the text of the message items, which clients that
+	// read the wire (and the service's contract) rely on.
+	out = append(out, `],"output_text":`...)
+	if hasOutput {
+		out = r.appendText(out)
+	} else {
+		out = append(out, `""`...)
+	}
+	out = append(out, `,"parallel_tool_calls":`...)
 	out = append(out, e.parallelToolCalls...)
 	out = append(out, `,"previous_response_id":`...)
 	out = append(out, e.previousResponseID...)
@@ -126,8 +143,10 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, e.topP...)
 	out = append(out, `,"truncation":`...)
 	out = append(out, e.truncation...)
+	out = append(out, `,"background":`...)
+	out = append(out, e.background...)
 	out = append(out, `,"usage":`...)
-	if status == "in_progress" {
+	if !hasOutput {
 		out = append(out, `null`...)
 	} else {
 		out = appendResponseUsage(out, r.readUsage())
@@ -135,8 +154,29 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"user":`...)
 	out = append(out, e.user...)
 	out = append(out, `,"metadata":`...)
-	out = append(out, e.metadata...)
+	out = r.appendMetadata(out, e.metadata)
 	// access_programs is required by the current schema; null means no
 	// special access program applied, which is always true here.
 	return append(out, `,"access_programs":null}`...), nil
+}
+
+// appendMetadata appends the caller's metadata with the service's own key,
+// service = {"session_id","run_id"}, first: the contract puts the run
+// headers there, and a caller's key of the same name cannot replace it.
+func (r *resultInput) appendMetadata(dst []byte, metadata value) []byte {
+	dst = append(dst, `{"service":{"session_id":`...)
+	dst = appendString(dst, r.sessionID)
+	dst = append(dst, `,"run_id":`...)
+	dst = appendString(dst, r.runID)
+	dst = append(dst, '}')
+	metadata.members(func(k, v value) bool {
+		if !k.is("service") {
+			dst = append(dst, ',')
+			dst = append(dst, k...)
+			dst = append(dst, ':')
+			dst = appendCompact(dst, string(v))
+		}
+		return true
+	})
+	return append(dst, '}')
 }

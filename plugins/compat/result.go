@@ -9,6 +9,7 @@ import (
 type resultInput struct {
 	endpoint, id, messageID, created, model, status value
 	text, finishReason, usage, echo                 value
+	sessionID, runID                                value
 	toolCalls                                       value
 }
 
@@ -29,6 +30,10 @@ func (r *resultInput) collect(k, v value) bool {
 		r.status = v
 	case k.is("echo"):
 		r.echo = v
+	case k.is("session_id"):
+		r.sessionID = v
+	case k.is("run_id"):
+		r.runID = v
 	case k.is("result"):
 		v.members(func(k, v value) bool {
 			switch {

@@ -40,7 +40,7 @@ func checkKeys(t *testing.T, what string, v any, known ...string) {
 		switch raw := field.Raw(); {
 		case raw == "" && required:
 			t.Errorf("%s: required key %q is missing", what, name)
-		case raw != "" && raw != "null" && !field.Valid():
+		case raw != "" && raw != "null" && !field.Valid() && !slices.Contains(known, name):
 			t.Errorf("%s: key %q = %s does not decode as %s", what, name, raw, f.Type)
 		}
 	}
@@ -115,7 +115,11 @@ func checkResponse(t *testing.T, r responses.Response) {
 	t.Helper()
 	// The API returns store on every Response although its published
 	// schema (and so the SDK) leaves it out; clients that log it expect it.
-	checkKeys(t, "response", r, "store")
+	// output_text and metadata.service are the service's contract
+	// (DESIGN.md "Wire fidelity"): the SDK computes the first and types
+	// metadata as strings only, so the second is checked by hand.
+	checkKeys(t, "response", r, "store", "output_text", "background", "metadata")
+	checkServiceMetadata(t, r.RawJSON())
 	checkKeys(t, "reasoning", r.Reasoning)
 	checkKeys(t, "text", r.Text)
 	if r.Status != "in_progress" {
@@ -125,6 +129,29 @@ func checkResponse(t *testing.T, r responses.Response) {
 	}
 	for _, item := range r.Output {
 		checkMessage(t, item.AsMessage())
+	}
+}
+
+// checkServiceMetadata checks metadata.service = {session_id, run_id}.
+func checkServiceMetadata(t *testing.T, raw string) {
+	t.Helper()
+	var r struct {
+		OutputText *string `json:"output_text"`
+		Metadata   struct {
+			Service *struct {
+				SessionID *string `json:"session_id"`
+				RunID     *string `json:"run_id"`
+			} `json:"service"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Fatalf("response: %v", err)
+	}
+	if r.OutputText == nil {
+		t.Errorf("response: output_text is missing")
+	}
+	if s := r.Metadata.Service; s == nil || s.SessionID == nil || s.RunID == nil {
+		t.Errorf("response: metadata.service {session_id, run_id} is missing: %s", raw)
 	}
 }
 

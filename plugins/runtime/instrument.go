@@ -79,6 +79,9 @@ func instrument(wasm []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCounts(sections, len(wasm)); err != nil {
+		return nil, err
+	}
 	in := &instrumenter{}
 	for _, s := range sections {
 		switch s.id {

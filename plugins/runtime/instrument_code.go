@@ -107,9 +107,17 @@ func (c *codeRewriter) body(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if int64(groups) > int64(len(b)) {
+		return nil, fmt.Errorf("%d groups of locals declared in %d bytes", groups, len(b))
+	}
+	locals := uint64(0)
 	for range groups {
-		if _, err := r.u32(); err != nil {
+		n, err := r.u32()
+		if err != nil {
 			return nil, err
+		}
+		if locals += uint64(n); locals > maxLocals {
+			return nil, fmt.Errorf("more than %d locals", maxLocals)
 		}
 		if _, err := r.byte(); err != nil { // value type
 			return nil, err

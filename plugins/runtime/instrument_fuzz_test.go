@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +14,14 @@ import (
 )
 
 // FuzzInstrument feeds the load-time rewriter (instrument.go) arbitrary
-// bytes, seeded with the hand-assembled test modules. It must never panic;
-// a module wazero accepts must stay acceptable once rewritten (or be refused
-// for a reason of the host's: no code, reserved names), and behave the same:
-// every export called in turn returns the same results or traps alike, and
-// leaves the same memory. A module wazero refuses must stay refused.
+// bytes, seeded with the hand-assembled test modules and, in testdata/fuzz,
+// the inputs that once failed. It must never panic. A module it accepts must
+// compile once rewritten exactly when it compiles as given, and behave the
+// same: every export called in turn returns the same results or traps
+// alike, and leaves the same memory. A module it refuses is not given to
+// wazero here: the host never does, and wazero sizes slices by declared
+// counts, so some malformed modules would exhaust this process's memory
+// (which is why instrument refuses them: instrument_counts.go).
 func FuzzInstrument(f *testing.F) {
 	fill := echoGuest()
 	fill.fillLoop, fill.fillBytes, fill.pages = 3, 2*mib+3, 40
@@ -42,15 +44,12 @@ func FuzzInstrument(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		out, err := instrument(wasm)
+		if err != nil {
+			return
+		}
 		orig, origErr := rt.CompileModule(ctx, wasm)
 		if origErr == nil {
 			defer orig.Close(ctx)
-		}
-		if err != nil {
-			if origErr == nil && !hostRefusal(err) {
-				t.Fatalf("a module wazero compiles was refused: %v", err)
-			}
-			return
 		}
 		inst, instErr := rt.CompileModule(ctx, out)
 		if instErr == nil {
@@ -81,13 +80,6 @@ func FuzzInstrument(f *testing.F) {
 			}
 		}
 	})
-}
-
-// hostRefusal reports whether err refuses a valid module for a reason of
-// the host's rather than a failure to read it.
-func hostRefusal(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "module has no code") || strings.Contains(msg, "reserved")
 }
 
 // runExports instantiates cm and calls each of its exported functions once,

@@ -16,6 +16,16 @@ import "encoding/json"
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Ref names a stored item (msg_…, fc_…) that stands for this message:
+	// a mapping plugin passes the Responses API's item_reference through
+	// as {"ref":"msg_…"}, and the runner resolves it from the tenant's
+	// stored items before the agent starts (400 item_not_found
+	// otherwise). A resolved message never carries Ref.
+	Ref string `json:"ref,omitempty"`
+	// RefIndex is the index of the referencing item in the client's input
+	// list, for the error that names it (input items and native messages
+	// need not line up one to one).
+	RefIndex int `json:"ref_index,omitempty"`
 	// ToolCalls are the calls an assistant message made (its Content may
 	// then be empty). See tools.go.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
@@ -34,6 +44,17 @@ type Request struct {
 	JSONObject      bool `json:"json_object,omitempty"`
 	Stream          bool `json:"stream"`
 	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
+
+	// The Responses API's stateful settings (DESIGN.md "Responses state").
+	// PreviousResponseID continues that response: the run joins its
+	// session and thread and the agent receives its turns first.
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// NoStore is store:false: the run is recorded without its input and
+	// output, and the response cannot be retrieved or continued.
+	NoStore bool `json:"no_store,omitempty"`
+	// Background runs outlive the request that started them and are
+	// cancelled only by an explicit cancel or shutdown.
+	Background bool `json:"background,omitempty"`
 	// Tools are the client's function tools; ToolChoice (zero: auto) and
 	// ParallelToolCalls (nil: true) say how the model may use them.
 	Tools             []Tool     `json:"tools,omitempty"`

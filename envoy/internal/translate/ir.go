@@ -74,4 +74,7 @@ type Chain struct {
 type Plugin struct {
 	SHA256 string
 	URL    string
+	// Signature is the plugin's ed25519 signature (plugins/signature),
+	// from a .sig file beside it; empty when there is none.
+	Signature string
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/examples/appserver/internal/runedgetest"
+	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -72,5 +73,33 @@ func TestDisconnectCancelsRun(t *testing.T) {
 	run := rd.WaitRun(runID, tenant, func(r runner.Run) bool { return r.Status.Terminal() })
 	if run.Status != runner.StatusCancelled || run.StatusReason != runner.ReasonClientDisconnect {
 		t.Fatalf("run %s (%s), want cancelled (client_disconnect)", run.Status, run.StatusReason)
+	}
+}
+
+// runedge's keepalive comments reach the browser through the proxy: a load
+// balancer in front of the app server sees bytes during a silent stream.
+func TestKeepalivesPassThrough(t *testing.T) {
+	rd := runedgetest.Start(t, 250*time.Millisecond, func(c *config.Config) {
+		d := config.Dur(100 * time.Millisecond)
+		c.Limits.SSEKeepalive = &d
+	})
+	b := newBrowser(t, rd.URL, 0)
+	res := b.post(t.Context(), "/api/chat", `{"model":"service","stream":true,"messages":[{"role":"user","content":"one two three"}]}`)
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("%d", res.StatusCode)
+	}
+	sc := bufio.NewScanner(res.Body)
+	comments, data := 0, 0
+	for sc.Scan() {
+		switch l := sc.Text(); {
+		case l == ": keepalive":
+			comments++
+		case strings.HasPrefix(l, "data: "):
+			data++
+		}
+	}
+	if comments < 3 || data != 8 {
+		t.Fatalf("%d keepalives and %d data lines through the proxy, want ≥ 3 and 8", comments, data)
 	}
 }

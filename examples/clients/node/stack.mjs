@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const artifacts = join(root, 'artifacts');
 
-export async function startRunedge(name) {
+// opts: tokenDelay (the offline provider's pause between tokens) and
+// sseKeepalive (limits.sse_keepalive), as durations like '250ms'.
+export async function startRunedge(name, opts = {}) {
   mkdirSync(artifacts, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'runedge-node-'));
   const token = 'rk_node_' + randomBytes(16).toString('hex');
@@ -24,6 +26,8 @@ export async function startRunedge(name) {
     `  path: ${join(dir, 'runs.db')}`,
     'provider:',
     '  kind: offline',
+    ...(opts.tokenDelay ? ['  offline:', `    token_delay: ${opts.tokenDelay}`] : []),
+    ...(opts.sseKeepalive ? ['limits:', `  sse_keepalive: ${opts.sseKeepalive}`] : []),
     'plugins:',
     `  cache_dir: ${join(tmpdir(), 'runedge-node-wazero-cache')}`,
     'chains:',

@@ -65,6 +65,8 @@ func run(dir string, envoyUID int) error {
 		{"xds", x509.ExtKeyUsageServerAuth, []string{"xds"}},
 		{"envoy", x509.ExtKeyUsageClientAuth, nil},
 		{"runedge-1", x509.ExtKeyUsageClientAuth, nil},
+		{"runedge-2", x509.ExtKeyUsageClientAuth, nil},
+		{"runedge-3", x509.ExtKeyUsageClientAuth, nil},
 	} {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -99,7 +101,7 @@ func run(dir string, envoyUID int) error {
 	if err := write(filepath.Join(dir, "ca.pem"), "CERTIFICATE", caDER, 0o644); err != nil {
 		return err
 	}
-	fmt.Println("certs: wrote a CA and the xds, envoy and runedge-1 certificates to", dir)
+	fmt.Println("certs: wrote a CA and the xds, envoy and runedge-1..3 certificates to", dir)
 	return nil
 }
 

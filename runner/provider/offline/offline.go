@@ -64,14 +64,21 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 		tokens = tokens[:min(len(tokens), 3)]
 	}
 	var text strings.Builder
+	// A run stopped part-way still reports what it consumed.
+	partial := func() runner.Result {
+		u := res.Usage
+		u.InputTokens = countWords(req.Messages)
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+		return runner.Result{Usage: u}
+	}
 	for i, tok := range tokens {
 		if i > 0 {
 			if err := sleep(ctx, p.cfg.TokenDelay); err != nil {
-				return runner.Result{}, err
+				return partial(), err
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return runner.Result{}, err
+			return partial(), err
 		}
 		if err := emit(runner.Event{Delta: tok}); err != nil {
 			return runner.Result{}, err

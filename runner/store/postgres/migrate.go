@@ -66,6 +66,33 @@ var migrations = []string{
 	// 4: the host that runs each run.
 	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_host_status ON runs(host_id, status);`,
+	// 5: the response history (DESIGN.md "Responses state"); see the SQLite
+	// migration of the same number.
+	`CREATE TABLE responses (
+		run_id          TEXT PRIMARY KEY,
+		tenant_id       TEXT NOT NULL,
+		previous_run_id TEXT NOT NULL DEFAULT '',
+		background      BOOLEAN NOT NULL DEFAULT FALSE,
+		deleted         BOOLEAN NOT NULL DEFAULT FALSE,
+		echo            TEXT NOT NULL DEFAULT '',
+		object          TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE response_items (
+		id        TEXT PRIMARY KEY,
+		run_id    TEXT NOT NULL,
+		tenant_id TEXT NOT NULL,
+		position  INTEGER NOT NULL,
+		output    BOOLEAN NOT NULL,
+		message   TEXT NOT NULL
+	);
+	CREATE INDEX response_items_run ON response_items(run_id, position);
+	CREATE TABLE run_events (
+		run_id    TEXT NOT NULL,
+		first_seq INTEGER NOT NULL,
+		last_seq  INTEGER NOT NULL,
+		frames    BYTEA NOT NULL,
+		PRIMARY KEY (run_id, first_seq)
+	);`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -30,8 +30,9 @@ type Options struct {
 	MaxConns int32
 }
 
-// DefaultCommitWindow is the group-commit window when none is configured.
-const DefaultCommitWindow = 100 * time.Microsecond
+// DefaultCommitWindow is the group-commit window when none is configured:
+// none (see the sqlite driver's and RATIONALE.md).
+const DefaultCommitWindow = 0
 
 // Store implements runner.Store and runner.CancelRelay on PostgreSQL.
 type Store struct {

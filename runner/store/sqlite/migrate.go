@@ -63,6 +63,36 @@ var migrations = []string{
 	// leaves the live runs of the others alone. Older runs read "".
 	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_host_status ON runs(host_id, status);`,
+	// 5: the response history (DESIGN.md "Responses state"). A stored
+	// response has a row in responses; store:false runs have none. Items
+	// hold native messages by the id clients reference; stream events are
+	// kept in batches, one row per batch, so a long stream costs a few
+	// writes rather than one per token.
+	`CREATE TABLE responses (
+		run_id          TEXT PRIMARY KEY,
+		tenant_id       TEXT NOT NULL,
+		previous_run_id TEXT NOT NULL DEFAULT '',
+		background      INTEGER NOT NULL DEFAULT 0,
+		deleted         INTEGER NOT NULL DEFAULT 0,
+		echo            TEXT NOT NULL DEFAULT '',
+		object          TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE response_items (
+		id        TEXT PRIMARY KEY,
+		run_id    TEXT NOT NULL,
+		tenant_id TEXT NOT NULL,
+		position  INTEGER NOT NULL,
+		output    INTEGER NOT NULL,
+		message   TEXT NOT NULL
+	);
+	CREATE INDEX response_items_run ON response_items(run_id, position);
+	CREATE TABLE run_events (
+		run_id    TEXT NOT NULL,
+		first_seq INTEGER NOT NULL,
+		last_seq  INTEGER NOT NULL,
+		frames    TEXT NOT NULL,
+		PRIMARY KEY (run_id, first_seq)
+	);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -33,13 +33,17 @@ type Runedge struct {
 }
 
 // Start starts runedge; the offline provider sleeps tokenDelay between
-// streamed tokens. It stops when the test ends.
-func Start(t testing.TB, tokenDelay time.Duration) *Runedge {
+// streamed tokens; opts change the configuration further. It stops when
+// the test ends.
+func Start(t testing.TB, tokenDelay time.Duration, opts ...func(*config.Config)) *Runedge {
 	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Admin.Listen = "off"
 	cfg.Provider.Offline.TokenDelay = config.Dur(tokenDelay)
 	cfg.Tokens = []config.Token{{Name: "appserver", Hash: auth.HashToken(Token)}}
+	for _, o := range opts {
+		o(cfg)
+	}
 	srv := servertest.Start(t, context.Background(), cfg)
 	return &Runedge{URL: srv.URL, t: t}
 }

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+const benchToken = "bench-edge-token"
+
+// scenario is one load shape.
+type scenario struct {
+	name   string
+	stream bool
+	conns  int
+}
+
+var scenarios = []scenario{
+	{"non-stream, 1 conn", false, 1},
+	{"non-stream, 32 conns", false, 32},
+	{"stream, 1 conn", true, 1},
+	{"stream, 32 conns", true, 32},
+	{"non-stream, 128 conns", false, 128},
+}
+
+// target is a process under load.
+type target struct {
+	name string
+	url  string // the chat completions URL
+	cmd  *exec.Cmd
+	// results per scenario
+	res map[string]measured
+	rss int64
+}
+
+type measured struct {
+	loadResult
+	cpuPerReq time.Duration
+}
+
+func runBench(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	runedge := fs.String("runedge", "bin/runedge", "the runedge binary")
+	d := fs.Duration("duration", 3*time.Second, "measured time per scenario and target")
+	warm := fs.Duration("warmup", 500*time.Millisecond, "warm-up per scenario and target")
+	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
+	fs.Parse(args)
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "bench-edge")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	pin := pinner()
+
+	upAddr := freeAddr()
+	up, err := startChild(pin, dir, "upstream", self, "upstream", "--listen", upAddr)
+	if err != nil {
+		return err
+	}
+	defer stop(up)
+	upURL := "http://" + upAddr
+	if err := waitHTTP(upURL + "/v1/models"); err != nil {
+		return err
+	}
+	proxyAddr := freeAddr()
+	pc, err := startChild(pin, dir, "proxy", self, "proxy", "--listen", proxyAddr, "--upstream", upURL)
+	if err != nil {
+		return err
+	}
+	defer stop(pc)
+	if err := waitHTTP("http://" + proxyAddr + "/v1/models"); err != nil {
+		return err
+	}
+	targets := []*target{{name: "proxy", url: "http://" + proxyAddr + "/v1/chat/completions", cmd: pc}}
+
+	drivers := []string{"sqlite"}
+	if os.Getenv(*pgEnv) != "" {
+		drivers = append(drivers, "postgres")
+	}
+	for _, drv := range drivers {
+		addr := freeAddr()
+		cfg, err := writeRunedgeConfig(dir, root, drv, addr, upURL, *pgEnv)
+		if err != nil {
+			return err
+		}
+		rc, err := startChild(pin, dir, "runedge-"+drv, *runedge, "serve", "--config", cfg)
+		if err != nil {
+			return err
+		}
+		defer stop(rc)
+		if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
+			return fmt.Errorf("runedge (%s): %w; see %s", drv, err, filepath.Join(dir, "runedge-"+drv+".log"))
+		}
+		targets = append(targets, &target{name: "runedge/" + drv, url: "http://" + addr + "/v1/chat/completions", cmd: rc})
+	}
+
+	direct := map[string]loadResult{}
+	ctx := context.Background()
+	for _, sc := range scenarios {
+		body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
+		if sc.stream {
+			body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		}
+		fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
+		direct[sc.name] = load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
+			run(ctx, func() {}, func() {})
+		for _, t := range targets {
+			fmt.Fprintf(os.Stderr, ", %s", t.name)
+			var before, after time.Duration
+			pid := t.cmd.Process.Pid
+			r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
+				func() { before, _ = cpuTime(pid) }, func() { after, _ = cpuTime(pid) })
+			if t.res == nil {
+				t.res = map[string]measured{}
+			}
+			m := measured{loadResult: r}
+			if r.requests > 0 {
+				m.cpuPerReq = (after - before) / time.Duration(r.requests)
+			}
+			t.res[sc.name] = m
+		}
+		fmt.Fprintln(os.Stderr)
+	}
+	for _, t := range targets {
+		t.rss, _ = peakRSS(t.cmd.Process.Pid)
+	}
+	report(targets, direct, pin != nil)
+	return nil
+}
+
+func report(targets []*target, direct map[string]loadResult, pinned bool) {
+	fmt.Printf("bench-edge: %s, %d CPUs (%s), Go %s; load and targets %s\n\n", cpuModel(), machineCPUs(),
+		runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"),
+		map[bool]string{true: "on separate cores (taskset)", false: "NOT pinned (one core or no taskset)"}[pinned])
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\t")
+	proxy := targets[0]
+	for _, sc := range scenarios {
+		base := direct[sc.name]
+		for _, t := range targets {
+			m := t.res[sc.name]
+			ratio := "-"
+			if p := proxy.res[sc.name].cpuPerReq; p > 0 && t != proxy {
+				ratio = fmt.Sprintf("%.2fx", float64(m.cpuPerReq)/float64(p))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%s\t%s\t%s\t%d\t\n", sc.name, t.name, m.rps(), m.cpuPerReq.Microseconds(), ratio,
+				added(m.pct(0.5), base.pct(0.5)), added(m.pct(0.99), base.pct(0.99)), m.errors)
+		}
+	}
+	tw.Flush()
+	fmt.Println()
+	for _, t := range targets {
+		fmt.Printf("peak RSS %-16s %6.1f MiB\n", t.name, float64(t.rss)/(1<<20))
+	}
+	if len(targets) > 2 {
+		s, p := targets[1].res["non-stream, 32 conns"], targets[2].res["non-stream, 32 conns"]
+		if s.rps() > 0 {
+			fmt.Printf("\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
+		}
+	}
+}
+
+func added(d, base time.Duration) string {
+	return fmt.Sprintf("%.2fms", float64(d-base)/float64(time.Millisecond))
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+		}
+	}
+	return "unknown CPU"
+}
+
+// machineCPUs counts the machine's CPUs, not this process's share of
+// them: runtime.NumCPU honours the affinity mask, and this process runs
+// under taskset -c 0.
+func machineCPUs() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	n := strings.Count(string(b), "\nprocessor")
+	if strings.HasPrefix(string(b), "processor") {
+		n++
+	}
+	return max(n, runtime.NumCPU())
+}
+
+// pinner returns the taskset prefix that puts a child on core 1, or nil
+// when the machine has one core or no taskset.
+func pinner() []string {
+	if machineCPUs() < 2 {
+		return nil
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return nil
+	}
+	return []string{"taskset", "-c", "1"}
+}
+
+func startChild(pin []string, dir, name, bin string, args ...string) (*exec.Cmd, error) {
+	argv := append(append(append([]string{}, pin...), bin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "BENCH_UPSTREAM_KEY=sk-bench")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return cmd, nil
+}
+
+func stop(cmd *exec.Cmd) {
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitHTTP(url string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Authorization", "Bearer "+benchToken)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer", url)
+}
+
+func writeRunedgeConfig(dir, root, driver, addr, upURL, pgEnv string) (string, error) {
+	sum := sha256.Sum256([]byte(benchToken))
+	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
+	if driver == "postgres" {
+		store = "  driver: postgres\n  dsn_env: " + pgEnv + "\n"
+	}
+	chat := filepath.Join(root, "plugins/build/chat.wasm")
+	resp := filepath.Join(root, "plugins/build/responses.wasm")
+	cfg := fmt.Sprintf(`listen: %s
+host:
+  id: bench-%s
+tokens:
+  - name: bench
+    hash: sha256:%s
+    admin: true
+store:
+%sprovider:
+  kind: openai
+  openai:
+    base_url: %s/v1
+    api_key_env: BENCH_UPSTREAM_KEY
+    model: mock-model
+plugins:
+  cache_dir: %s
+  store_dir: %s
+admin:
+  listen: "off"
+chains:
+  chat.completions: {map_request: %s, translate: %s}
+  responses: {map_request: %s, translate: %s}
+`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, filepath.Join(dir, "cache"), filepath.Join(dir, "plugins-"+driver),
+		chat, chat, resp, resp)
+	path := filepath.Join(dir, "runedge-"+driver+".yaml")
+	return path, os.WriteFile(path, []byte(cfg), 0o600)
+}

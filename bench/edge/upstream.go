@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// The mock OpenAI-compatible upstream: a fixed chat.completion, or a
+// 20-chunk stream, whatever is asked. It does as little as it can, so the
+// targets' costs stand out.
+
+// completion is the fixed non-stream answer (about 640 bytes, as in the
+// issue's measurement).
+var completion = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"mock-model","system_fingerprint":"fp_bench","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+	strings.Repeat("Benchmark answer text. ", 14) + `","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":60,"total_tokens":72}}`)
+
+// streamBody is the fixed 20-chunk stream, with a final usage chunk.
+var streamBody = func() []byte {
+	var b bytes.Buffer
+	for i := range 20 {
+		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%02d \"},\"finish_reason\":null}]}\n\n", i)
+	}
+	b.WriteString("data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":20,\"total_tokens\":32}}\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}()
+
+func upstreamHandler() http.Handler {
+	streamMarker := []byte(`"stream":true`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error","param":null,"code":null}}`, 404)
+			return
+		}
+		if bytes.Contains(bytes.ReplaceAll(body, []byte(" "), nil), streamMarker) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write(streamBody)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(completion)
+	})
+}

@@ -1,0 +1,68 @@
+package translate
+
+import (
+	"context"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/plugins/compat"
+)
+
+// recordedStream streams a response to its client and, when the response
+// is stored, records the events in the run's event log, so that a client
+// that lost the stream can resume it (GET /v1/responses/{id}?stream=true).
+func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
+	log := x.Run.EventLog()
+	if log != nil {
+		defer log.Close(ctx)
+	}
+	return t.responseStream(ctx, x, ids, newSink(ctx, x.Reply, log))
+}
+
+// background answers a background response at once and runs the rest in a
+// goroutine of its own that outlives the request: it maps the result,
+// records the final object and finishes the run. The reply is the
+// in-progress Response object, or, streaming, the run's events as they are
+// logged; a client that goes away stops only its own reading.
+func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
+	created, err := compat.MapResult(resultEnvelope(nil, x, ids, "in_progress", nil))
+	if err != nil {
+		return err
+	}
+	release := func() {}
+	if x.Hold != nil {
+		release = x.Hold()
+	}
+	bg := context.WithoutCancel(ctx)
+	h := x.Run
+	log := h.EventLog() // a background response is always stored
+	x.Detached = true
+	go func() {
+		defer release()
+		var err error
+		if x.Stream {
+			err = t.responseStream(bg, x, ids, newSink(bg, nil, log))
+		} else {
+			_, err = t.complete(bg, x, ids)
+		}
+		outcome := h.Finish(nil, err)
+		if log == nil {
+			return
+		}
+		if outcome != nil && x.Stream {
+			// The readers learn how it ended, as a client of a direct
+			// stream would.
+			e := apierr.From(outcome)
+			rs := compat.NewResponseStream(ids.response, ids.message)
+			log.Append(bg, "error", rs.AppendError(nil, log.Len(), e.Code, e.Message, e.Param))
+		}
+		log.Close(bg)
+	}()
+	if !x.Stream {
+		if err := x.Reply.JSON(200, created); err != nil {
+			return &filters.ClientGoneError{Err: err}
+		}
+		return nil
+	}
+	return filters.FollowEvents(ctx, x.Reply, log, -1, false)
+}

@@ -1,0 +1,293 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/runner"
+)
+
+// The Responses API's stored responses (DESIGN.md "Responses state"): a
+// response is a run, read through the response history beside it. Every
+// lookup is scoped to the caller's tenant; another tenant's id, a deleted
+// response and one made with store:false all answer 404 like an unknown id.
+
+// storedResponse looks up the stored response id of the caller's tenant.
+func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runner.ResponseRecord, runner.Run, error) {
+	id := x.Request.PathValue("id")
+	notFound := func(err error) error {
+		e := apierr.NotFound("no response with id %q", id)
+		e.Err = err
+		return e
+	}
+	hist := s.runs.History()
+	runID := runner.RunIDOf(id)
+	if hist == nil || len(id) < len("resp_x") || id[:5] != "resp_" {
+		return runner.ResponseRecord{}, runner.Run{}, notFound(nil)
+	}
+	tenant := x.Identity.TenantID
+	rec, err := hist.GetResponse(ctx, tenant, runID)
+	if err != nil {
+		if errors.Is(err, runner.ErrNotFound) {
+			return rec, runner.Run{}, notFound(err)
+		}
+		return rec, runner.Run{}, err
+	}
+	run, err := s.runs.Get(ctx, runner.Scope{TenantID: tenant}, runID)
+	if err != nil {
+		if errors.Is(err, runner.ErrNotFound) {
+			return rec, run, notFound(err)
+		}
+		return rec, run, err
+	}
+	return rec, run, nil
+}
+
+// responseObject is the Response object of a stored response as it is now:
+// the final object once recorded, otherwise rebuilt from the run's state.
+func responseObject(rec runner.ResponseRecord, run runner.Run) ([]byte, error) {
+	if len(rec.Object) > 0 {
+		return rec.Object, nil
+	}
+	var res *runner.Result
+	status := "in_progress"
+	switch run.Status {
+	case runner.StatusQueued:
+		status = "queued"
+	case runner.StatusCompleted:
+		status = "completed"
+		res = &runner.Result{Text: run.Output}
+		if run.Usage != nil {
+			res.Usage = *run.Usage
+		}
+	case runner.StatusCancelled:
+		status = "cancelled"
+	case runner.StatusFailed:
+		status = "failed"
+	}
+	obj, err := translate.ResponseObject(run, rec.Echo, status, res)
+	if err != nil || run.Error == nil {
+		return obj, err
+	}
+	return sjson.SetBytes(obj, "error", map[string]string{"code": run.Error.Code, "message": run.Error.Message})
+}
+
+// getResponse answers GET /v1/responses/{id}, and with ?stream=true the
+// stream resumption (replayStream).
+func (s *Server) getResponse(ctx context.Context, x *filters.Exchange) error {
+	rec, run, err := s.storedResponse(ctx, x)
+	if err != nil {
+		return err
+	}
+	q := x.Request.URL.Query()
+	stream := false
+	switch v := q.Get("stream"); v {
+	case "true":
+		stream = true
+	case "", "false":
+	default:
+		return apierr.InvalidBody("stream", "stream must be true or false")
+	}
+	// openai-go's GetStreaming asks with a JSON body {"stream":true} on
+	// the GET rather than the query; both are honoured.
+	if b, err := io.ReadAll(io.LimitReader(x.Request.Body, 4<<10)); err == nil && gjson.GetBytes(b, "stream").Bool() {
+		stream = true
+	}
+	if stream {
+		return s.replayStream(ctx, x, run, q.Get("starting_after"))
+	}
+	obj, err := responseObject(rec, run)
+	if err != nil {
+		return err
+	}
+	return x.Reply.JSON(http.StatusOK, obj)
+}
+
+// replayStream writes the stored stream events after starting_after, then
+// follows the live ones until the run's last event: a client that lost
+// its stream resumes without losing or repeating an event.
+func (s *Server) replayStream(ctx context.Context, x *filters.Exchange, run runner.Run, startingAfter string) error {
+	after := -1
+	if startingAfter != "" {
+		n, err := strconv.Atoi(startingAfter)
+		if err != nil || n < 0 {
+			return apierr.InvalidBody("starting_after", "starting_after must be a sequence number of 0 or more")
+		}
+		after = n
+	}
+	beyond := func(last int) error {
+		if last < 0 {
+			return apierr.InvalidBody("stream", "this response has no stored stream events: only responses created with stream true can be streamed again")
+		}
+		return apierr.InvalidBody("starting_after", "starting_after %d is beyond the stream's last event, %d", after, last)
+	}
+	if live := s.runs.LiveEvents(run.ID); live != nil {
+		if after >= live.Len() {
+			return beyond(live.Len() - 1)
+		}
+		return filters.FollowEvents(ctx, x.Reply, live, after, false)
+	}
+	evs, err := s.runs.History().Events(ctx, run.ID, -1)
+	if err != nil {
+		return err
+	}
+	if last := len(evs) - 1; last < 0 || after > last {
+		return beyond(last)
+	}
+	evs = evs[after+1:]
+	if err := x.Reply.StartStream(); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return filters.WriteEvents(x.Reply, evs, false)
+}
+
+// deleteResponse answers DELETE /v1/responses/{id}: the stored input,
+// output and events go; the run row stays, marked deleted.
+func (s *Server) deleteResponse(ctx context.Context, x *filters.Exchange) error {
+	_, run, err := s.storedResponse(ctx, x)
+	if err != nil {
+		return err
+	}
+	if err := s.runs.History().DeleteResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
+		if errors.Is(err, runner.ErrNotFound) {
+			return apierr.NotFound("no response with id %q", x.Request.PathValue("id"))
+		}
+		return err
+	}
+	return writeJSON(x, struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Deleted bool   `json:"deleted"`
+	}{x.Request.PathValue("id"), "response", true})
+}
+
+// cancelResponse answers POST /v1/responses/{id}/cancel. As with OpenAI,
+// only a background response can be cancelled; cancelling one that was
+// already cancelled returns it again, one that ended otherwise is a 400.
+func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange) error {
+	rec, run, err := s.storedResponse(ctx, x)
+	if err != nil {
+		return err
+	}
+	if !rec.Background {
+		return apierr.InvalidBody("", "only background responses can be cancelled")
+	}
+	if run.Status.Terminal() && run.Status != runner.StatusCancelled {
+		return apierr.InvalidBody("", "the response has already %s and cannot be cancelled", run.Status)
+	}
+	if run, err = s.runs.Cancel(ctx, runner.Scope{TenantID: x.Identity.TenantID}, run.ID); err != nil {
+		return runError(err, x.Request.PathValue("id"))
+	}
+	if rec, err = s.runs.History().GetResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
+		return err
+	}
+	obj, err := responseObject(rec, run)
+	if err != nil {
+		return err
+	}
+	return x.Reply.JSON(http.StatusOK, obj)
+}
+
+// listInputItems answers GET /v1/responses/{id}/input_items
+// (?limit=&after=&order=), OpenAI's list shape.
+func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error {
+	_, run, err := s.storedResponse(ctx, x)
+	if err != nil {
+		return err
+	}
+	q := x.Request.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
+		}
+		limit = n
+	}
+	order := q.Get("order")
+	switch order {
+	case "":
+		order = "desc"
+	case "asc", "desc":
+	default:
+		return apierr.InvalidBody("order", "order must be asc or desc")
+	}
+	all, err := s.runs.History().ResponseItems(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	var items []runner.Item
+	for _, it := range all {
+		if !it.Output {
+			items = append(items, it)
+		}
+	}
+	if order == "desc" {
+		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+			items[i], items[j] = items[j], items[i]
+		}
+	}
+	if after := q.Get("after"); after != "" {
+		i := 0
+		for i < len(items) && items[i].ID != after {
+			i++
+		}
+		if i == len(items) {
+			return apierr.InvalidBody("after", "after %q is not an input item of this response", after)
+		}
+		items = items[i+1:]
+	}
+	page := itemPage{Object: "list", Data: []json.RawMessage{}}
+	if len(items) > limit {
+		items, page.HasMore = items[:limit], true
+	}
+	for _, it := range items {
+		page.Data = append(page.Data, itemJSON(it))
+	}
+	if len(items) > 0 {
+		first, last := items[0].ID, items[len(items)-1].ID
+		page.FirstID, page.LastID = &first, &last
+	}
+	return writeJSON(x, page)
+}
+
+type itemPage struct {
+	Object  string            `json:"object"`
+	Data    []json.RawMessage `json:"data"`
+	FirstID *string           `json:"first_id"`
+	LastID  *string           `json:"last_id"`
+	HasMore bool              `json:"has_more"`
+}
+
+// itemJSON renders a stored native message as a Responses item: an input
+// message, or an assistant output message with output_text.
+func itemJSON(it runner.Item) json.RawMessage {
+	type part struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Annotations *[]any `json:"annotations,omitempty"`
+		Logprobs    *[]any `json:"logprobs,omitempty"`
+	}
+	p := part{Type: "input_text", Text: it.Message.Content}
+	if it.Message.Role == "assistant" {
+		p = part{Type: "output_text", Text: it.Message.Content, Annotations: &[]any{}, Logprobs: &[]any{}}
+	}
+	b, _ := json.Marshal(struct { // cannot fail: strings only
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Status  string `json:"status"`
+		Content []part `json:"content"`
+	}{it.ID, "message", it.Message.Role, "completed", []part{p}})
+	return b
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// EventLog holds the stream events of one stored response while it runs:
+// readers on this host follow it live (stream resumption, the native events
+// API), and it persists them in batches to the HistoryStore so that they
+// outlive the run and any host can replay them. The writer (the run's
+// owner) pays one copy per event and one store write per batch.
+type EventLog struct {
+	svc   *Service
+	runID string
+
+	mu      sync.Mutex
+	events  []StoredEvent
+	arena   []byte // current chunk; event data is sliced from it, never moved
+	flushed int    // events[:flushed] are in the store
+	last    time.Time
+	closed  bool
+	wake    chan struct{} // closed on the next append or close; nil if nobody waits
+	err     error         // the first store error; later batches are not written
+}
+
+// Batching: a batch is written when it holds eventBatch events or its
+// oldest unwritten event is eventFlushAfter old, whichever comes first, and
+// at the end.
+const (
+	eventBatch      = 256
+	eventFlushAfter = 200 * time.Millisecond
+	arenaChunk      = 32 << 10
+)
+
+// EventLog returns the run's event log, creating it on first use, or nil
+// when the run is not a stored response (nothing is kept of it).
+func (h *Handle) EventLog() *EventLog {
+	if !h.stored {
+		return nil
+	}
+	s := h.svc
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.logs[h.run.ID]; l != nil {
+		return l
+	}
+	l := &EventLog{svc: s, runID: h.run.ID, last: s.now()}
+	s.logs[h.run.ID] = l
+	return l
+}
+
+// LiveEvents returns the event log of a run in flight on this host, or
+// nil. Callers check the run's visibility first.
+func (s *Service) LiveEvents(runID string) *EventLog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs[runID]
+}
+
+// Append adds the next event (its sequence number is the count so far).
+// data is copied. A due batch is written before Append returns.
+func (l *EventLog) Append(ctx context.Context, name string, data []byte) {
+	l.mu.Lock()
+	if len(l.arena)+len(data) > cap(l.arena) {
+		l.arena = make([]byte, 0, max(arenaChunk, len(data)))
+	}
+	start := len(l.arena)
+	l.arena = append(l.arena, data...)
+	l.events = append(l.events, StoredEvent{Seq: len(l.events), Name: name, Data: l.arena[start:len(l.arena):len(l.arena)]})
+	l.notify()
+	due := len(l.events)-l.flushed >= eventBatch
+	if !due && len(l.events)-l.flushed == 1 {
+		l.last = l.svc.now()
+	} else if !due {
+		due = l.svc.now().Sub(l.last) >= eventFlushAfter
+	}
+	l.mu.Unlock()
+	if due {
+		l.flush(ctx)
+	}
+}
+
+func (l *EventLog) notify() {
+	if l.wake != nil {
+		close(l.wake)
+		l.wake = nil
+	}
+}
+
+// flush writes the events not yet in the store, as one batch. Only the
+// writer calls it, so batches are written in order.
+func (l *EventLog) flush(ctx context.Context) {
+	l.mu.Lock()
+	batch := l.events[l.flushed:len(l.events):len(l.events)]
+	failed := l.err != nil
+	l.mu.Unlock()
+	if len(batch) == 0 || failed {
+		return
+	}
+	err := l.svc.history.AppendEvents(context.WithoutCancel(ctx), l.runID, batch)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.err = err
+		l.svc.log.Error("runner: cannot persist stream events", "run_id", l.runID, "err", err)
+		return
+	}
+	l.flushed += len(batch)
+	l.last = l.svc.now()
+}
+
+// Close writes what is left, wakes the readers and forgets the log: from
+// now on the store has every event. It returns the first store error.
+func (l *EventLog) Close(ctx context.Context) error {
+	l.flush(ctx)
+	l.mu.Lock()
+	l.closed = true
+	l.notify()
+	err := l.err
+	l.mu.Unlock()
+	l.svc.mu.Lock()
+	if l.svc.logs[l.runID] == l {
+		delete(l.svc.logs, l.runID)
+	}
+	l.svc.mu.Unlock()
+	return err
+}
+
+// Since returns the events after sequence number after, whether the log is
+// closed (no more will come), and a channel closed when there is more to
+// read.
+func (l *EventLog) Since(after int) (events []StoredEvent, closed bool, more <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if after+1 < len(l.events) {
+		events = l.events[max(after+1, 0):len(l.events):len(l.events)]
+	}
+	if !l.closed && len(events) == 0 {
+		if l.wake == nil {
+			l.wake = make(chan struct{})
+		}
+		more = l.wake
+	}
+	return events, l.closed, more
+}
+
+// Len returns how many events the log holds.
+func (l *EventLog) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}

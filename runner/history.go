@@ -1,0 +1,196 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The Responses API's state lives in the run history (DESIGN.md "Responses
+// state"): a stored response is a run with a response record beside it, its
+// input and output items, and the stream events it sent. A run of
+// store:false has no record, so every lookup of it fails like an unknown id.
+
+// Errors of the stateful features, detected before a run is created.
+var (
+	// ErrPreviousResponseNotFound: previous_response_id is unknown,
+	// deleted, not stored, or another tenant's.
+	ErrPreviousResponseNotFound = errors.New("previous response not found")
+	// ErrItemNotFound: an item reference names no stored item of the
+	// tenant. The error is an *ItemNotFoundError, which says which input.
+	ErrItemNotFound = errors.New("item not found")
+	// ErrNoHistory: the store keeps no response history.
+	ErrNoHistory = errors.New("the run store keeps no response history")
+)
+
+// ItemNotFoundError names the input message whose reference did not
+// resolve.
+type ItemNotFoundError struct {
+	Index int
+	ID    string
+}
+
+func (e *ItemNotFoundError) Error() string {
+	return fmt.Sprintf("%v: input[%d] references %q", ErrItemNotFound, e.Index, e.ID)
+}
+
+// Is makes errors.Is(err, ErrItemNotFound) hold.
+func (e *ItemNotFoundError) Is(target error) bool { return target == ErrItemNotFound }
+
+// Item is one stored input or output item of a response. Its message is in
+// the native form, so replaying it to the agent needs no mapping; the id
+// is what clients reference (msg_…, fc_…).
+type Item struct {
+	ID      string
+	RunID   string
+	Output  bool
+	Message Message
+}
+
+// ResponseRecord is what is kept of a stored response beside its run.
+type ResponseRecord struct {
+	RunID, TenantID string
+	// PreviousRunID is the run of previous_response_id, "" for a first turn.
+	PreviousRunID string
+	Background    bool
+	// Echo is the request mapping's echo: with it the host rebuilds the
+	// Response object of a run that has no final object yet.
+	Echo json.RawMessage
+	// Object is the final Response object as sent, nil until the run ends
+	// with one.
+	Object json.RawMessage
+}
+
+// StoredEvent is one persisted stream event; Seq is its sequence number in
+// the stream, from 0.
+type StoredEvent struct {
+	Seq  int
+	Name string
+	Data []byte
+}
+
+// HistoryStore keeps the response history. It is separate from Store so a
+// store gains it without every Store having to; the service checks for it.
+// Lookups scoped by tenant answer ErrNotFound for another tenant's ids.
+type HistoryStore interface {
+	// BeginResponse records a stored response and its input items, in one
+	// write.
+	BeginResponse(ctx context.Context, rec ResponseRecord, input []Item) error
+	// EndResponse records the final Response object (nil: none) and the
+	// output items, in one write.
+	EndResponse(ctx context.Context, runID string, object []byte, output []Item) error
+	// GetResponse returns the record of a stored, undeleted response.
+	GetResponse(ctx context.Context, tenantID, runID string) (ResponseRecord, error)
+	// ResponseItems returns a response's items, inputs then outputs, in
+	// their order.
+	ResponseItems(ctx context.Context, runID string) ([]Item, error)
+	// Conversation returns the items of runID and of the responses before
+	// it along previous_response_id, oldest first, looking back at most
+	// maxTurns responses.
+	Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]Item, error)
+	// GetItem returns one stored item of tenant.
+	GetItem(ctx context.Context, tenantID, id string) (Item, error)
+	// DeleteResponse removes a response's items, object and events and
+	// marks it deleted; the run row stays.
+	DeleteResponse(ctx context.Context, tenantID, runID string) error
+	// AppendEvents stores a batch of a run's stream events in one write.
+	AppendEvents(ctx context.Context, runID string, batch []StoredEvent) error
+	// Events returns a run's stored events with Seq > after, in order.
+	Events(ctx context.Context, runID string, after int) ([]StoredEvent, error)
+}
+
+// MaxTurns bounds how many earlier responses previous_response_id replays.
+const MaxTurns = 256
+
+// History returns the store's response history, or nil.
+func (s *Service) History() HistoryStore { return s.history }
+
+// RunIDOf returns the run id behind a response or item id (resp_…, msg_…
+// of runedge): they share the run id's random part.
+func RunIDOf(id string) string {
+	if i := strings.IndexByte(id, '_'); i > 0 {
+		return "run_" + id[i+1:]
+	}
+	return ""
+}
+
+// prepare resolves a responses request's references before its run is
+// created: item references become the stored messages, and
+// previous_response_id places the run in that response's session and
+// thread and yields the earlier turns. It returns the agent's input
+// (history, then the resolved input).
+func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, string, error) {
+	req := &spec.Request
+	hasRef := false
+	for _, m := range req.Input {
+		hasRef = hasRef || m.Ref != ""
+	}
+	if !hasRef && req.PreviousResponseID == "" && !req.Background {
+		return req.Input, "", nil
+	}
+	if s.history == nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrInvalidRequest, ErrNoHistory)
+	}
+	if hasRef {
+		resolved := make([]Message, len(req.Input))
+		for i, m := range req.Input {
+			if m.Ref == "" {
+				resolved[i] = m
+				continue
+			}
+			it, err := s.history.GetItem(ctx, spec.TenantID, m.Ref)
+			if errors.Is(err, ErrNotFound) {
+				return nil, "", &ItemNotFoundError{Index: m.RefIndex, ID: m.Ref}
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			resolved[i] = it.Message
+		}
+		req.Input = resolved
+	}
+	if req.PreviousResponseID == "" {
+		return req.Input, "", nil
+	}
+	prevRun := RunIDOf(req.PreviousResponseID)
+	if !strings.HasPrefix(req.PreviousResponseID, "resp_") {
+		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
+	}
+	if _, err := s.history.GetResponse(ctx, spec.TenantID, prevRun); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
+		}
+		return nil, "", err
+	}
+	prev, err := s.store.GetRun(ctx, spec.TenantID, prevRun)
+	if err != nil || prev.TenantID != spec.TenantID {
+		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
+	}
+	if spec.SessionID == "" && spec.ThreadID == "" {
+		spec.SessionID, spec.ThreadID = prev.SessionID, prev.ThreadID
+	}
+	items, err := s.history.Conversation(ctx, spec.TenantID, prevRun, MaxTurns)
+	if err != nil {
+		return nil, "", err
+	}
+	in := make([]Message, 0, len(items)+len(req.Input))
+	for _, it := range items {
+		in = append(in, it.Message)
+	}
+	return append(in, req.Input...), prevRun, nil
+}
+
+// inputItems gives the new input messages their item ids.
+func inputItems(runID string, in []Message) []Item {
+	items := make([]Item, len(in))
+	for i, m := range in {
+		items[i] = Item{ID: NewID("msg_"), RunID: runID, Message: m}
+	}
+	return items
+}
+
+// OutputMessageID is the id of a run's output message: msg_ and the run
+// id's random part, the id the Response object gives it.
+func OutputMessageID(runID string) string { return "msg_" + strings.TrimPrefix(runID, "run_") }

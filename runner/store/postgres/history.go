@@ -1,0 +1,213 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// The response history (runner.HistoryStore), as in the SQLite driver.
+// These writes are not on the group-committed run path: a stored response
+// adds one transaction at its start and one at its end, and a stream one
+// per batch of events.
+
+var _ runner.HistoryStore = (*Store)(nil)
+
+// BeginResponse implements runner.HistoryStore.
+func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
+			VALUES ($1, $2, $3, $4, $5)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
+			return wrap("begin response "+rec.RunID, err)
+		}
+		return insertItems(ctx, tx, rec.RunID, rec.TenantID, 0, input)
+	})
+}
+
+// EndResponse implements runner.HistoryStore.
+func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var tenant string
+		var n int
+		err := tx.QueryRow(ctx, `SELECT r.tenant_id, (SELECT COUNT(*) FROM response_items WHERE run_id = r.run_id)
+			FROM responses r WHERE r.run_id = $1 AND NOT r.deleted`, runID).Scan(&tenant, &n)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // deleted while it ran: keep nothing
+		}
+		if err != nil {
+			return wrap("end response "+runID, err)
+		}
+		if len(object) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE responses SET object = $1 WHERE run_id = $2`, string(object), runID); err != nil {
+				return wrap("end response "+runID, err)
+			}
+		}
+		return insertItems(ctx, tx, runID, tenant, n, output)
+	})
+}
+
+func insertItems(ctx context.Context, tx pgx.Tx, runID, tenant string, first int, items []runner.Item) error {
+	for i, it := range items {
+		msg, err := json.Marshal(it.Message)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
+			VALUES ($1, $2, $3, $4, $5, $6)`, it.ID, runID, tenant, first+i, it.Output, string(msg)); err != nil {
+			return wrap("items of "+runID, err)
+		}
+	}
+	return nil
+}
+
+// GetResponse implements runner.HistoryStore.
+func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner.ResponseRecord, error) {
+	rec := runner.ResponseRecord{RunID: runID}
+	var echo, object string
+	err := s.pool.QueryRow(ctx, `SELECT tenant_id, previous_run_id, background, echo, object
+		FROM responses WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted`, runID, tenantID).
+		Scan(&rec.TenantID, &rec.PreviousRunID, &rec.Background, &echo, &object)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return rec, notFound("response of run", runID)
+	case err != nil:
+		return rec, wrap("get response "+runID, err)
+	}
+	if echo != "" {
+		rec.Echo = json.RawMessage(echo)
+	}
+	if object != "" {
+		rec.Object = json.RawMessage(object)
+	}
+	return rec, nil
+}
+
+// ResponseItems implements runner.HistoryStore.
+func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, run_id, output, message FROM response_items
+		WHERE run_id = $1 ORDER BY position`, runID)
+	if err != nil {
+		return nil, wrap("items of "+runID, err)
+	}
+	return scanItems(rows)
+}
+
+// Conversation implements runner.HistoryStore.
+func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]runner.Item, error) {
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE chain(run_id, depth) AS (
+			SELECT run_id, 0 FROM responses WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted
+			UNION ALL
+			SELECT r.previous_run_id, c.depth + 1 FROM responses r JOIN chain c ON r.run_id = c.run_id
+			WHERE r.previous_run_id != '' AND c.depth + 1 < $3
+		)
+		SELECT i.id, i.run_id, i.output, i.message FROM chain c
+		JOIN response_items i ON i.run_id = c.run_id AND i.tenant_id = $2
+		ORDER BY c.depth DESC, i.position`, runID, tenantID, maxTurns)
+	if err != nil {
+		return nil, wrap("conversation of "+runID, err)
+	}
+	return scanItems(rows)
+}
+
+func scanItems(rows pgx.Rows) ([]runner.Item, error) {
+	defer rows.Close()
+	var items []runner.Item
+	for rows.Next() {
+		var it runner.Item
+		var msg string
+		if err := rows.Scan(&it.ID, &it.RunID, &it.Output, &msg); err != nil {
+			return nil, wrap("items", err)
+		}
+		if err := json.Unmarshal([]byte(msg), &it.Message); err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("items", err)
+	}
+	return items, nil
+}
+
+// GetItem implements runner.HistoryStore.
+func (s *Store) GetItem(ctx context.Context, tenantID, id string) (runner.Item, error) {
+	rows, err := s.pool.Query(ctx, `SELECT i.id, i.run_id, i.output, i.message FROM response_items i
+		JOIN responses r ON r.run_id = i.run_id AND NOT r.deleted
+		WHERE i.id = $1 AND i.tenant_id = $2`, id, tenantID)
+	if err != nil {
+		return runner.Item{}, wrap("get item "+id, err)
+	}
+	items, err := scanItems(rows)
+	if err != nil {
+		return runner.Item{}, err
+	}
+	if len(items) == 0 {
+		return runner.Item{}, notFound("item", id)
+	}
+	return items[0], nil
+}
+
+// DeleteResponse implements runner.HistoryStore.
+func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE responses SET deleted = TRUE, echo = '', object = ''
+			WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted`, runID, tenantID)
+		if err != nil {
+			return wrap("delete response "+runID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound("response of run", runID)
+		}
+		for _, q := range []string{`DELETE FROM response_items WHERE run_id = $1`, `DELETE FROM run_events WHERE run_id = $1`,
+			`UPDATE runs SET request = NULL, output = '' WHERE id = $1`} {
+			if _, err := tx.Exec(ctx, q, runID); err != nil {
+				return wrap("delete response "+runID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// AppendEvents implements runner.HistoryStore.
+func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES ($1, $2, $3, $4)`,
+		runID, batch[0].Seq, batch[len(batch)-1].Seq, runner.AppendEventFrames(nil, batch)); err != nil {
+		return wrap("events of "+runID, err)
+	}
+	return nil
+}
+
+// Events implements runner.HistoryStore.
+func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.StoredEvent, error) {
+	rows, err := s.pool.Query(ctx, `SELECT first_seq, frames FROM run_events
+		WHERE run_id = $1 AND last_seq > $2 ORDER BY first_seq`, runID, after)
+	if err != nil {
+		return nil, wrap("events of "+runID, err)
+	}
+	defer rows.Close()
+	var out []runner.StoredEvent
+	for rows.Next() {
+		var first int
+		var frames []byte
+		if err := rows.Scan(&first, &frames); err != nil {
+			return nil, wrap("events of "+runID, err)
+		}
+		evs, err := runner.ParseEventFrames(first, frames)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range evs {
+			if ev.Seq > after {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,243 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/runedge/runedge/runner"
+)
+
+var _ runner.HistoryStore = (*Store)(nil)
+
+// BeginResponse implements runner.HistoryStore.
+func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: begin response %s: %w", rec.RunID, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
+		VALUES (?, ?, ?, ?, ?)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
+		return fmt.Errorf("runner/store/sqlite: begin response %s: %w", rec.RunID, err)
+	}
+	if err := insertItems(ctx, tx, rec.RunID, rec.TenantID, 0, input); err != nil {
+		return err
+	}
+	return commit(tx, "begin response", rec.RunID)
+}
+
+// EndResponse implements runner.HistoryStore. Output items follow the
+// input items in position order.
+func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
+	}
+	defer tx.Rollback()
+	var tenant string
+	var n int
+	err = tx.QueryRowContext(ctx, `SELECT r.tenant_id, (SELECT COUNT(*) FROM response_items WHERE run_id = r.run_id)
+		FROM responses r WHERE r.run_id = ? AND r.deleted = 0`, runID).Scan(&tenant, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // deleted while it ran: keep nothing
+	}
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
+	}
+	if len(object) > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE responses SET object = ? WHERE run_id = ?`, string(object), runID); err != nil {
+			return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
+		}
+	}
+	if err := insertItems(ctx, tx, runID, tenant, n, output); err != nil {
+		return err
+	}
+	return commit(tx, "end response", runID)
+}
+
+func insertItems(ctx context.Context, tx *sql.Tx, runID, tenant string, first int, items []runner.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
+		VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+	}
+	defer st.Close()
+	for i, it := range items {
+		msg, err := json.Marshal(it.Message)
+		if err != nil {
+			return fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+		}
+		if _, err := st.ExecContext(ctx, it.ID, runID, tenant, first+i, it.Output, string(msg)); err != nil {
+			return fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+		}
+	}
+	return nil
+}
+
+func commit(tx *sql.Tx, what, runID string) error {
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("runner/store/sqlite: %s %s: commit: %w", what, runID, err)
+	}
+	return nil
+}
+
+// GetResponse implements runner.HistoryStore.
+func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner.ResponseRecord, error) {
+	rec := runner.ResponseRecord{RunID: runID}
+	var echo, object string
+	err := s.r.QueryRowContext(ctx, `SELECT tenant_id, previous_run_id, background, echo, object
+		FROM responses WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID).
+		Scan(&rec.TenantID, &rec.PreviousRunID, &rec.Background, &echo, &object)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return rec, notFound("response of run", runID)
+	case err != nil:
+		return rec, fmt.Errorf("runner/store/sqlite: get response %s: %w", runID, err)
+	}
+	if echo != "" {
+		rec.Echo = json.RawMessage(echo)
+	}
+	if object != "" {
+		rec.Object = json.RawMessage(object)
+	}
+	return rec, nil
+}
+
+// ResponseItems implements runner.HistoryStore.
+func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, run_id, output, message FROM response_items
+		WHERE run_id = ? ORDER BY position`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+	}
+	return scanItems(rows)
+}
+
+// Conversation implements runner.HistoryStore: one recursive query walks
+// the previous_response_id chain back from runID and returns its items
+// oldest turn first.
+func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]runner.Item, error) {
+	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE chain(run_id, depth) AS (
+			SELECT run_id, 0 FROM responses WHERE run_id = ? AND tenant_id = ? AND deleted = 0
+			UNION ALL
+			SELECT r.previous_run_id, c.depth + 1 FROM responses r JOIN chain c ON r.run_id = c.run_id
+			WHERE r.previous_run_id != '' AND c.depth + 1 < ?
+		)
+		SELECT i.id, i.run_id, i.output, i.message FROM chain c
+		JOIN response_items i ON i.run_id = c.run_id AND i.tenant_id = ?
+		ORDER BY c.depth DESC, i.position`, runID, tenantID, maxTurns, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("runner/store/sqlite: conversation of %s: %w", runID, err)
+	}
+	return scanItems(rows)
+}
+
+func scanItems(rows *sql.Rows) ([]runner.Item, error) {
+	defer rows.Close()
+	var items []runner.Item
+	for rows.Next() {
+		var it runner.Item
+		var msg string
+		if err := rows.Scan(&it.ID, &it.RunID, &it.Output, &msg); err != nil {
+			return nil, fmt.Errorf("runner/store/sqlite: items: %w", err)
+		}
+		if err := json.Unmarshal([]byte(msg), &it.Message); err != nil {
+			return nil, fmt.Errorf("runner/store/sqlite: item %s: %w", it.ID, err)
+		}
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("runner/store/sqlite: items: %w", err)
+	}
+	return items, nil
+}
+
+// GetItem implements runner.HistoryStore.
+func (s *Store) GetItem(ctx context.Context, tenantID, id string) (runner.Item, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT i.id, i.run_id, i.output, i.message FROM response_items i
+		JOIN responses r ON r.run_id = i.run_id AND r.deleted = 0
+		WHERE i.id = ? AND i.tenant_id = ?`, id, tenantID)
+	if err != nil {
+		return runner.Item{}, fmt.Errorf("runner/store/sqlite: get item %s: %w", id, err)
+	}
+	items, err := scanItems(rows)
+	if err != nil {
+		return runner.Item{}, err
+	}
+	if len(items) == 0 {
+		return runner.Item{}, notFound("item", id)
+	}
+	return items[0], nil
+}
+
+// DeleteResponse implements runner.HistoryStore.
+func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, echo = '', object = ''
+		WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID)
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("response of run", runID)
+	}
+	for _, q := range []string{`DELETE FROM response_items WHERE run_id = ?`, `DELETE FROM run_events WHERE run_id = ?`,
+		`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, runID); err != nil {
+			return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
+		}
+	}
+	return commit(tx, "delete response", runID)
+}
+
+// AppendEvents implements runner.HistoryStore: the batch is one row
+// (runner.AppendEventFrames).
+func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	frames := runner.AppendEventFrames(nil, batch)
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`,
+		runID, batch[0].Seq, batch[len(batch)-1].Seq, frames); err != nil {
+		return fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Events implements runner.HistoryStore.
+func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.StoredEvent, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT first_seq, frames FROM run_events
+		WHERE run_id = ? AND last_seq > ? ORDER BY first_seq`, runID, after)
+	if err != nil {
+		return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []runner.StoredEvent
+	for rows.Next() {
+		var first int
+		var frames []byte
+		if err := rows.Scan(&first, &frames); err != nil {
+			return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
+		}
+		evs, err := runner.ParseEventFrames(first, frames)
+		if err != nil {
+			return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
+		}
+		for _, ev := range evs {
+			if ev.Seq > after {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out, rows.Err()
+}
