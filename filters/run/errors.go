@@ -70,9 +70,9 @@ func outcomeError(err error) error {
 	if errors.As(err, &api) {
 		return api
 	}
-	// Messages are stable: what a provider said (addresses, TLS detail,
-	// upstream bodies) or a driver error goes to the log with the run id
-	// (the edge logs Err), never to the client.
+	// Provider errors carry messages written for clients (the openai
+	// provider names what the upstream did, never its address or TLS
+	// detail); the edge adds the run id to 5xx messages and logs Err.
 	e := &apierr.Error{Err: err, Message: err.Error()}
 	switch {
 	case errors.Is(err, runner.ErrRateLimited):
@@ -80,7 +80,6 @@ func outcomeError(err error) error {
 		// guess of ours would either waste the client's time or earn
 		// another 429. Without one, the shortest honest wait.
 		e.Status, e.Type, e.Code = http.StatusTooManyRequests, apierr.TypeRateLimit, apierr.CodeRateLimited
-		e.Message = "the model provider is rate limiting; retry after the Retry-After delay"
 		e.RetryAfter = 1
 		var ra interface{ RetryAfter() int }
 		if errors.As(err, &ra) && ra.RetryAfter() > 0 {
@@ -88,10 +87,8 @@ func outcomeError(err error) error {
 		}
 	case errors.Is(err, runner.ErrProvider):
 		e.Status, e.Type, e.Code = http.StatusBadGateway, apierr.TypeAPI, apierr.CodeProviderError
-		e.Message = "the model provider failed; the detail is in runedge's log"
 	case errors.Is(err, runner.ErrTimeout):
 		e.Status, e.Type, e.Code = http.StatusGatewayTimeout, apierr.TypeAPI, apierr.CodeTimeout
-		e.Message = "the run or its provider call timed out"
 	case errors.Is(err, runner.ErrShutdown):
 		e.Status, e.Type, e.Code = http.StatusServiceUnavailable, apierr.TypeAPI, apierr.CodeUnavailable
 		e.RetryAfter = 1
@@ -103,7 +100,6 @@ func outcomeError(err error) error {
 		e.Message = "the run is waiting for approval or external input; resume it with the native API using the run headers"
 	default:
 		e.Status, e.Type, e.Code = http.StatusInternalServerError, apierr.TypeServer, apierr.CodeRunFailed
-		e.Message = "the run failed; the detail is in runedge's log"
 	}
 	return e
 }
