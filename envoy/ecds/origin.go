@@ -8,35 +8,35 @@ import (
 	"strings"
 )
 
-// An origin is a place plugins may be fetched from: a scheme, a host and
+// An Origin is a place plugins may be fetched from: a scheme, a host and
 // port, and a path prefix. A host fetches a plugin only when its URL falls
 // under one of them, checked before any request is made: a control plane
 // (or whoever speaks for it) must not be able to make a host request an
 // arbitrary address, such as a cloud metadata service.
-type origin struct {
+type Origin struct {
 	scheme, host, port, path string
 }
 
 // ParseOrigin checks an origin written in a host's configuration: an
 // https URL with a host, optionally a path prefix, and nothing else.
-func ParseOrigin(s string) (origin, error) {
+func ParseOrigin(s string) (Origin, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return origin{}, fmt.Errorf("plugin origin %q: %w", s, err)
+		return Origin{}, fmt.Errorf("plugin origin %q: %w", s, err)
 	}
 	switch {
 	case u.Scheme != "https":
-		return origin{}, fmt.Errorf("plugin origin %q: must be an https URL", s)
+		return Origin{}, fmt.Errorf("plugin origin %q: must be an https URL", s)
 	case u.Host == "" || u.Hostname() == "":
-		return origin{}, fmt.Errorf("plugin origin %q: has no host", s)
+		return Origin{}, fmt.Errorf("plugin origin %q: has no host", s)
 	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
-		return origin{}, fmt.Errorf("plugin origin %q: only scheme, host, port and path are allowed", s)
+		return Origin{}, fmt.Errorf("plugin origin %q: only scheme, host, port and path are allowed", s)
 	}
 	return newOrigin(u), nil
 }
 
-func newOrigin(u *url.URL) origin {
-	o := origin{scheme: u.Scheme, host: strings.ToLower(u.Hostname()), port: portOf(u), path: u.EscapedPath()}
+func newOrigin(u *url.URL) Origin {
+	o := Origin{scheme: u.Scheme, host: strings.ToLower(u.Hostname()), port: portOf(u), path: u.EscapedPath()}
 	if !strings.HasSuffix(o.path, "/") {
 		o.path += "/"
 	}
@@ -58,7 +58,7 @@ func portOf(u *url.URL) string {
 // contains every port of its host. Paths are compared escaped and
 // cleaned of dot segments first, so /plugins/../admin is not under
 // /plugins/.
-func (o origin) contains(u *url.URL) bool {
+func (o Origin) contains(u *url.URL) bool {
 	if u.Scheme != o.scheme || strings.ToLower(u.Hostname()) != o.host || (o.port != "" && portOf(u) != o.port) || u.User != nil {
 		return false
 	}

@@ -79,8 +79,8 @@ type Subscriber struct {
 	// Log receives reconnections, applied versions and refusals.
 	Log *slog.Logger
 
-	plane                 origin
-	origins               []origin
+	plane                 Origin
+	origins               []Origin
 	planeHTTP, originHTTP *http.Client
 }
 
@@ -145,7 +145,7 @@ func (s *Subscriber) prepare() (credentials.TransportCredentials, error) {
 	oc := *base
 	oc.CheckRedirect = noRedirects
 	s.originHTTP = &oc
-	s.plane = origin{scheme: "https", host: planeHost(s.Addr), path: "/"}
+	s.plane = Origin{scheme: "https", host: planeHost(s.Addr), path: "/"}
 	var creds credentials.TransportCredentials
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil // the control plane is reached directly, like ADS

@@ -8,15 +8,13 @@ import (
 	"github.com/runedge/runedge/plugins/compat"
 )
 
-// recordedStream streams a response to its client and, when the response
-// is stored, records the events in the run's event log, so that a client
-// that lost the stream can resume it (GET /v1/responses/{id}?stream=true).
+// recordedStream streams a response to its client. Its events are not
+// persisted: as with OpenAI, only a background response's stream can be
+// resumed (GET /v1/responses/{id}?stream=true), since a foreground run ends
+// with its client; and persisting them would cost a 1,000-token stream
+// about 2x its CPU per chunk (RATIONALE.md).
 func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	log := x.Run.EventLog()
-	if log != nil {
-		defer log.Close(ctx)
-	}
-	return t.responseStream(ctx, x, ids, newSink(ctx, x.Reply, log))
+	return t.responseStream(ctx, x, ids, newSink(ctx, x.Reply, nil))
 }
 
 // background answers a background response at once and runs the rest in a

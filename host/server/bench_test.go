@@ -19,6 +19,9 @@ func BenchmarkEndpoint(b *testing.B) {
 		{"chat", "POST", "/v1/chat/completions", chatBody},
 		{"chat-stream", "POST", "/v1/chat/completions", `{"model":"service","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hello there runedge"}]}`},
 		{"responses", "POST", "/v1/responses", `{"model":"service","input":"Hello there runedge"}`},
+		// store defaults to true: the response, its items and its final
+		// object are kept; store:false keeps only the run row.
+		{"responses-store-false", "POST", "/v1/responses", `{"model":"service","input":"Hello there runedge","store":false}`},
 		{"responses-stream", "POST", "/v1/responses", `{"model":"service","input":"Hello there runedge","stream":true}`},
 		{"responses-schema", "POST", "/v1/responses", `{"model":"service","input":"Ada","text":{"format":{"type":"json_schema","name":"p","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["name","born"],"properties":{"name":{"type":"string"},"born":{"type":"integer"}}}}}}`},
 	} {

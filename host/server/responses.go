@@ -127,7 +127,7 @@ func (s *Server) replayStream(ctx context.Context, x *filters.Exchange, run runn
 	}
 	beyond := func(last int) error {
 		if last < 0 {
-			return apierr.InvalidBody("stream", "this response has no stored stream events: only responses created with stream true can be streamed again")
+			return apierr.InvalidBody("stream", "this response has no stored stream events: only background responses created with stream true can be streamed again")
 		}
 		return apierr.InvalidBody("starting_after", "starting_after %d is beyond the stream's last event, %d", after, last)
 	}

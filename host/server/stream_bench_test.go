@@ -16,19 +16,26 @@ import (
 // and reports CPU time per chunk (server and client together, from
 // getrusage): with the default plugin (no map_stream: native framing only),
 // and with a plugin that exports map_stream, batched per arrival (window 0)
-// and per 20 ms window.
+// and per 20 ms window. The default is a stored response (store defaults to
+// true); default-store-false keeps nothing, the path before the response
+// history; background persists its events in batches for resumption.
 func BenchmarkStream1000(b *testing.B) {
 	words := strings.TrimSpace(strings.Repeat("token ", 998)) // + "You said:" = 1,000 tokens
-	reqBody := `{"model":"service","stream":true,"input":"` + words + `"}`
+	stored := `{"model":"service","stream":true,"input":"` + words + `"}`
 	versioned := plugintest.Build(b, "./testdata/versioned/v1")
 	for _, bc := range []struct {
 		name   string
 		plugin string
 		window time.Duration
+		body   string
 	}{
-		{"default", "", 0},
-		{"map_stream-window0", versioned, 0},
-		{"map_stream-window20ms", versioned, 20 * time.Millisecond},
+		{"default", "", 0, stored},
+		{"default-store-false", "", 0, strings.Replace(stored, `"stream":true`, `"stream":true,"store":false`, 1)},
+		// A background stream's events are persisted in batches (and the
+		// client follows the run's event log).
+		{"background", "", 0, strings.Replace(stored, `"stream":true`, `"stream":true,"background":true`, 1)},
+		{"map_stream-window0", versioned, 0, stored},
+		{"map_stream-window20ms", versioned, 20 * time.Millisecond, stored},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := start(b, func(c *config.Config) {
@@ -41,7 +48,7 @@ func BenchmarkStream1000(b *testing.B) {
 			cpu0 := cpuTime()
 			b.ResetTimer()
 			for b.Loop() {
-				req, _ := http.NewRequest("POST", h.URL+"/v1/responses", strings.NewReader(reqBody))
+				req, _ := http.NewRequest("POST", h.URL+"/v1/responses", strings.NewReader(bc.body))
 				req.Header.Set("Authorization", "Bearer "+tokApp)
 				res, err := client.Do(req)
 				if err != nil {

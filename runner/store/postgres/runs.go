@@ -18,10 +18,14 @@ const (
 		request, output, attempts, duration_ms, ttft_ms, host_id
 	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`
 	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES ($1, $2, $3)`
-	// The thread copies its session's id and tenant from the session row:
-	// inserted only when the session exists and is the tenant's.
+	// The thread copies its session's id and tenant from the session row.
+	// When the session is unknown or another tenant's, the outer join
+	// yields NULLs and the NOT NULL constraint fails the statement on the
+	// server: that aborts the pipelined batch it is in (a row count checked
+	// client-side would come after the batch committed).
 	insertThreadSQL = `INSERT INTO threads (id, session_id, tenant_id, created_at)
-		SELECT $1, id, tenant_id, $2 FROM sessions WHERE id = $3 AND tenant_id = $4`
+		SELECT $1, s.id, s.tenant_id, $2 FROM (SELECT $3::text AS sid, $4::text AS tid) AS want
+		LEFT JOIN sessions s ON s.id = want.sid AND s.tenant_id = want.tid`
 	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = $1`
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = $2`
 )
@@ -32,9 +36,9 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
 	if err != nil {
 		return err
 	}
-	err = s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, insertRunSQL, args...)
-		return err
+	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		p.exec(insertRunSQL, args...)
+		return nil
 	})
 	if err != nil {
 		return wrap("create run "+r.ID, err)
@@ -43,29 +47,27 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
 }
 
 // StartRun records a run with the session and thread it opens, as one
-// write of the group-commit writer (all or nothing).
+// write of the group-commit writer (all or nothing: a thread insert that
+// finds no session of the tenant aborts the batch, which is then retried
+// write by write).
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
 	args, err := runArgs(r)
 	if err != nil {
 		return err
 	}
-	err = s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
 		if newSession {
-			if _, err := tx.Exec(ctx, insertSessionSQL, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-				return err
-			}
+			p.exec(insertSessionSQL, r.SessionID, r.TenantID, r.CreatedAt)
 		}
 		if newThread {
-			if err := insertThread(ctx, tx, r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-				return err
-			}
+			insertThread(p, r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt)
 		}
-		_, err := tx.Exec(ctx, insertRunSQL, args...)
-		return err
+		p.exec(insertRunSQL, args...)
+		return nil
 	})
 	if err != nil {
-		if errors.Is(err, runner.ErrNotFound) {
-			return err
+		if noSession(err) {
+			return notFound("session", r.SessionID)
 		}
 		return wrap("start run "+r.ID, err)
 	}
@@ -126,12 +128,28 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (i
 }
 
 // PurgeBefore empties request and output of runs that ended before the
-// cutoff (store.retention); the rows stay.
+// cutoff (store.retention) and forgets what the response history kept of
+// them (items, final object, stored stream events); the rows stay.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
-		WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		const old = `SELECT id FROM runs WHERE ended_at < $1`
+		for _, q := range []string{
+			`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
+			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
+			`UPDATE responses SET object = '' WHERE object <> '' AND run_id IN (` + old + `)`,
+		} {
+			if _, err := tx.Exec(ctx, q, before); err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
+			WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
+		n = tag.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, wrap("purge", err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // CreateSession records a new session for tenant.
 func (s *Store) CreateSession(ctx context.Context, id, tenantID string, createdAt int64) error {
-	err := s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, insertSessionSQL, id, tenantID, createdAt)
-		return err
+	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		p.exec(insertSessionSQL, id, tenantID, createdAt)
+		return nil
 	})
 	if err != nil {
 		return wrap("create session", err)
@@ -35,31 +36,30 @@ func (s *Store) SessionExists(ctx context.Context, tenantID, id string) (bool, e
 // CreateThread records a new thread in a session of tenant (ErrNotFound
 // otherwise).
 func (s *Store) CreateThread(ctx context.Context, id, sessionID, tenantID string, createdAt int64) error {
-	err := s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return insertThread(ctx, tx, id, sessionID, tenantID, createdAt)
+	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		insertThread(p, id, sessionID, tenantID, createdAt)
+		return nil
 	})
-	if err != nil && !errors.Is(err, errNoSession) {
-		return wrap("create thread", err)
+	if noSession(err) {
+		return notFound("session", sessionID)
 	}
 	if err != nil {
-		return notFound("session", sessionID)
+		return wrap("create thread", err)
 	}
 	return nil
 }
 
-// errNoSession: the thread's session is unknown or another tenant's. It
-// wraps ErrNotFound for StartRun's callers.
-var errNoSession = notFound("session", "of the thread")
+// noSession reports the refusal of insertThreadSQL: the thread's session is
+// unknown or another tenant's (a NULL session_id, SQLSTATE 23502).
+func noSession(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23502" && pe.TableName == "threads"
+}
 
-func insertThread(ctx context.Context, tx pgx.Tx, id, sessionID, tenantID string, createdAt int64) error {
-	tag, err := tx.Exec(ctx, insertThreadSQL, id, createdAt, sessionID, tenantID)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return errNoSession
-	}
-	return nil
+// insertThread queues the thread insert, which fails on the server when
+// the session is not the tenant's (see insertThreadSQL, noSession).
+func insertThread(p *pipe, id, sessionID, tenantID string, createdAt int64) {
+	p.exec(insertThreadSQL, id, createdAt, sessionID, tenantID)
 }
 
 // ThreadSession returns the session of thread id for tenant.

@@ -37,7 +37,7 @@ const DefaultCommitWindow = 0
 // Store implements runner.Store and runner.CancelRelay on PostgreSQL.
 type Store struct {
 	pool   *pgxpool.Pool
-	writer *groupcommit.Writer[pgx.Tx]
+	writer *groupcommit.Writer[*pipe]
 }
 
 var (
@@ -78,7 +78,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("runner/store/postgres: migrate: %w", err)
 	}
 	s := &Store{pool: pool}
-	s.writer = groupcommit.New[pgx.Tx](txDriver{pool}, groupcommit.Config{Window: o.CommitWindow, MaxBatch: o.CommitBatch})
+	s.writer = groupcommit.New[*pipe](txDriver{pool}, groupcommit.Config{Window: o.CommitWindow, MaxBatch: o.CommitBatch})
 	return s, nil
 }
 
@@ -97,11 +97,49 @@ func (s *Store) SetCommitObserver(o runner.CommitObserver) { s.writer.SetObserve
 // has committed.
 func (s *Store) CommitStats() (batches, writes int64) { return s.writer.Stats() }
 
+// pipe is a batch of writes sent to the server in one round trip: the
+// statements of every write of a group commit, queued in a pgx.Batch and
+// sent with one Sync, so they run as one implicit transaction (an error
+// anywhere aborts them all, and the writer then retries each write alone).
+// Refusals must therefore happen on the server, as statement errors (see
+// insertThreadSQL); callbacks only read results (rows affected). Four to
+// five round trips per request became one per batch.
+type pipe struct{ b pgx.Batch }
+
+// exec queues a statement whose result needs no check.
+func (p *pipe) exec(sql string, args ...any) { p.b.Queue(sql, args...) }
+
+// check queues a statement and a check of its result.
+func (p *pipe) check(fn func(pgconn.CommandTag) error, sql string, args ...any) {
+	p.b.Queue(sql, args...).Exec(fn)
+}
+
 type txDriver struct{ pool *pgxpool.Pool }
 
-func (d txDriver) Begin(ctx context.Context) (pgx.Tx, error)   { return d.pool.Begin(ctx) }
-func (d txDriver) Commit(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) }
-func (d txDriver) Rollback(ctx context.Context, tx pgx.Tx)     { tx.Rollback(ctx) }
+func (d txDriver) Begin(context.Context) (*pipe, error) { return &pipe{}, nil }
+
+func (d txDriver) Commit(ctx context.Context, p *pipe) error {
+	if p.b.Len() == 0 {
+		return nil
+	}
+	err := d.pool.SendBatch(ctx, &p.b).Close()
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && !connectionClass(pe) {
+		return groupcommit.OpFailed(err) // one write's fault: retried alone
+	}
+	return err
+}
+
+func (d txDriver) Rollback(context.Context, *pipe) {}
+
+// connectionClass reports server errors that are about the server or the
+// connection, not the statement.
+func connectionClass(pe *pgconn.PgError) bool {
+	return len(pe.Code) == 5 && (pe.Code[:2] == "08" || pe.Code[:2] == "53" || pe.Code[:3] == "57P")
+}
 
 // wrap names the operation and says whether the database is the problem:
 // a connection failure, a server shutting down or out of resources wraps
@@ -109,12 +147,8 @@ func (d txDriver) Rollback(ctx context.Context, tx pgx.Tx)     { tx.Rollback(ctx
 // error about the statement itself (a duplicate id) does not.
 func wrap(op string, err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch {
-		case len(pe.Code) == 5 && (pe.Code[:2] == "08" || pe.Code[:2] == "53" || pe.Code[:3] == "57P"):
-		default:
-			return fmt.Errorf("runner/store/postgres: %s: %w", op, err)
-		}
+	if errors.As(err, &pe) && !connectionClass(pe) {
+		return fmt.Errorf("runner/store/postgres: %s: %w", op, err)
 	}
 	return fmt.Errorf("%w: runner/store/postgres: %s: %w", runner.ErrUnavailable, op, err)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -38,12 +39,14 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
 	var n int64
-	err := s.writer.Do(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		p.check(func(tag pgconn.CommandTag) error {
+			n = tag.RowsAffected()
+			return nil
+		}, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
 			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText)
-		n = tag.RowsAffected()
-		return err
+		return nil
 	})
 	if err != nil {
 		return wrap("transition run "+id, err)

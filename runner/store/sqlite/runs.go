@@ -121,13 +121,34 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (i
 }
 
 // PurgeBefore empties the request and output of runs that ended before
-// the Unix time before (store.retention). A background job, it writes
-// outside the group commit, in its own statement on the writer connection.
+// the Unix time before (store.retention), and forgets what the response
+// history kept of them (input and output items, the final object, stored
+// stream events). A background job, it writes outside the group commit, in
+// one transaction of its own on the writer connection.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
+	}
+	defer tx.Rollback()
+	const old = `SELECT id FROM runs WHERE ended_at < ?`
+	for _, q := range []string{
+		`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
+		`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
+		`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, before); err != nil {
+			return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
 		WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
+	}
+	return n, tx.Commit()
 }

@@ -66,6 +66,34 @@ func testPurgeBefore(t *testing.T, s runner.Store) {
 	if n, err := s.PurgeBefore(ctx(t), 200); err != nil || n != 0 {
 		t.Fatalf("second PurgeBefore = %d, %v; want 0", n, err)
 	}
+	// What the response history kept of a purged run goes too.
+	hs, ok := s.(runner.HistoryStore)
+	if !ok {
+		return
+	}
+	items := func(id string, out bool) []runner.Item {
+		return []runner.Item{{ID: runner.NewID("msg_"), RunID: id, Output: out, Message: runner.Message{Role: "user", Content: "secret"}}}
+	}
+	purged, kept := mustCreate(t, s, "acme", runner.StatusRunning, 1, nil)[0], mustCreate(t, s, "acme", runner.StatusRunning, 1, nil)[0]
+	for _, id := range []string{purged, kept} {
+		if err := hs.BeginResponse(ctx(t), runner.ResponseRecord{RunID: id, TenantID: "acme"}, items(id, false)); err != nil {
+			t.Fatal(err)
+		}
+		if err := hs.EndResponse(ctx(t), id, []byte(`{"id":"resp"}`), items(id, true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end(purged, 100)
+	end(kept, 300)
+	if _, err := s.PurgeBefore(ctx(t), 200); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := hs.ResponseItems(ctx(t), purged); err != nil || len(got) != 0 {
+		t.Fatalf("purged response still has %d items (%v)", len(got), err)
+	}
+	if got, err := hs.ResponseItems(ctx(t), kept); err != nil || len(got) != 2 {
+		t.Fatalf("newer response has %d items (%v), want 2", len(got), err)
+	}
 }
 
 // Many runs started and finished at once (what group commit batches):

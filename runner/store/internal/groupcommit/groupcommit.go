@@ -248,6 +248,12 @@ func (e opError) Error() string        { return e.err.Error() }
 func (e opError) Is(target error) bool { return target == errOp }
 func (e opError) Unwrap() error        { return e.err }
 
+// OpFailed marks an error a Driver's Commit found to belong to one of the
+// batch's writes rather than to the database (a driver that pipelines the
+// writes learns their results only at Commit): the batch's writes are then
+// retried alone, as when an Op itself fails.
+func OpFailed(err error) error { return opError{err} }
+
 func unwrapOp(err error) error {
 	var oe opError
 	if errors.As(err, &oe) {
