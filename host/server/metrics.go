@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,9 @@ type metrics struct {
 	swaps   *prometheus.CounterVec
 	plugins *runtime.Metrics
 	tenant  bool // metrics.tenant_label
+	// off skips the run and store observations; only
+	// BenchmarkObservability sets it, to measure what metrics cost.
+	off atomic.Bool
 
 	requests *prometheus.CounterVec   // endpoint, method, status [, tenant]
 	duration *prometheus.HistogramVec // endpoint
@@ -158,6 +162,9 @@ func (m *metrics) RunStarted(*runner.Run) {}
 
 // RunFinished implements runner.Observer.
 func (m *metrics) RunFinished(r *runner.Run) {
+	if m.off.Load() {
+		return
+	}
 	if m.tenant {
 		m.runs.WithLabelValues(r.Endpoint, string(r.Status), r.StatusReason, r.TenantID).Inc()
 	} else {
@@ -185,6 +192,9 @@ func (m *metrics) RunFinished(r *runner.Run) {
 
 // ObserveCommit implements runner.CommitObserver.
 func (m *metrics) ObserveCommit(d time.Duration, writes int) {
+	if m.off.Load() {
+		return
+	}
 	m.storeCommit.Observe(d.Seconds())
 	m.storeBatch.Observe(float64(writes))
 }

@@ -44,6 +44,9 @@ func (t *timedStore) observe(op string, start time.Time) {
 }
 
 func (t *timedStore) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
+	if t.m.off.Load() {
+		return t.Store.StartRun(ctx, r, newSession, newThread)
+	}
 	start := time.Now()
 	err := t.Store.StartRun(ctx, r, newSession, newThread)
 	t.observe("start", start)
@@ -51,6 +54,9 @@ func (t *timedStore) StartRun(ctx context.Context, r *runner.Run, newSession, ne
 }
 
 func (t *timedStore) Transition(ctx context.Context, id string, tr runner.Transition) error {
+	if t.m.off.Load() {
+		return t.Store.Transition(ctx, id, tr)
+	}
 	start := time.Now()
 	err := t.Store.Transition(ctx, id, tr)
 	t.observe("finish", start)
