@@ -1,7 +1,9 @@
 package filters
 
 import (
+	"errors"
 	"net/http"
+	"os"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -71,5 +73,11 @@ type ClientGoneError struct{ Err error }
 func (e *ClientGoneError) Error() string { return "client went away: " + e.Err.Error() }
 
 // Unwrap exposes both the write error and runner.ErrClientGone, so that the
-// runner records the right reason.
-func (e *ClientGoneError) Unwrap() []error { return []error{e.Err, runner.ErrClientGone} }
+// runner records the right reason: runner.ErrClientStalled when the write
+// hit its deadline (the client stopped reading), else the client left.
+func (e *ClientGoneError) Unwrap() []error {
+	if errors.Is(e.Err, os.ErrDeadlineExceeded) {
+		return []error{e.Err, runner.ErrClientStalled}
+	}
+	return []error{e.Err, runner.ErrClientGone}
+}

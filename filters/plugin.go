@@ -23,8 +23,15 @@ func PluginError(err error) error {
 	}
 	var f *runtime.Fault
 	if errors.As(err, &f) {
+		// The cause (a trap, the guest's stderr, a stack) goes to the log
+		// with the run id, never to the client: it may carry another
+		// request's data or the host's paths.
+		msg := "plugin " + f.Plugin + ": " + f.Hook + " failed; the detail is in runedge's log"
+		if errors.Is(err, runtime.ErrTimeout) {
+			msg = "plugin " + f.Plugin + ": " + f.Hook + " exceeded its time budget"
+		}
 		return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-			Code: apierr.CodePluginError, Message: f.Error(), Err: err}
+			Code: apierr.CodePluginError, Message: msg, Err: err}
 	}
 	return err
 }

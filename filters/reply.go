@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/runedge/runedge/filters/apierr"
 )
@@ -20,6 +23,62 @@ type Reply struct {
 	streaming bool
 	seq       int
 	frame     []byte // reused SSE frame buffer
+
+	// writeTimeout bounds each write to the client (0: none); deadline is
+	// the write deadline last set on the connection. aborted, once set,
+	// keeps the deadline in the past: the run is over and a write blocked
+	// on a client that stopped reading must return now.
+	writeTimeout time.Duration
+	deadline     time.Time
+	mu           sync.Mutex // orders Abort against armDeadline's update
+	aborted      atomic.Bool
+}
+
+// SetWriteTimeout bounds every write and flush to d: a client that stops
+// reading for longer is cut off (the write fails with a timeout, see
+// StalledError). Call it before the first write.
+func (r *Reply) SetWriteTimeout(d time.Duration) { r.writeTimeout = d }
+
+// SetReadDeadline sets the read deadline of the request's connection (the
+// zero time clears it); see filters/body.
+func (r *Reply) SetReadDeadline(t time.Time) error { return r.rc.SetReadDeadline(t) }
+
+// abortGrace is how long writes may take once the run was interrupted:
+// enough for the error reply to a client that reads, short enough that a
+// write blocked on one that does not cannot hold the run.
+const abortGrace = time.Second
+
+// Abort bounds a write that is blocked now, and every later one, to
+// abortGrace from now: the run is over (run_timeout, shutdown, cancel) and
+// a client that stopped reading must not hold it. It may be called from
+// any goroutine.
+func (r *Reply) Abort() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.aborted.Store(true)
+	r.rc.SetWriteDeadline(time.Now().Add(abortGrace))
+}
+
+// armDeadline moves the write deadline to writeTimeout from now before a
+// write. Moving it costs a timer update, so it is moved only once a quarter
+// of the timeout has passed: the deadline is always between 3/4 and all of
+// the timeout away, and a stream of small writes pays one update per
+// quarter timeout instead of one per token.
+func (r *Reply) armDeadline() {
+	if r.writeTimeout <= 0 || r.aborted.Load() {
+		return
+	}
+	now := time.Now()
+	if r.deadline.Sub(now) > r.writeTimeout*3/4 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.aborted.Load() {
+		return
+	}
+	r.deadline = now.Add(r.writeTimeout)
+	r.rc.SetWriteDeadline(r.deadline)
 }
 
 // NewReply wraps w for one request of endpoint.
@@ -48,6 +107,7 @@ func (r *Reply) JSON(status int, body []byte) error {
 	h := r.w.Header()
 	h.Set("Content-Type", "application/json")
 	r.written = true
+	r.armDeadline()
 	r.w.WriteHeader(status)
 	_, err := r.w.Write(body)
 	return err
@@ -62,6 +122,7 @@ func (r *Reply) StartStream() error {
 	h.Set("X-Accel-Buffering", "no")
 	r.written = true
 	r.streaming = true
+	r.armDeadline()
 	r.w.WriteHeader(http.StatusOK)
 	return r.rc.Flush()
 }
@@ -83,6 +144,7 @@ func (r *Reply) Comment(text string) error {
 	b = append(b, text...)
 	b = append(b, "\n\n"...)
 	r.frame = b
+	r.armDeadline()
 	if _, err := r.w.Write(b); err != nil {
 		return err
 	}
@@ -90,7 +152,10 @@ func (r *Reply) Comment(text string) error {
 }
 
 // Flush sends what Buffer wrote.
-func (r *Reply) Flush() error { return r.rc.Flush() }
+func (r *Reply) Flush() error {
+	r.armDeadline()
+	return r.rc.Flush()
+}
 
 // Buffer writes one SSE event without flushing it: a stream that has more
 // events at hand writes them all and flushes once, one syscall per burst
@@ -106,6 +171,7 @@ func (r *Reply) Buffer(name string, data []byte) error {
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
 	r.frame = b
+	r.armDeadline() // a full buffer writes through to the connection
 	_, err := r.w.Write(b)
 	return err
 }

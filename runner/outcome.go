@@ -47,16 +47,16 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 			}
 			return failed(ReasonTimeout, terr)
 		default:
-			return outcome{status: StatusCancelled, reason: ReasonClientDisconnect,
-				err: fmt.Errorf("%w: %s", ErrCancelled, ReasonClientDisconnect)}
+			// A failed write cancels the request's context too; the write's
+			// error says whether the client left or stalled.
+			return clientGone(err)
 		}
 	}
 	var coded interface{ RunErrorCode() string }
 	switch {
 	case errors.Is(err, ErrClientGone):
 		// A write to the client failed before its context was cancelled.
-		return outcome{status: StatusCancelled, reason: ReasonClientDisconnect,
-			err: fmt.Errorf("%w: %s", ErrCancelled, ReasonClientDisconnect)}
+		return clientGone(err)
 	case errors.Is(err, ErrWaiting):
 		return outcome{status: StatusWaiting, reason: ReasonApproval, err: err}
 	case errors.Is(err, ErrRateLimited):
@@ -73,6 +73,16 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 		return failed(coded.RunErrorCode(), err)
 	}
 	return failed(ReasonFailed, err)
+}
+
+// clientGone is the outcome of a run whose client went away or, when err
+// says so, stopped reading.
+func clientGone(err error) outcome {
+	reason := ReasonClientDisconnect
+	if errors.Is(err, ErrClientStalled) {
+		reason = ReasonClientStalled
+	}
+	return outcome{status: StatusCancelled, reason: reason, err: fmt.Errorf("%w: %s", ErrCancelled, reason)}
 }
 
 func failed(reason string, err error) outcome {

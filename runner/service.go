@@ -22,6 +22,9 @@ type ServiceConfig struct {
 	// MaxInFlight bounds concurrent runs; beyond it Start returns
 	// ErrUnavailable. 0 means unlimited.
 	MaxInFlight int
+	// MaxInFlightPerTenant bounds one tenant's concurrent runs; beyond it
+	// Start returns ErrTenantBusy. 0 means unlimited.
+	MaxInFlightPerTenant int
 	// Now is the clock (nil: time.Now); tests pin it.
 	Now func() time.Time
 	// Logger receives the service's logs (nil: discarded).
@@ -63,6 +66,10 @@ type Service struct {
 	stopRelay  context.CancelFunc
 	cancelWait time.Duration
 	observer   Observer
+	// tenantLimit bounds one tenant's runs in flight (0: none); perTenant
+	// counts them (under mu).
+	tenantLimit int
+	perTenant   map[string]int
 
 	mu       sync.Mutex
 	draining bool
@@ -79,18 +86,20 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		return nil, errors.New("runner: ServiceConfig needs a Store and an Agent")
 	}
 	s := &Service{
-		store:      cfg.Store,
-		agent:      cfg.Agent,
-		timeout:    cfg.RunTimeout,
-		limit:      cfg.MaxInFlight,
-		now:        cfg.Now,
-		log:        cfg.Logger,
-		host:       cfg.HostID,
-		cancelWait: cfg.CancelWait,
-		observer:   cfg.Observer,
-		runs:       map[string]*Handle{},
-		logs:       map[string]*EventLog{},
-		idle:       make(chan struct{}),
+		store:       cfg.Store,
+		agent:       cfg.Agent,
+		timeout:     cfg.RunTimeout,
+		limit:       cfg.MaxInFlight,
+		now:         cfg.Now,
+		log:         cfg.Logger,
+		host:        cfg.HostID,
+		cancelWait:  cfg.CancelWait,
+		observer:    cfg.Observer,
+		tenantLimit: cfg.MaxInFlightPerTenant,
+		perTenant:   map[string]int{},
+		runs:        map[string]*Handle{},
+		logs:        map[string]*EventLog{},
+		idle:        make(chan struct{}),
 	}
 	s.history = cfg.History
 	if s.history == nil {
@@ -200,6 +209,10 @@ func (s *Service) admit(h *Handle) error {
 	if s.limit > 0 && len(s.runs) >= s.limit {
 		return fmt.Errorf("%w: %d runs in flight", ErrUnavailable, len(s.runs))
 	}
+	if s.tenantLimit > 0 && s.perTenant[h.run.TenantID] >= s.tenantLimit {
+		return fmt.Errorf("%w: %d runs of this tenant in flight", ErrTenantBusy, s.tenantLimit)
+	}
+	s.perTenant[h.run.TenantID]++
 	if len(s.runs) == 0 {
 		s.idle = make(chan struct{})
 	}
@@ -215,6 +228,9 @@ func (s *Service) release(h *Handle) {
 		return
 	}
 	delete(s.runs, h.run.ID)
+	if s.perTenant[h.run.TenantID]--; s.perTenant[h.run.TenantID] <= 0 {
+		delete(s.perTenant, h.run.TenantID)
+	}
 	if len(s.runs) == 0 {
 		close(s.idle)
 	}

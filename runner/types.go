@@ -87,6 +87,10 @@ var (
 	// ErrClientGone: the client went away (a write to it failed); passed to
 	// Handle.Finish it records cancelled/client_disconnect.
 	ErrClientGone = errors.New("client went away")
+	// ErrClientStalled wraps ErrClientGone when the client was cut off
+	// because it stopped reading (a write deadline passed): recorded
+	// cancelled/client_stalled.
+	ErrClientStalled = fmt.Errorf("%w: stopped reading", ErrClientGone)
 	// ErrWaiting: the run paused for approval or external input.
 	ErrWaiting = errors.New("run waiting")
 	// ErrOutputInvalid: the agent's structured output did not match the schema.

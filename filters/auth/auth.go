@@ -31,7 +31,7 @@ const (
 // Auth is the auth stage.
 type Auth struct {
 	cfg    Config
-	limits *limiter
+	limits *Limits
 }
 
 var _ filters.Stage = (*Auth)(nil)
@@ -50,10 +50,10 @@ func (a *Auth) Handle(ctx context.Context, x *filters.Exchange, next filters.Han
 		return err
 	}
 	if a.limits != nil {
-		if wait, ok := a.limits.allow(tok.Name + "\x00" + id.TenantID); !ok {
+		if wait, ok := a.limits.Allow(tok.Name, id.TenantID); !ok {
 			return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
 				Code: apierr.CodeRateLimited, RetryAfter: wait,
-				Message: "rate limit exceeded for this token and tenant; retry after the Retry-After delay"}
+				Message: "rate limit exceeded for this token or tenant; retry after the Retry-After delay"}
 		}
 	}
 	x.Identity = id
@@ -67,7 +67,13 @@ var errInvalidKey = &apierr.Error{Status: http.StatusUnauthorized, Type: apierr.
 // configured hash is compared, in constant time, so the timing says nothing
 // about which token came close.
 func (a *Auth) token(h http.Header) (*Token, error) {
-	v := h.Get("Authorization")
+	// Two Authorization headers are refused, not read first-wins: a proxy
+	// in front may have checked the other one.
+	vs := h.Values("Authorization")
+	if len(vs) != 1 {
+		return nil, errInvalidKey
+	}
+	v := vs[0]
 	scheme, secret, ok := strings.Cut(v, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return nil, errInvalidKey

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -123,10 +124,10 @@ func TestRateLimit(t *testing.T) {
 	if !errors.As(last, &e) || e.Status != http.StatusTooManyRequests || e.RetryAfter < 1 {
 		t.Fatalf("want 429 with Retry-After, got %v", last)
 	}
-	// Another tenant has its own bucket.
+	// Naming another tenant does not escape the token's limit.
 	x, _ := filtertest.Exchange(filters.ChatCompletions, "{}", "Authorization", "Bearer tok-app", HeaderTenantID, "other")
-	if err := a.Handle(context.Background(), x, &filtertest.Next{}); err != nil {
-		t.Fatalf("other tenant limited too: %v", err)
+	if err := a.Handle(context.Background(), x, &filtertest.Next{}); !errors.As(err, &e) || e.Status != http.StatusTooManyRequests {
+		t.Fatalf("another tenant name escaped the token's limit: %v", err)
 	}
 }
 
@@ -139,5 +140,23 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 	if _, err := ParseHash("sha256:zz"); err == nil {
 		t.Fatal("bad hash accepted")
+	}
+}
+
+// TestLimitsBounded: tenant names come from clients; their buckets stay
+// within the bound however many are named.
+func TestLimitsBounded(t *testing.T) {
+	l := NewLimits(100)
+	l.Configure(Rate{PerSecond: 1000, Burst: 1000}, Rate{PerSecond: 0.001, Burst: 1})
+	for i := 0; i < 5000; i++ {
+		l.Allow("tok", "tenant-"+strconv.Itoa(i))
+		if n := l.TenantBuckets(); n > 100 {
+			t.Fatalf("%d tenant buckets after %d tenants", n, i+1)
+		}
+	}
+	// A tenant just limited is still limited: the least recently used
+	// buckets go first.
+	if _, ok := l.Allow("tok", "tenant-4999"); ok {
+		t.Fatal("the most recent tenant's bucket was dropped")
 	}
 }

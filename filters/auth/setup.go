@@ -32,8 +32,12 @@ type Config struct {
 	ActorPolicy ActorPolicy
 	// DefaultTenant is used by unbound tokens when no tenant header is sent.
 	DefaultTenant string
-	// RatePerSecond and Burst limit requests per token and tenant;
-	// RatePerSecond 0 disables limiting.
+	// Limits, when set, are the rate limits, shared by the generations of
+	// a server (see Limits); RatePerSecond and Burst are then ignored.
+	Limits *Limits
+	// RatePerSecond and Burst limit requests per token and, with the same
+	// figures, per tenant, in limits of the stage's own; RatePerSecond 0
+	// disables limiting.
 	RatePerSecond float64
 	Burst         int
 }
@@ -75,8 +79,13 @@ func New(cfg Config) (*Auth, error) {
 		cfg.DefaultTenant = "default"
 	}
 	a := &Auth{cfg: cfg}
-	if cfg.RatePerSecond > 0 {
-		a.limits = newLimiter(cfg.RatePerSecond, cfg.Burst)
+	switch {
+	case cfg.Limits != nil:
+		a.limits = cfg.Limits
+	case cfg.RatePerSecond > 0:
+		r := Rate{PerSecond: cfg.RatePerSecond, Burst: cfg.Burst}
+		a.limits = NewLimits(0)
+		a.limits.Configure(r, r)
 	}
 	return a, nil
 }

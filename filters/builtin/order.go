@@ -8,6 +8,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/filters/run"
@@ -18,7 +19,9 @@ import (
 
 // Order is the order of the stages of the POST chains
 // (/v1/chat/completions, /v1/responses).
-var Order = []string{"auth", "model", "map-request", "run", "translate"}
+// body comes right after auth: no body is read for a caller without a
+// valid token.
+var Order = []string{"auth", "body", "model", "map-request", "run", "translate"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -28,7 +31,9 @@ type Plugins struct {
 
 // Deps is what the stages are built from.
 type Deps struct {
-	Auth    *auth.Auth
+	Auth *auth.Auth
+	// Body reads the request body (limits.max_body_bytes, read_body_timeout).
+	Body    *body.Body
 	Runner  *runner.Service
 	Plugins Plugins
 	// StreamWindow batches streamed text for map_stream plugins.
@@ -49,6 +54,8 @@ func Chain(d Deps) (filters.Handler, error) {
 		switch name {
 		case "auth":
 			st = d.Auth
+		case "body":
+			st = d.Body
 		case "model":
 			st = model.New()
 		case "map-request":
@@ -70,6 +77,8 @@ func Chain(d Deps) (filters.Handler, error) {
 
 // Authenticated builds the chain of the GET and native endpoints: auth, then
 // terminal answers.
-func Authenticated(a *auth.Auth, terminal filters.Handler) filters.Handler {
-	return filters.Chain(terminal, a)
+// Stages in between (the body stage of a route that takes one) run after
+// auth.
+func Authenticated(a *auth.Auth, terminal filters.Handler, between ...filters.Stage) filters.Handler {
+	return filters.Chain(terminal, append([]filters.Stage{a}, between...)...)
 }

@@ -36,8 +36,14 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	if !gjson.ValidBytes(x.Body) {
 		return apierr.InvalidBody("", "the request body is not valid JSON")
 	}
-	if !gjson.ParseBytes(x.Body).IsObject() {
+	obj := gjson.ParseBytes(x.Body)
+	if !obj.IsObject() {
 		return apierr.InvalidBody("", "the request body must be a JSON object")
+	}
+	// The edge reads the first of two equal keys and a plugin may read the
+	// last: the edge would check one "messages" and the agent run another.
+	if k, dup := duplicateKey(obj); dup {
+		return apierr.InvalidBody(k, "the request body has the key %q twice", k)
 	}
 	f := gjson.GetManyBytes(x.Body, "model", "stream", "stream_options", "messages", "input")
 	if err := checkModel(f[0]); err != nil {
@@ -98,4 +104,38 @@ func quote(s string) string {
 		s = s[:64] + "…"
 	}
 	return "'" + s + "'"
+}
+
+// duplicateKey returns a top-level key that appears twice. Keys are
+// compared unescaped ("mod\u0065l" is "model"). Bodies have a handful of
+// top-level keys, so a slice on the stack is searched until it is full,
+// then a map takes over.
+func duplicateKey(obj gjson.Result) (key string, dup bool) {
+	var small [32]string
+	seen := small[:0]
+	var many map[string]struct{}
+	obj.ForEach(func(k, _ gjson.Result) bool {
+		if many != nil {
+			if _, ok := many[k.Str]; ok {
+				key, dup = k.Str, true
+				return false
+			}
+			many[k.Str] = struct{}{}
+			return true
+		}
+		for _, s := range seen {
+			if s == k.Str {
+				key, dup = k.Str, true
+				return false
+			}
+		}
+		if seen = append(seen, k.Str); len(seen) == cap(small) {
+			many = make(map[string]struct{}, 2*len(seen))
+			for _, s := range seen {
+				many[s] = struct{}{}
+			}
+		}
+		return true
+	})
+	return key, dup
 }

@@ -3,7 +3,10 @@ package model
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -78,5 +81,69 @@ func BenchmarkModel(b *testing.B) {
 		if err := m.Handle(context.Background(), x, next); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDuplicateKeys: a key twice at the top level is a 400 naming it,
+// escaped or not; nested duplicates are left to the schema of their field.
+func TestDuplicateKeys(t *testing.T) {
+	for body, key := range map[string]string{
+		`{"model":"service","messages":[{"role":"user","content":"a"}],"messages":[{"role":"user","content":"b"}]}`: "messages",
+		`{"model":"service","mod\u0065l":"other","messages":[{"role":"user","content":"a"}]}`:                       "model",
+		`{"model":"service","stream":false,"messages":[{"role":"user","content":"a"}],"stream":true}`:               "stream",
+	} {
+		x, _ := filtertest.Exchange(filters.ChatCompletions, body)
+		err := New().Handle(context.Background(), x, &filtertest.Next{})
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Code != apierr.CodeInvalidBody || e.Param != key {
+			t.Fatalf("%s: %v, want 400 invalid_body naming %q", body, err, key)
+		}
+	}
+	x, _ := filtertest.Exchange(filters.ChatCompletions, `{"model":"service","messages":[{"role":"user","content":"a","x":1}],"metadata":{"a":1}}`)
+	if err := New().Handle(context.Background(), x, &filtertest.Next{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkModelLarge is the stage on a 1 MiB body of 35,000 messages,
+// the largest a default configuration accepts.
+func BenchmarkModelLarge(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"service","messages":[`)
+	for i := 0; i < 35000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"role":"user","content":"hi"}`)
+	}
+	sb.WriteString(`]}`)
+	x, _ := filtertest.Exchange(filters.ChatCompletions, sb.String())
+	next := &filtertest.Next{}
+	m := New()
+	b.SetBytes(int64(sb.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Handle(context.Background(), x, next); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDuplicateKey is the duplicate-key check alone, on the small
+// body of BenchmarkModel and the 1 MiB one of BenchmarkModelLarge: its
+// share of the stage's cost.
+func BenchmarkDuplicateKey(b *testing.B) {
+	small := `{"model":"service","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"What is the capital of France?"}],"stream":true,"stream_options":{"include_usage":true}}`
+	large := `{"model":"service","messages":[` + strings.Repeat(`{"role":"user","content":"hi"},`, 34999) + `{"role":"user","content":"hi"}]}`
+	for name, body := range map[string]string{"small": small, "large": large} {
+		obj := gjson.Parse(body)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, dup := duplicateKey(obj); dup {
+					b.Fatal("dup")
+				}
+			}
+		})
 	}
 }

@@ -15,6 +15,11 @@ func startError(ep filters.Endpoint, err error) error {
 	var inf *runner.ItemNotFoundError
 	var te *runner.ToolSchemaError
 	switch {
+	case errors.Is(err, runner.ErrTenantBusy):
+		// The tenant's own share, not the server's: 429, like its rate limit.
+		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
+			Code: apierr.CodeRateLimited, RetryAfter: 1, Err: err,
+			Message: "this tenant has as many runs in flight as it may (limits.max_in_flight_per_tenant); retry when one ends"}
 	case errors.As(err, &inf):
 		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeItemNotFound,
 			fmt.Sprintf("input[%d] references item %q, which does not exist", inf.Index, inf.ID))
@@ -65,6 +70,9 @@ func outcomeError(err error) error {
 	if errors.As(err, &api) {
 		return api
 	}
+	// Provider errors carry messages written for clients (the openai
+	// provider names what the upstream did, never its address or TLS
+	// detail); the edge adds the run id to 5xx messages and logs Err.
 	e := &apierr.Error{Err: err, Message: err.Error()}
 	switch {
 	case errors.Is(err, runner.ErrRateLimited):

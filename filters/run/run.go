@@ -46,6 +46,9 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	hd.Set(filters.HeaderThreadID, r.ThreadID)
 	hd.Set(filters.HeaderModelID, model.ID)
 	x.Run = h
+	// run_timeout, shutdown and a native cancel hold even while a write
+	// to a client that stopped reading blocks: the write is cut short.
+	defer h.OnInterrupt(x.Reply.Abort)()
 
 	err = next.Handle(ctx, x)
 	if x.Detached {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/sqlite"
 )
@@ -103,6 +105,30 @@ func TestRunsTable(t *testing.T) {
 	}
 	if code, _, _ := run(t, "runs", "--db", path, "--status", "sleeping"); code != 1 {
 		t.Fatal("unknown status accepted")
+	}
+}
+
+// TestDefaultTokenAdminOnlyWithoutFile: SERVICE_TOKEN (or the generated
+// token) is an admin token only for a file-less server; a configuration
+// file without tokens gets an ordinary one.
+func TestDefaultTokenAdminOnlyWithoutFile(t *testing.T) {
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string {
+		if k == "SERVICE_TOKEN" {
+			return "svc"
+		}
+		return ""
+	}}
+	for _, fileless := range []bool{true, false} {
+		cfg := config.Default()
+		if err := defaultToken(cfg, env, fileless); err != nil {
+			t.Fatal(err)
+		}
+		if len(cfg.Tokens) != 1 || cfg.Tokens[0].Hash != auth.HashToken("svc") {
+			t.Fatalf("tokens: %+v", cfg.Tokens)
+		}
+		if cfg.Tokens[0].Admin != fileless {
+			t.Fatalf("file-less %v: admin %v", fileless, cfg.Tokens[0].Admin)
+		}
 	}
 }
 

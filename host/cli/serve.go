@@ -34,14 +34,14 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	if err := defaultToken(cfg, env); err != nil {
+	if err := defaultToken(cfg, env, *cfgPath == ""); err != nil {
 		return err
 	}
 	log := newLogger(cfg, env)
 	var watchers []server.Watcher
 	if *cfgPath != "" {
 		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
-			return defaultToken(c, env)
+			return defaultToken(c, env, false)
 		}))
 	}
 	if xo.addr != "" {
@@ -108,8 +108,11 @@ func loadConfig(path string) (*config.Config, error) {
 
 // defaultToken gives a configuration without tokens one: SERVICE_TOKEN from
 // the environment, or a generated one printed once so that `make run` works
-// with no file at all. That token is an admin token.
-func defaultToken(cfg *config.Config, env Env) error {
+// with no file at all. Only a file-less server (`make run`, one operator)
+// makes it an admin token; a configuration file that lists no tokens gets
+// an ordinary one, since admin crosses tenants and swaps plugins and must
+// be asked for (`admin: true`).
+func defaultToken(cfg *config.Config, env Env, fileless bool) error {
 	if len(cfg.Tokens) > 0 {
 		return nil
 	}
@@ -121,8 +124,6 @@ func defaultToken(cfg *config.Config, env Env) error {
 		}
 		fmt.Fprintf(env.Stderr, "runedge: no tokens configured and SERVICE_TOKEN is unset; generated a token for this run:\n\n    %s\n\n", tok)
 	}
-	// The one token of a file-less server is also its operator's: admin,
-	// so that `runedge plugin swap` works against `make run`.
-	cfg.Tokens = []config.Token{{Name: "default", Hash: hashToken(tok), Admin: true}}
+	cfg.Tokens = []config.Token{{Name: "default", Hash: hashToken(tok), Admin: fileless}}
 	return cfg.Validate()
 }

@@ -56,6 +56,22 @@ type Limits struct {
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
 	RatePerSecond float64  `yaml:"rate_per_second"`
 	Burst         int      `yaml:"burst"`
+	// TenantRatePerSecond and TenantBurst limit each tenant, whatever
+	// token it comes with (0: the token's figures).
+	TenantRatePerSecond float64 `yaml:"tenant_rate_per_second"`
+	TenantBurst         int     `yaml:"tenant_burst"`
+	// MaxInFlightPerTenant bounds one tenant's runs in flight, so that
+	// it cannot take every max_in_flight slot (0: no bound).
+	MaxInFlightPerTenant int `yaml:"max_in_flight_per_tenant"`
+	// WriteTimeout bounds each write to a client: one that stops reading
+	// for longer is cut off and its run recorded cancelled/client_stalled.
+	WriteTimeout Duration `yaml:"write_timeout"`
+	// ReadHeaderTimeout and ReadBodyTimeout bound reading a request's
+	// headers and its whole body, on both listeners.
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
+	ReadBodyTimeout   Duration `yaml:"read_body_timeout"`
+	// MaxAdminBodyBytes bounds an upload to the admin API (a plugin).
+	MaxAdminBodyBytes int64 `yaml:"max_admin_body_bytes"`
 	// SSEKeepalive is how often a stream that has nothing to send writes a
 	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
 	SSEKeepalive *Duration `yaml:"sse_keepalive"`
@@ -118,6 +134,8 @@ type Plugins struct {
 	MaxMemoryPages uint32 `yaml:"max_memory_pages"`
 	// CallTimeout is each plugin call's time budget.
 	CallTimeout Duration `yaml:"call_timeout"`
+	// CallTimeoutPerMiB extends CallTimeout per MiB of a call's input.
+	CallTimeoutPerMiB Duration `yaml:"call_timeout_per_mib"`
 	// StoreDir keeps plugins uploaded through the admin API, named by
 	// their sha256.
 	StoreDir string `yaml:"store_dir"`

@@ -17,8 +17,17 @@ const (
 	DefaultAdminListen   = "127.0.0.1:8081"
 	DefaultStoreDir      = "data/plugins"
 	DefaultStreamWindow  = 20 * time.Millisecond
-	DefaultCommitWindow  = 0 // see runner/store/sqlite.DefaultCommitWindow
-	DefaultCommitBatch   = 128
+
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadBodyTimeout   = 30 * time.Second
+	DefaultMaxAdminBodyBytes = 64 << 20
+	// DefaultCallTimeoutPerMiB: mapping 1 MiB of 34,000 small messages
+	// took up to 1.1 s end to end on a 2-core machine at load average 24
+	// (RATIONALE.md, "Plugin budget and input size").
+	DefaultCallTimeoutPerMiB = 2 * time.Second
+	DefaultCommitWindow      = 0 // see runner/store/sqlite.DefaultCommitWindow
+	DefaultCommitBatch       = 128
 )
 
 // Default returns the configuration used without a file: everything but
@@ -47,6 +56,21 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.ShutdownGrace == (Duration{}) {
 		c.Limits.ShutdownGrace = Dur(DefaultShutdownGrace)
+	}
+	if c.Limits.WriteTimeout == (Duration{}) {
+		c.Limits.WriteTimeout = Dur(DefaultWriteTimeout)
+	}
+	if c.Limits.ReadHeaderTimeout == (Duration{}) {
+		c.Limits.ReadHeaderTimeout = Dur(DefaultReadHeaderTimeout)
+	}
+	if c.Limits.ReadBodyTimeout == (Duration{}) {
+		c.Limits.ReadBodyTimeout = Dur(DefaultReadBodyTimeout)
+	}
+	if c.Plugins.CallTimeoutPerMiB == (Duration{}) {
+		c.Plugins.CallTimeoutPerMiB = Dur(DefaultCallTimeoutPerMiB)
+	}
+	if c.Limits.MaxAdminBodyBytes == 0 {
+		c.Limits.MaxAdminBodyBytes = DefaultMaxAdminBodyBytes
 	}
 	if c.Store.Driver == "" {
 		c.Store.Driver = "sqlite"

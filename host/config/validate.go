@@ -59,8 +59,10 @@ func (c *Config) Validate() error {
 		field string
 		d     Duration
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
+		{"limits.write_timeout", c.Limits.WriteTimeout}, {"limits.read_header_timeout", c.Limits.ReadHeaderTimeout},
+		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
 		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
@@ -71,6 +73,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.Burst < 0 {
 		bad("limits.burst", "must not be negative")
+	}
+	if c.Limits.TenantRatePerSecond < 0 {
+		bad("limits.tenant_rate_per_second", "must not be negative")
+	}
+	if c.Limits.TenantBurst < 0 {
+		bad("limits.tenant_burst", "must not be negative")
+	}
+	if c.Limits.MaxInFlightPerTenant < 0 {
+		bad("limits.max_in_flight_per_tenant", "must not be negative")
+	}
+	if c.Limits.MaxAdminBodyBytes < 0 {
+		bad("limits.max_admin_body_bytes", "must be positive")
 	}
 	c.validateStore(bad)
 	if !hostIDRE.MatchString(c.Host.ID) {

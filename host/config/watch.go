@@ -34,7 +34,9 @@ func Watch(ctx context.Context, path string, interval time.Duration, onChange fu
 
 func digest(path string) []byte {
 	b, err := os.ReadFile(path)
-	if err != nil {
+	if err != nil || len(b) == 0 {
+		// Unreadable, or caught between a truncate and the write that
+		// follows: an empty file would load as all defaults.
 		return nil
 	}
 	sum := sha256.Sum256(b)

@@ -17,11 +17,9 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/plugins/runtime"
 )
-
-// maxPluginBytes bounds an uploaded plugin.
-const maxPluginBytes = 64 << 20
 
 // adminRoutes is the operator API, on its own listener (admin.listen):
 //
@@ -80,32 +78,32 @@ func errAdminRequired() error {
 		"the admin API needs a token marked admin in the configuration")
 }
 
-// adminChain runs auth, requires an admin token, then h. The body is read
-// here with the plugin size limit.
+// adminChain runs auth, requires an admin token, reads the body (within
+// limits.max_admin_body_bytes) and runs h: a caller without an admin token
+// never gets a byte of its upload read.
 func (s *Server) adminChain(h filters.HandlerFunc) http.HandlerFunc {
-	requireAdmin := filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error {
-		if !x.Identity.Admin {
-			return errAdminRequired()
-		}
-		return h(ctx, x)
-	})
 	return func(w http.ResponseWriter, r *http.Request) {
 		g := s.acquire()
-		chain := filters.Chain(requireAdmin, g.auth)
+		chain := filters.Chain(h, g.auth, requireAdmin{}, bodystage.New(g.cfg.Limits.MaxAdminBodyBytes, g.cfg.Limits.ReadBodyTimeout.Std()))
 		s.release(g) // the auth stage does not use plugins
 		x := &filters.Exchange{Endpoint: filters.Native, Request: r, Reply: filters.NewReply(w, filters.Native)}
-		if r.Method == http.MethodPut {
-			body, err := readBody(w, r, maxPluginBytes)
-			if err != nil {
-				s.fail(x, err)
-				return
-			}
-			x.Body = body
-		}
+		x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
 		if err := chain.Handle(r.Context(), x); err != nil {
 			s.fail(x, err)
 		}
 	}
+}
+
+// requireAdmin refuses a token not marked admin.
+type requireAdmin struct{}
+
+func (requireAdmin) Name() string { return "admin" }
+
+func (requireAdmin) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
+	if !x.Identity.Admin {
+		return errAdminRequired()
+	}
+	return next.Handle(ctx, x)
 }
 
 // PluginInfo describes the plugin of one stage.
@@ -172,7 +170,7 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 		if err := s.checkSignature(x, digest); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(filepath.Join(dir, digest+".wasm"), x.Body); err != nil {

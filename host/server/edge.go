@@ -25,9 +25,16 @@ func (s *Server) fail(x *filters.Exchange, err error) {
 	if e.Status >= 500 {
 		level = slog.LevelError
 	}
+	runID := x.Reply.Header().Get(filters.HeaderRunID)
 	s.log.Log(x.Request.Context(), level, "request failed", "path", x.Request.URL.Path,
-		"status", e.Status, "code", e.Code, "err", err,
-		"run_id", x.Reply.Header().Get(filters.HeaderRunID))
+		"status", e.Status, "code", e.Code, "err", err, "run_id", runID)
+	if e.Status >= 500 && runID != "" {
+		// The client gets the run id to quote; the detail is in the log
+		// line above, under the same id.
+		c := *e
+		c.Message += " (run " + runID + ")"
+		e = &c
+	}
 	x.Reply.Error(e)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
+	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -61,7 +62,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 			g.close(ctx)
 		}
 	}()
-	a, err := newAuth(cfg)
+	a, err := newAuth(cfg, s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +72,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		ch := cfg.Chains[key]
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
+		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		for _, st := range []struct {
 			stage string
@@ -91,7 +93,8 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
 	g.native[listRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
 	g.native[getRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
-	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun))
+	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
+		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
 	g.native[runEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
 	g.native[getResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.getResponse))
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
@@ -100,12 +103,13 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	return g, nil
 }
 
-func newAuth(cfg *config.Config) (*auth.Auth, error) {
+// newAuth builds the auth stage on the server's rate limits, which outlive
+// the generation (install applies the generation's figures).
+func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
 	ac := auth.Config{
 		ActorPolicy:   auth.ActorPolicy(cfg.Actors.Missing),
 		DefaultTenant: cfg.Actors.DefaultTenant,
-		RatePerSecond: cfg.Limits.RatePerSecond,
-		Burst:         cfg.Limits.Burst,
+		Limits:        limits,
 	}
 	for i, t := range cfg.Tokens {
 		h, err := auth.ParseHash(t.Hash)
@@ -129,4 +133,16 @@ func newAgent(cfg *config.Config) (runner.Agent, error) {
 		return agent.New(p), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
+}
+
+// rates are the rate limit figures of cfg: per token, and per tenant
+// (limits.tenant_*, else the token's figures).
+func rates(cfg *config.Config) (token, tenant auth.Rate) {
+	l := cfg.Limits
+	token = auth.Rate{PerSecond: l.RatePerSecond, Burst: l.Burst}
+	tenant = token
+	if l.TenantRatePerSecond > 0 {
+		tenant = auth.Rate{PerSecond: l.TenantRatePerSecond, Burst: l.TenantBurst}
+	}
+	return token, tenant
 }

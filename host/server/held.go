@@ -73,9 +73,10 @@ func (l *loader) load(path string) (*held, error) {
 		}
 	}
 	p, err := l.s.engine.LoadBytes(l.ctx, pluginName(path), wasm, runtime.Options{
-		PoolSize:       l.cfg.Plugins.PoolSize,
-		MaxMemoryPages: l.cfg.Plugins.MaxMemoryPages,
-		CallTimeout:    l.cfg.Plugins.CallTimeout.Std(),
+		PoolSize:          l.cfg.Plugins.PoolSize,
+		MaxMemoryPages:    l.cfg.Plugins.MaxMemoryPages,
+		CallTimeout:       l.cfg.Plugins.CallTimeout.Std(),
+		CallTimeoutPerMiB: l.cfg.Plugins.CallTimeoutPerMiB.Std(),
 	})
 	if err != nil {
 		return nil, err

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"errors"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -80,46 +78,20 @@ func (s *Server) responsesOp(op nativeOp) http.HandlerFunc {
 	}
 }
 
+// serve runs h for one request. The body is read by the chain's body
+// stage, after auth (filters/body).
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
 	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
+	x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
 	// A background run keeps the generation (its plugins) until it ends.
 	x.Hold = func() func() {
 		g.active.Add(1)
 		return func() { s.release(g) }
 	}
-	if r.Method == http.MethodPost {
-		body, err := readBody(w, r, g.maxBody)
-		if err != nil {
-			s.fail(x, err)
-			return
-		}
-		x.Body = body
-	}
 	if err := h.Handle(r.Context(), x); err != nil {
 		s.fail(x, err)
 	}
 	note(w, x)
-}
-
-// readBody reads the whole body within the limit.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, tooLarge(limit)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return nil, tooLarge(limit)
-	case err != nil:
-		return nil, apierr.InvalidBody("", "reading the request body failed: %v", err)
-	}
-	return body, nil
-}
-
-func tooLarge(limit int64) error {
-	return apierr.New(http.StatusRequestEntityTooLarge, apierr.TypeInvalidRequest, apierr.CodeBodyTooLarge,
-		"the request body is larger than the limit of "+itoa(limit)+" bytes")
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -39,6 +40,9 @@ type Server struct {
 	stopPurge context.CancelFunc
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
+	// limits are the rate limits: on the server, not in a generation, so
+	// that a reload does not refill every bucket.
+	limits *auth.Limits
 	// closed is set (under swapMu) once Close has begun: no generation is
 	// built after it.
 	closed bool
@@ -50,7 +54,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
+	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
@@ -65,9 +69,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: instrumentStore(s.store, s.metrics), History: historyOf(s.store), Agent: agent, Logger: log, Observer: s.metrics,
-		RunTimeout:  cfg.Limits.RunTimeout.Std(),
-		MaxInFlight: cfg.Limits.MaxInFlight,
-		HostID:      cfg.Host.ID,
+		RunTimeout:           cfg.Limits.RunTimeout.Std(),
+		MaxInFlight:          cfg.Limits.MaxInFlight,
+		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
+		HostID:               cfg.Host.ID,
 	})
 	if err != nil {
 		return nil, err
@@ -87,14 +92,21 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	s.install(g)
 	s.http = &http.Server{
-		Handler:           s.observe(s.routes()),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: s.observe(s.routes()),
+		// Headers have a deadline here; the body has its own in the body
+		// stage, and every write one per flush (filters.Reply): a
+		// server-wide ReadTimeout or WriteTimeout would cut long streams.
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// The admin API streams nothing: whole-request deadlines are right.
 	s.admin = &http.Server{
 		Handler:           s.adminRoutes(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
+		ReadTimeout:       cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std(),
+		WriteTimeout:      cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std() + cfg.Limits.WriteTimeout.Std(),
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return s, nil

@@ -32,6 +32,7 @@ func (s *Server) release(g *generation) {
 // install makes g current and retires the previous generation, whose
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
+	s.limits.Configure(rates(g.cfg))
 	old := s.gen.Swap(g)
 	if old == nil {
 		return
@@ -63,6 +64,7 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
 	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
+	next.Limits.MaxInFlightPerTenant, next.Limits.ReadHeaderTimeout = cur.Limits.MaxInFlightPerTenant, cur.Limits.ReadHeaderTimeout
 	next.Log, next.Metrics = cur.Log, cur.Metrics
 	return s.rebuild(ctx, &next, "reload")
 }

@@ -32,6 +32,11 @@ type Options struct {
 	// no function is only stopped after maxLoopSteps iterations (see
 	// plugins/ABI.md, "Time budget"). Default (0): 250ms; negative: none.
 	CallTimeout time.Duration
+	// CallTimeoutPerMiB extends CallTimeout by this much per MiB of the
+	// call's input: a mapping's work grows with its input, and a valid
+	// request at the body limit must not run out of a budget sized for a
+	// small one. Default (0): no extension.
+	CallTimeoutPerMiB time.Duration
 }
 
 // Defaults for Options.
@@ -156,7 +161,7 @@ func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, p.fault(h, err)
 	}
-	status, out, err := inst.runHook(h, in, p.opts.CallTimeout)
+	status, out, err := inst.runHook(h, in, p.opts.budgetFor(len(in)))
 	if err == nil {
 		switch status {
 		case statusOK:
@@ -225,4 +230,12 @@ func truncate(b []byte, n int) string {
 		b, suffix = b[:n], "..."
 	}
 	return strings.ToValidUTF8(string(b), "\ufffd") + suffix
+}
+
+// budgetFor is the time budget of a call with n bytes of input.
+func (o Options) budgetFor(n int) time.Duration {
+	if o.CallTimeout < 0 || o.CallTimeoutPerMiB <= 0 {
+		return o.CallTimeout
+	}
+	return o.CallTimeout + time.Duration(int64(o.CallTimeoutPerMiB)*int64(n)>>20)
 }

@@ -38,6 +38,9 @@ type Listener struct {
 	Cluster string `yaml:"cluster"`
 	// TLS, when set, terminates TLS on this listener.
 	TLS *TLS `yaml:"tls"`
+	// NativeAPI routes the native run API (/runner/v1/) too. Off by
+	// default: it reads run history, and clients of an edge seldom need it.
+	NativeAPI bool `yaml:"native_api"`
 }
 
 // TLS names the certificate files as Envoy sees them (absolute paths on

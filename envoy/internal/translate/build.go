@@ -50,7 +50,7 @@ func Build(f *gateway.File, publish Publish) (*Gateway, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listeners %s: %w", l.Name, err)
 		}
-		il := Listener{Name: l.Name, Host: host, Port: port, Cluster: l.Cluster}
+		il := Listener{Name: l.Name, Host: host, Port: port, Cluster: l.Cluster, NativeAPI: l.NativeAPI}
 		if il.Cluster == "" && len(f.Clusters) == 1 {
 			il.Cluster = f.Clusters[0].Name
 		}

@@ -29,6 +29,8 @@ type Listener struct {
 	Cluster string
 	// TLS is nil for plain HTTP.
 	TLS *TLS
+	// NativeAPI routes /runner/v1/ as well (gateway file: native_api).
+	NativeAPI bool
 }
 
 // TLS names certificate files on Envoy's machine.

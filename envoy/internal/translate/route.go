@@ -8,7 +8,8 @@ import (
 
 // runedgeRoutes are the paths a host serves. Exact paths for the three
 // compatible endpoints, a prefix for the native run API (/runner/v1/runs,
-// /runner/v1/runs/{id}/events, …).
+// /runner/v1/runs/{id}/events, …), which is routed only on a listener whose
+// gateway file entry asks for it (native_api: true).
 var runedgeRoutes = []struct {
 	name  string
 	match *route.RouteMatch
@@ -32,6 +33,9 @@ const notFoundBody = `{"error":{"message":"not found","type":"invalid_request_er
 func routeConfig(l Listener, g *Gateway) *route.RouteConfiguration {
 	vh := &route.VirtualHost{Name: l.Name, Domains: []string{"*"}}
 	for _, r := range runedgeRoutes {
+		if r.name == "runner" && !l.NativeAPI {
+			continue
+		}
 		vh.Routes = append(vh.Routes, &route.Route{
 			Name:  r.name,
 			Match: r.match,

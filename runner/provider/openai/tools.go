@@ -98,9 +98,18 @@ func toolCalls(w []wireToolCall) []runner.ToolCall {
 	}
 	out := make([]runner.ToolCall, len(w))
 	for i, c := range w {
-		out[i] = runner.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+		out[i] = runner.ToolCall{ID: callID(c.ID), Name: c.Function.Name, Arguments: c.Function.Arguments}
 	}
 	return out
+}
+
+// callID is the upstream's call id, or a new one when it sent none (some
+// local servers do not): the client needs an id to pair its result with.
+func callID(id string) string {
+	if id == "" {
+		return runner.NewID("call_")
+	}
+	return id
 }
 
 // callBuilder gathers streamed tool-call fragments into whole calls, in
@@ -120,12 +129,14 @@ func (b *callBuilder) add(d wireToolCallDelta) runner.ToolCallDelta {
 	if !ok {
 		pos = len(b.calls)
 		b.index[d.Index] = pos
-		b.calls = append(b.calls, runner.ToolCall{})
+		// The first fragment carries the id (one is made up if the
+		// upstream sent none), so the client sees it first.
+		b.calls = append(b.calls, runner.ToolCall{ID: callID(d.ID)})
 	}
 	c := &b.calls[pos]
 	out := runner.ToolCallDelta{Index: pos, Arguments: d.Function.Arguments}
-	if c.ID == "" && d.ID != "" {
-		c.ID, out.ID = d.ID, d.ID
+	if !ok {
+		out.ID = c.ID
 	}
 	if c.Name == "" && d.Function.Name != "" {
 		c.Name, out.Name = d.Function.Name, d.Function.Name

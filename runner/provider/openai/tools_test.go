@@ -139,3 +139,24 @@ func TestStreamedToolCalls(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 }
+
+// An upstream that sends calls without ids (some local servers) still gets
+// the client ids to pair its results with, on the first fragment.
+func TestCallsWithoutIDsGetOne(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		startSSE(w)
+		send(w, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n", doneEvent)
+	})
+	var got []runner.ToolCallDelta
+	res, err := u.provider(nil).Generate(t.Context(), runner.ProviderRequest{Messages: ask("x", true).Messages, Stream: true,
+		Tools: []runner.Tool{weatherTool}}, func(ev runner.Event) error {
+		got = append(got, *ev.ToolCall)
+		return nil
+	})
+	if err != nil || len(res.ToolCalls) != 1 || len(got) != 1 {
+		t.Fatalf("result %+v fragments %+v, %v", res, got, err)
+	}
+	if id := res.ToolCalls[0].ID; len(id) < 20 || id[:5] != "call_" || got[0].ID != id || got[0].Name != "get_weather" {
+		t.Fatalf("call %+v, first fragment %+v", res.ToolCalls[0], got[0])
+	}
+}

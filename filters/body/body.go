@@ -1,0 +1,75 @@
+// Package body is the stage that reads the request body. It comes right
+// after auth, so that nobody without a valid token can make runedge read
+// (and hold in memory) a body: the token is checked on the headers alone.
+package body
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// Body is the body stage.
+type Body struct {
+	limit   int64
+	timeout time.Duration
+}
+
+var _ filters.Stage = (*Body)(nil)
+
+// New reads bodies of at most limit bytes, in full within timeout (0: no
+// deadline), which cuts off a client that trickles its body.
+func New(limit int64, timeout time.Duration) *Body { return &Body{limit: limit, timeout: timeout} }
+
+// Name implements filters.Stage.
+func (*Body) Name() string { return "body" }
+
+// Handle implements filters.Stage. Requests without a body (GET) pass.
+func (b *Body) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
+	if x.Body == nil && x.Request.Method != http.MethodGet && x.Request.Method != http.MethodHead {
+		body, err := b.read(x)
+		if err != nil {
+			return err
+		}
+		x.Body = body
+	}
+	return next.Handle(ctx, x)
+}
+
+func (b *Body) read(x *filters.Exchange) ([]byte, error) {
+	r := x.Request
+	if r.ContentLength > b.limit {
+		return nil, tooLarge(b.limit)
+	}
+	if b.timeout > 0 {
+		x.Reply.SetReadDeadline(time.Now().Add(b.timeout))
+		// Cleared after: the server reads on in the background to notice
+		// a client that goes away, and must not take the deadline for that.
+		defer x.Reply.SetReadDeadline(time.Time{})
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, b.limit+1))
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		x.Reply.Header().Set("Connection", "close")
+		return nil, apierr.New(http.StatusRequestTimeout, apierr.TypeInvalidRequest, "request_timeout",
+			"the request body was not received within "+b.timeout.String())
+	case err != nil:
+		return nil, apierr.InvalidBody("", "reading the request body failed")
+	case int64(len(body)) > b.limit:
+		x.Reply.Header().Set("Connection", "close")
+		return nil, tooLarge(b.limit)
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64) error {
+	return apierr.New(http.StatusRequestEntityTooLarge, apierr.TypeInvalidRequest, apierr.CodeBodyTooLarge,
+		"the request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
+}

@@ -1,0 +1,27 @@
+package runner
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrTenantBusy: the tenant has limits.max_in_flight_per_tenant runs in
+// flight; Start refuses another until one ends.
+var ErrTenantBusy = errors.New("tenant at its limit of runs in flight")
+
+// ReasonClientStalled: the client stopped reading and a write to it hit
+// its deadline (limits.write_timeout); see ErrClientStalled.
+const ReasonClientStalled = "client_stalled"
+
+// OnInterrupt calls f (once, on its own goroutine) when the run is
+// interrupted before its owner finished it: run_timeout, shutdown, a native
+// cancel, the client's context. The owner uses it to unblock a write to a
+// client that stopped reading, so that no deadline waits for the write.
+// stop cancels the call; it is not made after Finish either.
+func (h *Handle) OnInterrupt(f func()) (stop func() bool) {
+	return context.AfterFunc(h.ctx, func() {
+		if !errors.Is(context.Cause(h.ctx), errFinished) {
+			f()
+		}
+	})
+}
