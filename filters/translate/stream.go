@@ -41,7 +41,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		}
 		return comment(x)
 	})
-	calls := 0 // tool calls streamed
+	calls := 0 // tool-call fragments streamed
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -60,9 +60,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		}
 		if c := p.call; c != nil {
 			buf = cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)
-			if c.ID != "" {
-				calls++
-			}
+			calls++
 		} else {
 			buf = cs.AppendDelta(buf[:0], p.text)
 		}
