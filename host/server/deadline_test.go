@@ -213,3 +213,4 @@ func TestAdminUploadLimit(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, b)
 	}
 }
+
