@@ -182,7 +182,9 @@ func (h *Handle) finish(res *Result, err error) error {
 		if o.status == StatusCompleted {
 			m := Message{Role: "assistant", Content: t.Output}
 			if o.res != nil {
-				m.ToolCalls = o.res.ToolCalls
+				// t.Output of a run that ended in calls is the calls'
+				// JSON (toolcalls.go); the message has the text.
+				m.Content, m.ToolCalls = o.res.Text, o.res.ToolCalls
 			}
 			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
 		}

@@ -65,7 +65,7 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
 	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
 	next.Limits.MaxInFlightPerTenant, next.Limits.ReadHeaderTimeout = cur.Limits.MaxInFlightPerTenant, cur.Limits.ReadHeaderTimeout
-	next.Log, next.Metrics, next.Tracing = cur.Log, cur.Metrics, cur.Tracing
+	next.Log, next.Metrics = cur.Log, cur.Metrics
 	return s.rebuild(ctx, &next, "reload")
 }
 
@@ -193,9 +193,8 @@ func restartOnly(a, b *config.Config) []string {
 		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
 		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
 	}
-	if a.Log != b.Log || a.Metrics != b.Metrics || a.Tracing.Endpoint != b.Tracing.Endpoint ||
-		a.Tracing.Ratio() != b.Tracing.Ratio() || a.Tracing.ServiceName != b.Tracing.ServiceName {
-		out = append(out, "log/metrics/tracing")
+	if a.Log != b.Log || a.Metrics != b.Metrics {
+		out = append(out, "log/metrics")
 	}
 	return out
 }

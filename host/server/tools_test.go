@@ -280,3 +280,21 @@ func streamResponse(t *testing.T, client openai.Client, params responses.Respons
 	}
 	return final
 }
+
+// A tool loop through previous_response_id: the second request sends only
+// the function_call_output; the call comes from the stored response.
+func TestToolLoopPreviousResponse(t *testing.T) {
+	h := start(t, nil)
+	res := h.do("POST", "/v1/responses", toolResponsesBody+`}`)
+	b := body(t, res)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+	id, callID := gjson.GetBytes(b, "id").Str, gjson.GetBytes(b, "output.0.call_id").Str
+	res = h.do("POST", "/v1/responses", `{"model":"service","previous_response_id":"`+id+`","input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny"}],`+
+		`"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}`)
+	b = body(t, res)
+	if res.StatusCode != 200 || gjson.GetBytes(b, "output_text").Str != "get_weather returned: sunny" {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+}

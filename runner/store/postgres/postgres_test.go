@@ -140,3 +140,7 @@ func TestRelayCancel(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+func TestHistory(t *testing.T) {
+	storetest.History(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}

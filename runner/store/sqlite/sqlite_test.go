@@ -29,6 +29,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
 
+func TestHistory(t *testing.T) {
+	storetest.History(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
 func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nested", "deeper", "runs.db")
 	s, err := sqlite.Open(t.Context(), path)

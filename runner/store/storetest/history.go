@@ -1,0 +1,106 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// History checks a runner.HistoryStore (stored responses): begin and end,
+// tenancy, the previous_response_id chain, items, batched events and
+// deletion. open returns a fresh store implementing both interfaces.
+func History(t *testing.T, open func(t *testing.T) runner.Store) {
+	s := open(t)
+	h, ok := s.(runner.HistoryStore)
+	if !ok {
+		t.Fatalf("%T does not implement runner.HistoryStore", s)
+	}
+	c := ctx(t)
+	msg := func(role, text string) runner.Message { return runner.Message{Role: role, Content: text} }
+	turn := func(run, prev, in, out string) {
+		t.Helper()
+		if err := h.BeginResponse(c, runner.ResponseRecord{RunID: run, TenantID: "t1", PreviousRunID: prev, Echo: []byte(`{"k":1}`)},
+			[]runner.Item{{ID: "msg_in_" + run, RunID: run, Message: msg("user", in)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.EndResponse(c, run, []byte(`{"id":"resp_`+run+`"}`),
+			[]runner.Item{{ID: "msg_out_" + run, RunID: run, Output: true, Message: msg("assistant", out)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turn("r1", "", "a", "A")
+	turn("r2", "r1", "b", "B")
+	turn("r3", "r2", "c", "C")
+
+	items, err := h.Conversation(c, "t1", "r3", runner.MaxTurns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, it := range items {
+		got += it.Message.Content
+	}
+	if got != "aAbBcC" {
+		t.Errorf("conversation %q, want aAbBcC", got)
+	}
+	if items, _ := h.Conversation(c, "t1", "r3", 2); len(items) != 4 {
+		t.Errorf("conversation of 2 turns: %d items, want 4", len(items))
+	}
+	if items, _ := h.Conversation(c, "t2", "r3", runner.MaxTurns); len(items) != 0 {
+		t.Errorf("another tenant reads the conversation: %+v", items)
+	}
+	rec, err := h.GetResponse(c, "t1", "r2")
+	if err != nil || rec.PreviousRunID != "r1" || string(rec.Object) != `{"id":"resp_r2"}` || string(rec.Echo) != `{"k":1}` {
+		t.Errorf("GetResponse: %+v %v", rec, err)
+	}
+	if _, err := h.GetResponse(c, "t2", "r2"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("another tenant's response: %v", err)
+	}
+	if it, err := h.GetItem(c, "t1", "msg_out_r1"); err != nil || it.Message.Content != "A" || !it.Output {
+		t.Errorf("GetItem: %+v %v", it, err)
+	}
+	if _, err := h.GetItem(c, "t2", "msg_out_r1"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("another tenant's item: %v", err)
+	}
+	if items, err := h.ResponseItems(c, "r2"); err != nil || len(items) != 2 || items[0].Output || !items[1].Output {
+		t.Errorf("ResponseItems: %+v %v", items, err)
+	}
+
+	batch := func(first, n int) []runner.StoredEvent {
+		var b []runner.StoredEvent
+		for i := first; i < first+n; i++ {
+			b = append(b, runner.StoredEvent{Seq: i, Name: "e", Data: []byte(`{"n":` + string(rune('0'+i%10)) + `}`)})
+		}
+		return b
+	}
+	if err := h.AppendEvents(c, "r3", batch(0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AppendEvents(c, "r3", batch(3, 4)); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := h.Events(c, "r3", 1)
+	if err != nil || len(evs) != 5 || evs[0].Seq != 2 || evs[4].Seq != 6 || string(evs[4].Data) != `{"n":6}` {
+		t.Errorf("Events after 1: %+v %v", evs, err)
+	}
+
+	if err := h.DeleteResponse(c, "t2", "r1"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("another tenant deletes: %v", err)
+	}
+	if err := h.DeleteResponse(c, "t1", "r3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.GetResponse(c, "t1", "r3"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("deleted response found: %v", err)
+	}
+	if evs, _ := h.Events(c, "r3", -1); len(evs) != 0 {
+		t.Errorf("deleted response's events: %d", len(evs))
+	}
+	if _, err := h.GetItem(c, "t1", "msg_out_r3"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("deleted response's item: %v", err)
+	}
+	if err := h.DeleteResponse(c, "t1", "r3"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+}
