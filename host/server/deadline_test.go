@@ -213,4 +213,3 @@ func TestAdminUploadLimit(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, b)
 	}
 }
-
