@@ -35,3 +35,12 @@ func PluginError(err error) error {
 	}
 	return err
 }
+
+// PluginOutputError is the error for a plugin output the ABI's codec does
+// not accept (plugins/abi): a 500 plugin_error naming the plugin and the
+// hook, which the run records as failed with reason plugin_error.
+func PluginOutputError(plugin string, hook runtime.Hook, err error) error {
+	return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
+		Code:    apierr.CodePluginError,
+		Message: "plugin " + plugin + ": " + hook.String() + ": " + err.Error(), Err: err}
+}

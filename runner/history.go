@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// The Responses API's state lives in the run history (DESIGN.md "Responses
-// state"): a stored response is a run with a response record beside it, its
+// The Responses API's state lives in the run history (README.md "Responses that
+// remember"): a stored response is a run with a response record beside it, its
 // input and output items, and the stream events it sent. A run of
 // store:false has no record, so every lookup of it fails like an unknown id.
 

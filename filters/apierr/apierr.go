@@ -39,7 +39,7 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeInvalidHeader    = "invalid_header"
 	CodePluginError      = "plugin_error"
-	// The Responses API's stateful features (DESIGN.md "Responses state").
+	// The Responses API's stateful features (README.md "Responses that remember").
 	CodeUnsupportedParameter = "unsupported_parameter"
 	CodePreviousNotFound     = "previous_response_not_found"
 	CodeItemNotFound         = "item_not_found"

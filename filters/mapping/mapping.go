@@ -4,15 +4,13 @@ package mapping
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner/schema"
 )
@@ -41,55 +39,35 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	if err != nil {
 		return filters.PluginError(err)
 	}
-	req := gjson.GetBytes(out, "request")
-	if !req.IsObject() {
-		return m.garbage("its output has no request object")
-	}
 	// A schema nested too deeply for the decoder is the client's mistake,
 	// which the run stage (schema.Check) would refuse, but it fails here
 	// first: refuse it as the run stage does.
-	if s := req.Get("output_schema"); s.Exists() {
+	if s := gjson.GetBytes(out, "request.output_schema"); s.Exists() {
 		if err := schema.CheckDepth([]byte(s.Raw)); err != nil {
 			e := apierr.InvalidBody(filters.SchemaParam(x.Endpoint), "%s", err.Error())
 			e.Code = apierr.CodeInvalidSchema
 			return e
 		}
 	}
-	if err := json.Unmarshal([]byte(req.Raw), &x.Native); err != nil {
-		return m.garbage("its request object does not decode: " + err.Error())
+	o, err := abi.DecodeRequestOutput(out)
+	if err != nil {
+		return filters.PluginOutputError(m.plugin.Name(), runtime.MapRequest, err)
 	}
-	if len(x.Native.Input) == 0 {
-		return m.garbage("its request has no input messages")
-	}
+	x.Native = o.Request
 	// The model stage's view of the stream flag is the one the edge acts on.
 	x.Native.Stream = x.Stream
-	if e := gjson.GetBytes(out, "echo"); e.Exists() {
-		x.Echo = []byte(e.Raw)
-	}
+	x.Echo = o.Echo
 	return next.Handle(ctx, x)
 }
 
-func (m *Mapping) garbage(what string) error {
-	return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-		Code:    apierr.CodePluginError,
-		Message: "plugin " + m.plugin.Name() + ": map_request: " + what}
-}
-
-// Envelope appends the map_request input (plugins/ABI.md):
-// {"endpoint","tenant_id","actor":{"id","type","name"},"body":<raw body>}.
-// The body is spliced in as it came: the model stage checked it is JSON.
+// Envelope appends the map_request input (abi.RequestInput). The body is
+// spliced in as it came: the model stage checked it is JSON.
 func Envelope(dst []byte, x *filters.Exchange) []byte {
-	dst = append(dst, `{"endpoint":`...)
-	dst = compat.AppendJSONString(dst, string(x.Endpoint))
-	dst = append(dst, `,"tenant_id":`...)
-	dst = compat.AppendJSONString(dst, x.Identity.TenantID)
-	dst = append(dst, `,"actor":{"id":`...)
-	dst = compat.AppendJSONString(dst, x.Identity.Actor.ID)
-	dst = append(dst, `,"type":`...)
-	dst = compat.AppendJSONString(dst, x.Identity.Actor.Type)
-	dst = append(dst, `,"name":`...)
-	dst = compat.AppendJSONString(dst, x.Identity.Actor.Name)
-	dst = append(dst, `},"body":`...)
-	dst = append(dst, x.Body...)
-	return append(dst, '}')
+	in := abi.RequestInput{
+		Endpoint: string(x.Endpoint),
+		TenantID: x.Identity.TenantID,
+		Actor:    abi.Actor{ID: x.Identity.Actor.ID, Type: x.Identity.Actor.Type, Name: x.Identity.Actor.Name},
+		Body:     x.Body,
+	}
+	return in.AppendJSON(dst)
 }

@@ -98,8 +98,18 @@ func outcomeError(err error) error {
 	case errors.Is(err, runner.ErrWaiting):
 		e.Status, e.Type, e.Code = http.StatusConflict, apierr.TypeAPI, apierr.CodeRunWaiting
 		e.Message = "the run is waiting for approval or external input; resume it with the native API using the run headers"
-	default:
+	case errors.Is(err, runner.ErrOutputInvalid):
+		// The agent's own account of the mismatch, meant for the client.
 		e.Status, e.Type, e.Code = http.StatusInternalServerError, apierr.TypeServer, apierr.CodeRunFailed
+	default:
+		// Anything else is unexpected — a store driver's error, say — and
+		// its text is for operators (logged with the run), not for the
+		// client: it may name files, tables or hosts.
+		e.Status, e.Type, e.Code = http.StatusInternalServerError, apierr.TypeServer, apierr.CodeRunFailed
+		e.Message = genericRunFailed
 	}
 	return e
 }
+
+// genericRunFailed is the message of an unexpected run failure.
+const genericRunFailed = "the run failed on the server; the run headers identify it for the operator"

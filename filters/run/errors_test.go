@@ -51,3 +51,17 @@ func TestOutcomeErrorProviderAndTimeout(t *testing.T) {
 		}
 	}
 }
+
+// An unexpected error — here a store driver's, which names a file — never
+// reaches the client: the message is a generic one; the error itself stays
+// on the apierr.Error for the log.
+func TestOutcomeErrorUnexpectedIsGeneric(t *testing.T) {
+	driver := errors.New("sqlite: disk I/O error (SQLITE_IOERR) on /var/lib/runedge/runs.db")
+	e := outcomeError(fmt.Errorf("record outcome: %w", driver)).(*apierr.Error)
+	if e.Status != http.StatusInternalServerError || e.Code != apierr.CodeRunFailed || e.Type != apierr.TypeServer {
+		t.Fatalf("got %d %s/%s", e.Status, e.Type, e.Code)
+	}
+	if e.Message != genericRunFailed || !errors.Is(e, driver) {
+		t.Fatalf("message %q (the cause must stay wrapped for the log: %v)", e.Message, errors.Is(e, driver))
+	}
+}

@@ -5,7 +5,8 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/filters/framing"
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 // recordedStream streams a response to its client. Its events are not
@@ -23,7 +24,7 @@ func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids
 // in-progress Response object, or, streaming, the run's events as they are
 // logged; a client that goes away stops only its own reading.
 func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	created, err := compat.MapResult(resultEnvelope(nil, x, ids, "in_progress", nil))
+	created, err := t.mapResult(ctx, x, ids, abi.ResultInProgress, nil)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 			// The readers learn how it ended, as a client of a direct
 			// stream would.
 			e := apierr.From(outcome)
-			rs := compat.NewResponseStream(ids.response, ids.message)
+			rs := framing.NewResponseStream(ids.response, ids.message)
 			log.Append(bg, "error", rs.AppendError(nil, log.Len(), e.Code, e.Message, e.Param))
 		}
 		log.Close(bg)

@@ -1,12 +1,14 @@
 package translate
 
 import (
+	"context"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/filters/framing"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -19,10 +21,11 @@ import (
 // order, so such text is not streamed and reaches the client in
 // response.completed only.
 type responseEvents struct {
+	ctx context.Context
 	t   *Translate
 	x   *filters.Exchange
 	ids replyIDs
-	rs  *compat.ResponseStream
+	rs  *framing.ResponseStream
 	buf []byte
 	out *sink // the client, the run's event log, or both
 
@@ -47,14 +50,15 @@ func (e *responseEvents) send(name string, b []byte) error { return e.out.event(
 // more is waiting.
 func (e *responseEvents) buffer(name string, b []byte) error { return e.out.buffer(name, b) }
 
-// start sends response.created with the in-progress response, mapped
-// natively: the plugin shapes the final object, in response.completed.
+// start sends response.created with the in-progress response. It comes
+// from the plugin too, so that response.created and response.completed have
+// the same shape.
 func (e *responseEvents) start() error {
 	if e.started {
 		return nil
 	}
 	e.started = true
-	created, err := compat.MapResult(resultEnvelope(nil, e.x, e.ids, "in_progress", nil))
+	created, err := e.t.mapResult(e.ctx, e.x, e.ids, abi.ResultInProgress, nil)
 	if err != nil {
 		return err
 	}
@@ -118,7 +122,7 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 			e.calls = append(e.calls, callItem{})
 		}
 		c := &e.calls[d.Index]
-		c.itemID, c.callID, c.name = compat.FunctionCallID(e.ids.message, d.Index), d.ID, d.Name
+		c.itemID, c.callID, c.name = abi.FunctionCallID(e.ids.message, d.Index), d.ID, d.Name
 		c.output, c.open = e.outputs, true
 		e.outputs++
 		if err := e.send("response.output_item.added",

@@ -2,14 +2,10 @@ package translate
 
 import (
 	"context"
-	"net/http"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/filters/apierr"
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -148,30 +144,16 @@ func (m *mapped) collect(text string) (string, bool) {
 }
 
 func (m *mapped) call(ctx context.Context, text string, final bool) (emit, hold string, err error) {
-	b := m.buf[:0]
-	b = append(b, `{"endpoint":`...)
-	b = compat.AppendJSONString(b, string(m.x.Endpoint))
-	b = append(b, `,"id":`...)
-	b = compat.AppendJSONString(b, m.replyID)
-	b = append(b, `,"tenant_id":`...)
-	b = compat.AppendJSONString(b, m.x.Identity.TenantID)
-	b = append(b, `,"text":`...)
-	b = compat.AppendJSONString(b, text)
-	if final {
-		b = append(b, `,"final":true}`...)
-	} else {
-		b = append(b, `,"final":false}`...)
-	}
-	m.buf = b
-	out, err := m.t.plugin.Call(ctx, runtime.MapStream, b)
+	in := abi.StreamInput{Endpoint: string(m.x.Endpoint), ID: m.replyID, TenantID: m.x.Identity.TenantID,
+		Text: text, Final: final}
+	m.buf = in.AppendJSON(m.buf[:0])
+	out, err := m.t.plugin.Call(ctx, runtime.MapStream, m.buf)
 	if err != nil {
 		return "", "", filters.PluginError(err)
 	}
-	e, h := gjson.GetBytes(out, "emit"), gjson.GetBytes(out, "hold")
-	if e.Type != gjson.String || (h.Exists() && h.Type != gjson.String) {
-		return "", "", &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-			Code:    apierr.CodePluginError,
-			Message: "plugin " + m.t.plugin.Name() + ": map_stream: output needs string fields emit and hold"}
+	o, err := abi.DecodeStreamOutput(out)
+	if err != nil {
+		return "", "", filters.PluginOutputError(m.t.plugin.Name(), runtime.MapStream, err)
 	}
-	return e.Str, h.Str, nil
+	return o.Emit, o.Hold, nil
 }

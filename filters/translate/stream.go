@@ -5,7 +5,8 @@ import (
 	"strconv"
 
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/filters/framing"
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 // The stream is started lazily, on the first delta or at the end: a run that
@@ -15,7 +16,7 @@ import (
 // chatStream answers a streaming chat completion: a role chunk, one chunk
 // per delta, a finish chunk, the usage chunk when asked for, [DONE].
 func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	cs := compat.NewChatStream(ids.completion, ids.created, "service")
+	cs := framing.NewChatStream(ids.completion, ids.created, "service")
 	buf := make([]byte, 0, 512)
 	started := false
 	send := func(b []byte) error {
@@ -102,9 +103,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		return err
 	}
 	if x.IncludeUsage {
-		u := compat.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
-			TotalTokens: res.Usage.TotalTokens}
-		if err := send(cs.AppendUsage(buf[:0], u)); err != nil {
+		if err := send(cs.AppendUsage(buf[:0], res.Usage)); err != nil {
 			return err
 		}
 	}
@@ -121,7 +120,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 //
 // The events go to out: the client, the run's event log, or both.
 func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink) error {
-	rs := &responseEvents{t: t, x: x, ids: ids, rs: compat.NewResponseStream(ids.response, ids.message),
+	rs := &responseEvents{ctx: ctx, t: t, x: x, ids: ids, rs: framing.NewResponseStream(ids.response, ids.message),
 		buf: make([]byte, 0, 1024), out: out}
 	src := t.source(x, ids.response, func() error {
 		if err := rs.start(); err != nil {
@@ -158,7 +157,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err != nil {
 		return err
 	}
-	final, err := t.mapResult(ctx, x, ids, &res)
+	final, err := t.mapResult(ctx, x, ids, abi.ResultCompleted, &res)
 	if err != nil {
 		return err
 	}

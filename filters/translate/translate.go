@@ -1,8 +1,8 @@
 // Package translate is the last stage: it turns the run's native result into
 // the compatible reply. The whole reply body (chat.completion, response) comes
 // from the result mapping plugin; stream framing that never changes — SSE
-// lines, chunk envelopes, event envelopes — is built natively (plugins/compat)
-// so that a long stream costs no WebAssembly call per token.
+// lines, chunk envelopes, event envelopes — is built by the host
+// (filters/framing) so that a long stream costs no WebAssembly call per token.
 //
 // The run's terminal state is recorded before the reply's last byte: the
 // stage calls Finish after mapping the result and before writing it.
@@ -15,11 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -109,7 +107,7 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 	if err != nil {
 		return nil, err
 	}
-	body, err := t.mapResult(ctx, x, ids, &res)
+	body, err := t.mapResult(ctx, x, ids, abi.ResultCompleted, &res)
 	if err != nil {
 		return nil, err
 	}
@@ -120,19 +118,21 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 	return body, nil
 }
 
-// mapResult calls the plugin's map_result and checks that what comes back
-// is a JSON object.
-func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids replyIDs, res *runner.Result) ([]byte, error) {
-	out, err := t.plugin.Call(ctx, runtime.MapResult, resultEnvelope(nil, x, ids, "completed", res))
+// mapResult calls the plugin's map_result and normalises what comes back
+// (abi.NormalizeResult): one JSON object, compacted, since the reply may be
+// framed in an SSE data line, which ends at the first newline. status is
+// abi.ResultCompleted, or abi.ResultInProgress (res nil) for the response
+// carried by response.created.
+func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) ([]byte, error) {
+	out, err := t.plugin.Call(ctx, runtime.MapResult, resultEnvelope(nil, x, ids, status, res))
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}
-	if !gjson.ValidBytes(out) || !gjson.ParseBytes(out).IsObject() {
-		return nil, &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-			Code:    apierr.CodePluginError,
-			Message: "plugin " + t.plugin.Name() + ": map_result: output is not a JSON object"}
+	body, err := abi.NormalizeResult(out)
+	if err != nil {
+		return nil, filters.PluginOutputError(t.plugin.Name(), runtime.MapResult, err)
 	}
-	return out, nil
+	return body, nil
 }
 
 // replyIDs are the compatible ids of one reply. They share the run id's
@@ -153,53 +153,18 @@ func newReplyIDs(r runner.Run) replyIDs {
 		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
 }
 
-// resultEnvelope appends the map_result input (plugins/ABI.md). res is nil
+// resultEnvelope appends the map_result input (abi.ResultInput). res is nil
 // for the in-progress response of response.created.
 func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) []byte {
-	dst = append(dst, `{"endpoint":`...)
-	dst = compat.AppendJSONString(dst, string(x.Endpoint))
-	dst = append(dst, `,"id":`...)
+	in := abi.ResultInput{Endpoint: string(x.Endpoint), ID: ids.response, MessageID: ids.message,
+		Created: ids.created, SessionID: ids.session, RunID: ids.run, Model: model.ID, Status: status, Echo: x.Echo}
 	if x.Endpoint == filters.ChatCompletions {
-		dst = compat.AppendJSONString(dst, ids.completion)
-	} else {
-		dst = compat.AppendJSONString(dst, ids.response)
+		in.ID = ids.completion
 	}
-	dst = append(dst, `,"message_id":`...)
-	dst = compat.AppendJSONString(dst, ids.message)
-	dst = append(dst, `,"created":`...)
-	dst = appendInt(dst, ids.created)
-	dst = append(dst, `,"session_id":`...)
-	dst = compat.AppendJSONString(dst, ids.session)
-	dst = append(dst, `,"run_id":`...)
-	dst = compat.AppendJSONString(dst, ids.run)
-	dst = append(dst, `,"model":"`+model.ID+`","status":`...)
-	dst = compat.AppendJSONString(dst, status)
-	dst = append(dst, `,"result":`...)
-	if res == nil {
-		dst = append(dst, `{"text":"","finish_reason":"","usage":null}`...)
-	} else {
-		dst = append(dst, `{"text":`...)
-		dst = compat.AppendJSONString(dst, res.Text)
-		dst = append(dst, `,"finish_reason":`...)
-		dst = compat.AppendJSONString(dst, res.FinishReason)
-		if len(res.ToolCalls) > 0 {
-			dst = appendToolCalls(dst, res.ToolCalls)
-		}
-		dst = append(dst, `,"usage":{"input_tokens":`...)
-		dst = appendInt(dst, int64(res.Usage.InputTokens))
-		dst = append(dst, `,"output_tokens":`...)
-		dst = appendInt(dst, int64(res.Usage.OutputTokens))
-		dst = append(dst, `,"total_tokens":`...)
-		dst = appendInt(dst, int64(res.Usage.TotalTokens))
-		dst = append(dst, "}}"...)
+	if res != nil {
+		in.Result = *res
 	}
-	dst = append(dst, `,"echo":`...)
-	if len(x.Echo) == 0 {
-		dst = append(dst, "{}"...)
-	} else {
-		dst = append(dst, x.Echo...)
-	}
-	return append(dst, '}')
+	return in.AppendJSON(dst)
 }
 
 // ResponseObject builds the Response object of a stored response that has

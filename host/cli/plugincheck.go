@@ -11,8 +11,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner/native"
 )
 
 // pluginCheck is `runedge plugin check [flags] FILE`. It loads the plugin as
@@ -39,8 +41,8 @@ func pluginCheck(ctx context.Context, args []string, env Env) error {
 	if fs.NArg() != 1 {
 		return errors.New("want `plugin check [--endpoint E] [--tenant T] [--full] [--cache-dir DIR] FILE`")
 	}
-	if *only != "" && *only != compat.EndpointChat && *only != compat.EndpointResponses {
-		return fmt.Errorf("--endpoint %q: want %s or %s", *only, compat.EndpointChat, compat.EndpointResponses)
+	if *only != "" && *only != abi.EndpointChat && *only != abi.EndpointResponses {
+		return fmt.Errorf("--endpoint %q: want %s or %s", *only, abi.EndpointChat, abi.EndpointResponses)
 	}
 	engine, err := runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: *cacheDir})
 	if err != nil {
@@ -134,7 +136,7 @@ func (c *checker) endpoint(ctx context.Context, ep endpointSamples) *endpointRep
 		echo := c.request(ctx, r, ep.endpoint, s)
 		var text string
 		if c.plugin.Has(runtime.MapResult) {
-			if s.stream && ep.endpoint == compat.EndpointResponses {
+			if s.stream && ep.endpoint == abi.EndpointResponses {
 				c.result(ctx, r, ep.endpoint, s, echo, "in_progress")
 			}
 			text = c.result(ctx, r, ep.endpoint, s, echo, "completed")
@@ -194,8 +196,7 @@ func (c *checker) noteMapped(r *endpointReport, label string, h runtime.Hook, wh
 // mapping's, so that map_result is checked even when the plugin leaves
 // requests to another plugin or its map_request failed.
 func (c *checker) request(ctx context.Context, r *endpointReport, endpoint string, s checkSample) string {
-	in := fmt.Appendf(nil, `{"endpoint":%s,"tenant_id":%s,"actor":{"id":"check","type":"service","name":"runedge plugin check"},"body":%s}`,
-		jsonString(endpoint), jsonString(c.tenant), s.body)
+	in := c.requestInput(endpoint, []byte(s.body))
 	def, err := compat.MapRequest(in)
 	echo := gjson.GetBytes(def, "echo").Raw
 	if err != nil || echo == "" {
@@ -205,12 +206,11 @@ func (c *checker) request(ctx context.Context, r *endpointReport, endpoint strin
 		return echo
 	}
 	out, ok := c.call(ctx, r, s.name, runtime.MapRequest, in, func(out []byte) error {
+		o, err := abi.DecodeRequestOutput(out)
 		switch {
-		case !gjson.ValidBytes(out):
-			return errors.New("output is not JSON")
-		case !gjson.GetBytes(out, "request.input").IsArray():
-			return errors.New(`output is not a native request: want {"request":{"input":[…],…},"echo":…}`)
-		case s.structured && !gjson.GetBytes(out, "request.output_schema").IsObject():
+		case err != nil:
+			return fmt.Errorf(`output is not a native request (want {"request":{"input":[…],…},"echo":…}): %w`, err)
+		case s.structured && len(o.Request.OutputSchema) == 0:
 			return errors.New("request has no output_schema: the client's JSON schema would be ignored")
 		}
 		return nil
@@ -230,23 +230,28 @@ func (c *checker) request(ctx context.Context, r *endpointReport, endpoint strin
 // the assistant text of the reply.
 func (c *checker) result(ctx context.Context, r *endpointReport, endpoint string, s checkSample, echo, status string) string {
 	id, object, textPath := "chatcmpl-check", "chat.completion", "choices.0.message.content"
-	if endpoint == compat.EndpointResponses {
+	if endpoint == abi.EndpointResponses {
 		id, object, textPath = "resp_check", "response", "output.0.content.0.text"
 	}
-	in := fmt.Appendf(nil, `{"endpoint":%s,"id":%s,"message_id":"msg_check","created":1700000000,"model":"service","status":%s,`+
-		`"result":{"text":%s,"finish_reason":"stop","usage":{"input_tokens":12,"output_tokens":9,"total_tokens":21}},"echo":%s}`,
-		jsonString(endpoint), jsonString(id), jsonString(status), jsonString(s.text), echo)
+	rin := abi.ResultInput{Endpoint: endpoint, ID: id, MessageID: "msg_check", Created: 1700000000, Model: "service",
+		Status: status, Echo: []byte(echo)}
+	if status == abi.ResultCompleted {
+		rin.Result = native.Result{Text: s.text, FinishReason: "stop",
+			Usage: native.Usage{InputTokens: 12, OutputTokens: 9, TotalTokens: 21}}
+	}
+	in := rin.AppendJSON(nil)
 	label := s.name
 	if status != "completed" {
 		label = "snapshot" // of the response.created event
 	}
 	out, ok := c.call(ctx, r, label, runtime.MapResult, in, func(out []byte) error {
+		out, err := abi.NormalizeResult(out)
 		switch {
-		case !gjson.ValidBytes(out):
-			return errors.New("output is not JSON")
+		case err != nil:
+			return err
 		case gjson.GetBytes(out, "object").Str != object:
 			return fmt.Errorf("output is not a %s object", object)
-		case endpoint == compat.EndpointResponses && gjson.GetBytes(out, "status").Str != status:
+		case endpoint == abi.EndpointResponses && gjson.GetBytes(out, "status").Str != status:
 			return fmt.Errorf("response status is not %q", status)
 		}
 		return nil
@@ -274,17 +279,16 @@ func (c *checker) stream(ctx context.Context, r *endpointReport, endpoint string
 	hold := ""
 	for i, piece := range pieces {
 		last := i == len(pieces)-1
-		in := fmt.Appendf(nil, `{"endpoint":%s,"id":"check","tenant_id":%s,"text":%s,"final":%t}`,
-			jsonString(endpoint), jsonString(c.tenant), jsonString(hold+piece), last)
-		_, ok := c.call(ctx, r, s.name, runtime.MapStream, in, func(out []byte) error {
-			e, h := gjson.GetBytes(out, "emit"), gjson.GetBytes(out, "hold")
+		sin := abi.StreamInput{Endpoint: endpoint, ID: "check", TenantID: c.tenant, Text: hold + piece, Final: last}
+		_, ok := c.call(ctx, r, s.name, runtime.MapStream, sin.AppendJSON(nil), func(out []byte) error {
+			o, err := abi.DecodeStreamOutput(out)
 			switch {
-			case !gjson.ValidBytes(out) || e.Type != gjson.String || h.Exists() && h.Type != gjson.String:
+			case err != nil:
 				return errors.New(`output is not {"emit":"…","hold":"…"}`)
-			case last && h.Str != "":
-				return fmt.Errorf("the final call held back %q", h.Str)
+			case last && o.Hold != "":
+				return fmt.Errorf("the final call held back %q", o.Hold)
 			}
-			emits, hold = append(emits, e.Str), h.Str
+			emits, hold = append(emits, o.Emit), o.Hold
 			return nil
 		})
 		if !ok {
@@ -304,7 +308,7 @@ func (c *checker) stream(ctx context.Context, r *endpointReport, endpoint string
 // client's fault (HTTP 400). Accepting it is the plugin's choice; faulting
 // would answer the client 500.
 func (c *checker) invalid(ctx context.Context, r *endpointReport, ep endpointSamples) {
-	in := fmt.Appendf(nil, `{"endpoint":%s,"tenant_id":%s,"body":%s}`, jsonString(ep.endpoint), jsonString(c.tenant), ep.invalid)
+	in := c.requestInput(ep.endpoint, []byte(ep.invalid))
 	r.calls++
 	out, err := c.plugin.Call(ctx, runtime.MapRequest, in)
 	var ie *runtime.InputError
@@ -362,18 +366,26 @@ const (
 )
 
 var checkSamples = []endpointSamples{
-	{compat.EndpointChat, []checkSample{
+	{abi.EndpointChat, []checkSample{
 		{name: "simple", body: `{"model":"service","messages":[{"role":"user","content":"Say hello."}]}`, text: checkText},
 		{name: "streaming", stream: true, text: checkText, body: `{"model":"service","messages":[{"role":"system","content":"Be brief."},` +
 			`{"role":"user","content":"Say hello."}],"stream":true,"stream_options":{"include_usage":true}}`},
 		{name: "structured", structured: true, text: checkJSON, body: `{"model":"service","messages":[{"role":"user","content":"Say hello."}],` +
 			`"response_format":{"type":"json_schema","json_schema":{"name":"answer","strict":true,"schema":` + checkSchema + `}}}`},
 	}, `{"model":"service"}`},
-	{compat.EndpointResponses, []checkSample{
+	{abi.EndpointResponses, []checkSample{
 		{name: "simple", body: `{"model":"service","input":"Say hello."}`, text: checkText},
 		{name: "streaming", stream: true, text: checkText, body: `{"model":"service","instructions":"Be brief.",` +
 			`"input":[{"role":"user","content":"Say hello."}],"stream":true}`},
 		{name: "structured", structured: true, text: checkJSON, body: `{"model":"service","input":"Say hello.",` +
 			`"text":{"format":{"type":"json_schema","name":"answer","strict":true,"schema":` + checkSchema + `}}}`},
 	}, `{"model":"service"}`},
+}
+
+// requestInput is the map_request input of a sample body, attributed to the
+// check itself.
+func (c *checker) requestInput(endpoint string, body []byte) []byte {
+	in := abi.RequestInput{Endpoint: endpoint, TenantID: c.tenant,
+		Actor: abi.Actor{ID: "check", Type: "service", Name: "runedge plugin check"}, Body: body}
+	return in.AppendJSON(nil)
 }

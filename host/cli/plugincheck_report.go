@@ -10,7 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // How `plugin check` shows what a plugin mapped: a line per call that sums
@@ -133,4 +133,4 @@ func clipRaw(raw string) string {
 }
 
 // jsonString renders s as a JSON string.
-func jsonString(s string) string { return string(compat.AppendJSONString(nil, s)) }
+func jsonString(s string) string { return string(guestjson.AppendString(nil, s)) }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -38,4 +39,44 @@ func TestPluginFaultsFailOnlyThatRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A plugin may indent what map_result returns (plugins/ABI.md allows it). The
+// host compacts it before framing: an SSE data line ends at the first
+// newline, so an indented Response cut response.completed short.
+func TestIndentedPluginReplyIsCompacted(t *testing.T) {
+	faulty := plugintest.Build(t, "./testdata/faulty")
+	h := start(t, func(c *config.Config) {
+		c.Chains[config.ChainChat] = config.Chain{MapRequest: faulty, Translate: faulty}
+		c.Chains[config.ChainResponses] = config.Chain{MapRequest: faulty, Translate: faulty}
+	})
+	t.Run("responses stream", func(t *testing.T) {
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"indent me","stream":true}`)
+		if res.StatusCode != 200 {
+			t.Fatalf("status %d: %s", res.StatusCode, body(t, res))
+		}
+		defer res.Body.Close()
+		evs := readEvents(t, res.Body)
+		if len(evs) == 0 {
+			t.Fatal("no events")
+		}
+		for _, ev := range []sseEvent{evs[0], evs[len(evs)-1]} {
+			if !gjson.Valid(ev.Data) {
+				t.Fatalf("%s: data is not JSON: %q", ev.Event, ev.Data)
+			}
+		}
+		last := evs[len(evs)-1]
+		if last.Event != "response.completed" || gjson.Get(last.Data, "response.status").Str != "completed" ||
+			!strings.Contains(gjson.Get(last.Data, "response.output.0.content.0.text").Str, "indent me") {
+			t.Fatalf("last event %s: %s", last.Event, last.Data)
+		}
+	})
+	t.Run("chat", func(t *testing.T) {
+		res := h.do("POST", "/v1/chat/completions", `{"model":"service","messages":[{"role":"user","content":"indent me"}]}`)
+		b := body(t, res)
+		if res.StatusCode != 200 || bytes.Contains(b, []byte("\n  ")) ||
+			!strings.Contains(gjson.GetBytes(b, "choices.0.message.content").Str, "indent me") {
+			t.Fatalf("status %d: %s", res.StatusCode, b)
+		}
+	})
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// The Responses API's stored responses (DESIGN.md "Responses state"): a
+// The Responses API's stored responses (README.md "Responses that remember"): a
 // response is a run, read through the response history beside it. Every
 // lookup is scoped to the caller's tenant; another tenant's id, a deleted
 // response and one made with store:false all answer 404 like an unknown id.

@@ -18,7 +18,7 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// The Responses API's state (DESIGN.md "Responses state") end to end: a
+// The Responses API's state (README.md "Responses that remember") end to end: a
 // real server and SQLite file, openai-go as the client.
 
 func stateServer(t *testing.T) *harness {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Bodies as clients send them: a one-line question (~100 B) and a longer
@@ -108,32 +110,12 @@ func BenchmarkMapResultResponsesInProgress(b *testing.B) {
 	benchMapResult(b, "testdata/result/responses_in_progress.json")
 }
 
-func BenchmarkChatStreamDelta(b *testing.B) {
-	s := NewChatStream(streamChatID, streamCreated, "service")
-	buf := make([]byte, 0, 512)
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = s.AppendDelta(buf[:0], " token")
-	}
-}
-
-func BenchmarkResponseTextDelta(b *testing.B) {
-	s := NewResponseStream(streamResponseID, streamMessageID)
-	buf := make([]byte, 0, 512)
-	b.ReportAllocs()
-	seq := 0
-	for b.Loop() {
-		buf = s.AppendTextDelta(buf[:0], seq, " token")
-		seq++
-	}
-}
-
 func BenchmarkAppendJSONString(b *testing.B) {
 	text := strings.Repeat(`Plain words with a "quote", a newline\n and café. `, 20)
 	buf := make([]byte, 0, 2*len(text))
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendJSONString(buf[:0], text)
+		buf = guestjson.AppendString(buf[:0], text)
 	}
 }

@@ -1,5 +1,7 @@
 package compat
 
+import "github.com/runedge/runedge/plugins/guestjson"
+
 // chatBody holds the chat.completions fields the mapping reads, gathered in
 // one pass over the body so a large body is scanned once.
 type chatBody struct {
@@ -12,30 +14,30 @@ type chatBody struct {
 // echo {"include_usage"} that the streaming reply needs later.
 func mapChatRequest(body value) ([]byte, error) {
 	var b chatBody
-	body.members(func(k, v value) bool {
+	body.Members(func(k, v value) bool {
 		switch {
-		case k.is("messages"):
+		case k.Is("messages"):
 			b.messages = v
-		case k.is("response_format"):
+		case k.Is("response_format"):
 			b.responseFormat = v
-		case k.is("stream"):
+		case k.Is("stream"):
 			b.stream = v
-		case k.is("stream_options"):
+		case k.Is("stream_options"):
 			b.streamOptions = v
-		case k.is("max_tokens"):
+		case k.Is("max_tokens"):
 			b.maxTokens = v
-		case k.is("max_completion_tokens"):
+		case k.Is("max_completion_tokens"):
 			b.maxCompletionTokens = v
-		case k.is("n"):
+		case k.Is("n"):
 			b.n = v
-		case k.is("tools"):
+		case k.Is("tools"):
 			b.tools = v
-		case k.is("tool_choice"):
+		case k.Is("tool_choice"):
 			b.toolChoice = v
-		case k.is("parallel_tool_calls"):
+		case k.Is("parallel_tool_calls"):
 			b.parallelToolCalls = v
-		case k.is("functions"), k.is("function_call"):
-			if !v.isNull() {
+		case k.Is("functions"), k.Is("function_call"):
+			if !v.IsNull() {
 				b.functions = k
 			}
 		}
@@ -50,7 +52,7 @@ func mapChatRequest(body value) ([]byte, error) {
 	if b.messages == "" {
 		return nil, invalid("messages", "messages is required")
 	}
-	if !b.messages.isArray() {
+	if !b.messages.IsArray() {
 		return nil, invalid("messages", "messages must be an array of message objects")
 	}
 
@@ -82,11 +84,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	}
 	// stream_options is accepted with stream false (some clients always send
 	// it) and then has no effect.
-	if !b.streamOptions.isNull() {
-		if !b.streamOptions.isObject() {
+	if !b.streamOptions.IsNull() {
+		if !b.streamOptions.IsObject() {
 			return invalid("stream_options", "stream_options must be an object")
 		}
-		usage, err := optBool(b.streamOptions.get("include_usage"), "stream_options.include_usage")
+		usage, err := optBool(b.streamOptions.Get("include_usage"), "stream_options.include_usage")
 		if err != nil {
 			return err
 		}
@@ -104,11 +106,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	if limit > 0 {
 		n.maxOutput = limit
 	}
-	if f, ok := b.n.num(); !b.n.isNull() && (!ok || f != 1) {
+	if f, ok := b.n.Num(); !b.n.IsNull() && (!ok || f != 1) {
 		return invalid("n", "n must be 1: this model returns exactly one choice")
 	}
 	if b.functions != "" {
-		return unsupported(b.functions.str(), "functions and function_call are deprecated and not supported: use tools and tool_choice")
+		return unsupported(b.functions.Str(), "functions and function_call are deprecated and not supported: use tools and tool_choice")
 	}
 	n.tools, err = readTools(b.tools, b.toolChoice, b.parallelToolCalls, true)
 	return err
@@ -119,7 +121,7 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 	var err error
 	i, count := 0, 0
-	messages.elements(func(m value) bool {
+	messages.Elements(func(m value) bool {
 		var wrote bool
 		dst, wrote, err = appendChatMessage(dst, m, i, count > 0)
 		if wrote {
@@ -136,19 +138,19 @@ func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 // content nor calls is skipped, as it says nothing. A tool message carries
 // the tool_call_id its content answers.
 func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, error) {
-	if !m.isObject() {
+	if !m.IsObject() {
 		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
 	}
 	var role, content, toolCalls, toolCallID value
-	m.members(func(k, v value) bool {
+	m.Members(func(k, v value) bool {
 		switch {
-		case k.is("role"):
+		case k.Is("role"):
 			role = v
-		case k.is("content"):
+		case k.Is("content"):
 			content = v
-		case k.is("tool_calls"):
+		case k.Is("tool_calls"):
 			toolCalls = v
-		case k.is("tool_call_id"):
+		case k.Is("tool_call_id"):
 			toolCallID = v
 		}
 		return true
@@ -158,14 +160,14 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		return dst, false, invalid(indexed("messages", i)+".role",
 			"role must be one of system, developer, user, assistant or tool")
 	}
-	calls := native == "assistant" && toolCalls.isArray() && toolCalls != "[]"
-	if native == "assistant" && content.isNull() && !calls {
+	calls := native == "assistant" && toolCalls.IsArray() && toolCalls != "[]"
+	if native == "assistant" && content.IsNull() && !calls {
 		return dst, false, nil
 	}
-	if native == "tool" && (!toolCallID.isString() || toolCallID == `""`) {
+	if native == "tool" && (!toolCallID.IsString() || toolCallID == `""`) {
 		return dst, false, invalid(indexed("messages", i)+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
 	}
-	if !toolCalls.isNull() && !toolCalls.isArray() {
+	if !toolCalls.IsNull() && !toolCalls.IsArray() {
 		return dst, false, invalid(indexed("messages", i)+".tool_calls", "tool_calls must be an array")
 	}
 	if comma {
@@ -180,7 +182,7 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		dst, err = appendChatCalls(dst, toolCalls, i)
 	case native == "tool":
 		dst = append(dst, `,"tool_call_id":"`...)
-		dst = appendStringValue(dst, toolCallID)
+		dst = guestjson.AppendStringValue(dst, toolCallID)
 		dst = append(dst, '"')
 	}
 	return append(dst, '}'), err == nil, err
@@ -191,21 +193,21 @@ func appendChatCalls(dst []byte, calls value, i int) ([]byte, error) {
 	dst = append(dst, `,"tool_calls":[`...)
 	var err error
 	j := 0
-	calls.elements(func(c value) bool {
+	calls.Elements(func(c value) bool {
 		where := indexed(indexed("messages", i)+".tool_calls", j)
-		if !c.isObject() || !c.get("function").isObject() {
+		if !c.IsObject() || !c.Get("function").IsObject() {
 			err = invalid(where, "each tool call must be an object with an id and a function")
 			return false
 		}
-		if t := c.get("type"); !t.isNull() && !t.is("function") {
+		if t := c.Get("type"); !t.IsNull() && !t.Is("function") {
 			err = unsupported(where+".type", "only function tool calls are supported")
 			return false
 		}
 		if j > 0 {
 			dst = append(dst, ',')
 		}
-		fn := c.get("function")
-		dst, err = appendNativeCall(dst, c.get("id"), fn.get("name"), fn.get("arguments"),
+		fn := c.Get("function")
+		dst, err = appendNativeCall(dst, c.Get("id"), fn.Get("name"), fn.Get("arguments"),
 			where+".id", where+".function.name", where+".function.arguments")
 		j++
 		return err == nil
@@ -216,18 +218,18 @@ func appendChatCalls(dst []byte, calls value, i int) ([]byte, error) {
 // chatRole maps a chat role to the native one.
 func chatRole(r value) (string, bool) {
 	switch {
-	case r.is("system"):
+	case r.Is("system"):
 		return "system", true
-	case r.is("developer"):
+	case r.Is("developer"):
 		return "developer", true
-	case r.is("user"):
+	case r.Is("user"):
 		return "user", true
-	case r.is("assistant"):
+	case r.Is("assistant"):
 		return "assistant", true
-	case r.is("tool"):
+	case r.Is("tool"):
 		return "tool", true
 	}
 	return "", false
 }
 
-func isChatText(typ value) bool { return typ.is("text") }
+func isChatText(typ value) bool { return typ.Is("text") }

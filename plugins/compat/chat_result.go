@@ -4,18 +4,15 @@ package compat
 // schema marks optional and runedge cannot fill (system_fingerprint,
 // service_tier) and never writes a top-level "error".
 func mapChatResult(r *resultInput) ([]byte, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(r.text)+len(r.id)+len(r.model)+480)
+	out := make([]byte, 0, len(r.Text)+len(r.ID)+len(r.Model)+480)
 	out = append(out, `{"id":`...)
-	out = appendString(out, r.id)
+	out = appendString(out, r.ID)
 	out = append(out, `,"object":"chat.completion","created":`...)
 	out = r.appendCreated(out)
 	out = append(out, `,"model":`...)
-	out = appendString(out, r.model)
+	out = appendString(out, r.Model)
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	if r.hasCalls() && (!r.text.isString() || r.text == `""`) {
+	if r.hasCalls() && (!r.Text.IsString() || r.Text == `""`) {
 		out = append(out, `null`...) // as OpenAI answers a message that only calls tools
 	} else {
 		out = r.appendText(out)

@@ -1,16 +1,21 @@
 package compat
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // The endpoints a mapping serves, as the host names them in "endpoint".
 const (
-	EndpointChat      = "chat.completions"
-	EndpointResponses = "responses"
+	EndpointChat      = abi.EndpointChat
+	EndpointResponses = abi.EndpointResponses
 )
 
 // MapRequest maps a compatible request body to the native run request.
 //
-// Input, built by the host:
+// Input, built by the host: an abi.RequestInput,
 //
 //	{"endpoint":"chat.completions"|"responses","tenant_id":"…","actor":{…},"body":{…client body…}}
 //
@@ -24,26 +29,21 @@ const (
 // Response object repeats). A client fault returns an *[InputError]; an
 // input the host should never build (unknown endpoint) a plain error.
 func MapRequest(in []byte) ([]byte, error) {
-	var endpoint, body value
-	parseValue(view(in)).members(func(k, v value) bool {
-		switch {
-		case k.is("endpoint"):
-			endpoint = v
-		case k.is("body"):
-			body = v
-		}
-		return true
-	})
+	ri, err := abi.ViewRequestInput(in)
+	if err != nil {
+		return nil, err
+	}
 	var mapBody func(value) ([]byte, error)
 	switch {
-	case endpoint.is(EndpointChat):
+	case ri.Endpoint.Is(EndpointChat):
 		mapBody = mapChatRequest
-	case endpoint.is(EndpointResponses):
+	case ri.Endpoint.Is(EndpointResponses):
 		mapBody = mapResponsesRequest
 	default:
 		return nil, errUnknownEndpoint
 	}
-	if !body.isObject() {
+	body := ri.Body
+	if !body.IsObject() {
 		return nil, invalid("", "the request body must be a JSON object")
 	}
 	return mapBody(body)
@@ -51,7 +51,7 @@ func MapRequest(in []byte) ([]byte, error) {
 
 // MapResult turns a native run result into the endpoint's reply body.
 //
-// Input, built by the host:
+// Input, built by the host: an abi.ResultInput (read as an abi.ResultView),
 //
 //	{"endpoint","id","message_id","created","model","status":"completed"|"in_progress",
 //	 "result":{"text","finish_reason":"stop"|"length","usage":{…}},"echo":{…from MapRequest…}}
@@ -60,12 +60,15 @@ func MapRequest(in []byte) ([]byte, error) {
 // "in_progress" gives the snapshot sent with response.created: no output, no
 // usage). Its input comes from the host, so every fault is a plain error.
 func MapResult(in []byte) ([]byte, error) {
-	var r resultInput
-	parseValue(view(in)).members(r.collect)
+	v, err := abi.ViewResultInput(in)
+	if err != nil {
+		return nil, err
+	}
+	r := resultInput{v}
 	switch {
-	case r.endpoint.is(EndpointChat):
+	case r.Endpoint.Is(EndpointChat):
 		return mapChatResult(&r)
-	case r.endpoint.is(EndpointResponses):
+	case r.Endpoint.Is(EndpointResponses):
 		return mapResponsesResult(&r)
 	}
 	return nil, errUnknownEndpoint
@@ -79,7 +82,7 @@ var errUnknownEndpoint = errors.New(`compat: endpoint must be "chat.completions"
 // of being answered in the wrong shape.
 func ForEndpoint(endpoint string, hook func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	return func(in []byte) ([]byte, error) {
-		if !parseValue(view(in)).get("endpoint").is(endpoint) {
+		if !guestjson.Parse(guestjson.View(in)).Get("endpoint").Is(endpoint) {
 			return nil, errors.New("compat: this hook maps only " + endpoint + " inputs")
 		}
 		return hook(in)

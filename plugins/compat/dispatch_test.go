@@ -44,18 +44,6 @@ func TestForEndpoint(t *testing.T) {
 	}
 }
 
-func TestIncludeUsage(t *testing.T) {
-	for echo, want := range map[string]bool{
-		`{"include_usage":true}`:  true,
-		`{"include_usage":false}`: false,
-		`{}`:                      false,
-	} {
-		if got := IncludeUsage([]byte(echo)); got != want {
-			t.Errorf("IncludeUsage(%s) = %v", echo, got)
-		}
-	}
-}
-
 func TestInputErrorText(t *testing.T) {
 	err := invalid("messages[0].role", "role must be one of system, developer, user, assistant or tool")
 	if got := err.Error(); got != "role must be one of system, developer, user, assistant or tool (param messages[0].role)" {

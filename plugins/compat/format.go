@@ -17,51 +17,51 @@ const maxSchemaName = 64
 // ("response_format.json_schema"); for responses, f itself (holderParam ==
 // param). Callers pass both as constants so the happy path builds no strings.
 func readFormat(f value, param, holderParam string) (outputFormat, error) {
-	if f.isNull() {
+	if f.IsNull() {
 		return outputFormat{}, nil
 	}
-	if !f.isObject() {
+	if !f.IsObject() {
 		return outputFormat{}, invalid(param, param+" must be an object with a type")
 	}
-	typ := f.get("type")
+	typ := f.Get("type")
 	switch {
-	case typ.is("text"):
+	case typ.Is("text"):
 		return outputFormat{}, nil
-	case typ.is("json_object"):
+	case typ.Is("json_object"):
 		return outputFormat{jsonObject: true}, nil
-	case !typ.is("json_schema"):
+	case !typ.Is("json_schema"):
 		return outputFormat{}, invalid(param+".type", param+".type must be one of text, json_object or json_schema")
 	}
 	holder := f
 	if holderParam != param {
-		holder = f.get("json_schema")
-		if !holder.isObject() {
+		holder = f.Get("json_schema")
+		if !holder.IsObject() {
 			return outputFormat{}, invalid(holderParam, holderParam+" is required when type is json_schema and must be an object")
 		}
 	}
 	var name, schema, strict value
-	holder.members(func(k, v value) bool {
+	holder.Members(func(k, v value) bool {
 		switch {
-		case k.is("name"):
+		case k.Is("name"):
 			name = v
-		case k.is("schema"):
+		case k.Is("schema"):
 			schema = v
-		case k.is("strict"):
+		case k.Is("strict"):
 			strict = v
 		}
 		return true
 	})
-	if n := name.str(); !name.isString() || !validSchemaName(n) {
+	if n := name.Str(); !name.IsString() || !validSchemaName(n) {
 		return outputFormat{}, invalid(holderParam+".name",
 			holderParam+".name is required: 1 to 64 letters, digits, underscores or dashes")
 	}
-	if !schema.isObject() {
+	if !schema.IsObject() {
 		return outputFormat{}, invalid(holderParam+".schema", holderParam+".schema must be a JSON Schema object")
 	}
-	if _, ok := strict.bool(); !ok && !strict.isNull() {
+	if _, ok := strict.Bool(); !ok && !strict.IsNull() {
 		return outputFormat{}, invalid(holderParam+".strict", holderParam+".strict must be a boolean")
 	}
-	return outputFormat{name: name.str(), schema: schema}, nil
+	return outputFormat{name: name.Str(), schema: schema}, nil
 }
 
 // validSchemaName applies OpenAI's rule for schema names; it also means the

@@ -96,3 +96,20 @@ func mustRead(tb testing.TB, path string) []byte {
 	}
 	return b
 }
+
+// The ids and time of the result inputs under testdata/result.
+const (
+	streamChatID     = "chatcmpl-0123456789abcdefABCDEF"
+	streamResponseID = "resp_0123456789abcdefABCDEF"
+	streamCreated    = 1700000000
+)
+
+// mapResultFile maps the result input in the file at path.
+func mapResultFile(t testing.TB, path string) []byte {
+	t.Helper()
+	out, err := MapResult(mustRead(t, path))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return out
+}

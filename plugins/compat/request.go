@@ -3,6 +3,8 @@ package compat
 import (
 	"math"
 	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // native holds the options of the native run request that follow its input
@@ -22,14 +24,14 @@ type native struct {
 // appendOptions appends the optional native fields, leaving out empty ones as
 // the native request expects, and closes the request object.
 func (n *native) appendOptions(dst []byte) []byte {
-	if n.instructions.isString() {
+	if n.instructions.IsString() {
 		dst = append(dst, `,"instructions":"`...)
-		dst = appendStringValue(dst, n.instructions)
+		dst = guestjson.AppendStringValue(dst, n.instructions)
 		dst = append(dst, '"')
 	}
 	if n.format.schema != "" {
 		dst = append(dst, `,"output_schema":`...)
-		dst = appendCompact(dst, string(n.format.schema))
+		dst = guestjson.AppendCompact(dst, string(n.format.schema))
 		dst = append(dst, `,"schema_name":"`...)
 		dst = append(dst, n.format.name...) // checked to be [A-Za-z0-9_-]
 		dst = append(dst, '"')
@@ -44,9 +46,9 @@ func (n *native) appendOptions(dst []byte) []byte {
 		dst = append(dst, `,"max_output_tokens":`...)
 		dst = strconv.AppendInt(dst, n.maxOutput, 10)
 	}
-	if n.previousResponseID.isString() {
+	if n.previousResponseID.IsString() {
 		dst = append(dst, `,"previous_response_id":"`...)
-		dst = appendStringValue(dst, n.previousResponseID)
+		dst = guestjson.AppendStringValue(dst, n.previousResponseID)
 		dst = append(dst, '"')
 	}
 	if n.noStore {
@@ -76,13 +78,13 @@ func appendMessageOpen(dst []byte, role string, content value, isText func(value
 	dst = append(dst, role...)
 	dst = append(dst, `","content":"`...)
 	switch {
-	case content.isString():
-		dst = appendStringValue(dst, content)
-	case content.isNull() && role == "assistant":
-	case content.isArray():
+	case content.IsString():
+		dst = guestjson.AppendStringValue(dst, content)
+	case content.IsNull() && role == "assistant":
+	case content.IsArray():
 		var err error
 		j := 0
-		content.elements(func(part value) bool {
+		content.Elements(func(part value) bool {
 			dst, err = appendPart(dst, part, isText, list, i, j)
 			j++
 			return err == nil
@@ -98,15 +100,15 @@ func appendMessageOpen(dst []byte, role string, content value, isText func(value
 
 // appendPart appends the text of the j-th content part of message i.
 func appendPart(dst []byte, part value, isText func(value) bool, list string, i, j int) ([]byte, error) {
-	if !part.isObject() {
+	if !part.IsObject() {
 		return dst, invalid(indexed(indexed(list, i)+".content", j), "each content part must be an object with a type")
 	}
 	var typ, text value
-	part.members(func(k, v value) bool {
+	part.Members(func(k, v value) bool {
 		switch {
-		case k.is("type"):
+		case k.Is("type"):
 			typ = v
-		case k.is("text"):
+		case k.Is("text"):
 			text = v
 		}
 		return true
@@ -115,19 +117,19 @@ func appendPart(dst []byte, part value, isText func(value) bool, list string, i,
 		return dst, invalid(indexed(indexed(list, i)+".content", j)+".type",
 			"only text content parts are supported; images, audio, files and refusals cannot be sent to this model")
 	}
-	if !text.isString() {
+	if !text.IsString() {
 		return dst, invalid(indexed(indexed(list, i)+".content", j)+".text", "a text content part needs a string text")
 	}
-	return appendStringValue(dst, text), nil
+	return guestjson.AppendStringValue(dst, text), nil
 }
 
 // optBool reads an optional boolean; null counts as absent, as the OpenAI
 // API treats it.
 func optBool(v value, param string) (bool, error) {
-	if v.isNull() {
+	if v.IsNull() {
 		return false, nil
 	}
-	if b, ok := v.bool(); ok {
+	if b, ok := v.Bool(); ok {
 		return b, nil
 	}
 	return false, invalid(param, param+" must be a boolean")
@@ -136,10 +138,10 @@ func optBool(v value, param string) (bool, error) {
 // optPositiveInt reads an optional token limit: absent or null gives 0,
 // anything but a whole number of at least 1 is refused.
 func optPositiveInt(v value, param string) (int64, error) {
-	if v.isNull() {
+	if v.IsNull() {
 		return 0, nil
 	}
-	f, ok := v.num()
+	f, ok := v.Num()
 	if !ok || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
 		return 0, invalid(param, param+" must be a whole number of at least 1")
 	}

@@ -1,6 +1,10 @@
 package compat
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // responsesEcho holds the request settings a Response object repeats back.
 // They travel from MapRequest to MapResult in the echo, so the final mapping
@@ -14,27 +18,27 @@ type responsesEcho struct {
 // collect keeps member k if it is an echoed setting.
 func (e *responsesEcho) collect(k, v value) {
 	switch {
-	case k.is("metadata"):
+	case k.Is("metadata"):
 		e.metadata = v
-	case k.is("temperature"):
+	case k.Is("temperature"):
 		e.temperature = v
-	case k.is("top_p"):
+	case k.Is("top_p"):
 		e.topP = v
-	case k.is("tool_choice"):
+	case k.Is("tool_choice"):
 		e.toolChoice = v
-	case k.is("tools"):
+	case k.Is("tools"):
 		e.tools = v
-	case k.is("parallel_tool_calls"):
+	case k.Is("parallel_tool_calls"):
 		e.parallelToolCalls = v
-	case k.is("store"):
+	case k.Is("store"):
 		e.store = v
-	case k.is("truncation"):
+	case k.Is("truncation"):
 		e.truncation = v
-	case k.is("user"):
+	case k.Is("user"):
 		e.user = v
-	case k.is("previous_response_id"):
+	case k.Is("previous_response_id"):
 		e.previousResponseID = v
-	case k.is("background"):
+	case k.Is("background"):
 		e.background = v
 	}
 }
@@ -44,8 +48,8 @@ func (e *responsesEcho) collect(k, v value) {
 // fetched later).
 func (e *responsesEcho) readState(n *native) error {
 	store := true
-	if !e.store.isNull() {
-		store, _ = e.store.bool() // check() refused non-booleans
+	if !e.store.IsNull() {
+		store, _ = e.store.Bool() // check() refused non-booleans
 	}
 	bg, err := optBool(e.background, "background")
 	if err != nil {
@@ -54,7 +58,7 @@ func (e *responsesEcho) readState(n *native) error {
 	if bg && !store {
 		return invalid("background", "background responses must be stored: background requires store to be true")
 	}
-	if e.previousResponseID.isString() && e.previousResponseID == `""` {
+	if e.previousResponseID.IsString() && e.previousResponseID == `""` {
 		return invalid("previous_response_id", "previous_response_id must not be empty")
 	}
 	n.previousResponseID, n.noStore, n.background = e.previousResponseID, !store, bg
@@ -65,21 +69,21 @@ func (e *responsesEcho) readState(n *native) error {
 // make the reply unreadable to strict clients.
 func (e *responsesEcho) check() error {
 	switch {
-	case !e.metadata.isNull() && !e.metadata.isObject():
+	case !e.metadata.IsNull() && !e.metadata.IsObject():
 		return invalid("metadata", "metadata must be an object of string values")
-	case !e.temperature.isNull() && !e.temperature.isNumber():
+	case !e.temperature.IsNull() && !e.temperature.IsNumber():
 		return invalid("temperature", "temperature must be a number")
-	case !e.topP.isNull() && !e.topP.isNumber():
+	case !e.topP.IsNull() && !e.topP.IsNumber():
 		return invalid("top_p", "top_p must be a number")
-	case !e.toolChoice.isNull() && !e.toolChoice.isString() && !e.toolChoice.isObject():
+	case !e.toolChoice.IsNull() && !e.toolChoice.IsString() && !e.toolChoice.IsObject():
 		return invalid("tool_choice", "tool_choice must be a string or an object")
-	case !e.tools.isNull() && !e.tools.isArray():
+	case !e.tools.IsNull() && !e.tools.IsArray():
 		return invalid("tools", "tools must be an array")
-	case !e.user.isNull() && !e.user.isString():
+	case !e.user.IsNull() && !e.user.IsString():
 		return invalid("user", "user must be a string")
-	case !e.previousResponseID.isNull() && !e.previousResponseID.isString():
+	case !e.previousResponseID.IsNull() && !e.previousResponseID.IsString():
 		return invalid("previous_response_id", "previous_response_id must be a string")
-	case !e.truncation.isNull() && !e.truncation.is("auto") && !e.truncation.is("disabled"):
+	case !e.truncation.IsNull() && !e.truncation.Is("auto") && !e.truncation.Is("disabled"):
 		return invalid("truncation", "truncation must be auto or disabled")
 	}
 	if _, err := optBool(e.parallelToolCalls, "parallel_tool_calls"); err != nil {
@@ -109,7 +113,7 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = append(dst, `,"text":`...)
 	dst = appendTextConfig(dst, text)
 	dst = append(dst, `,"tool_choice":`...)
-	if e.toolChoice.isString() {
+	if e.toolChoice.IsString() {
 		dst = appendOptString(dst, e.toolChoice)
 	} else {
 		dst = appendOr(dst, e.toolChoice, `"auto"`)
@@ -121,7 +125,7 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = append(dst, `,"store":`...)
 	dst = appendOr(dst, e.store, `true`)
 	dst = append(dst, `,"truncation":`...)
-	if e.truncation.is("auto") {
+	if e.truncation.Is("auto") {
 		dst = append(dst, `"auto"`...)
 	} else {
 		dst = append(dst, `"disabled"`...)
@@ -139,19 +143,19 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 // format {"type":"text"} when the client sent none (as with `text: {}`), since
 // clients read response.text.format.type.
 func appendTextConfig(dst []byte, text value) []byte {
-	if !text.isObject() {
+	if !text.IsObject() {
 		return append(dst, `{"format":{"type":"text"}}`...)
 	}
-	if text.get("format").isObject() {
-		return appendCompact(dst, string(text))
+	if text.Get("format").IsObject() {
+		return guestjson.AppendCompact(dst, string(text))
 	}
 	dst = append(dst, `{"format":{"type":"text"}`...)
-	text.members(func(k, v value) bool {
-		if !k.is("format") {
+	text.Members(func(k, v value) bool {
+		if !k.Is("format") {
 			dst = append(dst, ',')
 			dst = append(dst, k...)
 			dst = append(dst, ':')
-			dst = appendCompact(dst, string(v))
+			dst = guestjson.AppendCompact(dst, string(v))
 		}
 		return true
 	})
@@ -160,18 +164,18 @@ func appendTextConfig(dst []byte, text value) []byte {
 
 // appendOr appends v without whitespace, or def when v is absent or null.
 func appendOr(dst []byte, v value, def string) []byte {
-	if v.isNull() {
+	if v.IsNull() {
 		return append(dst, def...)
 	}
-	return appendCompact(dst, string(v))
+	return guestjson.AppendCompact(dst, string(v))
 }
 
 // appendOptString appends a string value, or null when v is not a string.
 func appendOptString(dst []byte, v value) []byte {
-	if !v.isString() {
+	if !v.IsString() {
 		return append(dst, `null`...)
 	}
 	dst = append(dst, '"')
-	dst = appendStringValue(dst, v)
+	dst = guestjson.AppendStringValue(dst, v)
 	return append(dst, '"')
 }

@@ -1,6 +1,10 @@
 package compat
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // responsesBody holds the responses fields the mapping reads or echoes,
 // gathered in one pass over the body.
@@ -21,16 +25,16 @@ func (b *responsesBody) refuse(k, v value) {
 		return
 	}
 	switch {
-	case k.is("conversation"), k.is("prompt"):
-		if v.isNull() {
+	case k.Is("conversation"), k.Is("prompt"):
+		if v.IsNull() {
 			return
 		}
-	case k.is("n"):
-		if f, ok := v.num(); v.isNull() || (ok && f == 1) {
+	case k.Is("n"):
+		if f, ok := v.Num(); v.IsNull() || (ok && f == 1) {
 			return
 		}
-	case k.is("top_logprobs"):
-		if f, ok := v.num(); v.isNull() || (ok && f == 0) {
+	case k.Is("top_logprobs"):
+		if f, ok := v.Num(); v.IsNull() || (ok && f == 0) {
 			return
 		}
 	default:
@@ -44,17 +48,17 @@ func (b *responsesBody) refuse(k, v value) {
 func mapResponsesRequest(body value) ([]byte, error) {
 	var b responsesBody
 	e := &b.echoed
-	body.members(func(k, v value) bool {
+	body.Members(func(k, v value) bool {
 		switch {
-		case k.is("input"):
+		case k.Is("input"):
 			b.input = v
-		case k.is("instructions"):
+		case k.Is("instructions"):
 			b.instructions = v
-		case k.is("text"):
+		case k.Is("text"):
 			b.text = v
-		case k.is("max_output_tokens"):
+		case k.Is("max_output_tokens"):
 			b.maxOutputTokens = v
-		case k.is("stream"):
+		case k.Is("stream"):
 			b.stream = v
 		default:
 			b.refuse(k, v)
@@ -64,7 +68,7 @@ func mapResponsesRequest(body value) ([]byte, error) {
 	})
 
 	if b.refused != "" {
-		name := b.refusedName.str()
+		name := b.refusedName.Str()
 		return nil, unsupported(name, name+" is not supported by this service")
 	}
 	var n native
@@ -97,15 +101,15 @@ func mapResponsesRequest(body value) ([]byte, error) {
 
 // readOptions checks everything but input and the echoed settings.
 func (b *responsesBody) readOptions(n *native) error {
-	if !b.instructions.isNull() && !b.instructions.isString() {
+	if !b.instructions.IsNull() && !b.instructions.IsString() {
 		return invalid("instructions", "instructions must be a string")
 	}
 	n.instructions = b.instructions
-	if !b.text.isNull() && !b.text.isObject() {
+	if !b.text.IsNull() && !b.text.IsObject() {
 		return invalid("text", "text must be an object")
 	}
 	var err error
-	if n.format, err = readFormat(b.text.get("format"), "text.format", "text.format"); err != nil {
+	if n.format, err = readFormat(b.text.Get("format"), "text.format", "text.format"); err != nil {
 		return err
 	}
 	if n.stream, err = optBool(b.stream, "stream"); err != nil {
@@ -119,19 +123,19 @@ func (b *responsesBody) readOptions(n *native) error {
 // one user message, an array holds message items.
 func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 	switch {
-	case input.isString():
+	case input.IsString():
 		dst = append(dst, `{"role":"user","content":"`...)
-		dst = appendStringValue(dst, input)
+		dst = guestjson.AppendStringValue(dst, input)
 		return append(dst, `"}`...), nil
 	case input == "":
 		return dst, invalid("input", "input is required")
-	case !input.isArray():
+	case !input.IsArray():
 		return dst, invalid("input", "input must be a string or an array of message items")
 	}
 	var err error
 	i := 0
 	inCalls := false // an assistant message of function calls is open
-	input.elements(func(item value) bool {
+	input.Elements(func(item value) bool {
 		dst, inCalls, err = appendInputItem(dst, item, i, inCalls)
 		i++
 		return err == nil
@@ -156,33 +160,33 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 // true, for the next item to extend). Reasoning and other item types have no
 // meaning for this model and are refused rather than dropped.
 func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool, error) {
-	if !item.isObject() {
+	if !item.IsObject() {
 		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
 	var typ, role, content, callID, name, args, output, id value
-	item.members(func(k, v value) bool {
+	item.Members(func(k, v value) bool {
 		switch {
-		case k.is("type"):
+		case k.Is("type"):
 			typ = v
-		case k.is("role"):
+		case k.Is("role"):
 			role = v
-		case k.is("content"):
+		case k.Is("content"):
 			content = v
-		case k.is("call_id"):
+		case k.Is("call_id"):
 			callID = v
-		case k.is("name"):
+		case k.Is("name"):
 			name = v
-		case k.is("arguments"):
+		case k.Is("arguments"):
 			args = v
-		case k.is("output"):
+		case k.Is("output"):
 			output = v
-		case k.is("id"):
+		case k.Is("id"):
 			id = v
 		}
 		return true
 	})
 	where := indexed("input", i)
-	if typ.is("function_call") {
+	if typ.Is("function_call") {
 		switch {
 		case inCalls:
 			dst = append(dst, ',')
@@ -200,21 +204,21 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 	if i > 0 {
 		dst = append(dst, ',')
 	}
-	if typ.is("function_call_output") {
+	if typ.Is("function_call_output") {
 		dst, err := appendCallOutput(dst, callID, output, where)
 		return dst, false, err
 	}
-	if typ.is("item_reference") {
-		if !id.isString() || id == `""` {
+	if typ.Is("item_reference") {
+		if !id.IsString() || id == `""` {
 			return dst, false, invalid(where+".id", "an item_reference needs the string id of a stored item")
 		}
 		dst = append(dst, `{"role":"","content":"","ref":"`...)
-		dst = appendStringValue(dst, id)
+		dst = guestjson.AppendStringValue(dst, id)
 		dst = append(dst, `","ref_index":`...)
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		return append(dst, '}'), false, nil
 	}
-	if !typ.isNull() && !typ.is("message") {
+	if !typ.IsNull() && !typ.Is("message") {
 		return dst, false, invalid(where+".type", "only message, item_reference, function_call and function_call_output input items are supported")
 	}
 	dst, err := appendInputMessage(dst, role, content, i)
@@ -224,10 +228,10 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 // appendCallOutput appends a function_call_output as a native tool
 // message. Its output is a string, or a list of input_text parts.
 func appendCallOutput(dst []byte, callID, output value, where string) ([]byte, error) {
-	if !callID.isString() || callID == `""` {
+	if !callID.IsString() || callID == `""` {
 		return dst, invalid(where+".call_id", where+".call_id must be the call_id of the function_call it answers")
 	}
-	if !output.isString() && !output.isArray() {
+	if !output.IsString() && !output.IsArray() {
 		return dst, invalid(where+".output", where+".output must be a string")
 	}
 	dst, err := appendMessageOpen(dst, "tool", output, isResponsesText, "input", 0)
@@ -235,7 +239,7 @@ func appendCallOutput(dst []byte, callID, output value, where string) ([]byte, e
 		return dst, invalid(where+".output", where+".output must be a string or a list of input_text parts")
 	}
 	dst = append(dst, `,"tool_call_id":"`...)
-	dst = appendStringValue(dst, callID)
+	dst = guestjson.AppendStringValue(dst, callID)
 	return append(dst, `"}`...), nil
 }
 
@@ -250,13 +254,13 @@ func appendInputMessage(dst []byte, role, content value, i int) ([]byte, error) 
 
 func responsesRole(r value) (string, bool) {
 	switch {
-	case r.is("system"):
+	case r.Is("system"):
 		return "system", true
-	case r.is("developer"):
+	case r.Is("developer"):
 		return "developer", true
-	case r.is("user"):
+	case r.Is("user"):
 		return "user", true
-	case r.is("assistant"):
+	case r.Is("assistant"):
 		return "assistant", true
 	}
 	return "", false
@@ -264,4 +268,4 @@ func responsesRole(r value) (string, bool) {
 
 // isResponsesText accepts input_text (user side) and output_text (earlier
 // assistant turns replayed by clients such as the Vercel AI SDK).
-func isResponsesText(typ value) bool { return typ.is("input_text") || typ.is("output_text") }
+func isResponsesText(typ value) bool { return typ.Is("input_text") || typ.Is("output_text") }

@@ -1,6 +1,10 @@
 package compat
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // responseEcho holds the echoed request settings as raw JSON, each with the
 // API default in case the echo lacks it.
@@ -17,35 +21,35 @@ func readResponseEcho(echo value) responseEcho {
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
 		user: "null", previousResponseID: "null", background: "false",
 	}
-	echo.members(func(k, v value) bool {
+	echo.Members(func(k, v value) bool {
 		switch {
-		case k.is("instructions"):
+		case k.Is("instructions"):
 			e.instructions = v
-		case k.is("metadata"):
+		case k.Is("metadata"):
 			e.metadata = v
-		case k.is("temperature"):
+		case k.Is("temperature"):
 			e.temperature = v
-		case k.is("top_p"):
+		case k.Is("top_p"):
 			e.topP = v
-		case k.is("max_output_tokens"):
+		case k.Is("max_output_tokens"):
 			e.maxOutputTokens = v
-		case k.is("text"):
+		case k.Is("text"):
 			e.text = v
-		case k.is("tool_choice"):
+		case k.Is("tool_choice"):
 			e.toolChoice = v
-		case k.is("tools"):
+		case k.Is("tools"):
 			e.tools = v
-		case k.is("parallel_tool_calls"):
+		case k.Is("parallel_tool_calls"):
 			e.parallelToolCalls = v
-		case k.is("store"):
+		case k.Is("store"):
 			e.store = v
-		case k.is("truncation"):
+		case k.Is("truncation"):
 			e.truncation = v
-		case k.is("user"):
+		case k.Is("user"):
 			e.user = v
-		case k.is("previous_response_id"):
+		case k.Is("previous_response_id"):
 			e.previousResponseID = v
-		case k.is("background"):
+		case k.Is("background"):
 			e.background = v
 		}
 		return true
@@ -57,31 +61,28 @@ func readResponseEcho(echo value) responseEcho {
 // schema marks required. A run cut short by the token limit is reported as
 // OpenAI does: status "incomplete" with reason max_output_tokens.
 func mapResponsesResult(r *resultInput) ([]byte, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
 	var status string
 	switch {
-	case r.status.is("in_progress"), r.status.is("queued"), r.status.is("cancelled"), r.status.is("failed"):
+	case r.Status.Is("in_progress"), r.Status.Is("queued"), r.Status.Is("cancelled"), r.Status.Is("failed"):
 		// A response without output: still running, or ended without one
 		// (the host rebuilds these from the run when it is read back).
-		status = r.status.str()
-	case r.status.is("completed"):
+		status = r.Status.Str()
+	case r.Status.Is("completed"):
 		status = "completed"
-		if r.finish().is("length") {
+		if r.finish().Is("length") {
 			status = "incomplete"
 		}
-		if !r.messageID.isString() || r.messageID == `""` {
+		if !r.MessageID.IsString() || r.MessageID == `""` {
 			return nil, errors.New("compat: a completed result needs a message_id")
 		}
 	default:
 		return nil, errors.New(`compat: result status must be "completed" or "in_progress"`)
 	}
-	e := readResponseEcho(r.echo)
+	e := readResponseEcho(r.Echo)
 
-	out := make([]byte, 0, len(r.echo)+len(r.text)+len(r.toolCalls)*2+len(r.id)+len(r.messageID)+len(r.model)+640)
+	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ToolCalls)*2+len(r.ID)+len(r.MessageID)+len(r.Model)+640)
 	out = append(out, `{"id":`...)
-	out = appendString(out, r.id)
+	out = appendString(out, r.ID)
 	out = append(out, `,"object":"response","created_at":`...)
 	out = r.appendCreated(out)
 	out = append(out, `,"status":"`...)
@@ -97,16 +98,16 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, `,"max_output_tokens":`...)
 	out = append(out, e.maxOutputTokens...)
 	out = append(out, `,"model":`...)
-	out = appendString(out, r.model)
+	out = appendString(out, r.Model)
 	out = append(out, `,"output":[`...)
 	hasOutput := status == "completed" || status == "incomplete"
 	if hasOutput {
 		// A message when the model said something (or called nothing),
 		// then its function calls.
-		message := !r.hasCalls() || (r.text.isString() && r.text != `""`)
+		message := !r.hasCalls() || (r.Text.IsString() && r.Text != `""`)
 		if message {
 			out = append(out, outputItemHead...)
-			out = appendString(out, r.messageID)
+			out = appendString(out, r.MessageID)
 			if status == "incomplete" {
 				out = append(out, outputItemIncomplete...)
 			} else {
@@ -165,16 +166,16 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 // headers there, and a caller's key of the same name cannot replace it.
 func (r *resultInput) appendMetadata(dst []byte, metadata value) []byte {
 	dst = append(dst, `{"service":{"session_id":`...)
-	dst = appendString(dst, r.sessionID)
+	dst = appendString(dst, r.SessionID)
 	dst = append(dst, `,"run_id":`...)
-	dst = appendString(dst, r.runID)
+	dst = appendString(dst, r.RunID)
 	dst = append(dst, '}')
-	metadata.members(func(k, v value) bool {
-		if !k.is("service") {
+	metadata.Members(func(k, v value) bool {
+		if !k.Is("service") {
 			dst = append(dst, ',')
 			dst = append(dst, k...)
 			dst = append(dst, ':')
-			dst = appendCompact(dst, string(v))
+			dst = guestjson.AppendCompact(dst, string(v))
 		}
 		return true
 	})

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Samples for SelfTest: one request and one result per endpoint.
@@ -32,7 +34,7 @@ func SelfTest() error {
 		if err != nil {
 			return errors.New("compat self-test: " + c.endpoint + " request: " + err.Error())
 		}
-		if !gjson.ValidBytes(mapped) || !at(mapped, c.input).is("ping") {
+		if !gjson.ValidBytes(mapped) || !at(mapped, c.input).Is("ping") {
 			return errors.New("compat self-test: " + c.endpoint + " request mapped to an unexpected body")
 		}
 		in := `{"endpoint":"` + c.endpoint + selfTestResult + string(at(mapped, "echo")) + `}`
@@ -40,7 +42,7 @@ func SelfTest() error {
 		if err != nil {
 			return errors.New("compat self-test: " + c.endpoint + " result: " + err.Error())
 		}
-		if !gjson.ValidBytes(reply) || !at(reply, c.path).is(c.reply) {
+		if !gjson.ValidBytes(reply) || !at(reply, c.path).Is(c.reply) {
 			return errors.New("compat self-test: " + c.endpoint + " result mapped to an unexpected body")
 		}
 	}
@@ -54,11 +56,11 @@ func SelfTest() error {
 // at follows a space-separated path of keys and array indexes (single
 // digits) from the root of doc.
 func at(doc []byte, path string) value {
-	v := parseValue(string(doc))
+	v := guestjson.Parse(string(doc))
 	for _, step := range strings.Fields(path) {
 		if len(step) == 1 && '0' <= step[0] && step[0] <= '9' {
 			n, found := int(step[0]-'0'), value("")
-			v.elements(func(e value) bool {
+			v.Elements(func(e value) bool {
 				if n == 0 {
 					found = e
 				}
@@ -68,7 +70,7 @@ func at(doc []byte, path string) value {
 			v = found
 			continue
 		}
-		v = v.get(step)
+		v = v.Get(step)
 	}
 	return v
 }

@@ -1,5 +1,7 @@
 package compat
 
+import "github.com/runedge/runedge/plugins/guestjson"
+
 // Function tools in requests. Both endpoints offer tools and choose among
 // them in the same way, differing only in where a function's fields sit
 // (chat: tools[i].function.name; responses: tools[i].name), so one reader
@@ -34,15 +36,15 @@ type toolOptions struct {
 // the chat shapes.
 func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 	var o toolOptions
-	if !tools.isNull() && !tools.isArray() {
+	if !tools.IsNull() && !tools.IsArray() {
 		return o, invalid("tools", "tools must be an array of tool objects")
 	}
-	if tools.isArray() {
+	if tools.IsArray() {
 		var err error
 		i := 0
 		b := make([]byte, 0, len(tools)+16)
 		b = append(b, '[')
-		tools.elements(func(t value) bool {
+		tools.Elements(func(t value) bool {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -62,7 +64,7 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 	if _, err := optBool(parallel, "parallel_tool_calls"); err != nil {
 		return o, err
 	}
-	if !parallel.isNull() {
+	if !parallel.IsNull() {
 		o.parallel = parallel
 	}
 	var err error
@@ -72,44 +74,44 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 
 // appendTool appends tool i in native form and returns its name.
 func appendTool(dst []byte, t value, i int, chat bool) ([]byte, string, error) {
-	if !t.isObject() {
+	if !t.IsObject() {
 		return dst, "", invalid(indexed("tools", i), "each tool must be an object with a type")
 	}
-	typ := t.get("type")
-	if !typ.is("function") {
+	typ := t.Get("type")
+	if !typ.Is("function") {
 		return dst, "", unsupported(indexed("tools", i)+".type",
 			"only function tools are supported: built-in tools (web_search, file_search, code_interpreter, computer_use, mcp, image_generation, local_shell …) and custom tools are not")
 	}
 	fn, where := t, indexed("tools", i)
 	if chat {
 		where += ".function"
-		fn = t.get("function")
-		if !fn.isObject() {
+		fn = t.Get("function")
+		if !fn.IsObject() {
 			return dst, "", invalid(where, where+" must be an object with a name")
 		}
 	}
 	var name, desc, params, strict value
-	fn.members(func(k, v value) bool {
+	fn.Members(func(k, v value) bool {
 		switch {
-		case k.is("name"):
+		case k.Is("name"):
 			name = v
-		case k.is("description"):
+		case k.Is("description"):
 			desc = v
-		case k.is("parameters"):
+		case k.Is("parameters"):
 			params = v
-		case k.is("strict"):
+		case k.Is("strict"):
 			strict = v
 		}
 		return true
 	})
-	n := name.str()
-	if !name.isString() || !validSchemaName(n) {
+	n := name.Str()
+	if !name.IsString() || !validSchemaName(n) {
 		return dst, "", invalid(where+".name", where+".name is required: 1 to 64 letters, digits, underscores or dashes")
 	}
-	if !desc.isNull() && !desc.isString() {
+	if !desc.IsNull() && !desc.IsString() {
 		return dst, "", invalid(where+".description", where+".description must be a string")
 	}
-	if !params.isNull() && !params.isObject() {
+	if !params.IsNull() && !params.IsObject() {
 		return dst, "", invalid(where+".parameters", where+".parameters must be a JSON Schema object")
 	}
 	s, err := optBool(strict, where+".strict")
@@ -119,14 +121,14 @@ func appendTool(dst []byte, t value, i int, chat bool) ([]byte, string, error) {
 	dst = append(dst, `{"name":"`...)
 	dst = append(dst, n...) // checked: needs no escaping
 	dst = append(dst, '"')
-	if desc.isString() {
+	if desc.IsString() {
 		dst = append(dst, `,"description":"`...)
-		dst = appendStringValue(dst, desc)
+		dst = guestjson.AppendStringValue(dst, desc)
 		dst = append(dst, '"')
 	}
-	if params.isObject() {
+	if params.IsObject() {
 		dst = append(dst, `,"parameters":`...)
-		dst = appendCompact(dst, string(params))
+		dst = guestjson.AppendCompact(dst, string(params))
 	}
 	if s {
 		dst = append(dst, `,"strict":true`...)
@@ -139,27 +141,27 @@ func appendTool(dst []byte, t value, i int, chat bool) ([]byte, string, error) {
 // function needs tools at all.
 func readToolChoice(c value, names []string, chat bool) (string, error) {
 	switch {
-	case c.isNull(), c.is("auto"):
+	case c.IsNull(), c.Is("auto"):
 		return "", nil
-	case c.is("none"):
+	case c.Is("none"):
 		return `"none"`, nil
-	case c.is("required"):
+	case c.Is("required"):
 		if len(names) == 0 {
 			return "", invalid("tool_choice", "tool_choice required needs tools")
 		}
 		return `"required"`, nil
-	case !c.isObject():
+	case !c.IsObject():
 		return "", invalid("tool_choice", `tool_choice must be "auto", "none", "required" or a function to call`)
 	}
-	if !c.get("type").is("function") {
+	if !c.Get("type").Is("function") {
 		return "", unsupported("tool_choice", "tool_choice can only name a function tool: allowed_tools, built-in and custom tools are not supported")
 	}
-	name, param := c.get("name"), "tool_choice.name"
+	name, param := c.Get("name"), "tool_choice.name"
 	if chat {
-		name, param = c.get("function").get("name"), "tool_choice.function.name"
+		name, param = c.Get("function").Get("name"), "tool_choice.function.name"
 	}
-	n := name.str()
-	if !name.isString() || !validSchemaName(n) {
+	n := name.Str()
+	if !name.IsString() || !validSchemaName(n) {
 		return "", invalid(param, param+" is required: the name of a function in tools")
 	}
 	for _, offered := range names {
@@ -191,20 +193,20 @@ func (o *toolOptions) appendTo(dst []byte) []byte {
 // where names the client's call for errors; idParam and the rest name its
 // fields as the endpoint spells them.
 func appendNativeCall(dst []byte, id, name, args value, idParam, nameParam, argsParam string) ([]byte, error) {
-	if !id.isString() || id == `""` {
+	if !id.IsString() || id == `""` {
 		return dst, invalid(idParam, idParam+" must be a non-empty string")
 	}
-	if !name.isString() || name == `""` {
+	if !name.IsString() || name == `""` {
 		return dst, invalid(nameParam, nameParam+" must be a non-empty string")
 	}
-	if !args.isString() {
+	if !args.IsString() {
 		return dst, invalid(argsParam, argsParam+" must be a string (the arguments as JSON text)")
 	}
 	dst = append(dst, `{"id":"`...)
-	dst = appendStringValue(dst, id)
+	dst = guestjson.AppendStringValue(dst, id)
 	dst = append(dst, `","name":"`...)
-	dst = appendStringValue(dst, name)
+	dst = guestjson.AppendStringValue(dst, name)
 	dst = append(dst, `","arguments":"`...)
-	dst = appendStringValue(dst, args)
+	dst = guestjson.AppendStringValue(dst, args)
 	return append(dst, `"}`...), nil
 }

@@ -1,8 +1,8 @@
 package compat
 
 import (
-	"strconv"
-	"strings"
+	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Tool calls in replies. The native result carries them as
@@ -10,40 +10,16 @@ import (
 // message.tool_calls, Responses as function_call output items after the
 // message (if the model also said something).
 
-// FunctionCallID is the id of the i-th function_call output item of the
-// response whose message id is messageID: "fc_" and the message's random
-// part, then the index. The host's stream framing and the result mapping
-// both derive it, so the ids in the events and in the final Response agree.
-func FunctionCallID(messageID string, i int) string {
-	return "fc_" + strings.TrimPrefix(messageID, "msg_") + "_" + strconv.Itoa(i)
-}
+// FunctionCallID is abi.FunctionCallID: the host's stream framing and the
+// result mapping both derive it, so the ids in the events and in the final
+// Response agree.
+func FunctionCallID(messageID string, i int) string { return abi.FunctionCallID(messageID, i) }
 
 // hasCalls reports whether the result has tool calls.
-func (r *resultInput) hasCalls() bool {
-	return r.toolCalls.isArray() && r.toolCalls != "[]"
-}
+func (r *resultInput) hasCalls() bool { return r.HasToolCalls() }
 
 // eachCall calls fn with the id, name and arguments of every tool call.
-func (r *resultInput) eachCall(fn func(i int, id, name, args value)) {
-	i := 0
-	r.toolCalls.elements(func(c value) bool {
-		var id, name, args value
-		c.members(func(k, v value) bool {
-			switch {
-			case k.is("id"):
-				id = v
-			case k.is("name"):
-				name = v
-			case k.is("arguments"):
-				args = v
-			}
-			return true
-		})
-		fn(i, id, name, args)
-		i++
-		return true
-	})
-}
+func (r *resultInput) eachCall(fn func(i int, id, name, args value)) { r.EachToolCall(fn) }
 
 // appendChatToolCalls appends ,"tool_calls":[…] in the chat shape.
 func (r *resultInput) appendChatToolCalls(dst []byte) []byte {
@@ -66,12 +42,12 @@ func (r *resultInput) appendChatToolCalls(dst []byte) []byte {
 // appendFunctionCallItems appends the function_call output items, each
 // preceded by a comma when comma is set or it is not the first.
 func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool) []byte {
-	msgID := r.messageID.str()
+	msgID := r.MessageID.Str()
 	r.eachCall(func(i int, id, name, args value) {
 		if comma || i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendFunctionCallItem(dst, FunctionCallID(msgID, i), id.str(), name.str(), args.str(), "completed")
+		dst = AppendFunctionCallItem(dst, FunctionCallID(msgID, i), id.Str(), name.Str(), args.Str(), "completed")
 	})
 	return dst
 }
@@ -80,14 +56,14 @@ func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool) []byte {
 // Response's output and the stream's output_item events show it.
 func AppendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status string) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = AppendJSONString(dst, itemID)
+	dst = guestjson.AppendString(dst, itemID)
 	dst = append(dst, `,"type":"function_call","status":`...)
-	dst = AppendJSONString(dst, status)
+	dst = guestjson.AppendString(dst, status)
 	dst = append(dst, `,"call_id":`...)
-	dst = AppendJSONString(dst, callID)
+	dst = guestjson.AppendString(dst, callID)
 	dst = append(dst, `,"name":`...)
-	dst = AppendJSONString(dst, name)
+	dst = guestjson.AppendString(dst, name)
 	dst = append(dst, `,"arguments":`...)
-	dst = AppendJSONString(dst, arguments)
+	dst = guestjson.AppendString(dst, arguments)
 	return append(dst, '}')
 }

@@ -6,41 +6,43 @@ import (
 	"strings"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/runedge/runedge/plugins/abi"
 )
 
-// abiVersion is the version of plugins/ABI.md this host implements.
-const abiVersion = 1
+// abiVersion is the version of the ABI this host implements; a plugin that
+// reports another is refused at load.
+const abiVersion = abi.Version
 
-// Names of the guest exports, as defined by plugins/ABI.md.
+// Names of the guest exports (plugins/abi).
 const (
-	exportMemory     = "memory"
-	exportABIVersion = "runedge_abi_version"
-	exportHooks      = "runedge_hooks"
-	exportAlloc      = "runedge_alloc"
-	exportMapRequest = "runedge_map_request"
-	exportMapResult  = "runedge_map_result"
-	exportMapStream  = "runedge_map_stream"
-	exportSelfTest   = "runedge_self_test"
-	exportOutput     = "runedge_output"
-	exportVersion    = "runedge_version"
+	exportMemory     = abi.ExportMemory
+	exportABIVersion = abi.ExportABIVersion
+	exportHooks      = abi.ExportHooks
+	exportAlloc      = abi.ExportAlloc
+	exportMapRequest = abi.ExportMapRequest
+	exportMapResult  = abi.ExportMapResult
+	exportMapStream  = abi.ExportMapStream
+	exportSelfTest   = abi.ExportSelfTest
+	exportOutput     = abi.ExportOutput
+	exportVersion    = abi.ExportVersion
 )
 
 // Bits of the runedge_hooks bitmap.
 const (
-	bitMapRequest int32 = 1 << 0
-	bitMapResult  int32 = 1 << 1
-	bitSelfTest   int32 = 1 << 2
-	bitMapStream  int32 = 1 << 3
-	knownHookBits       = bitMapRequest | bitMapResult | bitSelfTest | bitMapStream
-	// mappingHookBits are the hooks that map something; a plugin needs one.
-	mappingHookBits = bitMapRequest | bitMapResult | bitMapStream
+	bitMapRequest   = abi.HookMapRequest
+	bitMapResult    = abi.HookMapResult
+	bitSelfTest     = abi.HookSelfTest
+	bitMapStream    = abi.HookMapStream
+	knownHookBits   = abi.KnownHooks
+	mappingHookBits = abi.MappingHooks
 )
 
 // Statuses a hook returns.
 const (
-	statusOK       uint32 = 0
-	statusInvalid  uint32 = 1
-	statusInternal uint32 = 2
+	statusOK       uint32 = abi.StatusOK
+	statusInvalid  uint32 = abi.StatusInvalid
+	statusInternal uint32 = abi.StatusFailed
 )
 
 // signature is the type a function export must have.

@@ -1,10 +1,10 @@
 package runtime
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
+
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 // ErrClosed is the cause of the Fault returned by a Call on a closed Plugin.
@@ -21,30 +21,14 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.Message }
 
-// defaultInputErrorCode is InputError.Code when the plugin did not set one.
-const defaultInputErrorCode = "invalid_body"
-
-// parseInputError decodes the output of a status-1 call:
-// {"error":{"message":"...","param":"...","code":"..."}}.
+// parseInputError decodes the output of a status-1 call with the ABI's
+// codec: {"error":{"message":"...","param":"...","code":"..."}}.
 func parseInputError(body []byte) (*InputError, error) {
-	var v struct {
-		Error *struct {
-			Message string `json:"message"`
-			Param   string `json:"param"`
-			Code    string `json:"code"`
-		} `json:"error"`
+	e, err := abi.DecodeInputError(body)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("status 1 with a malformed error body: %w", err)
-	}
-	if v.Error == nil || v.Error.Message == "" {
-		return nil, errors.New(`status 1 without "error.message" in its body`)
-	}
-	ie := &InputError{Message: v.Error.Message, Param: v.Error.Param, Code: v.Error.Code}
-	if ie.Code == "" {
-		ie.Code = defaultInputErrorCode
-	}
-	return ie, nil
+	return &InputError{Message: e.Message, Param: e.Param, Code: e.Code}, nil
 }
 
 // Fault is returned by Call for anything that is the plugin's fault rather

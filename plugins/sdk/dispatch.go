@@ -1,12 +1,16 @@
 package sdk
 
-import "fmt"
+import (
+	"fmt"
 
-// Statuses returned by the hook exports, as defined by plugins/ABI.md.
+	"github.com/runedge/runedge/plugins/abi"
+)
+
+// Statuses returned by the hook exports (plugins/abi).
 const (
-	statusOK       int32 = 0
-	statusInvalid  int32 = 1
-	statusInternal int32 = 2
+	statusOK       int32 = abi.StatusOK
+	statusInvalid  int32 = abi.StatusInvalid
+	statusInternal int32 = abi.StatusFailed
 )
 
 // callMap runs a mapping hook and turns its outcome into an ABI status and the
@@ -55,19 +59,8 @@ func guard(fn func() error) (status int32, out []byte) {
 	return statusInternal, []byte(err.Error())
 }
 
-// invalidInputBody renders the status-1 output:
-// {"error":{"message":...,"param":...,"code":...}}; empty param and code are
-// left out.
+// invalidInputBody renders the status-1 output with the ABI's codec; empty
+// param and code are left out.
 func invalidInputBody(message, param, code string) []byte {
-	b := append([]byte(nil), `{"error":{"message":`...)
-	b = appendJSONString(b, message)
-	if param != "" {
-		b = append(b, `,"param":`...)
-		b = appendJSONString(b, param)
-	}
-	if code != "" {
-		b = append(b, `,"code":`...)
-		b = appendJSONString(b, code)
-	}
-	return append(b, "}}"...)
+	return abi.InputError{Message: message, Param: param, Code: code}.AppendJSON(nil)
 }

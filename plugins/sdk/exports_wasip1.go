@@ -2,10 +2,14 @@
 
 package sdk
 
-import "unsafe"
+import (
+	"unsafe"
 
-// abiVersion is the version of plugins/ABI.md this package implements.
-const abiVersion = 1
+	"github.com/runedge/runedge/plugins/abi"
+)
+
+// abiVersion is the version of the ABI this package implements.
+const abiVersion = abi.Version
 
 // minInputBuffer is the smallest input buffer allocated, so that a run of
 // small inputs reuses one buffer instead of growing it step by step.

@@ -1,6 +1,10 @@
 package sdk
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/runedge/runedge/plugins/abi"
+)
 
 // Hooks are the mapping functions a plugin implements. A nil field means the
 // plugin does not implement that hook: its bit in runedge_hooks stays unset
@@ -29,12 +33,12 @@ type Hooks struct {
 	Version string
 }
 
-// Hook bits of runedge_hooks, as defined by plugins/ABI.md.
+// Hook bits of runedge_hooks (plugins/abi).
 const (
-	bitMapRequest int32 = 1 << iota
-	bitMapResult
-	bitSelfTest
-	bitMapStream
+	bitMapRequest = abi.HookMapRequest
+	bitMapResult  = abi.HookMapResult
+	bitSelfTest   = abi.HookSelfTest
+	bitMapStream  = abi.HookMapStream
 )
 
 // registered holds the hooks given to Register. A plugin runs one call at a

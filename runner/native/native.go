@@ -45,7 +45,7 @@ type Request struct {
 	Stream          bool `json:"stream"`
 	MaxOutputTokens int  `json:"max_output_tokens,omitempty"`
 
-	// The Responses API's stateful settings (DESIGN.md "Responses state").
+	// The Responses API's stateful settings (README.md "Responses that remember").
 	// PreviousResponseID continues that response: the run joins its
 	// session and thread and the agent receives its turns first.
 	PreviousResponseID string `json:"previous_response_id,omitempty"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runedge/runedge/examples/plugins/redact/redact"
 	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/plugins/runtime/runtimetest"
 )
@@ -37,7 +38,7 @@ func TestPlugin(t *testing.T) {
 	// map_result, for both endpoints, as the native code maps it.
 	for _, endpoint := range []string{compat.EndpointChat, compat.EndpointResponses} {
 		in := []byte(`{"endpoint":"` + endpoint + `","id":"id_1","message_id":"msg_1","created":1700000000,"model":"service",` +
-			`"status":"completed","result":{"text":` + string(compat.AppendJSONString(nil, text)) + `},"echo":{}}`)
+			`"status":"completed","result":{"text":` + string(guestjson.AppendString(nil, text)) + `},"echo":{}}`)
 		got, err := p.Call(ctx, runtime.MapResult, in)
 		if err != nil {
 			t.Fatalf("%s: %v", endpoint, err)
@@ -57,7 +58,7 @@ func TestPlugin(t *testing.T) {
 	pieces := []string{text[:15], text[15:30], text[30:48], text[48:]}
 	for i, piece := range pieces {
 		in := `{"endpoint":"responses","id":"resp_1","tenant_id":"t","text":` +
-			string(compat.AppendJSONString(nil, hold+piece)) + `,"final":` + strconv.FormatBool(i == len(pieces)-1) + `}`
+			string(guestjson.AppendString(nil, hold+piece)) + `,"final":` + strconv.FormatBool(i == len(pieces)-1) + `}`
 		out, err := p.Call(ctx, runtime.MapStream, []byte(in))
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/tidwall/gjson"
 )
 
@@ -13,7 +14,7 @@ import (
 func result(endpoint, text string) []byte {
 	in := []byte(`{"endpoint":"` + endpoint + `","id":"id_1","message_id":"msg_1","created":1700000000,"model":"service",` +
 		`"status":"completed","result":{"text":`)
-	in = compat.AppendJSONString(in, text)
+	in = guestjson.AppendString(in, text)
 	return append(in, `,"finish_reason":"stop","usage":{"input_tokens":3,"output_tokens":4}},"echo":{}}`...)
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -84,7 +85,7 @@ func (t Table) check() error {
 		break
 	}
 	for _, tenant := range tenants {
-		in := append([]byte(`{"endpoint":"chat.completions","tenant_id":`), compat.AppendJSONString(nil, tenant)...)
+		in := append([]byte(`{"endpoint":"chat.completions","tenant_id":`), guestjson.AppendString(nil, tenant)...)
 		in = append(in, `,"body":{"model":"service","messages":[{"role":"user","content":"ping"}]}}`...)
 		out, err := t.MapRequest(in)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/tidwall/gjson"
 )
 
@@ -17,7 +18,7 @@ var testTable = Table{
 
 // request is a map_request input.
 func request(endpoint, tenant, body string) []byte {
-	in := append([]byte(`{"endpoint":"`+endpoint+`","tenant_id":`), compat.AppendJSONString(nil, tenant)...)
+	in := append([]byte(`{"endpoint":"`+endpoint+`","tenant_id":`), guestjson.AppendString(nil, tenant)...)
 	return append(in, `,"actor":{"id":"u1","type":"user","name":"U"},"body":`+body+`}`...)
 }
 

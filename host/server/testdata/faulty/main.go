@@ -1,9 +1,11 @@
 // Command faulty is a test plugin whose map_result misbehaves on demand:
 // the run's text (the offline provider echoes the user) names the fault.
-// map_request is the default chat mapping.
+// map_request is the default mapping of either endpoint.
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -43,6 +45,17 @@ func init() {
 				}
 			case strings.Contains(text, "garbage"):
 				return []byte("this is not JSON"), nil
+			case strings.Contains(text, "indent"):
+				// Indented output, which plugins/ABI.md allows.
+				out, err := compat.MapResult(in)
+				if err != nil {
+					return nil, err
+				}
+				var b bytes.Buffer
+				if err := json.Indent(&b, out, "", "  "); err != nil {
+					return nil, err
+				}
+				return b.Bytes(), nil
 			}
 			return compat.MapResult(in)
 		},

@@ -1,11 +1,11 @@
-package compat
+package guestjson
 
-// appendCompact appends the JSON value raw without the whitespace between
+// AppendCompact appends the JSON Value raw without the whitespace between
 // tokens. Objects copied from a client body (schemas, metadata, tools) often
 // arrive pretty-printed; compacting them keeps echoed replies and the stored
 // native request small and byte-stable. raw must be valid JSON, which the
 // host has checked.
-func appendCompact(dst []byte, raw string) []byte {
+func AppendCompact(dst []byte, raw string) []byte {
 	start := 0
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {

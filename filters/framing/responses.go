@@ -1,6 +1,10 @@
-package compat
+package framing
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // ResponseStream builds the JSON data of the Responses streaming events for
 // one response with a single output message. The host writes the SSE
@@ -18,7 +22,7 @@ type ResponseStream struct {
 // NewResponseStream prepares the events of response responseID whose output
 // message is messageID.
 func NewResponseStream(responseID, messageID string) *ResponseStream {
-	id := AppendJSONString(nil, messageID)
+	id := guestjson.AppendString(nil, messageID)
 	ref := make([]byte, 0, len(id)+48)
 	ref = append(ref, `,"item_id":`...)
 	ref = append(ref, id...)
@@ -72,7 +76,7 @@ func (s *ResponseStream) AppendTextDelta(dst []byte, seq int, delta string) []by
 	dst = head(dst, "response.output_text.delta", seq)
 	dst = append(dst, s.itemRef...)
 	dst = append(dst, `,"delta":`...)
-	dst = AppendJSONString(dst, delta)
+	dst = guestjson.AppendString(dst, delta)
 	return append(dst, `,"logprobs":[]}`...)
 }
 
@@ -81,7 +85,7 @@ func (s *ResponseStream) AppendTextDone(dst []byte, seq int, text string) []byte
 	dst = head(dst, "response.output_text.done", seq)
 	dst = append(dst, s.itemRef...)
 	dst = append(dst, `,"text":`...)
-	dst = AppendJSONString(dst, text)
+	dst = guestjson.AppendString(dst, text)
 	return append(dst, `,"logprobs":[]}`...)
 }
 
@@ -90,7 +94,7 @@ func (s *ResponseStream) AppendPartDone(dst []byte, seq int, text string) []byte
 	dst = head(dst, "response.content_part.done", seq)
 	dst = append(dst, s.itemRef...)
 	dst = append(dst, `,"part":`+outputTextPartHead...)
-	dst = AppendJSONString(dst, text)
+	dst = guestjson.AppendString(dst, text)
 	return append(dst, outputTextPartTail+`}`...)
 }
 
@@ -101,7 +105,7 @@ func (s *ResponseStream) AppendItemDone(dst []byte, seq int, text string) []byte
 	dst = append(dst, `,"output_index":0,"item":`+outputItemHead...)
 	dst = append(dst, s.itemID...)
 	dst = append(dst, outputItemCompleted...)
-	dst = AppendJSONString(dst, text)
+	dst = guestjson.AppendString(dst, text)
 	return append(dst, outputTextTail+`}`...)
 }
 
@@ -112,10 +116,10 @@ func (s *ResponseStream) AppendItemDone(dst []byte, seq int, text string) []byte
 // response.completed.
 func (s *ResponseStream) AppendCompleted(dst []byte, seq int, response []byte) []byte {
 	typ := "response.completed"
-	switch status := parseValue(view(response)).get("status"); {
-	case status.is("incomplete"):
+	switch status := guestjson.Parse(guestjson.View(response)).Get("status"); {
+	case status.Is("incomplete"):
 		typ = "response.incomplete"
-	case status.is("failed"):
+	case status.Is("failed"):
 		typ = "response.failed"
 	}
 	dst = head(dst, typ, seq)
@@ -124,6 +128,21 @@ func (s *ResponseStream) AppendCompleted(dst []byte, seq int, response []byte) [
 	return append(dst, '}')
 }
 
+// Fragments of the Responses output message. They must spell the item as
+// the default responses mapping spells it in the final Response object
+// (plugins/compat), since clients see both; the end-to-end golden files in
+// host/server pin the two together. An output message is written as
+//
+//	outputItemHead + id + outputItemCompleted + text + outputTextTail
+const (
+	outputItemHead      = `{"id":`
+	outputItemCompleted = `,"type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":`
+	outputItemAdded     = `,"type":"message","status":"in_progress","role":"assistant","content":[]}`
+	outputTextTail      = `,"annotations":[],"logprobs":[]}]}`
+	outputTextPartHead  = `{"type":"output_text","text":`
+	outputTextPartTail  = `,"annotations":[],"logprobs":[]}`
+)
+
 // AppendError appends an error event. An empty code or param is written as
 // null, as the API does for errors that have none.
 func (s *ResponseStream) AppendError(dst []byte, seq int, code, message, param string) []byte {
@@ -131,7 +150,7 @@ func (s *ResponseStream) AppendError(dst []byte, seq int, code, message, param s
 	dst = append(dst, `,"code":`...)
 	dst = appendStringOrNull(dst, code)
 	dst = append(dst, `,"message":`...)
-	dst = AppendJSONString(dst, message)
+	dst = guestjson.AppendString(dst, message)
 	dst = append(dst, `,"param":`...)
 	dst = appendStringOrNull(dst, param)
 	return append(dst, '}')
@@ -141,5 +160,5 @@ func appendStringOrNull(dst []byte, s string) []byte {
 	if s == "" {
 		return append(dst, `null`...)
 	}
-	return AppendJSONString(dst, s)
+	return guestjson.AppendString(dst, s)
 }

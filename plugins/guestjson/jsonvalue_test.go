@@ -1,4 +1,4 @@
-package compat
+package guestjson
 
 import (
 	"encoding/json"
@@ -8,31 +8,31 @@ import (
 
 // decodeValue turns v into the Go values encoding/json would produce, using
 // only value's own reading methods, so the two can be compared. Strings are
-// made valid UTF-8 as encoding/json makes them; value leaves that to
-// appendStringValue, which repairs text on output.
-func decodeValue(v value) any {
+// made valid UTF-8 as encoding/json makes them; Value leaves that to
+// AppendStringValue, which repairs text on output.
+func decodeValue(v Value) any {
 	switch {
-	case v.isObject():
+	case v.IsObject():
 		m := map[string]any{}
-		v.members(func(k, val value) bool {
-			m[string([]rune(k.str()))] = decodeValue(val)
+		v.Members(func(k, val Value) bool {
+			m[string([]rune(k.Str()))] = decodeValue(val)
 			return true
 		})
 		return m
-	case v.isArray():
+	case v.IsArray():
 		s := []any{}
-		v.elements(func(val value) bool {
+		v.Elements(func(val Value) bool {
 			s = append(s, decodeValue(val))
 			return true
 		})
 		return s
-	case v.isString():
-		return string([]rune(v.str()))
-	case v.isNumber():
-		f, _ := v.num()
+	case v.IsString():
+		return string([]rune(v.Str()))
+	case v.IsNumber():
+		f, _ := v.Num()
 		return f
 	}
-	if b, ok := v.bool(); ok {
+	if b, ok := v.Bool(); ok {
 		return b
 	}
 	return nil
@@ -43,7 +43,7 @@ func checkAgainstEncodingJSON(t *testing.T, doc string) {
 	if err := json.Unmarshal([]byte(doc), &want); err != nil {
 		return // only valid JSON reaches a mapping
 	}
-	if got := decodeValue(parseValue(doc)); !reflect.DeepEqual(got, want) {
+	if got := decodeValue(Parse(doc)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q\n read as %#v\nwant     %#v", doc, got, want)
 	}
 }
@@ -67,26 +67,26 @@ func FuzzValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		decodeValue(parseValue(doc))
+		decodeValue(Parse(doc))
 		checkAgainstEncodingJSON(t, doc)
 	})
 }
 
 func TestValueAccessors(t *testing.T) {
-	obj := parseValue(`{"s":"x","s":"last","esc":"us\u0065r","n":3,"b":true,"z":null}`)
+	obj := Parse(`{"s":"x","s":"last","esc":"us\u0065r","n":3,"b":true,"z":null}`)
 	for _, c := range []struct {
 		name string
 		ok   bool
 	}{
-		{"get returns the last repeated key", obj.get("s").is("last")},
-		{"is decodes escapes", obj.get("esc").is("user")},
-		{"is does not match a prefix", !obj.get("s").is("las")},
-		{"absent is null", obj.get("missing").isNull() && obj.get("missing") == ""},
-		{"null is null", obj.get("z").isNull()},
-		{"number", func() bool { f, ok := obj.get("n").num(); return ok && f == 3 }()},
-		{"bool", func() bool { b, ok := obj.get("b").bool(); return ok && b }()},
-		{"a string is not a bool", func() bool { _, ok := obj.get("s").bool(); return !ok }()},
-		{"a string is not a number", func() bool { _, ok := obj.get("s").num(); return !ok }()},
+		{"get returns the last repeated key", obj.Get("s").Is("last")},
+		{"is decodes escapes", obj.Get("esc").Is("user")},
+		{"is does not match a prefix", !obj.Get("s").Is("las")},
+		{"absent is null", obj.Get("missing").IsNull() && obj.Get("missing") == ""},
+		{"null is null", obj.Get("z").IsNull()},
+		{"number", func() bool { f, ok := obj.Get("n").Num(); return ok && f == 3 }()},
+		{"bool", func() bool { b, ok := obj.Get("b").Bool(); return ok && b }()},
+		{"a string is not a bool", func() bool { _, ok := obj.Get("s").Bool(); return !ok }()},
+		{"a string is not a number", func() bool { _, ok := obj.Get("s").Num(); return !ok }()},
 	} {
 		if !c.ok {
 			t.Error(c.name)

@@ -1,6 +1,10 @@
-package compat
+package framing
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // AppendToolCall appends a chunk carrying one fragment of tool call index:
 // the first fragment of a call has its id and name (and type), as the SDKs'
@@ -11,14 +15,14 @@ func (s *ChatStream) AppendToolCall(dst []byte, index int, id, name, arguments s
 	dst = strconv.AppendInt(dst, int64(index), 10)
 	if id != "" {
 		dst = append(dst, `,"id":`...)
-		dst = AppendJSONString(dst, id)
+		dst = guestjson.AppendString(dst, id)
 		dst = append(dst, `,"type":"function","function":{"name":`...)
-		dst = AppendJSONString(dst, name)
+		dst = guestjson.AppendString(dst, name)
 		dst = append(dst, `,"arguments":`...)
 	} else {
 		dst = append(dst, `,"function":{"arguments":`...)
 	}
-	dst = AppendJSONString(dst, arguments)
+	dst = guestjson.AppendString(dst, arguments)
 	return append(dst, `}}]`+chunkOpen...)
 }
 
@@ -29,7 +33,7 @@ func (s *ResponseStream) AppendFunctionCallAdded(dst []byte, seq, outputIndex in
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
-	dst = AppendFunctionCallItem(dst, itemID, callID, name, "", "in_progress")
+	dst = appendFunctionCallItem(dst, itemID, callID, name, "", "in_progress")
 	return append(dst, '}')
 }
 
@@ -37,11 +41,11 @@ func (s *ResponseStream) AppendFunctionCallAdded(dst []byte, seq, outputIndex in
 func (s *ResponseStream) AppendArgumentsDelta(dst []byte, seq, outputIndex int, itemID, delta string) []byte {
 	dst = head(dst, "response.function_call_arguments.delta", seq)
 	dst = append(dst, `,"item_id":`...)
-	dst = AppendJSONString(dst, itemID)
+	dst = guestjson.AppendString(dst, itemID)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"delta":`...)
-	dst = AppendJSONString(dst, delta)
+	dst = guestjson.AppendString(dst, delta)
 	return append(dst, '}')
 }
 
@@ -50,13 +54,13 @@ func (s *ResponseStream) AppendArgumentsDelta(dst []byte, seq, outputIndex int, 
 func (s *ResponseStream) AppendArgumentsDone(dst []byte, seq, outputIndex int, itemID, name, arguments string) []byte {
 	dst = head(dst, "response.function_call_arguments.done", seq)
 	dst = append(dst, `,"item_id":`...)
-	dst = AppendJSONString(dst, itemID)
+	dst = guestjson.AppendString(dst, itemID)
 	dst = append(dst, `,"name":`...)
-	dst = AppendJSONString(dst, name)
+	dst = guestjson.AppendString(dst, name)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"arguments":`...)
-	dst = AppendJSONString(dst, arguments)
+	dst = guestjson.AppendString(dst, arguments)
 	return append(dst, '}')
 }
 
@@ -67,6 +71,23 @@ func (s *ResponseStream) AppendFunctionCallDone(dst []byte, seq, outputIndex int
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
-	dst = AppendFunctionCallItem(dst, itemID, callID, name, arguments, "completed")
+	dst = appendFunctionCallItem(dst, itemID, callID, name, arguments, "completed")
+	return append(dst, '}')
+}
+
+// appendFunctionCallItem appends a function_call output item. It must spell
+// the item as the default responses mapping does in the final Response
+// (plugins/compat), like the message fragments in responses.go.
+func appendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status string) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = guestjson.AppendString(dst, itemID)
+	dst = append(dst, `,"type":"function_call","status":`...)
+	dst = guestjson.AppendString(dst, status)
+	dst = append(dst, `,"call_id":`...)
+	dst = guestjson.AppendString(dst, callID)
+	dst = append(dst, `,"name":`...)
+	dst = guestjson.AppendString(dst, name)
+	dst = append(dst, `,"arguments":`...)
+	dst = guestjson.AppendString(dst, arguments)
 	return append(dst, '}')
 }

@@ -1,4 +1,4 @@
-package compat
+package framing
 
 import (
 	"bytes"
@@ -15,15 +15,19 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // fakeHost stands in for the runedge host behind openai-go's HTTP client:
-// the SDK's real request body goes through MapRequest, a canned run
-// answers with text, and the reply is built with MapResult or the stream
+// the SDK's real request body goes through compat.MapRequest, a canned run
+// answers with text, and the reply is built with compat.MapResult or the stream
 // builders and framed as SSE. No network is involved.
 type fakeHost struct {
 	text   []string // the run's output, in the pieces it streams
-	mapped []byte   // the last MapRequest output
+	mapped []byte   // the last compat.MapRequest output
 }
 
 func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
@@ -31,22 +35,22 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	endpoint, id := EndpointChat, streamChatID
+	endpoint, id := compat.EndpointChat, streamChatID
 	if strings.HasSuffix(req.URL.Path, "/responses") {
-		endpoint, id = EndpointResponses, streamResponseID
+		endpoint, id = compat.EndpointResponses, streamResponseID
 	}
-	h.mapped, err = MapRequest(envelope(endpoint, string(body)))
+	h.mapped, err = compat.MapRequest(envelope(endpoint, string(body)))
 	if err != nil {
-		var ie *InputError
+		var ie *compat.InputError
 		if !errors.As(err, &ie) {
 			return nil, err
 		}
 		msg := []byte(`{"error":{"message":`)
-		msg = AppendJSONString(msg, ie.Message)
+		msg = guestjson.AppendString(msg, ie.Message)
 		msg = append(msg, `,"type":"invalid_request_error","param":`...)
-		msg = AppendJSONString(msg, ie.Param)
+		msg = guestjson.AppendString(msg, ie.Param)
 		msg = append(msg, `,"code":`...)
-		msg = append(AppendJSONString(msg, ie.Code), "}}"...)
+		msg = append(guestjson.AppendString(msg, ie.Code), "}}"...)
 		return reply(http.StatusBadRequest, "application/json", msg), nil
 	}
 	echo := gjson.GetBytes(h.mapped, "echo").Raw
@@ -54,9 +58,9 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 	result := func(status string) []byte {
 		in := `{"endpoint":"` + endpoint + `","id":"` + id + `","message_id":"` + streamMessageID +
 			`","created":` + strconv.Itoa(streamCreated) + `,"model":"service","status":"` + status +
-			`","result":{"text":` + string(AppendJSONString(nil, text)) +
+			`","result":{"text":` + string(guestjson.AppendString(nil, text)) +
 			`,"finish_reason":"stop","usage":{"input_tokens":12,"output_tokens":7,"total_tokens":19}},"echo":` + echo + `}`
-		out, err := MapResult([]byte(in))
+		out, err := compat.MapResult([]byte(in))
 		if err != nil {
 			panic(err)
 		}
@@ -67,7 +71,7 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 	}
 
 	var sse bytes.Buffer
-	if endpoint == EndpointChat {
+	if endpoint == compat.EndpointChat {
 		s := NewChatStream(id, streamCreated, "service")
 		data := func(b []byte) { sse.WriteString("data: "); sse.Write(b); sse.WriteString("\n\n") }
 		data(s.AppendRole(nil))
@@ -75,7 +79,7 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 			data(s.AppendDelta(nil, piece))
 		}
 		data(s.AppendFinish(nil, "stop"))
-		if IncludeUsage([]byte(echo)) {
+		if gjson.Get(echo, "include_usage").Bool() {
 			data(s.AppendUsage(nil, streamUsage))
 		}
 		sse.WriteString("data: [DONE]\n\n")
@@ -244,4 +248,11 @@ func TestSDKResponseStream(t *testing.T) {
 	if text != "Hello" || final.OutputText() != "Hello" {
 		t.Errorf("deltas %q, final %q", text, final.OutputText())
 	}
+}
+
+// envelope wraps a client body in the map_request input the host builds.
+func envelope(endpoint, body string) []byte {
+	in := abi.RequestInput{Endpoint: endpoint, TenantID: "ten_1",
+		Actor: abi.Actor{ID: "u_1", Type: "user", Name: "Ada"}, Body: []byte(body)}
+	return in.AppendJSON(nil)
 }

@@ -1,4 +1,4 @@
-package compat
+package guestjson
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 )
 
 // stdQuote is encoding/json's encoding of s with HTML escaping off, the
-// reference AppendJSONString must match byte for byte.
+// reference AppendString must match byte for byte.
 func stdQuote(t testing.TB, s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -33,12 +33,12 @@ func TestAppendJSONString(t *testing.T) {
 		{"bad\xffbyte\xc3", `"bad\ufffdbyte\ufffd"`},
 		{"\ufffd", "\"\ufffd\""},
 	} {
-		got := string(AppendJSONString([]byte("x"), c.in))
+		got := string(AppendString([]byte("x"), c.in))
 		if got != "x"+c.want {
-			t.Errorf("AppendJSONString(%q) = %s, want %s", c.in, got[1:], c.want)
+			t.Errorf("AppendString(%q) = %s, want %s", c.in, got[1:], c.want)
 		}
 		if std := stdQuote(t, c.in); got[1:] != std {
-			t.Errorf("AppendJSONString(%q) = %s, encoding/json says %s", c.in, got[1:], std)
+			t.Errorf("AppendString(%q) = %s, encoding/json says %s", c.in, got[1:], std)
 		}
 	}
 }
@@ -55,8 +55,8 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 			b = append(b, alphabet[rng.IntN(len(alphabet))]...)
 		}
 		s := string(b)
-		if got, want := string(AppendJSONString(nil, s)), stdQuote(t, s); got != want {
-			t.Fatalf("AppendJSONString(%q) = %s, encoding/json says %s", s, got, want)
+		if got, want := string(AppendString(nil, s)), stdQuote(t, s); got != want {
+			t.Fatalf("AppendString(%q) = %s, encoding/json says %s", s, got, want)
 		}
 	}
 }
@@ -66,9 +66,9 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := AppendJSONString(nil, s)
+		got := AppendString(nil, s)
 		if want := stdQuote(t, s); string(got) != want {
-			t.Fatalf("AppendJSONString(%q) = %s, encoding/json says %s", s, got, want)
+			t.Fatalf("AppendString(%q) = %s, encoding/json says %s", s, got, want)
 		}
 		if !utf8.Valid(got) {
 			t.Fatalf("output is not UTF-8: %q", got)
@@ -76,7 +76,7 @@ func FuzzAppendJSONString(f *testing.F) {
 	})
 }
 
-// A string value from a body is copied as is when that is safe and
+// A string Value from a body is copied as is when that is safe and
 // re-encoded when it is not; either way a reader gets the decoded value.
 func TestAppendStringValue(t *testing.T) {
 	for _, c := range []struct{ raw, want string }{
@@ -89,7 +89,7 @@ func TestAppendStringValue(t *testing.T) {
 		{"\"esc\\n and \x02 raw\"", "esc\n and \x02 raw"},
 		{`"lone \ud800\u0041"`, "lone \uFFFDA"},
 	} {
-		got := append(appendStringValue([]byte(`"`), value(c.raw)), '"')
+		got := append(AppendStringValue([]byte(`"`), Value(c.raw)), '"')
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatalf("%q gave invalid JSON %q: %v", c.raw, got, err)
@@ -105,23 +105,23 @@ func TestAppendStringValue(t *testing.T) {
 
 func TestAppendCompact(t *testing.T) {
 	in := "{ \"a b\" : [ 1 ,\n\t2 ],\r\n \"s\":\"x \\\" y\" }"
-	if got, want := string(appendCompact(nil, in)), `{"a b":[1,2],"s":"x \" y"}`; got != want {
-		t.Errorf("appendCompact = %s, want %s", got, want)
+	if got, want := string(AppendCompact(nil, in)), `{"a b":[1,2],"s":"x \" y"}`; got != want {
+		t.Errorf("AppendCompact = %s, want %s", got, want)
 	}
 }
 
-// Whatever a string value holds, even from malformed input, what
-// appendStringValue makes of it is a valid JSON string.
+// Whatever a string Value holds, even from malformed input, what
+// AppendStringValue makes of it is a valid JSON string.
 func FuzzAppendStringValue(f *testing.F) {
 	for _, s := range []string{`"ok"`, `"a\\"`, `"ab\"`, "\"\x01\xff\"", `"\u12`, `"\ud800\"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v := parseValue(s)
-		if !v.isString() {
+		v := Parse(s)
+		if !v.IsString() {
 			return
 		}
-		got := append(appendStringValue([]byte(`"`), v), '"')
+		got := append(AppendStringValue([]byte(`"`), v), '"')
 		if !json.Valid(got) || !utf8.Valid(got) {
 			t.Fatalf("%q gave %q", s, got)
 		}

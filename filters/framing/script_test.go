@@ -1,8 +1,11 @@
-package compat
+package framing
 
 import (
 	"os"
 	"testing"
+
+	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/runner/native"
 )
 
 // The scripted streams below are shared by the golden test and the
@@ -15,7 +18,7 @@ const (
 	streamCreated    = 1700000000
 )
 
-var streamUsage = Usage{InputTokens: 12, OutputTokens: 7, TotalTokens: 19}
+var streamUsage = native.Usage{InputTokens: 12, OutputTokens: 7, TotalTokens: 19}
 
 // chatFrames returns the chunks of a streamed chat reply with usage, built
 // into one reused buffer as the host does.
@@ -36,7 +39,8 @@ func chatFrames() [][]byte {
 }
 
 // responseFrames returns the events of a streamed response in the order the
-// host sends them, with the Response objects mapped by MapResult from
+// host sends them, with the Response objects mapped by the default mapping
+// (compat.MapResult) from
 // testdata/result/responses_{in_progress,completed}.json. final names the
 // result input of the terminal event.
 func responseFrames(t testing.TB, final string) [][]byte {
@@ -68,7 +72,7 @@ func mapResultFile(t testing.TB, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := MapResult(in)
+	out, err := compat.MapResult(in)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -1,4 +1,4 @@
-package compat
+package guestjson
 
 import "unicode/utf8"
 
@@ -12,22 +12,22 @@ var plainASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// AppendJSONString appends s to dst as a quoted JSON string.
+// AppendString appends s to dst as a quoted JSON string.
 //
 // It escapes what JSON requires (quote, backslash, control characters) plus
 // U+2028 and U+2029, which break JavaScript that evaluates JSON as code; bytes
 // that are not valid UTF-8 become U+FFFD, as encoding/json does, so output is
 // always valid UTF-8 whatever text a provider streams back. HTML characters are
 // left alone: these bodies go to API clients, not into pages.
-func AppendJSONString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	dst = appendStringBody(dst, s)
+	dst = AppendStringBody(dst, s)
 	return append(dst, '"')
 }
 
-// appendStringBody appends s escaped as in AppendJSONString, without quotes,
+// AppendStringBody appends s escaped as in AppendString, without quotes,
 // so callers can join several pieces into one JSON string.
-func appendStringBody(dst []byte, s string) []byte {
+func AppendStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
@@ -75,23 +75,23 @@ func appendStringBody(dst []byte, s string) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendStringValue appends the text of the string value v, without
+// AppendStringValue appends the text of the string Value v, without
 // quotes. When its escaped form can be copied byte for byte (no raw control
 // characters, valid UTF-8) it is, which keeps escapes such as \n as they are
 // and needs no decoding; otherwise the decoded text is escaped afresh. Both
 // give a reader the same string.
-func appendStringValue(dst []byte, v value) []byte {
-	if in := v.escaped(); copyable(in) {
+func AppendStringValue(dst []byte, v Value) []byte {
+	if in := v.Escaped(); Copyable(in) {
 		return append(dst, in...)
 	}
-	return appendStringBody(dst, v.str())
+	return AppendStringBody(dst, v.Str())
 }
 
-// copyable reports whether the escaped text inside a JSON string can be
+// Copyable reports whether the escaped text inside a JSON string can be
 // copied into output unchanged: valid UTF-8, no raw control characters and
 // only well-formed escapes. Valid input always passes the last test; it is
 // there so that no input, however malformed, makes the output invalid.
-func copyable(s string) bool {
+func Copyable(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}

@@ -1,4 +1,4 @@
-package compat
+package guestjson
 
 import (
 	"unicode/utf16"

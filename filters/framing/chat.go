@@ -1,6 +1,11 @@
-package compat
+package framing
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+	"github.com/runedge/runedge/runner/native"
+)
 
 // ChatStream builds the JSON of chat.completion.chunk objects for one reply.
 // Everything before "choices" is the same in every chunk, so it is encoded
@@ -17,11 +22,11 @@ type ChatStream struct {
 func NewChatStream(id string, created int64, model string) *ChatStream {
 	p := make([]byte, 0, len(id)+len(model)+96)
 	p = append(p, `{"id":`...)
-	p = AppendJSONString(p, id)
+	p = guestjson.AppendString(p, id)
 	p = append(p, `,"object":"chat.completion.chunk","created":`...)
 	p = strconv.AppendInt(p, created, 10)
 	p = append(p, `,"model":`...)
-	p = AppendJSONString(p, model)
+	p = guestjson.AppendString(p, model)
 	p = append(p, `,"choices":[`...)
 	return &ChatStream{prefix: p}
 }
@@ -40,7 +45,7 @@ func (s *ChatStream) AppendRole(dst []byte) []byte {
 func (s *ChatStream) AppendDelta(dst []byte, text string) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `{"index":0,"delta":{"content":`...)
-	dst = AppendJSONString(dst, text)
+	dst = guestjson.AppendString(dst, text)
 	return append(dst, chunkOpen...)
 }
 
@@ -49,22 +54,29 @@ func (s *ChatStream) AppendDelta(dst []byte, text string) []byte {
 func (s *ChatStream) AppendFinish(dst []byte, finishReason string) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-	dst = AppendJSONString(dst, finishReason)
+	dst = guestjson.AppendString(dst, finishReason)
 	return append(dst, `}]}`...)
 }
 
 // AppendUsage appends the usage chunk, which has no choices. Send it only
-// when the request asked for stream_options.include_usage (see
-// [IncludeUsage]).
-func (s *ChatStream) AppendUsage(dst []byte, u Usage) []byte {
+// when the request asked for stream_options.include_usage.
+func (s *ChatStream) AppendUsage(dst []byte, u native.Usage) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `],"usage":`...)
 	dst = appendChatUsage(dst, u)
 	return append(dst, '}')
 }
 
-// IncludeUsage reports whether the echo that MapRequest returned for a chat
-// request asks for the usage chunk.
-func IncludeUsage(echo []byte) bool {
-	return parseValue(view(echo)).get("include_usage") == "true"
+// appendChatUsage appends the chat.completion usage object, as the default
+// chat mapping writes it in a whole reply (plugins/compat). The details
+// objects are optional in the schema, but common clients read
+// prompt_tokens_details.cached_tokens without checking, so they are present.
+func appendChatUsage(dst []byte, u native.Usage) []byte {
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+	return append(dst, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`...)
 }

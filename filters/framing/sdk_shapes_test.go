@@ -1,0 +1,201 @@
+package framing
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// The frames decode with the official openai-go SDK, key by key against the
+// schema it was generated from.
+
+// checkKeys checks one decoded openai-go object against the schema it was
+// generated from: every key marked required (or constant, like "object" and
+// "type") is present, every present key decoded into its field's type, and
+// no key is unknown to the SDK (which catches misspelt keys) except those
+// named in known.
+func checkKeys(t *testing.T, what string, v any, known ...string) {
+	t.Helper()
+	rv := reflect.ValueOf(v)
+	meta := rv.FieldByName("JSON")
+	if !meta.IsValid() {
+		t.Fatalf("%s: %T has no JSON metadata", what, v)
+	}
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Type().Field(i)
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "" || name == "-" {
+			continue
+		}
+		mf := meta.FieldByName(f.Name)
+		if !mf.IsValid() {
+			continue
+		}
+		field := mf.Interface().(respjson.Field)
+		_, constant := f.Tag.Lookup("default")
+		required := strings.Contains(f.Tag.Get("api"), "required") || constant
+		switch raw := field.Raw(); {
+		case raw == "" && required:
+			t.Errorf("%s: required key %q is missing", what, name)
+		case raw != "" && raw != "null" && !field.Valid() && !slices.Contains(known, name):
+			t.Errorf("%s: key %q = %s does not decode as %s", what, name, raw, f.Type)
+		}
+	}
+	if extra := meta.FieldByName("ExtraFields"); extra.IsValid() && extra.Len() > 0 {
+		for _, k := range extra.MapKeys() {
+			if slices.Contains(known, k.String()) {
+				continue
+			}
+			t.Errorf("%s: key %q is not in the SDK's schema", what, k.String())
+		}
+	}
+}
+
+func decode[T any](t *testing.T, data []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("openai-go cannot decode %T: %v\n%s", v, err, data)
+	}
+	return v
+}
+
+func TestSDKDecodesChatChunks(t *testing.T) {
+	var acc openai.ChatCompletionAccumulator
+	for i, frame := range chatFrames() {
+		chunk := decode[openai.ChatCompletionChunk](t, frame)
+		checkKeys(t, "chunk", chunk)
+		for _, c := range chunk.Choices {
+			checkKeys(t, "chunk choice", c)
+			checkKeys(t, "delta", c.Delta)
+		}
+		if i == 0 && (len(chunk.Choices) != 1 || chunk.Choices[0].Delta.Role != "assistant") {
+			t.Errorf("first chunk lacks delta.role: %s", frame)
+		}
+		if !acc.AddChunk(chunk) {
+			t.Fatalf("accumulator refused chunk %d: %s", i, frame)
+		}
+	}
+	if got := acc.Choices[0].Message.Content; got != "Hello \"world\"\n\u2028" {
+		t.Errorf("accumulated content %q", got)
+	}
+	if acc.Choices[0].FinishReason != "stop" || acc.Usage.TotalTokens != 19 || acc.ID != streamChatID {
+		t.Errorf("accumulated %+v", acc.ChatCompletion)
+	}
+}
+
+// checkResponse checks a decoded Response and its nested objects.
+func checkResponse(t *testing.T, r responses.Response) {
+	t.Helper()
+	// The API returns store on every Response although its published
+	// schema (and so the SDK) leaves it out; clients that log it expect it.
+	// output_text and metadata.service are the service's contract
+	// (README.md "Responses that remember"): the SDK computes the first and types
+	// metadata as strings only, so the second is checked by hand.
+	checkKeys(t, "response", r, "store", "output_text", "background", "metadata")
+	checkServiceMetadata(t, r.RawJSON())
+	checkKeys(t, "reasoning", r.Reasoning)
+	checkKeys(t, "text", r.Text)
+	if r.Status != "in_progress" {
+		checkKeys(t, "usage", r.Usage)
+		checkKeys(t, "usage.input_tokens_details", r.Usage.InputTokensDetails)
+		checkKeys(t, "usage.output_tokens_details", r.Usage.OutputTokensDetails)
+	}
+	for _, item := range r.Output {
+		checkMessage(t, item.AsMessage())
+	}
+}
+
+func checkMessage(t *testing.T, m responses.ResponseOutputMessage) {
+	t.Helper()
+	checkKeys(t, "output message", m)
+	for _, part := range m.Content {
+		checkKeys(t, "output_text", part.AsOutputText())
+	}
+}
+
+func TestSDKDecodesResponseEvents(t *testing.T) {
+	want := []string{
+		"response.created", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.delta", "response.output_text.done",
+		"response.content_part.done", "response.output_item.done", "response.completed",
+	}
+	frames := responseFrames(t, "testdata/result/responses_completed.json")
+	var text strings.Builder
+	for i, frame := range frames {
+		ev := decode[responses.ResponseStreamEventUnion](t, frame)
+		if ev.Type != want[i] || ev.SequenceNumber != int64(i) {
+			t.Errorf("event %d: type %q seq %d, want %q", i, ev.Type, ev.SequenceNumber, want[i])
+		}
+		switch e := ev.AsAny().(type) {
+		case responses.ResponseCreatedEvent:
+			checkKeys(t, ev.Type, e)
+			checkResponse(t, e.Response)
+		case responses.ResponseCompletedEvent:
+			checkKeys(t, ev.Type, e)
+			checkResponse(t, e.Response)
+			if e.Response.OutputText() != text.String() {
+				t.Errorf("completed text %q, deltas gave %q", e.Response.OutputText(), text.String())
+			}
+		case responses.ResponseOutputItemAddedEvent:
+			checkKeys(t, ev.Type, e)
+			checkMessage(t, e.Item.AsMessage())
+		case responses.ResponseOutputItemDoneEvent:
+			checkKeys(t, ev.Type, e)
+			checkMessage(t, e.Item.AsMessage())
+		case responses.ResponseContentPartAddedEvent:
+			checkKeys(t, ev.Type, e)
+			checkKeys(t, "part", e.Part.AsOutputText())
+		case responses.ResponseContentPartDoneEvent:
+			checkKeys(t, ev.Type, e)
+			checkKeys(t, "part", e.Part.AsOutputText())
+		case responses.ResponseTextDeltaEvent:
+			checkKeys(t, ev.Type, e)
+			text.WriteString(e.Delta)
+		case responses.ResponseTextDoneEvent:
+			checkKeys(t, ev.Type, e)
+		default:
+			t.Errorf("event %d decoded as %T", i, e)
+		}
+	}
+}
+
+func TestSDKDecodesResponseEndings(t *testing.T) {
+	s := NewResponseStream(streamResponseID, streamMessageID)
+	ev := decode[responses.ResponseStreamEventUnion](t, s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")))
+	inc, ok := ev.AsAny().(responses.ResponseIncompleteEvent)
+	if !ok {
+		t.Fatalf("decoded as %T", ev.AsAny())
+	}
+	checkKeys(t, ev.Type, inc)
+	checkResponse(t, inc.Response)
+}
+
+// checkServiceMetadata checks metadata.service = {session_id, run_id}.
+func checkServiceMetadata(t *testing.T, raw string) {
+	t.Helper()
+	var r struct {
+		OutputText *string `json:"output_text"`
+		Metadata   struct {
+			Service *struct {
+				SessionID *string `json:"session_id"`
+				RunID     *string `json:"run_id"`
+			} `json:"service"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Fatalf("response: %v", err)
+	}
+	if r.OutputText == nil {
+		t.Errorf("response: output_text is missing")
+	}
+	if s := r.Metadata.Service; s == nil || s.SessionID == nil || s.RunID == nil {
+		t.Errorf("response: metadata.service {session_id, run_id} is missing: %s", raw)
+	}
+}
