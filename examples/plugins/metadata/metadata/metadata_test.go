@@ -55,12 +55,27 @@ func TestResponsesMetadataReadBySDK(t *testing.T) {
 			if err := json.Unmarshal(out, &r); err != nil {
 				t.Fatal(err)
 			}
-			if !r.JSON.Metadata.Valid() || len(r.Metadata) != len(c.want) {
-				t.Fatalf("metadata = %v (raw %s), want %v", r.Metadata, r.JSON.Metadata.Raw(), c.want)
+			// The service's own metadata.service is an object (its contract),
+			// which openai-go's string-valued Metadata map cannot hold, so the
+			// SDK's typed map is unusable and clients read metadata raw; the
+			// plugin's keys must be there beside service.
+			meta := gjson.Parse(r.JSON.Metadata.Raw())
+			if !meta.Get("service").IsObject() {
+				t.Errorf("metadata.service missing: %s", meta.Raw)
+			}
+			got := map[string]string{}
+			meta.ForEach(func(k, v gjson.Result) bool {
+				if k.Str != "service" {
+					got[k.Str] = v.String()
+				}
+				return true
+			})
+			if len(got) != len(c.want) {
+				t.Fatalf("metadata = %v (raw %s), want %v", got, meta.Raw, c.want)
 			}
 			for k, v := range c.want {
-				if r.Metadata[k] != v {
-					t.Errorf("metadata[%q] = %q, want %q", k, r.Metadata[k], v)
+				if got[k] != v {
+					t.Errorf("metadata[%q] = %q, want %q", k, got[k], v)
 				}
 			}
 			if r.OutputText() != "Hello" || r.Status != responses.ResponseStatusCompleted {

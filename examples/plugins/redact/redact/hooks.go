@@ -21,7 +21,7 @@ func MapResult(in []byte) ([]byte, error) {
 
 // Reply redacts the assistant text of a reply body: the message content of
 // each chat.completion choice and the text of each content part of a
-// Response's output items. Everything else is left byte for byte as it was.
+// Response's output items, and a Response's output_text. Everything else is left byte for byte as it was.
 func Reply(body []byte) ([]byte, error) {
 	type edit struct{ path, text string }
 	var edits []edit
@@ -36,6 +36,9 @@ func Reply(body []byte) ([]byte, error) {
 	forEach(gjson.GetBytes(body, "choices"), func(i string, choice gjson.Result) {
 		check("choices."+i+".message.content", choice.Get("message.content"))
 	})
+	// output_text repeats the message text of a Response: it is redacted
+	// too, or the redaction would be undone one field over.
+	check("output_text", gjson.GetBytes(body, "output_text"))
 	forEach(gjson.GetBytes(body, "output"), func(i string, item gjson.Result) {
 		forEach(item.Get("content"), func(j string, part gjson.Result) {
 			check("output."+i+".content."+j+".text", part.Get("text"))
