@@ -7,7 +7,8 @@ import (
 )
 
 // runedgeRoutes are the paths a host serves. Exact paths for the three
-// compatible endpoints, a prefix for the native run API (/runner/v1/runs,
+// compatible endpoints, a prefix for the stored responses beneath
+// /v1/responses/, a prefix for the native run API (/runner/v1/runs,
 // /runner/v1/runs/{id}/events, …), which is routed only on a listener whose
 // gateway file entry asks for it (native_api: true).
 var runedgeRoutes = []struct {
@@ -17,6 +18,9 @@ var runedgeRoutes = []struct {
 	{"models", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/models"}}},
 	{"chat-completions", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/chat/completions"}}},
 	{"responses", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/responses"}}},
+	// Stored responses: GET/DELETE /v1/responses/{id}, …/input_items,
+	// …/cancel, and stream resumption (GET …?stream=true).
+	{"responses-stored", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/responses/"}}},
 	{"runner", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/runner/v1/"}}},
 }
 

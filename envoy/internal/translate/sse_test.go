@@ -76,9 +76,10 @@ func TestStreamSafety(t *testing.T) {
 			}
 		}
 	}
-	// Four routes on the listener with native_api (the three endpoints
-	// and /runner/v1/), three on the other.
-	if routes != 4+3 {
-		t.Fatalf("%d routes to the hosts, want 4 + 3", routes)
+	// Five routes on the listener with native_api (the three endpoints,
+	// the stored responses beneath /v1/responses/ and /runner/v1/), four
+	// on the other.
+	if routes != 5+4 {
+		t.Fatalf("%d routes to the hosts, want 5 + 4", routes)
 	}
 }
