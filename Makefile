@@ -39,9 +39,14 @@ examples/plugins/build/%.wasm: FORCE
 run: build
 	./bin/runedge serve $(if $(CONFIG),--config $(CONFIG))
 
+# staticcheck runs at a pinned version through the module proxy (go run
+# fetches and caches it), so a fresh machine needs nothing installed.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 # make test starts a throwaway PostgreSQL (scripts/testdb.sh) for the
 # store's conformance suite and the fleet tests, and stops it afterwards,

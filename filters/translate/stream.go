@@ -2,7 +2,6 @@ package translate
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/framing"
@@ -173,5 +172,3 @@ func comment(x *filters.Exchange) error {
 	}
 	return nil
 }
-
-func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // How `plugin check` shows what a plugin mapped: a line per call that sums
@@ -131,6 +129,3 @@ func clipRaw(raw string) string {
 	}
 	return raw
 }
-
-// jsonString renders s as a JSON string.
-func jsonString(s string) string { return string(guestjson.AppendString(nil, s)) }

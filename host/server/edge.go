@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -45,5 +44,3 @@ func writeError(w http.ResponseWriter, e *apierr.Error) {
 	w.WriteHeader(e.Status)
 	w.Write(e.Body())
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

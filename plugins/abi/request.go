@@ -150,7 +150,7 @@ func DecodeRequestOutput(out []byte) (RequestOutput, error) {
 
 // compact returns valid JSON raw without insignificant white space.
 func compact(raw []byte) []byte {
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
 		return raw
 	}
 	var b bytes.Buffer

@@ -108,7 +108,7 @@ func (g *generator) lookup(ref string, st state) (*object, error) {
 		return nil, fmt.Errorf("schema: %s: bad reference %q: %w", st.where(), ref, err)
 	}
 	if frag != "" && !strings.HasPrefix(frag, "/") {
-		return nil, fmt.Errorf("schema: %s: anchors (%q) are not supported; use #/$defs/...", st.where(), ref)
+		return nil, fmt.Errorf("schema: %s: anchors (%q) are not supported (use #/$defs/…)", st.where(), ref)
 	}
 	cur := g.root
 	if frag != "" {

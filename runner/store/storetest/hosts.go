@@ -129,7 +129,7 @@ func testConcurrentStartsAndFinishes(t *testing.T, s runner.Store) {
 			}
 			out := "answer " + r.ID
 			if err := s.Transition(ctx(t), r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(9), Output: out}); err != nil {
-				errs <- fmt.Errorf("Transition: %w", err)
+				errs <- fmt.Errorf("transition: %w", err)
 				return
 			}
 			if got, err := s.GetRun(ctx(t), "", r.ID); err != nil || got.Status != runner.StatusCompleted || got.Output != out {

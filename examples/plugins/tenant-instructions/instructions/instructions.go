@@ -3,7 +3,7 @@
 // instructions its operator set, whatever the client sends.
 //
 // The instructions live in tenants.json, compiled into the plugin with
-// go:embed: a plugin has no files or environment to read at run time (see
+// the embed directive: a plugin has no files or environment to read at run time (see
 // plugins/ABI.md), and a table built in means the sha256 the host reports
 // identifies the instructions in force too.
 package instructions
