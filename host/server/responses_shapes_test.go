@@ -1,8 +1,6 @@
 package server
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,22 +14,7 @@ import (
 // the Responses shapes of OpenAI's OpenAPI description that stored
 // responses are read back in.
 func stateSchema(t *testing.T, name string) *schema.Schema {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/openapi/responses.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["$ref"] = "#/$defs/" + name
-	b, _ := json.Marshal(doc)
-	s, err := schema.Compile(b)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return s
+	return openAPIDef(t, "testdata/openapi/responses.json", name)
 }
 
 // Every Response object runedge sends or reads back (created, retrieved

@@ -14,8 +14,14 @@ import (
 // openAPI compiles the definition name of testdata/openapi/tools.json, the
 // tool-call shapes of OpenAI's OpenAPI description.
 func openAPI(t *testing.T, name string) *schema.Schema {
+	return openAPIDef(t, "testdata/openapi/tools.json", name)
+}
+
+// openAPIDef compiles definition name of file, a subset of OpenAI's OpenAPI
+// description restated as JSON Schema with its definitions under $defs.
+func openAPIDef(t *testing.T, file, name string) *schema.Schema {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/openapi/tools.json")
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +30,10 @@ func openAPI(t *testing.T, name string) *schema.Schema {
 		t.Fatal(err)
 	}
 	doc["$ref"] = "#/$defs/" + name
-	b, _ := json.Marshal(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := schema.Compile(b)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
