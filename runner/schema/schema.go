@@ -32,10 +32,27 @@ type Schema struct {
 // draft 2020-12 (what the OpenAI API documents). References must be local
 // ("#/$defs/...", "#/definitions/..."): a schema that comes from a client
 // must never make the server read a file or open a connection.
+//
+// Compilations are cached by the digest of raw (see cache.go), so the
+// several places a request's schema is needed share one compilation.
 func Compile(raw json.RawMessage) (*Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("schema: empty schema")
 	}
+	k := digest(raw)
+	if s := compiled.get(k); s != nil {
+		return s, nil
+	}
+	s, err := compile(raw)
+	if err != nil {
+		return nil, err
+	}
+	compiled.put(k, s)
+	return s, nil
+}
+
+// compile does the work of Compile, uncached.
+func compile(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("schema: not valid JSON: %w", err)
@@ -49,11 +66,11 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err := c.AddResource(location, doc); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	compiled, err := c.Compile(location)
+	cs, err := c.Compile(location)
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{compiled: compiled}, nil
+	return &Schema{compiled: cs}, nil
 }
 
 // Validate checks that doc is JSON and satisfies the schema. The error names
