@@ -28,9 +28,9 @@ func TestChatFingerprintReadBySDK(t *testing.T) {
 	if err := json.Unmarshal(out, &c); err != nil {
 		t.Fatal(err)
 	}
-	//lint:ignore SA1019 system_fingerprint is deprecated upstream, but it is the field this plugin fills and clients read
-	if c.SystemFingerprint != Fingerprint || !c.JSON.SystemFingerprint.Valid() {
-		t.Errorf("system_fingerprint = %q, want %q", c.SystemFingerprint, Fingerprint)
+	fp := c.SystemFingerprint //lint:ignore SA1019 deprecated upstream, but it is the field this plugin fills and clients read
+	if fp != Fingerprint || !c.JSON.SystemFingerprint.Valid() {
+		t.Errorf("system_fingerprint = %q, want %q", fp, Fingerprint)
 	}
 	if len(c.Choices) != 1 || c.Choices[0].Message.Content != "Hello" {
 		t.Errorf("choices = %+v", c.Choices)
