@@ -55,8 +55,17 @@ type Exchange struct {
 
 	// Set by run.
 	Run *runner.Handle
+	// Finish, set by run, records the run's outcome (res and err as for
+	// runner.Handle.Finish) and returns the error to render: nil when the
+	// run completed, else the client's error, already mapped (an
+	// *apierr.Error, or the *ClientGoneError that ended it). The run stage
+	// is the only caller of Handle.Finish and the only place an outcome
+	// becomes a client error; a later stage calls this when it must record
+	// the end before its reply's last byte, and the run stage finishes what
+	// nobody did. Calls after the first record nothing.
+	Finish func(res *runner.Result, err error) error
 	// Detached is set by translate when it handed a background run to a
-	// goroutine of its own, which finishes it; the run stage must not.
+	// goroutine of its own, which calls Finish; the run stage must not.
 	Detached bool
 	// Hold, set by the edge, keeps what the request uses (its
 	// configuration generation: chains and plugins) alive past the reply,

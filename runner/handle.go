@@ -137,7 +137,12 @@ func (h *Handle) emit(ev Event) error {
 //
 // The error wraps the sentinel the caller maps to HTTP (ErrCancelled,
 // ErrTimeout, ErrWaiting, ErrProvider, ErrOutputInvalid) or is the original
-// error; it is nil when the run completed. See outcome.go for the rules.
+// error; it is nil when the run completed. When the write itself fails it
+// also wraps ErrNotRecorded (and the store's error, which is logged here
+// with the run id). See outcome.go for the rules.
+//
+// In the HTTP path one place calls it: the run stage (filters/run), which
+// hands later stages its own finishing function (filters.Exchange.Finish).
 func (h *Handle) Finish(res *Result, err error) error {
 	h.once.Do(func() { h.outcome = h.finish(res, err) })
 	return h.outcome
@@ -196,7 +201,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	log := h.svc.log.With("run_id", h.run.ID, "status", o.status, "reason", o.reason)
 	if werr != nil {
 		log.Error("runner: cannot record run outcome", "err", werr)
-		return errors.Join(o.err, fmt.Errorf("runner: record outcome of run %s: %w", h.run.ID, werr))
+		return errors.Join(o.err, fmt.Errorf("runner: %w: run %s: %w", ErrNotRecorded, h.run.ID, werr))
 	}
 	log.Debug("runner: run finished")
 	return o.err

@@ -93,6 +93,10 @@ var (
 	ErrClientStalled = fmt.Errorf("%w: stopped reading", ErrClientGone)
 	// ErrWaiting: the run paused for approval or external input.
 	ErrWaiting = errors.New("run waiting")
+	// ErrNotRecorded: Handle.Finish could not write the run's outcome (the
+	// store failed). It takes precedence over the outcome it wraps: the
+	// run is left as the store last had it, and its end is in the log.
+	ErrNotRecorded = errors.New("run outcome not recorded")
 	// ErrOutputInvalid: the agent's structured output did not match the schema.
 	ErrOutputInvalid = errors.New("output does not match the schema")
 	// ErrInvalidRequest: the native request cannot be run (e.g. a malformed

@@ -63,9 +63,21 @@ func startError(ep filters.Endpoint, err error) error {
 	return err
 }
 
-// outcomeError maps how a run ended to the status the client sees. It runs
-// after the outcome is recorded.
+// outcomeError is the one mapping from how a run ended (what
+// runner.Handle.Finish returned) to the error the client sees; the
+// finisher in run.go is its only caller. Only messages written for clients
+// pass through (an *apierr.Error's, a provider's, the agent's account of
+// invalid output); anything unexpected gets genericRunFailed, and the edge
+// appends the run id to every 5xx message.
 func outcomeError(err error) error {
+	if errors.Is(err, runner.ErrNotRecorded) {
+		// The store failed to record the end: whatever the run's own
+		// outcome, the client's error is ours, and the store's text (a
+		// driver's, naming files or hosts) stays in the log, where
+		// Handle.Finish wrote it under the run id.
+		return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
+			Code: apierr.CodeRunFailed, Message: genericRunFailed, Err: err}
+	}
 	var api *apierr.Error
 	if errors.As(err, &api) {
 		return api

@@ -65,3 +65,19 @@ func TestOutcomeErrorUnexpectedIsGeneric(t *testing.T) {
 		t.Fatalf("message %q (the cause must stay wrapped for the log: %v)", e.Message, errors.Is(e, driver))
 	}
 }
+
+// An outcome the store could not record is the server's failure whatever
+// the run's own outcome: a provider failure's message is for clients, but
+// joined to the store's error it would carry the driver's text with it.
+func TestOutcomeErrorNotRecordedIsGeneric(t *testing.T) {
+	driver := errors.New("sqlite: disk I/O error on /var/lib/runedge/runs.db")
+	outcome := errors.Join(fmt.Errorf("%w: upstream answered 500", runner.ErrProvider),
+		fmt.Errorf("runner: %w: run run_x: %w", runner.ErrNotRecorded, driver))
+	e := outcomeError(outcome).(*apierr.Error)
+	if e.Status != http.StatusInternalServerError || e.Code != apierr.CodeRunFailed || e.Message != genericRunFailed {
+		t.Fatalf("got %d %s %q", e.Status, e.Code, e.Message)
+	}
+	if !errors.Is(e, driver) {
+		t.Fatal("the store's error must stay wrapped for the log")
+	}
+}

@@ -2,12 +2,19 @@
 // the run (session, thread, actor, tenant, endpoint, request), starts the
 // reference agent and hands the run to the next stage. From here on every
 // reply carries the run headers, errors included, and whatever the later
-// stages do, the run ends recorded: this stage finishes it when they did not.
+// stages do, the run ends recorded.
+//
+// This stage owns the run's end: it alone calls runner.Handle.Finish, and
+// it alone maps the outcome to the client's error (errors.go). A later
+// stage that must record the end before its reply's last byte (translate)
+// calls the function this stage puts on the exchange (filters.Exchange.Finish).
 package run
 
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
@@ -50,24 +57,49 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()
 
+	f := &finisher{h: h}
+	x.Finish = f.finish
 	err = next.Handle(ctx, x)
 	if x.Detached {
-		return err // a background run: its own goroutine finishes it
+		return err // a background run: its goroutine calls x.Finish
 	}
-	// Finish is a no-op when translate already recorded the outcome; it
-	// returns the recorded outcome either way.
-	outcome := h.Finish(nil, err)
-	if err == nil {
+	if f.done.Load() {
+		// A later stage recorded the end before its last byte; err is
+		// what it met after (the client gone) or Finish's own answer.
+		return err
+	}
+	return f.finish(nil, err)
+}
+
+// finisher is the one owner of a run's end in the HTTP path: it records the
+// outcome (runner.Handle.Finish, once) and maps it to the client's error
+// (outcomeError), for the run stage and, through filters.Exchange.Finish,
+// for the stages after it.
+type finisher struct {
+	h    *runner.Handle
+	once sync.Once
+	done atomic.Bool // read by the run stage after the chain returns
+	err  error       // what the first call returned; later calls repeat it
+}
+
+func (f *finisher) finish(res *runner.Result, err error) error {
+	f.once.Do(func() {
+		f.err = f.end(res, err)
+		f.done.Store(true)
+	})
+	return f.err
+}
+
+func (f *finisher) end(res *runner.Result, err error) error {
+	outcome := f.h.Finish(res, err)
+	if outcome == nil {
 		return nil
 	}
 	var clientGone *filters.ClientGoneError
 	if errors.As(err, &clientGone) {
-		return err
+		return err // nobody left to render for; the edge only logs it
 	}
-	if outcome != nil {
-		return outcomeError(outcome)
-	}
-	return err
+	return outcomeError(outcome)
 }
 
 func startSpec(x *filters.Exchange) (runner.StartSpec, error) {

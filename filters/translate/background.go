@@ -20,7 +20,7 @@ func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids
 
 // background answers a background response at once and runs the rest in a
 // goroutine of its own that outlives the request: it maps the result,
-// records the final object and finishes the run. The reply is the
+// records the final object and finishes the run (x.Finish). The reply is the
 // in-progress Response object, or, streaming, the run's events as they are
 // logged; a client that goes away stops only its own reading.
 func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
@@ -33,8 +33,7 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 		release = x.Hold()
 	}
 	bg := context.WithoutCancel(ctx)
-	h := x.Run
-	log := h.EventLog() // a background response is always stored
+	log := x.Run.EventLog() // a background response is always stored
 	x.Detached = true
 	go func() {
 		defer release()
@@ -44,7 +43,9 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 		} else {
 			_, err = t.complete(bg, x, ids)
 		}
-		outcome := h.Finish(nil, err)
+		// x.Finish records what complete or responseStream did not, and
+		// maps the outcome as for a foreground run.
+		outcome := x.Finish(nil, err)
 		if log == nil {
 			return
 		}

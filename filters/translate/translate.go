@@ -4,8 +4,11 @@
 // lines, chunk envelopes, event envelopes — is built by the host
 // (filters/framing) so that a long stream costs no WebAssembly call per token.
 //
-// The run's terminal state is recorded before the reply's last byte: the
-// stage calls Finish after mapping the result and before writing it.
+// The run's terminal state is recorded before the reply's last byte: after
+// mapping the result and before writing it, the stage calls x.Finish, the
+// run stage's finishing function (the run stage owns the end and the
+// mapping of outcomes to client errors; this stage never calls
+// runner.Handle.Finish itself).
 package translate
 
 import (
@@ -99,7 +102,8 @@ func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs
 }
 
 // complete waits for the agent, maps its result and records the outcome
-// (with the mapped object, for a stored response).
+// (with the mapped object, for a stored response). A failure before the
+// record is returned as is: the caller passes it on to x.Finish.
 func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids replyIDs) ([]byte, error) {
 	for range x.Run.Events() { // drained only if the runner sent any
 	}
@@ -112,7 +116,7 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 		return nil, err
 	}
 	x.Run.SetObject(body)
-	if err := x.Run.Finish(&res, nil); err != nil {
+	if err := x.Finish(&res, nil); err != nil {
 		return nil, err
 	}
 	return body, nil

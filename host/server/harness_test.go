@@ -57,8 +57,15 @@ func start(t testing.TB, mutate func(*config.Config)) *harness {
 
 func serveConfig(t testing.TB, cfg *config.Config) *harness {
 	t.Helper()
+	return serveConfigLog(t, cfg, testWriter{t})
+}
+
+// serveConfigLog is serveConfig with the server's log (warnings and
+// errors) written to logw, for tests that check what the operator sees.
+func serveConfigLog(t testing.TB, cfg *config.Config, logw io.Writer) *harness {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := New(ctx, cfg, log)
 	if err != nil {
 		stop()
