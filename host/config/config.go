@@ -24,6 +24,7 @@ type Config struct {
 	Chains   map[string]Chain `yaml:"chains"`
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
+	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`

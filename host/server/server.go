@@ -37,6 +37,8 @@ type Server struct {
 	// outside any request.
 	closeCtx context.Context
 	metrics  *metrics
+	// tracing is nil when tracing is off (tracing.go).
+	tracing *tracing
 	// stopPurge ends the store.retention loop (nil when off).
 	stopPurge context.CancelFunc
 	// xdsChains are the chains a control plane applied (under swapMu).
@@ -68,15 +70,19 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 			s.close(ctx)
 		}
 	}()
+	if s.tracing, err = newTracing(ctx, cfg.Tracing, cfg.Host.ID); err != nil {
+		return nil, err
+	}
 	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	agent, err := newAgent(cfg)
+	agent, err := newAgent(cfg, s.tracing.tracerOf())
 	if err != nil {
 		return nil, err
 	}
+	store, history := traceStore(instrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.tracerOf(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
-		Store: instrumentStore(s.store, s.metrics), History: historyOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
+		Store: store, History: history, Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
@@ -146,5 +152,9 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.store != nil {
 		s.store.Close()
+	}
+	// Last: the spans of everything above are flushed.
+	if err := s.tracing.shutdown(ctx); err != nil {
+		s.log.Warn("tracing: flushing spans at shutdown", "err", err)
 	}
 }
