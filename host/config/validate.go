@@ -63,7 +63,8 @@ func (c *Config) Validate() error {
 		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
 		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
-		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
+		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention},
+		{"admin.ui.session_ttl", c.Admin.UI.SessionTTL}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
