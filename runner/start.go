@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/runedge/runedge/runner/schema"
 )
 
@@ -85,6 +87,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		RequestID:     spec.RequestID,
 		CorrelationID: spec.CorrelationID,
 		HostID:        s.host,
+		TraceID:       traceID(ctx),
 		CreatedAt:     now,
 		StartedAt:     &started,
 		Request:       reqJSON,
@@ -159,6 +162,15 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 	default:
 		return NewID("sess_"), NewID("thread_"), true, true, nil
 	}
+}
+
+// traceID is the trace id of the span ctx carries (the request's, when
+// the host traces), "" without one.
+func traceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	return ""
 }
 
 // failingAgent ends a run that could not be set up.

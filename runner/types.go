@@ -175,7 +175,11 @@ type Run struct {
 	RequestID     string `json:"request_id,omitempty"`
 	CorrelationID string `json:"correlation_id,omitempty"`
 	// HostID is the runedge host that runs (or ran) it (host.id).
-	HostID    string     `json:"host_id"`
+	HostID string `json:"host_id"`
+	// TraceID is the OpenTelemetry trace id of the request that made the
+	// run (32 hex digits; the reply's X-Service-Trace-Id), "" when
+	// tracing was off.
+	TraceID   string     `json:"trace_id,omitempty"`
 	CreatedAt int64      `json:"created_at"`
 	StartedAt *int64     `json:"started_at"`
 	EndedAt   *int64     `json:"ended_at"`

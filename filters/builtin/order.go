@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
@@ -41,7 +43,14 @@ type Deps struct {
 	// SSEKeepalive is the silence after which a stream sends a comment
 	// (0: never).
 	SSEKeepalive time.Duration
+	// Tracer, when set, makes each stage a span (filters.Traced); nil
+	// (tracing off) builds the chain without any wrapper.
+	Tracer trace.Tracer
 }
+
+// enclosing are the stages whose span covers the rest of the chain: the
+// run lives until the reply is written.
+var enclosing = map[string]bool{"run": true}
 
 // Chain builds the POST chain of one endpoint in Order.
 func Chain(d Deps) (filters.Handler, error) {
@@ -69,6 +78,9 @@ func Chain(d Deps) (filters.Handler, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if d.Tracer != nil {
+			st = filters.Traced(d.Tracer, st, enclosing[name])
 		}
 		stages = append(stages, st)
 	}

@@ -70,6 +70,8 @@ func (a adminFlags) do(ctx context.Context, method, path, contentType string, bo
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+*a.token)
+	// The server's swap history names the CLI as what triggered a swap.
+	req.Header.Set("User-Agent", server.CLIUserAgent)
 	if a.signature != "" {
 		req.Header.Set(server.SignatureHeader, a.signature)
 	}

@@ -24,6 +24,7 @@ type Config struct {
 	Chains   map[string]Chain `yaml:"chains"`
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
+	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
@@ -161,6 +162,18 @@ type Admin struct {
 	// MetricsPublic serves /metrics without a token, for a scraper on a
 	// private network.
 	MetricsPublic bool `yaml:"metrics_public"`
+	// UI is the operator page served at /ui/ on this listener.
+	UI AdminUI `yaml:"ui"`
+}
+
+// AdminUI configures the operator page's login session.
+type AdminUI struct {
+	// SecureCookie marks the session cookie Secure even when the admin
+	// listener is plain HTTP: set it when a TLS terminator sits in front.
+	// Over TLS the cookie is always Secure.
+	SecureCookie bool `yaml:"secure_cookie"`
+	// SessionTTL is how long a login lasts (default 8h).
+	SessionTTL Duration `yaml:"session_ttl"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

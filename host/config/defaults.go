@@ -15,8 +15,10 @@ const (
 	DefaultCacheDir      = "data/wazero-cache"
 	DefaultMaxPages      = 1024 // 64 MiB per plugin instance
 	DefaultAdminListen   = "127.0.0.1:8081"
-	DefaultStoreDir      = "data/plugins"
-	DefaultStreamWindow  = 20 * time.Millisecond
+	// DefaultSessionTTL is how long an operator page login lasts.
+	DefaultSessionTTL   = 8 * time.Hour
+	DefaultStoreDir     = "data/plugins"
+	DefaultStreamWindow = 20 * time.Millisecond
 
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
@@ -99,6 +101,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Admin.Listen == "" {
 		c.Admin.Listen = DefaultAdminListen
+	}
+	if c.Admin.UI.SessionTTL == (Duration{}) {
+		c.Admin.UI.SessionTTL = Dur(DefaultSessionTTL)
 	}
 	if c.Plugins.MaxMemoryPages == 0 {
 		c.Plugins.MaxMemoryPages = DefaultMaxPages

@@ -63,7 +63,8 @@ func (c *Config) Validate() error {
 		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
 		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
-		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention}} {
+		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention},
+		{"admin.ui.session_ttl", c.Admin.UI.SessionTTL}} {
 		if msg := d.d.check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
@@ -105,6 +106,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateObservability(bad)
+	c.validateTracing(bad)
 	for i, o := range c.Plugins.Origins {
 		if u, err := url.Parse(o); err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			bad(fmt.Sprintf("plugins.origins[%d]", i), "want an https URL (scheme, host, optional port and path), got %q", o)

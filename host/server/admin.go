@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -27,6 +28,7 @@ import (
 //	PUT /admin/v1/plugins/{endpoint}/{stage}   swap: body = the .wasm, or {"sha256":"…"} of a stored one
 //	PUT /admin/v1/plugins/{stage}              the same for both endpoints
 //	GET /metrics                               Prometheus
+//	/ui/                                       the operator page (ui.go, internal/ui)
 //
 // Everything but /healthz needs an admin token; /metrics is open only with
 // admin.metrics_public (a scraper on a private network).
@@ -37,6 +39,7 @@ func (s *Server) adminRoutes() http.Handler {
 	mux.Handle("/admin/v1/plugins/{stage}", methods{http.MethodPut: s.adminChain(s.swapPlugin)})
 	mux.Handle("/metrics", methods{http.MethodGet: s.metricsHandler()})
 	mux.HandleFunc("/healthz", s.healthz)
+	s.ui.Register(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
 	})
@@ -122,6 +125,12 @@ type PluginInfo struct {
 func (s *Server) Plugins() []PluginInfo {
 	g := s.acquire()
 	defer s.release(g)
+	return pluginsOf(g)
+}
+
+// pluginsOf lists g's plugins; the caller holds g (acquire, or swapMu for
+// the current generation).
+func pluginsOf(g *generation) []PluginInfo {
 	out := make([]PluginInfo, 0, len(g.stages))
 	for stage, h := range g.stages {
 		st := h.p.Stats()
@@ -192,7 +201,11 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 	if _, err := os.Stat(path); err != nil {
 		return apierr.NotFound("no stored plugin with sha256 %s", digest)
 	}
-	if err := s.SwapPlugin(ctx, stage, path); err != nil {
+	trigger := "admin API, token " + x.Identity.Token
+	if strings.HasPrefix(x.Request.UserAgent(), CLIUserAgent) {
+		trigger = "CLI, token " + x.Identity.Token
+	}
+	if err := s.SwapPlugin(withSwapTrigger(ctx, trigger), stage, path); err != nil {
 		e := apierr.New(http.StatusUnprocessableEntity, apierr.TypeInvalidRequest, apierr.CodePluginError, err.Error())
 		e.Err = err
 		return e

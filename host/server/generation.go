@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
 	bodystage "github.com/runedge/runedge/filters/body"
@@ -74,6 +76,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
 		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
+		d.Tracer = s.tracing.tracerOf()
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -121,16 +124,19 @@ func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
 	return auth.New(ac)
 }
 
-func newAgent(cfg *config.Config) (runner.Agent, error) {
+// newAgent builds the reference agent on the configured provider; with a
+// tracer, each provider call is a span (traceProvider).
+func newAgent(cfg *config.Config, tracer trace.Tracer) (runner.Agent, error) {
 	switch cfg.Provider.Kind {
 	case "offline":
-		return agent.New(offline.New(offline.Config{TokenDelay: cfg.Provider.Offline.TokenDelay.Std()})), nil
+		p := offline.New(offline.Config{TokenDelay: cfg.Provider.Offline.TokenDelay.Std()})
+		return agent.New(traceProvider(p, tracer, "runedge.offline", "offline")), nil
 	case config.ProviderOpenAI:
 		p, err := newOpenAI(cfg.Provider.OpenAI)
 		if err != nil {
 			return nil, err
 		}
-		return agent.New(p), nil
+		return agent.New(traceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
 }

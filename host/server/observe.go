@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/runedge/runedge/filters"
 )
 
@@ -79,9 +81,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
+		var span trace.Span
+		if s.tracing != nil {
+			r, span = s.tracing.startRequest(w, r)
+		}
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 { // nothing written: net/http sends 200
 			rec.status = http.StatusOK
+		}
+		if span != nil {
+			endRequest(span, r, rec.status)
 		}
 		d := time.Since(start)
 		ep := endpointOf(r.Pattern)

@@ -88,8 +88,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoi
 		g.active.Add(1)
 		return func() { s.release(g) }
 	}
-	if err := h.Handle(r.Context(), x); err != nil {
+	err := h.Handle(r.Context(), x)
+	if err != nil {
 		s.fail(x, err)
+	}
+	if s.tracing != nil {
+		annotate(r.Context(), x, err)
 	}
 	note(w, x)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/server/internal/ui"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -36,6 +37,8 @@ type Server struct {
 	// outside any request.
 	closeCtx context.Context
 	metrics  *metrics
+	// tracing is nil when tracing is off (tracing.go).
+	tracing *tracing
 	// stopPurge ends the store.retention loop (nil when off).
 	stopPurge context.CancelFunc
 	// xdsChains are the chains a control plane applied (under swapMu).
@@ -46,6 +49,12 @@ type Server struct {
 	// closed is set (under swapMu) once Close has begun: no generation is
 	// built after it.
 	closed bool
+	// swaps is the history of reloads and plugin swaps (operator page).
+	swaps swapHistory
+	// ui is the operator page on the admin listener; runs is its live
+	// stream of runs starting and ending.
+	ui     *ui.UI
+	uiRuns *ui.Hub
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins
@@ -54,21 +63,26 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel)}
+	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel),
+		uiRuns: ui.NewHub()}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
 		}
 	}()
+	if s.tracing, err = newTracing(ctx, cfg.Tracing, cfg.Host.ID); err != nil {
+		return nil, err
+	}
 	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	agent, err := newAgent(cfg)
+	agent, err := newAgent(cfg, s.tracing.tracerOf())
 	if err != nil {
 		return nil, err
 	}
+	store, history := traceStore(instrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.tracerOf(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
-		Store: instrumentStore(s.store, s.metrics), History: historyOf(s.store), Agent: agent, Logger: log, Observer: s.metrics,
+		Store: store, History: history, Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
@@ -100,7 +114,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	// The admin API streams nothing: whole-request deadlines are right.
+	s.ui = ui.New(ui.Config{Backend: uiBackend{s}, Gatherer: s.metrics.reg, SecureCookie: cfg.Admin.UI.SecureCookie,
+		SessionTTL: cfg.Admin.UI.SessionTTL.Std(), Log: log}, s.uiRuns)
+	// The admin API streams nothing but the operator page's run stream,
+	// which sets a deadline per write: whole-request deadlines are right.
 	s.admin = &http.Server{
 		Handler:           s.adminRoutes(),
 		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
@@ -109,6 +126,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	s.admin.RegisterOnShutdown(s.uiRuns.Close) // end the live streams, or Shutdown waits for them
 	return s, nil
 }
 
@@ -134,5 +152,9 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.store != nil {
 		s.store.Close()
+	}
+	// Last: the spans of everything above are flushed.
+	if err := s.tracing.shutdown(ctx); err != nil {
+		s.log.Warn("tracing: flushing spans at shutdown", "err", err)
 	}
 }

@@ -136,11 +136,14 @@ func (s *Server) SwapPlugin(ctx context.Context, stage, path string) error {
 }
 
 func (s *Server) rebuild(ctx context.Context, cfg *config.Config, what string) error {
+	before := pluginsOf(s.gen.Load()) // under swapMu: the current generation stays
 	g, err := s.build(ctx, cfg)
 	if err != nil {
 		s.metrics.swaps.WithLabelValues(what, "failed").Inc()
+		s.swaps.add(swapRecordOf(ctx, what, before, nil, err))
 		return fmt.Errorf("swap %s: %w (the previous version keeps serving)", what, err)
 	}
+	s.swaps.add(swapRecordOf(ctx, what, before, pluginsOf(g), nil))
 	s.install(g)
 	s.metrics.swaps.WithLabelValues(what, "ok").Inc()
 	s.log.Info("plugins swapped", "what", what)

@@ -7,6 +7,7 @@ package configtest
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/plugins/plugintest"
@@ -23,6 +24,12 @@ func New(tb testing.TB) *config.Config {
 	cfg.Plugins.CacheDir = plugintest.CacheDir(tb)
 	cfg.Plugins.StoreDir = filepath.Join(cfg.Dir, "plugins")
 	cfg.Plugins.PoolSize = 2
+	// The production budget (250 ms) is sized for a quiet host. Tests run
+	// under -race on two shared cores, where a garbage collection or the
+	// scheduler can hold one plugin call past it and fail a test about
+	// something else (TestSwapUnderLoad did). Tests of the budget itself
+	// set theirs (faults_test.go).
+	cfg.Plugins.CallTimeout = config.Dur(5 * time.Second)
 	cfg.Admin.Listen = "127.0.0.1:0"
 	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
 	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}

@@ -8,8 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/runedge/runedge/runner"
 )
+
+// traceContext writes W3C Trace Context headers.
+var traceContext propagation.TraceContext
 
 // call makes one attempt. Its request lives in a child of the run's
 // context, so the run ending (client gone, cancel, run timeout) closes the
@@ -33,6 +38,10 @@ func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func
 	if p.cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
+	// W3C traceparent/tracestate of the span the call runs in (the host's
+	// provider span), so the upstream's trace joins the request's; without
+	// a span in ctx (tracing off) nothing is added.
+	traceContext.Inject(ctx, propagation.HeaderCarrier(h))
 
 	// A stream must start within the first-byte limit; from its first
 	// event on, the idle limit applies. A whole answer arrives only when it

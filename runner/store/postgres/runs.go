@@ -15,8 +15,8 @@ const (
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts, duration_ms, ttft_ms, host_id
-	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`
+		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id
+	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
 	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES ($1, $2, $3)`
 	// The thread copies its session's id and tenant from the session row.
 	// When the session is unknown or another tenant's, the outer join
@@ -73,7 +73,7 @@ func runArgs(r *runner.Run) ([]any, error) {
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
 		in, out, total, code, msg, request, r.Output, int64(r.Attempts),
-		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID,
+		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
 	}, nil
 }
 

@@ -93,6 +93,10 @@ var migrations = []string{
 		frames    TEXT NOT NULL,
 		PRIMARY KEY (run_id, first_seq)
 	);`,
+	// 6: the OpenTelemetry trace id of the request that made the run (32
+	// hex digits), so a run leads to its trace. "" without tracing and on
+	// older runs.
+	`ALTER TABLE runs ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

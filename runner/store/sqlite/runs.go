@@ -58,7 +58,7 @@ func runArgs(r *runner.Run) ([]any, error) {
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
 		in, out, total, code, msg, request, r.Output, r.Attempts,
-		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID,
+		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
 	}, nil
 }
 

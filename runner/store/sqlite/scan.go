@@ -11,7 +11,7 @@ const runColumns = `id, status, status_reason, session_id, thread_id,
 	actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 	request_id, correlation_id, created_at, started_at, ended_at,
 	input_tokens, output_tokens, total_tokens, error_code, error_message,
-	request, output, attempts, duration_ms, ttft_ms, host_id`
+	request, output, attempts, duration_ms, ttft_ms, host_id, trace_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -27,7 +27,7 @@ func scanRun(row scanner) (runner.Run, error) {
 	err := row.Scan(&r.ID, &r.Status, &r.StatusReason, &r.SessionID, &r.ThreadID,
 		&r.Actor.ID, &r.Actor.Type, &r.Actor.Name, &r.TenantID, &r.Endpoint, &r.Model,
 		&r.RequestID, &r.CorrelationID, &r.CreatedAt, &started, &ended,
-		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts, &dur, &ttft, &r.HostID)
+		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts, &dur, &ttft, &r.HostID, &r.TraceID)
 	if err != nil {
 		return runner.Run{}, err
 	}

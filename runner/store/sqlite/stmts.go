@@ -26,8 +26,8 @@ const (
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts, duration_ms, ttft_ms, host_id
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES (?, ?, ?)`
 	// The thread copies its session's id and tenant from the session row,
 	// so it is inserted only when the session exists and is the tenant's:

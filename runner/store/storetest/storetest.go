@@ -74,6 +74,7 @@ func newRun(tenant string, status runner.Status) *runner.Run {
 		RequestID:     "req-1",
 		CorrelationID: "corr-1",
 		HostID:        "host-a",
+		TraceID:       "4bf92f3577b34da6a3ce929d0e0e4736",
 		CreatedAt:     1_700_000_000,
 		StartedAt:     &started,
 		Request:       req,

@@ -1,0 +1,78 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// A page that does not read its stream is dropped, not waited for, and
+// told to reload; publishing never blocks the run path.
+func TestHubDropsSlowSubscriber(t *testing.T) {
+	h := NewHub()
+	s := h.subscribe()
+	start := time.Now()
+	for range subscriberBuffer + 10 {
+		h.RunStarted(&runner.Run{ID: "run_x", Status: runner.StatusRunning})
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("publishing to a stuck subscriber took %v", d)
+	}
+	select {
+	case <-s.done:
+	default:
+		t.Fatal("slow subscriber still subscribed")
+	}
+	if !s.slow {
+		t.Fatal("slow subscriber not marked slow")
+	}
+	if len(h.subs) != 0 {
+		t.Fatalf("%d subscribers left", len(h.subs))
+	}
+}
+
+// The handler of a dropped subscriber ends its stream with a reload event.
+func TestStreamReloadHint(t *testing.T) {
+	u := &UI{hub: NewHub()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "GET", "/ui/api/stream", nil)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { defer close(done); u.stream(rec, req) }()
+	// Wait for the subscription, then flood it while the handler is held
+	// on nothing: the recorder never blocks, so drop it by hand as a full
+	// buffer would.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		u.hub.mu.Lock()
+		var sub *subscriber
+		for s := range u.hub.subs {
+			sub = s
+		}
+		if sub != nil {
+			sub.slow = true
+			u.hub.drop(sub)
+		}
+		u.hub.mu.Unlock()
+		if sub != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no subscription")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	<-done
+	if b := rec.Body.String(); !strings.HasSuffix(b, "event: reload\ndata: {}\n\n") {
+		t.Fatalf("stream: %q", b)
+	}
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d", rec.Code)
+	}
+}

@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/host/config"
+)
+
+// HeaderTraceID carries the request's trace id on every reply while
+// tracing is on, so that a client can find its request in the tracing
+// backend (the run records the same id as trace_id).
+const HeaderTraceID = "X-Service-Trace-Id"
+
+// tracerName is the instrumentation scope of runedge's spans.
+const tracerName = "github.com/runedge/runedge"
+
+// tracing is the server's OpenTelemetry trace pipeline: a tracer provider
+// with a batch span processor in front of an OTLP exporter. It exists only
+// when tracing.endpoint is set; a server without it starts no spans and
+// records no attributes (the request path checks s.tracing for nil, so the
+// off path costs one comparison). It belongs to the server, not to a
+// generation: a reload does not change where traces go.
+type tracing struct {
+	tp     *sdktrace.TracerProvider
+	tracer trace.Tracer
+	// prop reads and writes W3C traceparent/tracestate.
+	prop propagation.TextMapPropagator
+}
+
+// newTracing builds the pipeline of tc, or returns nil when tracing is off.
+// Nothing is dialled here: the exporter connects on its first export, so
+// a collector that is down costs dropped spans, never a failed start.
+func newTracing(ctx context.Context, tc config.Tracing, hostID string) (*tracing, error) {
+	if !tc.Enabled() {
+		return nil, nil
+	}
+	exp, err := newExporter(ctx, tc)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	res := resource.NewSchemaless(
+		attribute.String("service.name", "runedge"),
+		attribute.String("service.instance.id", hostID),
+	)
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(tc.Batch())),
+		// A caller's sampling decision (traceparent flags) wins; new traces
+		// are sampled at sample_ratio.
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(tc.Ratio()))),
+		sdktrace.WithResource(res),
+	)
+	return &tracing{tp: tp, tracer: tp.Tracer(tracerName), prop: propagation.TraceContext{}}, nil
+}
+
+func newExporter(ctx context.Context, tc config.Tracing) (*otlptrace.Exporter, error) {
+	if tc.Protocol == config.TracingGRPC {
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(tc.Endpoint)}
+		if tc.Insecure {
+			opts = append(opts, otlptracegrpc.WithInsecure())
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(tc.Endpoint)}
+	if tc.Insecure {
+		opts = append(opts, otlptracehttp.WithInsecure())
+	}
+	return otlptracehttp.New(ctx, opts...)
+}
+
+// tracerOf is the tracer of t, nil when tracing is off.
+func (t *tracing) tracerOf() trace.Tracer {
+	if t == nil {
+		return nil
+	}
+	return t.tracer
+}
+
+// shutdown flushes the spans still queued and stops the exporter.
+func (t *tracing) shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.Shutdown(ctx)
+}
+
+// startRequest continues the caller's trace (traceparent) or starts one,
+// opens the request's root span and names the trace in the reply's
+// X-Service-Trace-Id header. The span is renamed once the route is known
+// (endRequest).
+func (t *tracing) startRequest(w http.ResponseWriter, r *http.Request) (*http.Request, trace.Span) {
+	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, span := t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(
+			attribute.String("http.request.method", r.Method),
+			attribute.String("url.path", r.URL.Path),
+		))
+	if sc := span.SpanContext(); sc.HasTraceID() {
+		w.Header().Set(HeaderTraceID, sc.TraceID().String())
+	}
+	return r.WithContext(ctx), span
+}
+
+// endRequest names the root span for its route ("POST /v1/chat/completions")
+// and ends it with the status written.
+func endRequest(span trace.Span, r *http.Request, status int) {
+	if r.Pattern != "" && r.Pattern != "/" {
+		span.SetName(r.Method + " " + r.Pattern)
+		span.SetAttributes(attribute.String("http.route", r.Pattern))
+	}
+	// A failure's Error status was set by annotate, with its code.
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	span.End()
+}
+
+// annotate records on the request's root span what the chain learnt: who
+// called, the run it made and, for a run that ended with the request, its
+// usage and finish reason (GenAI semantic conventions); and a failure's
+// error code, as an Error status.
+func annotate(ctx context.Context, x *filters.Exchange, err error) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 12)
+	if x.Identity.TenantID != "" {
+		attrs = append(attrs, attribute.String("service.tenant_id", x.Identity.TenantID))
+	}
+	if x.Identity.Actor.ID != "" {
+		attrs = append(attrs, attribute.String("service.actor_id", x.Identity.Actor.ID))
+	}
+	if op := operationOf(x.Endpoint); op != "" {
+		attrs = append(attrs, attribute.String("gen_ai.operation.name", op))
+	}
+	if m := gjson.GetBytes(x.Body, "model"); m.Type == gjson.String {
+		attrs = append(attrs, attribute.String("gen_ai.request.model", m.Str))
+	}
+	if h := x.Run; h != nil {
+		r := h.Run()
+		attrs = append(attrs,
+			attribute.String("service.run_id", r.ID),
+			attribute.String("service.session_id", r.SessionID),
+			attribute.String("service.thread_id", r.ThreadID),
+			attribute.String("gen_ai.response.model", r.Model),
+		)
+		if !x.Detached {
+			// The run ended with the request: the agent has returned.
+			res, _ := h.Wait()
+			attrs = append(attrs,
+				attribute.Int("gen_ai.usage.input_tokens", res.Usage.InputTokens),
+				attribute.Int("gen_ai.usage.output_tokens", res.Usage.OutputTokens))
+			if res.FinishReason != "" {
+				attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", []string{res.FinishReason}))
+			}
+		}
+	}
+	span.SetAttributes(attrs...)
+	if err != nil {
+		failed(span, err)
+	}
+}
+
+// failed marks span as failed with the error's OpenAI error code (the one
+// the client sees) as its description and error.type.
+func failed(span trace.Span, err error) {
+	e := apierr.From(err)
+	code := e.Code
+	if code == "" {
+		code = e.Type
+	}
+	span.SetAttributes(attribute.String("error.type", code))
+	span.SetStatus(codes.Error, code)
+}
+
+// operationOf is the GenAI operation of an endpoint: both generation
+// endpoints are chat (the conventions name no separate operation for the
+// Responses API).
+func operationOf(ep filters.Endpoint) string {
+	switch ep {
+	case filters.ChatCompletions, filters.Responses:
+		return "chat"
+	}
+	return ""
+}

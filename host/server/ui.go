@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/server/internal/ui"
+	"github.com/runedge/runedge/runner"
+)
+
+// uiBackend is what the operator page (internal/ui) reads: runs with admin
+// scope, plugins and their swap history, and the configured admin tokens
+// of the current generation (a reload that removes a token ends the
+// sessions opened with it).
+type uiBackend struct{ s *Server }
+
+var _ ui.Backend = uiBackend{}
+
+var adminScope = runner.Scope{Admin: true}
+
+func (b uiBackend) ListRuns(ctx context.Context, q runner.ListQuery) (runner.Page, error) {
+	return b.s.runs.List(ctx, adminScope, q)
+}
+
+func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
+	r, err := b.s.runs.Get(ctx, adminScope, id)
+	if err != nil {
+		return nil, err
+	}
+	return runView(r), nil
+}
+
+func (b uiBackend) RunEvents(ctx context.Context, id string) ([]runner.StoredEvent, error) {
+	h := b.s.runs.History()
+	if h == nil {
+		return nil, nil
+	}
+	return h.Events(ctx, id, -1)
+}
+
+func (b uiBackend) Plugins() any { return b.s.Plugins() }
+func (b uiBackend) Swaps() any   { return b.s.SwapHistory() }
+
+// AdminToken compares secret's hash with every admin token's, in constant
+// time, as the auth stage does.
+func (b uiBackend) AdminToken(secret string) (string, bool) {
+	if secret == "" {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(secret))
+	g := b.s.acquire()
+	defer b.s.release(g)
+	name, found := "", false
+	for _, t := range g.cfg.Tokens {
+		h, err := auth.ParseHash(t.Hash)
+		if err != nil || !t.Admin {
+			continue
+		}
+		if subtle.ConstantTimeCompare(sum[:], h[:]) == 1 {
+			name, found = t.Name, true
+		}
+	}
+	return name, found
+}
+
+func (b uiBackend) AdminTokenNamed(name string) bool {
+	g := b.s.acquire()
+	defer b.s.release(g)
+	for _, t := range g.cfg.Tokens {
+		if t.Name == name && t.Admin {
+			return true
+		}
+	}
+	return false
+}
+
+// observers tells several runner.Observers about each run, in order.
+type observers []runner.Observer
+
+func (o observers) RunStarted(r *runner.Run) {
+	for _, x := range o {
+		x.RunStarted(r)
+	}
+}
+
+func (o observers) RunFinished(r *runner.Run) {
+	for _, x := range o {
+		x.RunFinished(r)
+	}
+}
