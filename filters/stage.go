@@ -24,8 +24,8 @@ func (f HandlerFunc) Handle(ctx context.Context, x *Exchange) error { return f(c
 
 // Stage is one step of a chain.
 type Stage interface {
-	// Name is the stage's configuration name, e.g. "auth"; errors from a
-	// stage are prefixed with it.
+	// Name is the stage's name, e.g. "auth": the name of its span when
+	// tracing is on (Traced) and of its runedge.stage attribute.
 	Name() string
 	Handle(ctx context.Context, x *Exchange, next Handler) error
 }

@@ -235,7 +235,7 @@ func TestMarkInterruptedOnReopen(t *testing.T) {
 	e := newEnv(t)
 	started := int64(1_700_000_000)
 	crashed := &runner.Run{ID: runner.NewID("run_"), Status: runner.StatusRunning, TenantID: "acme", CreatedAt: started, StartedAt: &started}
-	if err := e.store.CreateRun(t.Context(), crashed); err != nil {
+	if err := e.store.StartRun(t.Context(), crashed, false, false); err != nil {
 		t.Fatal(err)
 	}
 	e.store.Close()

@@ -33,29 +33,9 @@ func (c *callLog) take() []string {
 	return out
 }
 
-func (c *callLog) CreateSession(ctx context.Context, id, tenantID string, at int64) error {
-	c.add("CreateSession")
-	return c.Store.CreateSession(ctx, id, tenantID, at)
-}
-
-func (c *callLog) SessionExists(ctx context.Context, tenantID, id string) (bool, error) {
-	c.add("SessionExists")
-	return c.Store.SessionExists(ctx, tenantID, id)
-}
-
-func (c *callLog) CreateThread(ctx context.Context, id, sessionID, tenantID string, at int64) error {
-	c.add("CreateThread")
-	return c.Store.CreateThread(ctx, id, sessionID, tenantID, at)
-}
-
 func (c *callLog) ThreadSession(ctx context.Context, tenantID, id string) (string, error) {
 	c.add("ThreadSession")
 	return c.Store.ThreadSession(ctx, tenantID, id)
-}
-
-func (c *callLog) CreateRun(ctx context.Context, r *runner.Run) error {
-	c.add("CreateRun")
-	return c.Store.CreateRun(ctx, r)
 }
 
 func (c *callLog) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {

@@ -11,27 +11,21 @@ import "context"
 // concurrent use. Lookups scoped by tenant return ErrNotFound for ids
 // of another tenant exactly as for unknown ids.
 type Store interface {
-	// CreateSession records a new session for tenant.
-	CreateSession(ctx context.Context, id, tenantID string, createdAt int64) error
-	// SessionExists reports whether session id exists for tenant.
-	SessionExists(ctx context.Context, tenantID, id string) (bool, error)
-	// CreateThread records a new thread in a session.
-	CreateThread(ctx context.Context, id, sessionID, tenantID string, createdAt int64) error
 	// ThreadSession returns the session of thread id for tenant, or
 	// ErrNotFound.
 	ThreadSession(ctx context.Context, tenantID, id string) (string, error)
 
-	// CreateRun inserts a run (status queued or running).
-	CreateRun(ctx context.Context, r *Run) error
 	// StartRun records a new run together with the place it opens,
 	// atomically: when newSession, session r.SessionID is created for
-	// r.TenantID; when newThread, thread r.ThreadID is created in session
-	// r.SessionID, which must be r.TenantID's (ErrNotFound otherwise, as for
-	// CreateThread); then the run is inserted as by CreateRun. Either all
-	// of it is recorded or none: a refused start leaves no empty session or
-	// thread. It is the service's one write before the agent starts, so a
-	// store should make it a single transaction (one commit per request)
-	// rather than a sequence of the methods above.
+	// r.TenantID (an id already taken fails); when newThread, thread
+	// r.ThreadID is created in session r.SessionID, which must be
+	// r.TenantID's (ErrNotFound otherwise); then the run is inserted, in
+	// status queued or running only (a run reaches every other state
+	// through Transition). Either all of it is recorded or none: a refused
+	// start leaves no empty session or thread. It is the service's one
+	// write before the agent starts, so a store should make it a single
+	// transaction (one commit per request). It is the only way sessions,
+	// threads and runs are created.
 	StartRun(ctx context.Context, r *Run, newSession, newThread bool) error
 	// Transition moves run id to a new state and records what goes with it.
 	// It refuses (returns ErrNotFound) when the run is already terminal,

@@ -77,12 +77,11 @@ func TestRunsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
-	st.CreateSession(ctx, "sess_1", "acme", now)
-	st.CreateThread(ctx, "thread_1", "sess_1", "acme", now)
-	for _, id := range []string{"run_old", "run_new"} {
-		if err := st.CreateRun(ctx, &runner.Run{ID: id, Object: "run", Status: runner.StatusRunning, SessionID: "sess_1",
+	for i, id := range []string{"run_old", "run_new"} {
+		// The first run opens the session and thread, the second continues them.
+		if err := st.StartRun(ctx, &runner.Run{ID: id, Object: "run", Status: runner.StatusRunning, SessionID: "sess_1",
 			ThreadID: "thread_1", TenantID: "acme", Actor: runner.Actor{ID: "u-7", Type: "user"},
-			Endpoint: "responses", Model: "service", CreatedAt: now, StartedAt: &now}); err != nil {
+			Endpoint: "responses", Model: "service", CreatedAt: now, StartedAt: &now}, i == 0, i == 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,8 +141,8 @@ func TestRunsRecoverHost(t *testing.T) {
 	}
 	now := time.Now().Unix()
 	for id, host := range map[string]string{"run_a": "host-a", "run_b": "host-b"} {
-		if err := st.CreateRun(ctx, &runner.Run{ID: id, Status: runner.StatusRunning, TenantID: "acme",
-			HostID: host, CreatedAt: now, StartedAt: &now}); err != nil {
+		if err := st.StartRun(ctx, &runner.Run{ID: id, Status: runner.StatusRunning, TenantID: "acme",
+			HostID: host, CreatedAt: now, StartedAt: &now}, false, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -160,15 +160,9 @@ func TestStartupMarksInterruptedRuns(t *testing.T) {
 	}
 	ctx := context.Background()
 	now := time.Now().Unix()
-	if err := st.CreateSession(ctx, "sess_crash", "default", now); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateThread(ctx, "thread_crash", "sess_crash", "default", now); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateRun(ctx, &runner.Run{ID: "run_crash", Object: "run", Status: runner.StatusRunning,
+	if err := st.StartRun(ctx, &runner.Run{ID: "run_crash", Object: "run", Status: runner.StatusRunning,
 		SessionID: "sess_crash", ThreadID: "thread_crash", TenantID: "default", Endpoint: "responses",
-		Model: "service", CreatedAt: now, StartedAt: &now}); err != nil {
+		Model: "service", CreatedAt: now, StartedAt: &now}, true, true); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -65,7 +65,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	}
 	defer s.Close()
 	r := &runner.Run{ID: runner.NewID("run_"), Status: runner.StatusRunning, TenantID: "acme", CreatedAt: 1, HostID: "h"}
-	if err := s.CreateRun(t.Context(), r); err != nil {
+	if err := s.StartRun(t.Context(), r, false, false); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -30,22 +30,6 @@ const (
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = $2`
 )
 
-// CreateRun inserts a run (queued or running only).
-func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
-	args, err := runArgs(r)
-	if err != nil {
-		return err
-	}
-	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		p.exec(insertRunSQL, args...)
-		return nil
-	})
-	if err != nil {
-		return wrap("create run "+r.ID, err)
-	}
-	return nil
-}
-
 // StartRun records a run with the session and thread it opens, as one
 // write of the group-commit writer (all or nothing: a thread insert that
 // finds no session of the tenant aborts the batch, which is then retried

@@ -8,47 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// CreateSession records a new session for tenant.
-func (s *Store) CreateSession(ctx context.Context, id, tenantID string, createdAt int64) error {
-	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		p.exec(insertSessionSQL, id, tenantID, createdAt)
-		return nil
-	})
-	if err != nil {
-		return wrap("create session", err)
-	}
-	return nil
-}
-
-// SessionExists reports whether session id exists for tenant.
-func (s *Store) SessionExists(ctx context.Context, tenantID, id string) (bool, error) {
-	var one int
-	err := s.pool.QueryRow(ctx, `SELECT 1 FROM sessions WHERE id = $1 AND tenant_id = $2`, id, tenantID).Scan(&one)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, wrap("session", err)
-	}
-	return true, nil
-}
-
-// CreateThread records a new thread in a session of tenant (ErrNotFound
-// otherwise).
-func (s *Store) CreateThread(ctx context.Context, id, sessionID, tenantID string, createdAt int64) error {
-	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		insertThread(p, id, sessionID, tenantID, createdAt)
-		return nil
-	})
-	if noSession(err) {
-		return notFound("session", sessionID)
-	}
-	if err != nil {
-		return wrap("create thread", err)
-	}
-	return nil
-}
-
 // noSession reports the refusal of insertThreadSQL: the thread's session is
 // unknown or another tenant's (a NULL session_id, SQLSTATE 23502).
 func noSession(err error) bool {

@@ -26,7 +26,7 @@ func BenchmarkCreateAndFinishRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := benchRun("sess_b", "thread_b")
-		if err := s.CreateRun(ctx, r); err != nil {
+		if err := s.StartRun(ctx, r, false, false); err != nil {
 			b.Fatal(err)
 		}
 		ended := r.CreatedAt + 1
@@ -40,9 +40,9 @@ func BenchmarkCreateAndFinishRun(b *testing.B) {
 }
 
 // BenchmarkStartRun measures the store calls runner.Service.Start makes
-// before the agent starts, per kind of request. new-session/separate-writes
-// is the path Start took before StartRun (three commits instead of one),
-// kept to show what the single transaction saves on the same statements.
+// before the agent starts, per kind of request. (The path Start took before
+// StartRun, three commits instead of one, went with the methods it used:
+// CreateSession, CreateThread, CreateRun had no other caller.)
 func BenchmarkStartRun(b *testing.B) {
 	b.Run("new-session", func(b *testing.B) {
 		s := openTemp(b)
@@ -50,23 +50,6 @@ func BenchmarkStartRun(b *testing.B) {
 		for b.Loop() {
 			r := benchRun(runner.NewID("sess_"), runner.NewID("thread_"))
 			if err := s.StartRun(b.Context(), r, true, true); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("new-session/separate-writes", func(b *testing.B) {
-		s := openTemp(b)
-		ctx := b.Context()
-		b.ReportAllocs()
-		for b.Loop() {
-			r := benchRun(runner.NewID("sess_"), runner.NewID("thread_"))
-			if err := s.CreateSession(ctx, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-				b.Fatal(err)
-			}
-			if err := s.CreateThread(ctx, r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-				b.Fatal(err)
-			}
-			if err := s.CreateRun(ctx, r); err != nil {
 				b.Fatal(err)
 			}
 		}

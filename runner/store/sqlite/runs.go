@@ -9,24 +9,6 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// CreateRun inserts a run. Only queued and running runs are created: a run
-// reaches every other state through Transition, which enforces the
-// lifecycle.
-func (s *Store) CreateRun(ctx context.Context, r *runner.Run) error {
-	args, err := runArgs(r)
-	if err != nil {
-		return err
-	}
-	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: create run %s: %w", r.ID, err)
-	}
-	return nil
-}
-
 // StartRun records a run together with the session and thread it opens,
 // as one write of the group-commit writer: it shares its transaction (one
 // WAL append, one round of file locks) with the writes of concurrent runs,

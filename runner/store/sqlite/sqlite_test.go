@@ -39,9 +39,7 @@ func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(t.Context(), "sess_1", "acme", 1); err != nil {
-		t.Fatal(err)
-	}
+	startSession1(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,17 +67,18 @@ func TestReopenKeepsDataAndVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(t.Context(), "sess_1", "acme", 1); err != nil {
-		t.Fatal(err)
-	}
+	startSession1(t, s)
 	s.Close()
 	s, err = sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s.Close()
-	if ok, err := s.SessionExists(t.Context(), "acme", "sess_1"); err != nil || !ok {
-		t.Fatalf("session lost on reopen: %v, %v", ok, err)
+	if got, err := s.ThreadSession(t.Context(), "acme", "thread_1"); err != nil || got != "sess_1" {
+		t.Fatalf("thread lost on reopen: %q, %v", got, err)
+	}
+	if _, err := s.GetRun(t.Context(), "acme", "run_1"); err != nil {
+		t.Fatalf("run lost on reopen: %v", err)
 	}
 }
 
@@ -119,7 +118,8 @@ func TestReadersDoNotWrite(t *testing.T) {
 	s := openTemp(t)
 	// A refused thread insert must not be mistaken for success even though
 	// reads and writes use different connections.
-	if err := s.CreateThread(t.Context(), "thread_1", "sess_missing", "acme", 1); err == nil {
+	r := &runner.Run{ID: "run_1", Status: runner.StatusRunning, SessionID: "sess_missing", ThreadID: "thread_1", TenantID: "acme", CreatedAt: 1}
+	if err := s.StartRun(t.Context(), r, false, true); err == nil {
 		t.Fatal("thread created in a missing session")
 	}
 }
@@ -133,9 +133,7 @@ func TestFileIsPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(t.Context(), "sess_1", "acme", 1); err != nil {
-		t.Fatal(err)
-	}
+	startSession1(t, s)
 	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600, path + "-wal": 0o600} {
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -189,5 +187,15 @@ func TestGroupCommitBatches(t *testing.T) {
 	t.Logf("%d writes in %d commits", writes, batches)
 	if writes < 1280 || batches*4 > writes {
 		t.Fatalf("%d writes in %d commits: want at least 4 writes per commit on average", writes, batches)
+	}
+}
+
+// startSession1 records run_1 in a new session sess_1 and thread thread_1
+// of tenant acme: a write that goes through every table of a start.
+func startSession1(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	r := &runner.Run{ID: "run_1", Status: runner.StatusRunning, SessionID: "sess_1", ThreadID: "thread_1", TenantID: "acme", CreatedAt: 1}
+	if err := s.StartRun(t.Context(), r, true, true); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -37,7 +37,6 @@ const (
 
 	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = ?`
-	sessionExistsSQL  = `SELECT 1 FROM sessions WHERE id = ? AND tenant_id = ?`
 	threadSessionSQL  = `SELECT session_id FROM threads WHERE id = ? AND tenant_id = ?`
 )
 
@@ -73,7 +72,7 @@ type stmts struct {
 	transition map[runner.Status]transitionStmt
 
 	// On the readers.
-	getRun, getRunOfTenant, sessionExists, threadSession *sql.Stmt
+	getRun, getRunOfTenant, threadSession *sql.Stmt
 
 	all []*sql.Stmt // everything above, for close
 }
@@ -111,7 +110,6 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 	}
 	st.getRun = prep(r, getRunSQL)
 	st.getRunOfTenant = prep(r, getRunOfTenantSQL)
-	st.sessionExists = prep(r, sessionExistsSQL)
 	st.threadSession = prep(r, threadSessionSQL)
 	return st, err
 }

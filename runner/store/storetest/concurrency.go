@@ -11,8 +11,9 @@ import (
 
 // testConcurrentWriters hammers the store from many goroutines the way a
 // busy host does (start, finish, read, list at once); run it under -race.
-// Half the runs open a session and thread with StartRun, whose transaction
-// must not starve or deadlock the single-statement writes beside it.
+// Half the runs open a session and thread with StartRun (three inserts in
+// one transaction), the other half insert only the run: neither may starve
+// or deadlock the other, nor the transitions beside them.
 func testConcurrentWriters(t *testing.T, s runner.Store) {
 	const workers, each = 8, 15
 	var wg sync.WaitGroup
@@ -24,7 +25,7 @@ func testConcurrentWriters(t *testing.T, s runner.Store) {
 				r := newRun(tenant, runner.StatusRunning)
 				var err error
 				if i%2 == 0 {
-					err = s.CreateRun(ctx(t), r)
+					err = s.StartRun(ctx(t), r, false, false)
 				} else {
 					r.SessionID, r.ThreadID = runner.NewID("sess_"), runner.NewID("thread_")
 					err = s.StartRun(ctx(t), r, true, true)

@@ -10,7 +10,7 @@ import (
 
 func testCreateAndGet(t *testing.T, s runner.Store) {
 	want := newRun("acme", runner.StatusRunning)
-	if err := s.CreateRun(ctx(t), want); err != nil {
+	if err := s.StartRun(ctx(t), want, false, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, tenant := range []string{"acme", ""} {
@@ -25,7 +25,7 @@ func testCreateAndGet(t *testing.T, s runner.Store) {
 	// A queued run without start time or request reads back with nils.
 	q := newRun("acme", runner.StatusQueued)
 	q.StartedAt, q.Request, q.Object = nil, nil, ""
-	if err := s.CreateRun(ctx(t), q); err != nil {
+	if err := s.StartRun(ctx(t), q, false, false); err != nil {
 		t.Fatal(err)
 	}
 	got := mustGet(t, s, q.ID)
@@ -40,8 +40,8 @@ func testCreateAndGet(t *testing.T, s runner.Store) {
 func testCreateRefusesTerminalStatus(t *testing.T, s runner.Store) {
 	for _, st := range []runner.Status{runner.StatusCompleted, runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting, "bogus"} {
 		r := newRun("acme", st)
-		if err := s.CreateRun(ctx(t), r); err == nil {
-			t.Errorf("CreateRun with status %q succeeded; runs are created queued or running", st)
+		if err := s.StartRun(ctx(t), r, false, false); err == nil {
+			t.Errorf("StartRun with status %q succeeded; runs are created queued or running", st)
 		}
 		if _, err := s.GetRun(ctx(t), "", r.ID); !errors.Is(err, runner.ErrNotFound) {
 			t.Errorf("refused run %q was stored (GetRun err %v)", st, err)
@@ -51,13 +51,13 @@ func testCreateRefusesTerminalStatus(t *testing.T, s runner.Store) {
 
 func testDuplicateRunID(t *testing.T, s runner.Store) {
 	r := newRun("acme", runner.StatusRunning)
-	if err := s.CreateRun(ctx(t), r); err != nil {
+	if err := s.StartRun(ctx(t), r, false, false); err != nil {
 		t.Fatal(err)
 	}
 	dup := newRun("other", runner.StatusQueued)
 	dup.ID = r.ID
-	if err := s.CreateRun(ctx(t), dup); err == nil {
-		t.Fatal("second CreateRun with the same id succeeded")
+	if err := s.StartRun(ctx(t), dup, false, false); err == nil {
+		t.Fatal("second StartRun with the same id succeeded")
 	}
 	if got := mustGet(t, s, r.ID); got.TenantID != "acme" {
 		t.Fatalf("duplicate insert changed the run: tenant %q", got.TenantID)
@@ -65,17 +65,7 @@ func testDuplicateRunID(t *testing.T, s runner.Store) {
 }
 
 func testSessionsAndThreads(t *testing.T, s runner.Store) {
-	if err := s.CreateSession(ctx(t), "sess_1", "acme", 100); err != nil {
-		t.Fatal(err)
-	}
-	ok, err := s.SessionExists(ctx(t), "acme", "sess_1")
-	if err != nil || !ok {
-		t.Fatalf("SessionExists(acme, sess_1) = %v, %v; want true", ok, err)
-	}
-	if ok, err := s.SessionExists(ctx(t), "acme", "sess_unknown"); err != nil || ok {
-		t.Fatalf("SessionExists(unknown) = %v, %v; want false, nil", ok, err)
-	}
-	if err := s.CreateThread(ctx(t), "thread_1", "sess_1", "acme", 101); err != nil {
+	if err := s.StartRun(ctx(t), startRun("acme", "sess_1", "thread_1"), true, true); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.ThreadSession(ctx(t), "acme", "thread_1")
@@ -85,17 +75,24 @@ func testSessionsAndThreads(t *testing.T, s runner.Store) {
 	if _, err := s.ThreadSession(ctx(t), "acme", "thread_unknown"); !errors.Is(err, runner.ErrNotFound) {
 		t.Fatalf("ThreadSession(unknown) err = %v, want ErrNotFound", err)
 	}
-	if err := s.CreateThread(ctx(t), "thread_2", "sess_unknown", "acme", 101); !errors.Is(err, runner.ErrNotFound) {
-		t.Fatalf("CreateThread in an unknown session: err = %v, want ErrNotFound", err)
+	// The session exists: a second thread opens in it.
+	if err := s.StartRun(ctx(t), startRun("acme", "sess_1", "thread_2"), false, true); err != nil {
+		t.Fatalf("a new thread in an existing session: %v", err)
 	}
-	if err := s.CreateSession(ctx(t), "sess_1", "acme", 100); err == nil {
-		t.Fatal("CreateSession with an existing id succeeded")
+	if got, err := s.ThreadSession(ctx(t), "acme", "thread_2"); err != nil || got != "sess_1" {
+		t.Fatalf("ThreadSession(thread_2) = %q, %v; want sess_1", got, err)
+	}
+	if sessionExists(t, s, "acme", "sess_unknown") {
+		t.Fatal("a thread opened in an unknown session")
+	}
+	if err := s.StartRun(ctx(t), startRun("acme", "sess_1", "thread_3"), true, true); err == nil {
+		t.Fatal("a new session with an existing id succeeded")
 	}
 }
 
 func testTenantIsolation(t *testing.T, s runner.Store) {
 	r := newRun("acme", runner.StatusRunning)
-	if err := s.CreateRun(ctx(t), r); err != nil {
+	if err := s.StartRun(ctx(t), r, false, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetRun(ctx(t), "globex", r.ID); !errors.Is(err, runner.ErrNotFound) {
@@ -104,20 +101,14 @@ func testTenantIsolation(t *testing.T, s runner.Store) {
 	if _, err := s.GetRun(ctx(t), "acme", "run_unknown"); !errors.Is(err, runner.ErrNotFound) {
 		t.Fatalf("GetRun(unknown) err = %v, want ErrNotFound", err)
 	}
-	if err := s.CreateSession(ctx(t), "sess_a", "acme", 1); err != nil {
+	if err := s.StartRun(ctx(t), startRun("acme", "sess_a", "thread_a"), true, true); err != nil {
 		t.Fatal(err)
-	}
-	if err := s.CreateThread(ctx(t), "thread_a", "sess_a", "acme", 1); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := s.SessionExists(ctx(t), "globex", "sess_a"); err != nil || ok {
-		t.Fatalf("SessionExists from another tenant = %v, %v; want false", ok, err)
 	}
 	if _, err := s.ThreadSession(ctx(t), "globex", "thread_a"); !errors.Is(err, runner.ErrNotFound) {
 		t.Fatalf("ThreadSession from another tenant: err = %v, want ErrNotFound", err)
 	}
-	if err := s.CreateThread(ctx(t), "thread_g", "sess_a", "globex", 1); !errors.Is(err, runner.ErrNotFound) {
-		t.Fatalf("CreateThread into another tenant's session: err = %v, want ErrNotFound", err)
+	if sessionExists(t, s, "globex", "sess_a") {
+		t.Fatal("globex opened a thread in acme's session")
 	}
 	runs, _, err := s.ListRuns(ctx(t), runner.ListQuery{TenantID: "globex"})
 	if err != nil || len(runs) != 0 {

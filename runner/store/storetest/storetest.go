@@ -92,8 +92,8 @@ func mustCreate(t *testing.T, s runner.Store, tenant string, status runner.Statu
 		if edit != nil {
 			edit(r)
 		}
-		if err := s.CreateRun(t.Context(), r); err != nil {
-			t.Fatalf("CreateRun: %v", err)
+		if err := s.StartRun(t.Context(), r, false, false); err != nil {
+			t.Fatalf("StartRun: %v", err)
 		}
 		ids[i] = r.ID
 	}
