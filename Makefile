@@ -79,8 +79,9 @@ example: build bin/appserver
 bin/appserver: FORCE
 	$(GO) build -o $@ ./examples/appserver
 
-# The app server example in headless Chromium (playwright-core); installs
-# Debian's chromium and the npm packages when missing.
+# The app server example and runedge's operator page (/ui/ on the admin
+# listener) in headless Chromium (playwright-core); installs Debian's
+# chromium and the npm packages when missing. Screenshots in artifacts/.
 test-browser: build bin/appserver
 	bash examples/appserver/e2e/run.sh
 

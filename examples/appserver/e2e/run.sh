@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The browser test of the app server example (`make test-browser`). It
+# The browser tests (`make test-browser`): the app server example
+# (chat.test.mjs) and runedge's operator page (operator.test.mjs). It
 # installs what it needs on a fresh machine: Debian's chromium when
 # /usr/bin/chromium is missing (playwright cannot download a browser here),
 # and playwright-core from the lockfile. bin/runedge, bin/appserver and the

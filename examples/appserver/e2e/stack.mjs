@@ -76,7 +76,7 @@ export async function startStack() {
 
 // launch starts a binary with its output in artifacts/, so a failed CI run
 // can be read afterwards.
-function launch(name, bin, args, env) {
+export function launch(name, bin, args, env) {
   const log = createWriteStream(join(artifacts, `e2e-${name}.log`));
   const child = spawn(bin, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log);
@@ -97,7 +97,7 @@ function launch(name, bin, args, env) {
   };
 }
 
-async function waitFor(url, headers, proc) {
+export async function waitFor(url, headers, proc) {
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (proc.exited) throw new Error(`${proc.name} exited at start; see artifacts/e2e-${proc.name}.log`);
@@ -112,7 +112,7 @@ async function waitFor(url, headers, proc) {
   }
 }
 
-function freePort() {
+export function freePort() {
   return new Promise((res, rej) => {
     const srv = createServer();
     srv.unref();

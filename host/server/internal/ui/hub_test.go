@@ -76,3 +76,28 @@ func TestStreamReloadHint(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 }
+
+// BenchmarkHubPublish is what the live stream costs each run start and
+// end: nobody watching (the common case), and one page watching (the
+// run is encoded once per event, whatever the number of pages).
+func BenchmarkHubPublish(b *testing.B) {
+	run := &runner.Run{ID: "run_abcdefghijklmnopqrstuvwxyz", Object: "run", Status: runner.StatusRunning,
+		SessionID: "sess_abcdefghijklmnopqrstuvwxyz", ThreadID: "thread_abcdefghijklmnopqrstuvwxyz",
+		Actor: runner.Actor{ID: "u-1", Type: "user", Name: "Ada"}, TenantID: "acme", Endpoint: "chat.completions", Model: "service"}
+	b.Run("no-subscriber", func(b *testing.B) {
+		h := NewHub()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.RunStarted(run)
+		}
+	})
+	b.Run("one-subscriber", func(b *testing.B) {
+		h := NewHub()
+		s := h.subscribe()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.RunStarted(run)
+			<-s.ch // the page's side, inline: the subscriber never falls behind
+		}
+	})
+}

@@ -195,7 +195,7 @@ async function showRun(id) {
 
 // ---- charts -----------------------------------------------------------------
 
-const W = 420, H = 160, PAD = { l: 40, r: 8, t: 8, b: 20 };
+const W = 420, H = 160, PAD = { l: 40, r: 8, t: 18, b: 20 };
 
 function axes(box, maxY, unit) {
   box.replaceChildren();
@@ -233,7 +233,7 @@ function histChart(box, h) {
     box.append(r);
     if (i % 3 === 0) { const t = svg('text', { x: PAD.l + i * bw, y: H - 6 }); t.textContent = c.le < 1 ? `${c.le * 1000}ms` : `${c.le}s`; box.append(t); }
   });
-  const t = svg('text', { x: W - 120, y: PAD.t + 8 }); t.textContent = `n=${h.count}, mean ${h.count ? ((h.sum / h.count) * 1000).toFixed(1) : 0} ms`; box.append(t);
+  const t = svg('text', { x: W - 130, y: 10 }); t.textContent = `n=${h.count}, mean ${h.count ? ((h.sum / h.count) * 1000).toFixed(1) : 0} ms`; box.append(t);
 }
 
 async function loadStats() {
