@@ -24,20 +24,20 @@ import (
 // A chain built without tracing has no wrapper at all: tracing off costs
 // nothing per stage.
 func Traced(tracer trace.Tracer, st Stage, enclosing bool) Stage {
-	return &traced{Stage: st, tracer: tracer, enclosing: enclosing,
-		attrs: []attribute.KeyValue{attribute.String("runedge.stage", st.Name())}}
+	return &traced{Stage: st, tracer: tracer, enclosing: enclosing}
 }
 
 type traced struct {
 	Stage
 	tracer    trace.Tracer
 	enclosing bool
-	attrs     []attribute.KeyValue
 }
 
 func (t *traced) Handle(ctx context.Context, x *Exchange, next Handler) error {
 	parent := trace.SpanFromContext(ctx)
-	sctx, span := t.tracer.Start(ctx, t.Name(), trace.WithAttributes(t.attrs...))
+	// No attributes: the span's name is the stage's, and every attribute
+	// is an allocation per request.
+	sctx, span := t.tracer.Start(ctx, t.Name())
 	h := &handoff{next: next, parent: parent, span: span, end: !t.enclosing}
 	err := t.Stage.Handle(sctx, x, h)
 	h.mu.Lock()

@@ -85,11 +85,11 @@ func runs(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tENDPOINT\tTENANT\tACTOR\tSESSION\tHOST\tCREATED\tDURATION\tTTFT\tTOKENS")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tREASON\tENDPOINT\tTENANT\tACTOR\tSESSION\tHOST\tCREATED\tDURATION\tTTFT\tTOKENS\tTRACE")
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, dash(r.StatusReason),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, dash(r.StatusReason),
 			r.Endpoint, r.TenantID, r.Actor.ID, r.SessionID, dash(r.HostID),
-			time.Unix(r.CreatedAt, 0).UTC().Format(time.DateTime), millis(r.DurationMs), millis(r.TimeToFirstTokenMs), tokens(r))
+			time.Unix(r.CreatedAt, 0).UTC().Format(time.DateTime), millis(r.DurationMs), millis(r.TimeToFirstTokenMs), tokens(r), dash(r.TraceID))
 	}
 	return tw.Flush()
 }

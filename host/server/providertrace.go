@@ -36,28 +36,30 @@ func traceProvider(p runner.Provider, tracer trace.Tracer, system, model string)
 
 func (t *tracedProvider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
 	ctx, span := t.tracer.Start(ctx, t.name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(t.system, t.model,
-			attribute.String("gen_ai.operation.name", "chat"),
+		trace.WithAttributes(t.system, t.model, chatOperation,
 			attribute.Bool("runedge.provider.stream", req.Stream),
-			attribute.Int("runedge.provider.attempt", req.Attempt)))
+			attribute.Int("runedge.provider.attempt", req.Attempt),
+			attribute.Int("gen_ai.request.max_tokens", req.MaxOutputTokens)))
 	defer span.End()
-	if req.MaxOutputTokens > 0 {
-		span.SetAttributes(attribute.Int("gen_ai.request.max_tokens", req.MaxOutputTokens))
-	}
 	res, err := t.Provider.Generate(ctx, req, emit)
-	span.SetAttributes(
-		attribute.Int("gen_ai.usage.input_tokens", res.Usage.InputTokens),
-		attribute.Int("gen_ai.usage.output_tokens", res.Usage.OutputTokens))
+	// One SetAttributes: each call may grow the span's attribute slice.
+	attrs := make([]attribute.KeyValue, 2, 4)
+	attrs[0] = attribute.Int("gen_ai.usage.input_tokens", res.Usage.InputTokens)
+	attrs[1] = attribute.Int("gen_ai.usage.output_tokens", res.Usage.OutputTokens)
 	if res.FinishReason != "" {
-		span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{res.FinishReason}))
+		attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", []string{res.FinishReason}))
 	}
 	if err != nil {
+		kind := errorType(err)
+		attrs = append(attrs, attribute.String("error.type", kind))
 		span.RecordError(err)
-		span.SetStatus(codes.Error, errorType(err))
-		span.SetAttributes(attribute.String("error.type", errorType(err)))
+		span.SetStatus(codes.Error, kind)
 	}
+	span.SetAttributes(attrs...)
 	return res, err
 }
+
+var chatOperation = attribute.String("gen_ai.operation.name", "chat")
 
 // errorType names a provider failure by its runner sentinel.
 func errorType(err error) string {

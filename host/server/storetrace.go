@@ -57,9 +57,10 @@ func traceStore(st runner.Store, h runner.HistoryStore, tracer trace.Tracer, dri
 }
 
 // storeSpan opens the span of one store write of run runID.
-func storeSpan(ctx context.Context, tracer trace.Tracer, db attribute.KeyValue, op, runID string) (context.Context, trace.Span) {
+func storeSpan(ctx context.Context, tracer trace.Tracer, db attribute.KeyValue, op, runID string, more ...attribute.KeyValue) (context.Context, trace.Span) {
 	return tracer.Start(ctx, "store."+op, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(db, attribute.String("db.operation.name", op), attribute.String("service.run_id", runID)))
+		trace.WithAttributes(db, attribute.String("db.operation.name", op), attribute.String("service.run_id", runID)),
+		trace.WithAttributes(more...))
 }
 
 // endStore ends a store span, failed when the write failed.
@@ -72,16 +73,15 @@ func endStore(span trace.Span, err error) {
 }
 
 func (t *tracedStore) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
-	ctx, span := storeSpan(ctx, t.tracer, t.db, "start_run", r.ID)
-	span.SetAttributes(attribute.Bool("runedge.store.new_session", newSession), attribute.Bool("runedge.store.new_thread", newThread))
+	ctx, span := storeSpan(ctx, t.tracer, t.db, "start_run", r.ID,
+		attribute.Bool("runedge.store.new_session", newSession), attribute.Bool("runedge.store.new_thread", newThread))
 	err := t.Store.StartRun(ctx, r, newSession, newThread)
 	endStore(span, err)
 	return err
 }
 
 func (t *tracedStore) Transition(ctx context.Context, id string, tr runner.Transition) error {
-	ctx, span := storeSpan(ctx, t.tracer, t.db, "transition", id)
-	span.SetAttributes(attribute.String("runedge.run.status", string(tr.Status)))
+	ctx, span := storeSpan(ctx, t.tracer, t.db, "transition", id, attribute.String("runedge.run.status", string(tr.Status)))
 	err := t.Store.Transition(ctx, id, tr)
 	endStore(span, err)
 	return err
@@ -102,8 +102,7 @@ func (t *tracedHistory) EndResponse(ctx context.Context, runID string, object []
 }
 
 func (t *tracedHistory) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
-	ctx, span := storeSpan(ctx, t.tracer, t.db, "append_events", runID)
-	span.SetAttributes(attribute.Int("runedge.store.events", len(batch)))
+	ctx, span := storeSpan(ctx, t.tracer, t.db, "append_events", runID, attribute.Int("runedge.store.events", len(batch)))
 	err := t.HistoryStore.AppendEvents(ctx, runID, batch)
 	endStore(span, err)
 	return err
