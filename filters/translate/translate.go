@@ -21,7 +21,6 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/plugins/abi"
-	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -128,13 +127,20 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 // abi.ResultCompleted, or abi.ResultInProgress (res nil) for the response
 // carried by response.created.
 func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) ([]byte, error) {
-	out, err := t.plugin.Call(ctx, runtime.MapResult, resultEnvelope(nil, x, ids, status, res))
+	return mapResultWith(ctx, t.plugin, resultEnvelope(nil, x, ids, status, res))
+}
+
+// mapResultWith calls p's map_result on the envelope in and normalises
+// what comes back; a fault or an output the codec refuses is 500
+// plugin_error naming p.
+func mapResultWith(ctx context.Context, p *runtime.Plugin, in []byte) ([]byte, error) {
+	out, err := p.Call(ctx, runtime.MapResult, in)
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}
 	body, err := abi.NormalizeResult(out)
 	if err != nil {
-		return nil, filters.PluginOutputError(t.plugin.Name(), runtime.MapResult, err)
+		return nil, filters.PluginOutputError(p.Name(), runtime.MapResult, err)
 	}
 	return body, nil
 }
@@ -172,10 +178,14 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 }
 
 // ResponseObject builds the Response object of a stored response that has
-// no final object (yet): still running, or ended without one. It is mapped
-// natively, like the in-progress object of response.created; res carries
-// the output of a completed run, nil otherwise.
-func ResponseObject(r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
+// no final object (yet): still running, or ended without one. p is the
+// Responses chain's result mapping plugin (its map_result), so the object
+// has the shape of the one in response.created and response.completed,
+// whichever plugin is configured; the host never maps natively. res
+// carries the output of a completed run, nil otherwise; status is the
+// Response status ("queued", "in_progress", "completed", "cancelled",
+// "failed").
+func ResponseObject(ctx context.Context, p *runtime.Plugin, r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
 	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
-	return compat.MapResult(resultEnvelope(nil, x, newReplyIDs(r), status, res))
+	return mapResultWith(ctx, p, resultEnvelope(nil, x, newReplyIDs(r), status, res))
 }

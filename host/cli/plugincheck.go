@@ -12,7 +12,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/plugins/abi"
-	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner/native"
 )
@@ -197,7 +196,7 @@ func (c *checker) noteMapped(r *endpointReport, label string, h runtime.Hook, wh
 // requests to another plugin or its map_request failed.
 func (c *checker) request(ctx context.Context, r *endpointReport, endpoint string, s checkSample) string {
 	in := c.requestInput(endpoint, []byte(s.body))
-	def, err := compat.MapRequest(in)
+	def, err := defaultRequest(in)
 	echo := gjson.GetBytes(def, "echo").Raw
 	if err != nil || echo == "" {
 		def, echo = nil, "{}"
@@ -259,7 +258,7 @@ func (c *checker) result(ctx context.Context, r *endpointReport, endpoint string
 	if !ok {
 		return ""
 	}
-	def, _ := compat.MapResult(in)
+	def, _ := defaultResult(in)
 	text := gjson.GetBytes(out, textPath)
 	what := object + " " + clip(text.Str)
 	if !text.Exists() {

@@ -99,9 +99,15 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
 		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
 	g.native[runEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
-	g.native[getResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.getResponse))
+	// A stored response without its final object is rebuilt by this
+	// generation's Responses result mapping plugin.
+	rp := g.stages[config.ChainResponses+"/"+StageTranslate].p
+	withPlugin := func(op func(context.Context, *filters.Exchange, *runtime.Plugin) error) filters.Handler {
+		return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error { return op(ctx, x, rp) })
+	}
+	g.native[getResponse] = builtin.Authenticated(a, withPlugin(s.getResponse))
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
-	g.native[cancelResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelResponse))
+	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
 	return g, nil
 }

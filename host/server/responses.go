@@ -14,6 +14,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -54,8 +55,9 @@ func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runne
 }
 
 // responseObject is the Response object of a stored response as it is now:
-// the final object once recorded, otherwise rebuilt from the run's state.
-func responseObject(rec runner.ResponseRecord, run runner.Run) ([]byte, error) {
+// the final object once recorded, otherwise rebuilt from the run's state by
+// p, the generation's Responses result mapping plugin.
+func responseObject(ctx context.Context, p *runtime.Plugin, rec runner.ResponseRecord, run runner.Run) ([]byte, error) {
 	if len(rec.Object) > 0 {
 		return rec.Object, nil
 	}
@@ -75,7 +77,7 @@ func responseObject(rec runner.ResponseRecord, run runner.Run) ([]byte, error) {
 	case runner.StatusFailed:
 		status = "failed"
 	}
-	obj, err := translate.ResponseObject(run, rec.Echo, status, res)
+	obj, err := translate.ResponseObject(ctx, p, run, rec.Echo, status, res)
 	if err != nil || run.Error == nil {
 		return obj, err
 	}
@@ -84,7 +86,7 @@ func responseObject(rec runner.ResponseRecord, run runner.Run) ([]byte, error) {
 
 // getResponse answers GET /v1/responses/{id}, and with ?stream=true the
 // stream resumption (replayStream).
-func (s *Server) getResponse(ctx context.Context, x *filters.Exchange) error {
+func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtime.Plugin) error {
 	rec, run, err := s.storedResponse(ctx, x)
 	if err != nil {
 		return err
@@ -106,7 +108,7 @@ func (s *Server) getResponse(ctx context.Context, x *filters.Exchange) error {
 	if stream {
 		return s.replayStream(ctx, x, run, q.Get("starting_after"))
 	}
-	obj, err := responseObject(rec, run)
+	obj, err := responseObject(ctx, p, rec, run)
 	if err != nil {
 		return err
 	}
@@ -174,7 +176,7 @@ func (s *Server) deleteResponse(ctx context.Context, x *filters.Exchange) error 
 // cancelResponse answers POST /v1/responses/{id}/cancel. As with OpenAI,
 // only a background response can be cancelled; cancelling one that was
 // already cancelled returns it again, one that ended otherwise is a 400.
-func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange) error {
+func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange, p *runtime.Plugin) error {
 	rec, run, err := s.storedResponse(ctx, x)
 	if err != nil {
 		return err
@@ -191,7 +193,7 @@ func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange) error 
 	if rec, err = s.runs.History().GetResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
 		return err
 	}
-	obj, err := responseObject(rec, run)
+	obj, err := responseObject(ctx, p, rec, run)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -405,4 +406,37 @@ func TestResponsesStateBadInput(t *testing.T) {
 	apiError(t, h.do("GET", "/v1/responses/"+r3.ID+"/input_items?order=up", "", "x-service-tenant-id", "t1"), 400, "invalid_body", "order")
 	apiError(t, h.do("GET", "/v1/responses/"+r3.ID+"/input_items?limit=0", "", "x-service-tenant-id", "t1"), 400, "invalid_body", "limit")
 	apiError(t, h.do("GET", "/v1/responses/"+r1.ID+"?stream=true", "", "x-service-tenant-id", "t1"), 400, "invalid_body", "stream")
+}
+
+// A stored response without its final object yet (in progress, cancelled)
+// is rebuilt by the configured Responses result mapping plugin, as its
+// response.created and response.completed are: never by a native copy of
+// the default mapping inside the host.
+func TestStoredResponseRebuiltByConfiguredPlugin(t *testing.T) {
+	faulty := plugintest.Build(t, "./testdata/faulty")
+	h := start(t, func(c *config.Config) {
+		c.Provider.Offline.TokenDelay = config.Dur(2 * time.Millisecond)
+		c.Chains[config.ChainResponses] = config.Chain{MapRequest: faulty, Translate: faulty}
+	})
+	long := strings.Repeat("word ", 2000)
+	res := h.do("POST", "/v1/responses", `{"model":"service","background":true,"user":"mark-mapped-by","input":"`+long+`"}`)
+	b := body(t, res)
+	id := gjson.GetBytes(b, "id").Str
+	if res.StatusCode != 200 || gjson.GetBytes(b, "x_mapped_by").Str != "faulty" {
+		t.Fatalf("background reply: %d %.300s", res.StatusCode, b)
+	}
+	h.waitRun(runner.RunIDOf(id), func(r runner.Run) bool { return r.Status == runner.StatusRunning })
+	for _, op := range []struct{ method, path, status string }{
+		{"GET", "", "in_progress"},
+		{"POST", "/cancel", "cancelled"},
+	} {
+		res := h.do(op.method, "/v1/responses/"+id+op.path, "")
+		b := body(t, res)
+		if res.StatusCode != 200 || gjson.GetBytes(b, "status").Str != op.status {
+			t.Fatalf("%s %s: %d %.300s", op.method, op.path, res.StatusCode, b)
+		}
+		if gjson.GetBytes(b, "x_mapped_by").Str != "faulty" {
+			t.Fatalf("%s %s: the object was not mapped by the configured plugin: %.300s", op.method, op.path, b)
+		}
+	}
 }

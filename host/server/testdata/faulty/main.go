@@ -1,6 +1,8 @@
 // Command faulty is a test plugin whose map_result misbehaves on demand:
 // the run's text (the offline provider echoes the user) names the fault.
-// map_request is the default mapping of either endpoint.
+// map_request is the default mapping of either endpoint. A Responses
+// request with "user":"mark-mapped-by" gets "x_mapped_by":"faulty" in every
+// object map_result returns for it.
 package main
 
 import (
@@ -57,7 +59,13 @@ func init() {
 				}
 				return b.Bytes(), nil
 			}
-			return compat.MapResult(in)
+			out, err := compat.MapResult(in)
+			if err == nil && gjson.GetBytes(in, "echo.user").Str == "mark-mapped-by" && bytes.HasPrefix(out, []byte("{")) {
+				// Marks what this plugin mapped, so a test can tell
+				// its objects from the default mapping's.
+				out = append([]byte(`{"x_mapped_by":"faulty",`), out[1:]...)
+			}
+			return out, err
 		},
 	})
 }
