@@ -133,6 +133,12 @@ func TestUILogin(t *testing.T) {
 		t.Fatalf("app.js: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 
+	for _, p := range []string{"/ui/static/", "/ui/static/index.html", "/ui/static/login.html"} {
+		if res, _ := h.uiGet(p, nil); res.StatusCode != 404 {
+			t.Fatalf("%s: %d, want only the assets public", p, res.StatusCode)
+		}
+	}
+
 	// Logout ends the session server-side and clears the cookie.
 	req, _ := http.NewRequest("POST", h.Admin+"/ui/logout", nil)
 	req.AddCookie(c)
