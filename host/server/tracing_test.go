@@ -1,17 +1,22 @@
 package server
 
 import (
+	"context"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/host/config"
@@ -279,4 +284,62 @@ func lastData(stream string) string {
 		}
 	}
 	return last
+}
+
+// grpcReceiver is an OTLP/gRPC TraceService on 127.0.0.1.
+type grpcReceiver struct {
+	coltracepb.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (g *grpcReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			g.spans = append(g.spans, ss.Spans...)
+		}
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// tracing.protocol grpc exports to a real OTLP/gRPC TraceService; what
+// Close flushes arrives too (a batch timeout longer than the test).
+func TestTracingOverGRPC(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &grpcReceiver{}
+	gs := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(gs, g)
+	go gs.Serve(ln)
+	defer gs.Stop()
+	h := start(t, func(c *config.Config) {
+		c.Tracing = config.Tracing{Endpoint: ln.Addr().String(), Protocol: config.TracingGRPC, Insecure: true,
+			BatchTimeout: config.Dur(time.Hour)}
+	})
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"hi"}`)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, body(t, res))
+	}
+	body(t, res)
+	traceID := res.Header.Get(HeaderTraceID)
+	if err := h.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	names := map[string]bool{}
+	for _, s := range g.spans {
+		if hex.EncodeToString(s.TraceId) == traceID {
+			names[s.Name] = true
+		}
+	}
+	for _, n := range append([]string{"POST /v1/responses", "chat offline", "store.start_run", "store.begin_response", "store.transition", "store.end_response"}, stageSpans...) {
+		if !names[n] {
+			t.Errorf("no span %q in trace %s over gRPC: %v", n, traceID, names)
+		}
+	}
 }

@@ -133,6 +133,12 @@ func TestUILogin(t *testing.T) {
 		t.Fatalf("app.js: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 
+	for _, p := range []string{"/ui/static/", "/ui/static/index.html", "/ui/static/login.html"} {
+		if res, _ := h.uiGet(p, nil); res.StatusCode != 404 {
+			t.Fatalf("%s: %d, want only the assets public", p, res.StatusCode)
+		}
+	}
+
 	// Logout ends the session server-side and clears the cookie.
 	req, _ := http.NewRequest("POST", h.Admin+"/ui/logout", nil)
 	req.AddCookie(c)
@@ -241,9 +247,16 @@ func TestUIRunDetailEscaped(t *testing.T) {
 	}
 }
 
-// TestUIStream sees a run start and end on the live stream.
+// TestUIStream sees a run start and end on the live stream, after the
+// admin listener's whole-request deadlines (read and write, here under a
+// second) have passed: the stream sets its own.
 func TestUIStream(t *testing.T) {
-	h := start(t, func(c *config.Config) { c.Provider.Offline.TokenDelay = config.Dur(50 * time.Millisecond) })
+	h := start(t, func(c *config.Config) {
+		c.Provider.Offline.TokenDelay = config.Dur(50 * time.Millisecond)
+		c.Limits.ReadHeaderTimeout = config.Dur(200 * time.Millisecond)
+		c.Limits.ReadBodyTimeout = config.Dur(200 * time.Millisecond)
+		c.Limits.WriteTimeout = config.Dur(200 * time.Millisecond)
+	})
 	c := h.uiSession()
 	req, _ := http.NewRequest("GET", h.Admin+"/ui/api/stream", nil)
 	req.AddCookie(c)
@@ -277,6 +290,7 @@ func TestUIStream(t *testing.T) {
 	}
 	for next() != ": ready" {
 	}
+	time.Sleep(1500 * time.Millisecond) // past the admin server's ReadTimeout and WriteTimeout
 	chat := h.do("POST", "/v1/chat/completions", chatBody)
 	body(t, chat)
 	id := chat.Header.Get("x-service-run-id")
@@ -344,5 +358,22 @@ func TestUISwapHistory(t *testing.T) {
 		ch[0].Get("stage").Str != "chat.completions/translate" || ch[0].Get("old.sha256").Str != oldSHA ||
 		ch[0].Get("new.version").Str != "v2" || ch[0].Get("new.sha256").Str == oldSHA {
 		t.Fatalf("swap record: %s", sw.Raw)
+	}
+}
+
+// A reload that removes the admin token ends the sessions opened with it.
+func TestUISessionEndsWithItsToken(t *testing.T) {
+	h := start(t, nil)
+	c := h.uiSession()
+	if res, b := h.uiGet("/ui/api/runs", c); res.StatusCode != 200 {
+		t.Fatalf("with a session: %d %s", res.StatusCode, b)
+	}
+	next := *h.cfg
+	next.Tokens = next.Tokens[:2] // drop "ops", the admin token
+	if err := h.srv.Reload(t.Context(), &next); err != nil {
+		t.Fatal(err)
+	}
+	if res, b := h.uiGet("/ui/api/runs", c); res.StatusCode != 401 {
+		t.Fatalf("after the token was removed: %d %s", res.StatusCode, b)
 	}
 }

@@ -125,9 +125,6 @@ func (u *UI) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
-	// Nor may the listener's ReadTimeout end it: the body was read long
-	// ago, and an expired read deadline would cancel the request.
-	rc.SetReadDeadline(time.Time{})
 	if !write([]byte("retry: 2000\n: ready\n\n")) {
 		return
 	}

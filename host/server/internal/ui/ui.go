@@ -13,7 +13,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"time"
@@ -81,9 +80,13 @@ func New(cfg Config, hub *Hub) *UI {
 
 // Register adds the page's routes to mux.
 func (u *UI) Register(mux *http.ServeMux) {
-	sub, _ := fs.Sub(static, "static") // cannot fail: the directory is embedded
-	files := http.FileServerFS(sub)
-	mux.Handle("GET /ui/static/", u.headers(http.StripPrefix("/ui/static/", files), false))
+	// Only the page's assets are public; the HTML is served by page and
+	// loginPage, and nothing is listed.
+	for _, name := range []string{"app.js", "app.css"} {
+		mux.Handle("GET /ui/static/"+name, u.headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.ServeFileFS(w, r, static, "static/"+name)
+		}), false))
+	}
 	mux.Handle("GET /ui/{$}", u.headers(http.HandlerFunc(u.page), true))
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	mux.Handle("GET /ui/login", u.headers(http.HandlerFunc(u.loginPage), true))
