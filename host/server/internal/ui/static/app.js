@@ -169,7 +169,8 @@ async function showRun(id) {
   dl($('#run-attribution'), [['status', run.status + (run.status_reason ? ` (${run.status_reason})` : '')],
     ['actor', `${run.actor.name || ''} (${run.actor.type}: ${run.actor.id})`], ['tenant', run.tenant_id],
     ['session', run.session_id], ['thread', run.thread_id], ['endpoint', run.endpoint], ['model', run.model],
-    ['host', run.host_id], ['request id', run.request_id], ['correlation id', run.correlation_id]]);
+    ['host', run.host_id], ['request id', run.request_id], ['correlation id', run.correlation_id],
+    ['trace id', run.trace_id]]);
   dl($('#run-timings'), [['created', fmtTime(run.created_at)], ['started', fmtTime(run.started_at)],
     ['ended', fmtTime(run.ended_at)], ['duration', fmtMs(run.duration_ms)],
     ['time to first token', fmtMs(run.time_to_first_token_ms)], ['provider attempts', run.attempts]]);
