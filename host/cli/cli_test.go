@@ -79,9 +79,10 @@ func TestRunsTable(t *testing.T) {
 	now := time.Now().Unix()
 	for i, id := range []string{"run_old", "run_new"} {
 		// The first run opens the session and thread, the second continues them.
+		trace := map[string]string{"run_new": "4bf92f3577b34da6a3ce929d0e0e4736"}[id] // run_old: traced by nobody
 		if err := st.StartRun(ctx, &runner.Run{ID: id, Object: "run", Status: runner.StatusRunning, SessionID: "sess_1",
 			ThreadID: "thread_1", TenantID: "acme", Actor: runner.Actor{ID: "u-7", Type: "user"},
-			Endpoint: "responses", Model: "service", CreatedAt: now, StartedAt: &now}, i == 0, i == 0); err != nil {
+			Endpoint: "responses", Model: "service", CreatedAt: now, StartedAt: &now, TraceID: trace}, i == 0, i == 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,7 +100,8 @@ func TestRunsTable(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "RUN") || !strings.Contains(lines[0], "DURATION  TTFT") ||
 		!strings.Contains(lines[1], "run_new") || !strings.Contains(lines[1], "completed") || !strings.Contains(lines[1], "7") ||
 		!strings.Contains(lines[1], " 1.53s ") || !strings.Contains(lines[1], " 42ms ") ||
-		!strings.Contains(lines[2], "run_old") || !strings.Contains(lines[2], "u-7") {
+		!strings.HasSuffix(lines[0], "TRACE") || !strings.HasSuffix(lines[1], " 4bf92f3577b34da6a3ce929d0e0e4736") ||
+		!strings.Contains(lines[2], "run_old") || !strings.Contains(lines[2], "u-7") || !strings.HasSuffix(lines[2], " -") {
 		t.Fatalf("table:\n%s", out)
 	}
 	if code, _, _ := run(t, "runs", "--db", path, "--status", "sleeping"); code != 1 {
