@@ -14,6 +14,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -62,20 +63,20 @@ func responseObject(ctx context.Context, p *runtime.Plugin, rec runner.ResponseR
 		return rec.Object, nil
 	}
 	var res *runner.Result
-	status := "in_progress"
+	status := abi.ResultInProgress
 	switch run.Status {
 	case runner.StatusQueued:
-		status = "queued"
+		status = abi.ResultQueued
 	case runner.StatusCompleted:
-		status = "completed"
+		status = abi.ResultCompleted
 		res = &runner.Result{Text: run.Output}
 		if run.Usage != nil {
 			res.Usage = *run.Usage
 		}
 	case runner.StatusCancelled:
-		status = "cancelled"
+		status = abi.ResultCancelled
 	case runner.StatusFailed:
-		status = "failed"
+		status = abi.ResultFailed
 	}
 	obj, err := translate.ResponseObject(ctx, p, run, rec.Echo, status, res)
 	if err != nil || run.Error == nil {

@@ -56,6 +56,13 @@ const (
 	// ResultCompleted asks for the final reply.
 	ResultCompleted = "completed"
 	// ResultInProgress asks for the in-progress Response carried by
-	// response.created: no output, no usage.
+	// response.created, or of a stored response read while it runs: no
+	// output, no usage.
 	ResultInProgress = "in_progress"
+	// ResultQueued, ResultCancelled and ResultFailed ask for the Response
+	// of a stored response read back (GET /v1/responses/{id}, a cancel)
+	// before its final object exists: no output.
+	ResultQueued    = "queued"
+	ResultCancelled = "cancelled"
+	ResultFailed    = "failed"
 )
