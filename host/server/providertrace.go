@@ -35,11 +35,14 @@ func traceProvider(p runner.Provider, tracer trace.Tracer, system, model string)
 }
 
 func (t *tracedProvider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
-	ctx, span := t.tracer.Start(ctx, t.name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(t.system, t.model, chatOperation,
-			attribute.Bool("runedge.provider.stream", req.Stream),
-			attribute.Int("runedge.provider.attempt", req.Attempt),
-			attribute.Int("gen_ai.request.max_tokens", req.MaxOutputTokens)))
+	start := make([]attribute.KeyValue, 0, 6)
+	start = append(start, t.system, t.model, chatOperation,
+		attribute.Bool("runedge.provider.stream", req.Stream),
+		attribute.Int("runedge.provider.attempt", req.Attempt))
+	if req.MaxOutputTokens > 0 { // 0: the provider's default, not a request
+		start = append(start, attribute.Int("gen_ai.request.max_tokens", req.MaxOutputTokens))
+	}
+	ctx, span := t.tracer.Start(ctx, t.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(start...))
 	defer span.End()
 	res, err := t.Provider.Generate(ctx, req, emit)
 	// One SetAttributes: each call may grow the span's attribute slice.

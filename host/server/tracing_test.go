@@ -80,7 +80,7 @@ func TestTracingStreamedRequest(t *testing.T) {
 	})
 	const traceID, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	res := h.do("POST", "/v1/chat/completions",
-		`{"model":"service","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"service","stream":true,"max_completion_tokens":50,"messages":[{"role":"user","content":"hi"}]}`,
 		"traceparent", "00-"+traceID+"-"+callerSpan+"-01", "x-service-tenant-id", "acme")
 	if res.StatusCode != 200 {
 		t.Fatalf("%d %s", res.StatusCode, body(t, res))
@@ -164,6 +164,7 @@ func TestTracingStreamedRequest(t *testing.T) {
 		"gen_ai.operation.name":          "chat",
 		"gen_ai.provider.name":           "openai",
 		"gen_ai.request.model":           "up-model",
+		"gen_ai.request.max_tokens":      int64(50),
 		"gen_ai.response.finish_reasons": []string{"stop"},
 	} {
 		if got := attr(p, k); !reflect.DeepEqual(got, v) {
