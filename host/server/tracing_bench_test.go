@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -185,4 +186,101 @@ type nopProvider struct{}
 func (nopProvider) Name() string { return "nop" }
 func (nopProvider) Generate(context.Context, runner.ProviderRequest, func(runner.Event) error) (runner.Result, error) {
 	return runner.Result{FinishReason: "stop", Usage: runner.Usage{InputTokens: 5, OutputTokens: 9}}, nil
+}
+
+// The same three variants as BenchmarkRequestTracing, compared round by
+// round: each iteration is one round of 150 requests per variant and
+// endpoint, back to back in a rotating order, and the ratios of each round
+// are kept; the reported figures are their medians, in percent
+// (tracing-off against metrics-off, tracing-on against tracing-off).
+// Ratios of neighbouring segments resist the drift of a shared machine
+// better than one long run per variant. Run with -benchtime 15x.
+func BenchmarkRequestTracingRatio(b *testing.B) {
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer rcv.Close()
+	off := start(b, nil)
+	on := start(b, func(c *config.Config) {
+		c.Tracing = config.Tracing{Endpoint: rcv.Listener.Addr().String(), Insecure: true}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := &http.Server{Handler: off.srv.routes()}
+	go bare.Serve(ln)
+	defer bare.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	const perSegment = 150
+	// segment sends perSegment requests; flush, for the tracing server,
+	// exports the segment's spans before the clock stops, so that their
+	// export is paid in this segment and not in whichever comes next.
+	segment := func(url, body string, flush func(context.Context) error) float64 {
+		cpu0 := cpuTime()
+		for range perSegment {
+			req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tokApp)
+			res, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				b.Fatalf("status %d", res.StatusCode)
+			}
+		}
+		if flush != nil {
+			if err := flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return float64(cpuTime() - cpu0)
+	}
+	type ratios struct{ offBare, onOff []float64 }
+	eps := []struct{ name, body string }{
+		{"chat", chatBody},
+		{"chat-stream", `{"model":"service","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hello there runedge"}]}`},
+	}
+	got := make([]ratios, len(eps))
+	round := 0
+	for b.Loop() {
+		for i, ep := range eps {
+			var cpu [3]float64 // metrics-off, tracing-off, tracing-on
+			for k := range 3 {
+				switch v := (k + round) % 3; v {
+				case 0:
+					off.srv.metrics.off.Store(true)
+					cpu[0] = segment("http://"+ln.Addr().String(), ep.body, nil)
+					off.srv.metrics.off.Store(false)
+				case 1:
+					cpu[1] = segment(off.URL, ep.body, nil)
+				case 2:
+					cpu[2] = segment(on.URL, ep.body, on.srv.tracing.tp.ForceFlush)
+				}
+			}
+			got[i].offBare = append(got[i].offBare, 100*(cpu[1]/cpu[0]-1))
+			got[i].onOff = append(got[i].onOff, 100*(cpu[2]/cpu[1]-1))
+		}
+		round++
+	}
+	for i, ep := range eps {
+		b.ReportMetric(median(got[i].offBare), ep.name+"-tracing-off-vs-metrics-off-%")
+		b.ReportMetric(median(got[i].onOff), ep.name+"-tracing-on-vs-off-%")
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
