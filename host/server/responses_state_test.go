@@ -440,3 +440,32 @@ func TestStoredResponseRebuiltByConfiguredPlugin(t *testing.T) {
 		}
 	}
 }
+
+// A background stream that fails tells its readers how it ended with the
+// same error as a foreground stream would: one mapping from outcome to
+// client error (filters/run), not a second one for background runs.
+func TestBackgroundStreamErrorMatchesForeground(t *testing.T) {
+	h := stateServer(t)
+	lastError := func(bodyJSON string) gjson.Result {
+		t.Helper()
+		res := h.do("POST", "/v1/responses", bodyJSON)
+		if res.StatusCode != 200 {
+			t.Fatalf("status %d: %s", res.StatusCode, body(t, res))
+		}
+		defer res.Body.Close()
+		evs := readEvents(t, res.Body)
+		last := evs[len(evs)-1]
+		if last.Event != "error" {
+			t.Fatalf("the stream did not end with an error event: %+v", last)
+		}
+		return gjson.Parse(last.Data)
+	}
+	fg := lastError(`{"model":"service","stream":true,"input":"/fail-mid please"}`)
+	bg := lastError(`{"model":"service","stream":true,"background":true,"input":"/fail-mid please"}`)
+	if fg.Get("code").Str != "provider_error" || bg.Get("code").Str != fg.Get("code").Str {
+		t.Fatalf("codes: foreground %s, background %s", fg.Raw, bg.Raw)
+	}
+	if !strings.HasPrefix(fg.Get("message").Str, bg.Get("message").Str) || bg.Get("message").Str == "" {
+		t.Fatalf("messages: foreground %q, background %q", fg.Get("message").Str, bg.Get("message").Str)
+	}
+}
