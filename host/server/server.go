@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 			s.close(ctx)
 		}
 	}()
-	if s.tracing, err = newTracing(ctx, cfg.Tracing, cfg.Host.ID); err != nil {
+	if s.tracing, err = newTracing(ctx, cfg.Tracing, cfg.Host.ID, log); err != nil {
 		return nil, err
 	}
 	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
@@ -153,8 +153,13 @@ func (s *Server) close(ctx context.Context) {
 	if s.store != nil {
 		s.store.Close()
 	}
-	// Last: the spans of everything above are flushed.
-	if err := s.tracing.shutdown(ctx); err != nil {
-		s.log.Warn("tracing: flushing spans at shutdown", "err", err)
+	// Last: the spans of everything above are flushed, for at most 5 s:
+	// a collector that does not answer must not hold the exit.
+	if s.tracing != nil {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if err := s.tracing.shutdown(tctx); err != nil {
+			s.log.Warn("tracing: flushing spans at shutdown", "err", err)
+		}
+		cancel()
 	}
 }

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -45,10 +47,18 @@ type tracing struct {
 // newTracing builds the pipeline of tc, or returns nil when tracing is off.
 // Nothing is dialled here: the exporter connects on its first export, so
 // a collector that is down costs dropped spans, never a failed start.
-func newTracing(ctx context.Context, tc config.Tracing, hostID string) (*tracing, error) {
+func newTracing(ctx context.Context, tc config.Tracing, hostID string, log *slog.Logger) (*tracing, error) {
 	if !tc.Enabled() {
 		return nil, nil
 	}
+	// The SDK reports failed exports (a collector that is down) to
+	// OpenTelemetry's one process-wide error handler, which otherwise
+	// prints them with the standard library's logger; route them to the
+	// process log instead, at warning level (the last server started in a
+	// process owns it).
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("tracing: exporting spans failed", "endpoint", tc.Endpoint, "err", err)
+	}))
 	exp, err := newExporter(ctx, tc)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
