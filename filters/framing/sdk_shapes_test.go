@@ -2,78 +2,26 @@ package framing
 
 import (
 	"encoding/json"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/runedge/runedge/internal/sdkcheck"
 )
 
 // The frames decode with the official openai-go SDK, key by key against the
 // schema it was generated from.
 
-// checkKeys checks one decoded openai-go object against the schema it was
-// generated from: every key marked required (or constant, like "object" and
-// "type") is present, every present key decoded into its field's type, and
-// no key is unknown to the SDK (which catches misspelt keys) except those
-// named in known.
-func checkKeys(t *testing.T, what string, v any, known ...string) {
-	t.Helper()
-	rv := reflect.ValueOf(v)
-	meta := rv.FieldByName("JSON")
-	if !meta.IsValid() {
-		t.Fatalf("%s: %T has no JSON metadata", what, v)
-	}
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Type().Field(i)
-		name := strings.Split(f.Tag.Get("json"), ",")[0]
-		if name == "" || name == "-" {
-			continue
-		}
-		mf := meta.FieldByName(f.Name)
-		if !mf.IsValid() {
-			continue
-		}
-		field := mf.Interface().(respjson.Field)
-		_, constant := f.Tag.Lookup("default")
-		required := strings.Contains(f.Tag.Get("api"), "required") || constant
-		switch raw := field.Raw(); {
-		case raw == "" && required:
-			t.Errorf("%s: required key %q is missing", what, name)
-		case raw != "" && raw != "null" && !field.Valid() && !slices.Contains(known, name):
-			t.Errorf("%s: key %q = %s does not decode as %s", what, name, raw, f.Type)
-		}
-	}
-	if extra := meta.FieldByName("ExtraFields"); extra.IsValid() && extra.Len() > 0 {
-		for _, k := range extra.MapKeys() {
-			if slices.Contains(known, k.String()) {
-				continue
-			}
-			t.Errorf("%s: key %q is not in the SDK's schema", what, k.String())
-		}
-	}
-}
-
-func decode[T any](t *testing.T, data []byte) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatalf("openai-go cannot decode %T: %v\n%s", v, err, data)
-	}
-	return v
-}
-
 func TestSDKDecodesChatChunks(t *testing.T) {
 	var acc openai.ChatCompletionAccumulator
 	for i, frame := range chatFrames() {
-		chunk := decode[openai.ChatCompletionChunk](t, frame)
-		checkKeys(t, "chunk", chunk)
+		chunk := sdkcheck.Decode[openai.ChatCompletionChunk](t, frame)
+		sdkcheck.Keys(t, "chunk", chunk)
 		for _, c := range chunk.Choices {
-			checkKeys(t, "chunk choice", c)
-			checkKeys(t, "delta", c.Delta)
+			sdkcheck.Keys(t, "chunk choice", c)
+			sdkcheck.Keys(t, "delta", c.Delta)
 		}
 		if i == 0 && (len(chunk.Choices) != 1 || chunk.Choices[0].Delta.Role != "assistant") {
 			t.Errorf("first chunk lacks delta.role: %s", frame)
@@ -98,14 +46,14 @@ func checkResponse(t *testing.T, r responses.Response) {
 	// output_text and metadata.service are the service's contract
 	// (README.md "Responses that remember"): the SDK computes the first and types
 	// metadata as strings only, so the second is checked by hand.
-	checkKeys(t, "response", r, "store", "output_text", "background", "metadata")
+	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata")
 	checkServiceMetadata(t, r.RawJSON())
-	checkKeys(t, "reasoning", r.Reasoning)
-	checkKeys(t, "text", r.Text)
+	sdkcheck.Keys(t, "reasoning", r.Reasoning)
+	sdkcheck.Keys(t, "text", r.Text)
 	if r.Status != "in_progress" {
-		checkKeys(t, "usage", r.Usage)
-		checkKeys(t, "usage.input_tokens_details", r.Usage.InputTokensDetails)
-		checkKeys(t, "usage.output_tokens_details", r.Usage.OutputTokensDetails)
+		sdkcheck.Keys(t, "usage", r.Usage)
+		sdkcheck.Keys(t, "usage.input_tokens_details", r.Usage.InputTokensDetails)
+		sdkcheck.Keys(t, "usage.output_tokens_details", r.Usage.OutputTokensDetails)
 	}
 	for _, item := range r.Output {
 		checkMessage(t, item.AsMessage())
@@ -114,9 +62,9 @@ func checkResponse(t *testing.T, r responses.Response) {
 
 func checkMessage(t *testing.T, m responses.ResponseOutputMessage) {
 	t.Helper()
-	checkKeys(t, "output message", m)
+	sdkcheck.Keys(t, "output message", m)
 	for _, part := range m.Content {
-		checkKeys(t, "output_text", part.AsOutputText())
+		sdkcheck.Keys(t, "output_text", part.AsOutputText())
 	}
 }
 
@@ -129,37 +77,37 @@ func TestSDKDecodesResponseEvents(t *testing.T) {
 	frames := responseFrames(t, "testdata/result/responses_completed.json")
 	var text strings.Builder
 	for i, frame := range frames {
-		ev := decode[responses.ResponseStreamEventUnion](t, frame)
+		ev := sdkcheck.Decode[responses.ResponseStreamEventUnion](t, frame)
 		if ev.Type != want[i] || ev.SequenceNumber != int64(i) {
 			t.Errorf("event %d: type %q seq %d, want %q", i, ev.Type, ev.SequenceNumber, want[i])
 		}
 		switch e := ev.AsAny().(type) {
 		case responses.ResponseCreatedEvent:
-			checkKeys(t, ev.Type, e)
+			sdkcheck.Keys(t, ev.Type, e)
 			checkResponse(t, e.Response)
 		case responses.ResponseCompletedEvent:
-			checkKeys(t, ev.Type, e)
+			sdkcheck.Keys(t, ev.Type, e)
 			checkResponse(t, e.Response)
 			if e.Response.OutputText() != text.String() {
 				t.Errorf("completed text %q, deltas gave %q", e.Response.OutputText(), text.String())
 			}
 		case responses.ResponseOutputItemAddedEvent:
-			checkKeys(t, ev.Type, e)
+			sdkcheck.Keys(t, ev.Type, e)
 			checkMessage(t, e.Item.AsMessage())
 		case responses.ResponseOutputItemDoneEvent:
-			checkKeys(t, ev.Type, e)
+			sdkcheck.Keys(t, ev.Type, e)
 			checkMessage(t, e.Item.AsMessage())
 		case responses.ResponseContentPartAddedEvent:
-			checkKeys(t, ev.Type, e)
-			checkKeys(t, "part", e.Part.AsOutputText())
+			sdkcheck.Keys(t, ev.Type, e)
+			sdkcheck.Keys(t, "part", e.Part.AsOutputText())
 		case responses.ResponseContentPartDoneEvent:
-			checkKeys(t, ev.Type, e)
-			checkKeys(t, "part", e.Part.AsOutputText())
+			sdkcheck.Keys(t, ev.Type, e)
+			sdkcheck.Keys(t, "part", e.Part.AsOutputText())
 		case responses.ResponseTextDeltaEvent:
-			checkKeys(t, ev.Type, e)
+			sdkcheck.Keys(t, ev.Type, e)
 			text.WriteString(e.Delta)
 		case responses.ResponseTextDoneEvent:
-			checkKeys(t, ev.Type, e)
+			sdkcheck.Keys(t, ev.Type, e)
 		default:
 			t.Errorf("event %d decoded as %T", i, e)
 		}
@@ -168,12 +116,12 @@ func TestSDKDecodesResponseEvents(t *testing.T) {
 
 func TestSDKDecodesResponseEndings(t *testing.T) {
 	s := NewResponseStream(streamResponseID, streamMessageID)
-	ev := decode[responses.ResponseStreamEventUnion](t, s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")))
+	ev := sdkcheck.Decode[responses.ResponseStreamEventUnion](t, s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")))
 	inc, ok := ev.AsAny().(responses.ResponseIncompleteEvent)
 	if !ok {
 		t.Fatalf("decoded as %T", ev.AsAny())
 	}
-	checkKeys(t, ev.Type, inc)
+	sdkcheck.Keys(t, ev.Type, inc)
 	checkResponse(t, inc.Response)
 }
 

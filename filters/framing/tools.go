@@ -3,6 +3,7 @@ package framing
 import (
 	"strconv"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -33,7 +34,7 @@ func (s *ResponseStream) AppendFunctionCallAdded(dst []byte, seq, outputIndex in
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
-	dst = appendFunctionCallItem(dst, itemID, callID, name, "", "in_progress")
+	dst = abi.AppendFunctionCallItem(dst, itemID, callID, name, "", "in_progress")
 	return append(dst, '}')
 }
 
@@ -71,23 +72,6 @@ func (s *ResponseStream) AppendFunctionCallDone(dst []byte, seq, outputIndex int
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
-	dst = appendFunctionCallItem(dst, itemID, callID, name, arguments, "completed")
-	return append(dst, '}')
-}
-
-// appendFunctionCallItem appends a function_call output item. It must spell
-// the item as the default responses mapping does in the final Response
-// (plugins/compat), like the message fragments in responses.go.
-func appendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status string) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = guestjson.AppendString(dst, itemID)
-	dst = append(dst, `,"type":"function_call","status":`...)
-	dst = guestjson.AppendString(dst, status)
-	dst = append(dst, `,"call_id":`...)
-	dst = guestjson.AppendString(dst, callID)
-	dst = append(dst, `,"name":`...)
-	dst = guestjson.AppendString(dst, name)
-	dst = append(dst, `,"arguments":`...)
-	dst = guestjson.AppendString(dst, arguments)
+	dst = abi.AppendFunctionCallItem(dst, itemID, callID, name, arguments, "completed")
 	return append(dst, '}')
 }

@@ -276,3 +276,21 @@ func appendToolCalls(dst []byte, calls []native.ToolCall) []byte {
 func FunctionCallID(messageID string, i int) string {
 	return "fc_" + strings.TrimPrefix(messageID, "msg_") + "_" + strconv.Itoa(i)
 }
+
+// AppendFunctionCallItem appends a function_call output item as a Response
+// shows it. The host's stream framing (output_item events) and the default
+// responses mapping (the final Response) both write the item with it, so
+// the two spell it alike.
+func AppendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status string) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = guestjson.AppendString(dst, itemID)
+	dst = append(dst, `,"type":"function_call","status":`...)
+	dst = guestjson.AppendString(dst, status)
+	dst = append(dst, `,"call_id":`...)
+	dst = guestjson.AppendString(dst, callID)
+	dst = append(dst, `,"name":`...)
+	dst = guestjson.AppendString(dst, name)
+	dst = append(dst, `,"arguments":`...)
+	dst = guestjson.AppendString(dst, arguments)
+	return append(dst, '}')
+}

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"github.com/runedge/runedge/plugins/abi"
-	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Tool calls in replies. The native result carries them as
@@ -47,23 +46,7 @@ func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool) []byte {
 		if comma || i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendFunctionCallItem(dst, FunctionCallID(msgID, i), id.Str(), name.Str(), args.Str(), "completed")
+		dst = abi.AppendFunctionCallItem(dst, FunctionCallID(msgID, i), id.Str(), name.Str(), args.Str(), "completed")
 	})
 	return dst
-}
-
-// AppendFunctionCallItem appends a function_call output item, as the
-// Response's output and the stream's output_item events show it.
-func AppendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status string) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = guestjson.AppendString(dst, itemID)
-	dst = append(dst, `,"type":"function_call","status":`...)
-	dst = guestjson.AppendString(dst, status)
-	dst = append(dst, `,"call_id":`...)
-	dst = guestjson.AppendString(dst, callID)
-	dst = append(dst, `,"name":`...)
-	dst = guestjson.AppendString(dst, name)
-	dst = append(dst, `,"arguments":`...)
-	dst = guestjson.AppendString(dst, arguments)
-	return append(dst, '}')
 }
