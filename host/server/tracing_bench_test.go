@@ -32,27 +32,7 @@ import (
 func BenchmarkRequestTracing(b *testing.B) {
 	var exported atomic.Int64
 	ranOn := false
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, _ := io.Copy(io.Discard, r.Body)
-		exported.Add(n)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	defer rcv.Close()
-	off := start(b, nil)
-	on := start(b, func(c *config.Config) {
-		c.Tracing = config.Tracing{Endpoint: rcv.Listener.Addr().String(), Insecure: true}
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bare := &http.Server{Handler: off.srv.routes()}
-	go bare.Serve(ln)
-	defer bare.Close()
-	bareURL := "http://" + ln.Addr().String()
-	// Warm both servers alike (plugin instance pools, connections, the
-	// exporter's first batches): a cold server would lose its first round.
-	warm(b, off.URL, on.URL)
+	off, on, bareURL := tracingServers(b, &exported)
 	measure := func(b *testing.B, url, body string) {
 		cpu0 := cpuTime()
 		benchRequests(b, url, "POST", "/v1/chat/completions", body)
@@ -201,23 +181,7 @@ func (nopProvider) Generate(context.Context, runner.ProviderRequest, func(runner
 // Ratios of neighbouring segments resist the drift of a shared machine
 // better than one long run per variant. Run with -benchtime 15x.
 func BenchmarkRequestTracingRatio(b *testing.B) {
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	defer rcv.Close()
-	off := start(b, nil)
-	on := start(b, func(c *config.Config) {
-		c.Tracing = config.Tracing{Endpoint: rcv.Listener.Addr().String(), Insecure: true}
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bare := &http.Server{Handler: off.srv.routes()}
-	go bare.Serve(ln)
-	defer bare.Close()
-	warm(b, off.URL, on.URL)
+	off, on, bareURL := tracingServers(b, nil)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	defer client.CloseIdleConnections()
 	const perSegment = 150
@@ -260,7 +224,7 @@ func BenchmarkRequestTracingRatio(b *testing.B) {
 				switch v := (k + round) % 3; v {
 				case 0:
 					off.srv.metrics.off.Store(true)
-					cpu[0] = segment("http://"+ln.Addr().String(), ep.body, nil)
+					cpu[0] = segment(bareURL, ep.body, nil)
 					off.srv.metrics.off.Store(false)
 				case 1:
 					cpu[1] = segment(off.URL, ep.body, nil)
@@ -312,4 +276,35 @@ func warm(b *testing.B, urls ...string) {
 			res.Body.Close()
 		}
 	}
+}
+
+// tracingServers starts the three variants the tracing benchmarks compare,
+// warmed alike: off (tracing off, metrics on), on (tracing to an OTLP/HTTP
+// receiver on 127.0.0.1 that counts into exported when it is not nil and
+// discards the bytes) and, at bareURL, off's router without the server's
+// observation wrapper (metrics-off). All stop when b ends.
+func tracingServers(b *testing.B, exported *atomic.Int64) (off, on *harness, bareURL string) {
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		if exported != nil {
+			exported.Add(n)
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(rcv.Close)
+	off = start(b, nil)
+	on = start(b, func(c *config.Config) {
+		c.Tracing = config.Tracing{Endpoint: rcv.Listener.Addr().String(), Insecure: true}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := &http.Server{Handler: off.srv.routes()}
+	go bare.Serve(ln)
+	b.Cleanup(func() { bare.Close() })
+	// Warm both servers alike (plugin instance pools, connections, the
+	// exporter's first batches): a cold server would lose its first round.
+	warm(b, off.URL, on.URL)
+	return off, on, "http://" + ln.Addr().String()
 }
