@@ -341,6 +341,7 @@ func (in *instrumenter) globals(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	in.code.globals = in.importedGlobals + n
 	out := appendU32(nil, n+1)
 	for range n {
 		typ, err := r.bytes(2) // value type, mutability

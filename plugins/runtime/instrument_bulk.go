@@ -95,6 +95,7 @@ func (in *instrumenter) functions(b []byte) ([]byte, error) {
 		}
 	}
 	in.definedFuncs = n
+	in.code.funcs = in.importedFuncs + n
 	next := in.importedFuncs + 1 + n // after the tick import and the module's own
 	in.code.bulk = bulkFuncs{enabled: true, memory: in.hasMemory, charge: next, fill: next + 1, copy: next + 2}
 	added := []uint32{in.chargeType}

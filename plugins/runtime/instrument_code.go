@@ -34,18 +34,38 @@ const (
 // instrument.go at function entries and loop headers.
 type codeRewriter struct {
 	importedFuncs uint32 // functions imported by the original module
-	entryCheck    []byte // inserted at the start of every function body
-	loopCheck     []byte // inserted after every loop instruction
-	bulk          bulkFuncs
+	// funcs and globals count the original module's functions and
+	// globals (imported and its own). An index at or past them is invalid
+	// in the original but would name what the rewrite adds (the bulk
+	// helpers, the fuel global): a guest could then reset its own fuel.
+	// The rewrite refuses such an index instead of letting it become
+	// valid. Both are known before any code that uses them is read: the
+	// function and global sections come before the export, start,
+	// element and code sections.
+	funcs, globals uint32
+	entryCheck     []byte // inserted at the start of every function body
+	loopCheck      []byte // inserted after every loop instruction
+	bulk           bulkFuncs
 }
 
 // shiftFunc maps a function index of the original module to the
 // instrumented one, where the tick import sits after the original imports.
-func (c *codeRewriter) shiftFunc(idx uint32) uint32 {
-	if idx < c.importedFuncs {
-		return idx
+func (c *codeRewriter) shiftFunc(idx uint32) (uint32, error) {
+	switch {
+	case idx >= c.funcs:
+		return 0, fmt.Errorf("function index %d out of range (%d functions)", idx, c.funcs)
+	case idx < c.importedFuncs:
+		return idx, nil
 	}
-	return idx + 1
+	return idx + 1, nil
+}
+
+// checkGlobal refuses a global index the original module does not have.
+func (c *codeRewriter) checkGlobal(idx uint32) error {
+	if idx >= c.globals {
+		return fmt.Errorf("global index %d out of range (%d globals)", idx, c.globals)
+	}
+	return nil
 }
 
 // expr copies instructions from r to out up to and including the end that
@@ -86,9 +106,16 @@ func (c *codeRewriter) expr(r *wasmReader, out []byte) ([]byte, error) {
 		case op == opCall || op == opRefFunc:
 			var idx uint32
 			if idx, err = r.u32(); err == nil {
-				flush(start)
-				out = appendU32(append(out, op), c.shiftFunc(idx))
-				flushed = r.pos
+				if idx, err = c.shiftFunc(idx); err == nil {
+					flush(start)
+					out = appendU32(append(out, op), idx)
+					flushed = r.pos
+				}
+			}
+		case op == opGlobalGet || op == opGlobalSet:
+			var idx uint32
+			if idx, err = r.u32(); err == nil {
+				err = c.checkGlobal(idx)
 			}
 		default:
 			err = skipImmediates(r, op)

@@ -36,8 +36,14 @@ func (in *instrumenter) exports(b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if kind == 0x00 {
-			idx = in.code.shiftFunc(idx)
+		switch kind {
+		case 0x00:
+			idx, err = in.code.shiftFunc(idx)
+		case 0x03:
+			err = in.code.checkGlobal(idx)
+		}
+		if err != nil {
+			return nil, err
 		}
 		out = appendU32(append(appendName(out, name), kind), idx)
 	}
@@ -57,7 +63,10 @@ func (in *instrumenter) start(b []byte) ([]byte, error) {
 	if !r.done() {
 		return nil, errTrailing(len(b) - r.pos)
 	}
-	return appendU32(nil, in.code.shiftFunc(idx)), nil
+	if idx, err = in.code.shiftFunc(idx); err != nil {
+		return nil, err
+	}
+	return appendU32(nil, idx), nil
 }
 
 // elements rewrites element segments, which list functions by index or by
@@ -109,7 +118,9 @@ func (in *instrumenter) elements(b []byte) ([]byte, error) {
 			} else { // function indices
 				var idx uint32
 				if idx, err = r.u32(); err == nil {
-					out = appendU32(out, in.code.shiftFunc(idx))
+					if idx, err = in.code.shiftFunc(idx); err == nil {
+						out = appendU32(out, idx)
+					}
 				}
 			}
 			if err != nil {
@@ -213,7 +224,13 @@ func (in *instrumenter) nameMap(b []byte, nested bool) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = appendU32(out, in.code.shiftFunc(idx))
+		// Names are not validated (a runtime ignores a bad name section),
+		// so an index out of range stays as it is rather than refusing
+		// the module.
+		if shifted, err := in.code.shiftFunc(idx); err == nil {
+			idx = shifted
+		}
+		out = appendU32(out, idx)
 		start := r.pos
 		if nested {
 			inner, err := r.u32()

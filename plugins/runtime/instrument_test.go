@@ -225,6 +225,13 @@ func TestInstrumentRejects(t *testing.T) {
 		{"truncated instruction", module("", opI32Const), "function 0: instruction at offset"},
 		{"reserved import", section(header, 2, vec(1, append(append(name(tickModule), name("x")...), 0x00, 0))), `imports from module "runedge_host", which is reserved`},
 		{"reserved export", module("runedge_host_fuel"), `export "runedge_host_fuel": names starting with "runedge_host" are reserved`},
+		// Indices one past the module's own would name what the rewrite
+		// adds: global 0 is the fuel here (the module has no globals), so
+		// the guest would reset its own budget; function 1 is the bulk
+		// helper charge.
+		{"fuel global by index", module("", opI32Const, 0x7f, opGlobalSet, 0), "function 0: instruction at offset 3: global index 0 out of range (0 globals)"},
+		{"helper function by index", module("", opCall, 1), "function index 1 out of range (1 functions)"},
+		{"exported helper", section(section(section(section(header, 1, vec(1, []byte{0x60, 0, 0})), 3, vec(1, []byte{0})), 7, vec(1, append(name("f"), 0x00, 1))), 10, vec(1, []byte{2, 0, opEnd})), "function index 1 out of range (1 functions)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
