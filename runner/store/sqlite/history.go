@@ -12,50 +12,49 @@ import (
 
 var _ runner.HistoryStore = (*Store)(nil)
 
-// BeginResponse implements runner.HistoryStore.
+// BeginResponse implements runner.HistoryStore. Like the run writes, it
+// goes through the group-commit writer: under concurrent requests it shares
+// their transaction instead of taking the single write connection for a
+// commit of its own.
 func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
+			VALUES (?, ?, ?, ?, ?)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
+			return err
+		}
+		return insertItems(ctx, tx, rec.RunID, rec.TenantID, 0, input)
+	})
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: begin response %s: %w", rec.RunID, err)
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
-		VALUES (?, ?, ?, ?, ?)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
-		return fmt.Errorf("runner/store/sqlite: begin response %s: %w", rec.RunID, err)
-	}
-	if err := insertItems(ctx, tx, rec.RunID, rec.TenantID, 0, input); err != nil {
-		return err
-	}
-	return commit(tx, "begin response", rec.RunID)
+	return nil
 }
 
 // EndResponse implements runner.HistoryStore. Output items follow the
 // input items in position order.
 func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
-	}
-	defer tx.Rollback()
-	var tenant string
-	var n int
-	err = tx.QueryRowContext(ctx, `SELECT r.tenant_id, (SELECT COUNT(*) FROM response_items WHERE run_id = r.run_id)
-		FROM responses r WHERE r.run_id = ? AND r.deleted = 0`, runID).Scan(&tenant, &n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // deleted while it ran: keep nothing
-	}
-	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
-	}
-	if len(object) > 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE responses SET object = ? WHERE run_id = ?`, string(object), runID); err != nil {
-			return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
+	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var tenant string
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT r.tenant_id, (SELECT COUNT(*) FROM response_items WHERE run_id = r.run_id)
+			FROM responses r WHERE r.run_id = ? AND r.deleted = 0`, runID).Scan(&tenant, &n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // deleted while it ran: keep nothing
 		}
+		if err != nil {
+			return err
+		}
+		if len(object) > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE responses SET object = ? WHERE run_id = ?`, string(object), runID); err != nil {
+				return err
+			}
+		}
+		return insertItems(ctx, tx, runID, tenant, n, output)
+	})
+	if err != nil {
+		return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
 	}
-	if err := insertItems(ctx, tx, runID, tenant, n, output); err != nil {
-		return err
-	}
-	return commit(tx, "end response", runID)
+	return nil
 }
 
 func insertItems(ctx context.Context, tx *sql.Tx, runID, tenant string, first int, items []runner.Item) error {
@@ -65,16 +64,16 @@ func insertItems(ctx context.Context, tx *sql.Tx, runID, tenant string, first in
 	st, err := tx.PrepareContext(ctx, `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+		return fmt.Errorf("items: %w", err)
 	}
 	defer st.Close()
 	for i, it := range items {
 		msg, err := json.Marshal(it.Message)
 		if err != nil {
-			return fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+			return fmt.Errorf("items: %w", err)
 		}
 		if _, err := st.ExecContext(ctx, it.ID, runID, tenant, first+i, it.Output, string(msg)); err != nil {
-			return fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+			return fmt.Errorf("items: %w", err)
 		}
 	}
 	return nil
@@ -114,7 +113,7 @@ func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item,
 	rows, err := s.r.QueryContext(ctx, `SELECT id, run_id, output, message FROM response_items
 		WHERE run_id = ? ORDER BY position`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("runner/store/sqlite: items of %s: %w", runID, err)
+		return nil, fmt.Errorf("items: %w", err)
 	}
 	return scanItems(rows)
 }
@@ -201,14 +200,18 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 }
 
 // AppendEvents implements runner.HistoryStore: the batch is one row
-// (runner.AppendEventFrames).
+// (runner.AppendEventFrames), written through the group-commit writer so
+// that concurrent streams' batches share commits.
 func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
 	if len(batch) == 0 {
 		return nil
 	}
 	frames := runner.AppendEventFrames(nil, batch)
-	if _, err := s.w.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`,
-		runID, batch[0].Seq, batch[len(batch)-1].Seq, frames); err != nil {
+	if err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`,
+			runID, batch[0].Seq, batch[len(batch)-1].Seq, frames)
+		return err
+	}); err != nil {
 		return fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 	}
 	return nil
