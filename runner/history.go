@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -134,20 +135,9 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalidRequest, ErrNoHistory)
 	}
 	if hasRef {
-		resolved := make([]Message, len(req.Input))
-		for i, m := range req.Input {
-			if m.Ref == "" {
-				resolved[i] = m
-				continue
-			}
-			it, err := s.history.GetItem(ctx, spec.TenantID, m.Ref)
-			if errors.Is(err, ErrNotFound) {
-				return nil, "", &ItemNotFoundError{Index: m.RefIndex, ID: m.Ref}
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			resolved[i] = it.Message
+		resolved, err := s.resolveRefs(ctx, spec.TenantID, req.Input)
+		if err != nil {
+			return nil, "", err
 		}
 		req.Input = resolved
 	}
@@ -194,3 +184,70 @@ func inputItems(runID string, in []Message) []Item {
 // OutputMessageID is the id of a run's output message: msg_ and the run
 // id's random part, the id the Response object gives it.
 func OutputMessageID(runID string) string { return "msg_" + strings.TrimPrefix(runID, "run_") }
+
+// resolveRefs replaces the item references in input with the stored items
+// they name. A stored output message is its text only: its calls are
+// items of their own in the Response (fc_…, FunctionCallID), which a
+// client references separately, as the Vercel AI SDK does in a tool loop.
+// A referenced call joins the assistant message just before it when that
+// message came from a reference too (the message of the same turn, or the
+// call before it), so a turn's text and calls become one assistant
+// message, as a mapping plugin joins consecutive function_call items.
+func (s *Service) resolveRefs(ctx context.Context, tenantID string, input []Message) ([]Message, error) {
+	out := make([]Message, 0, len(input))
+	lastRef := -1 // index in out of the last message resolved from a reference
+	for _, m := range input {
+		if m.Ref == "" {
+			out = append(out, m)
+			continue
+		}
+		notFound := &ItemNotFoundError{Index: m.RefIndex, ID: m.Ref}
+		if msgID, i, ok := parseFunctionCallID(m.Ref); ok {
+			it, err := s.history.GetItem(ctx, tenantID, msgID)
+			if errors.Is(err, ErrNotFound) || (err == nil && (!it.Output || i >= len(it.Message.ToolCalls))) {
+				return nil, notFound
+			}
+			if err != nil {
+				return nil, err
+			}
+			call := it.Message.ToolCalls[i]
+			if lastRef == len(out)-1 && lastRef >= 0 && out[lastRef].Role == "assistant" {
+				out[lastRef].ToolCalls = append(out[lastRef].ToolCalls, call)
+				continue
+			}
+			out = append(out, Message{Role: "assistant", ToolCalls: []ToolCall{call}})
+			lastRef = len(out) - 1
+			continue
+		}
+		it, err := s.history.GetItem(ctx, tenantID, m.Ref)
+		if errors.Is(err, ErrNotFound) {
+			return nil, notFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		msg := it.Message
+		if it.Output {
+			msg.ToolCalls = nil // referenced as fc_ items of their own
+		}
+		out = append(out, msg)
+		lastRef = len(out) - 1
+	}
+	return out, nil
+}
+
+// parseFunctionCallID splits a function_call item id (FunctionCallID:
+// "fc_" + the message's random part + "_" + index) into the id of the
+// stored output message that holds the call and the call's index.
+func parseFunctionCallID(id string) (msgID string, i int, ok bool) {
+	rest, found := strings.CutPrefix(id, "fc_")
+	j := strings.LastIndexByte(rest, '_')
+	if !found || j <= 0 {
+		return "", 0, false
+	}
+	i, err := strconv.Atoi(rest[j+1:])
+	if err != nil || i < 0 {
+		return "", 0, false
+	}
+	return "msg_" + rest[:j], i, true
+}

@@ -298,3 +298,33 @@ func TestToolLoopPreviousResponse(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, b)
 	}
 }
+
+// The Vercel AI SDK's tool loop with store on: the second turn names the
+// model's call by reference (item_reference to its fc_ item) before the
+// call's output, instead of replaying it or chaining previous_response_id.
+func TestToolLoopItemReference(t *testing.T) {
+	h := start(t, nil)
+	res := h.do("POST", "/v1/responses", toolResponsesBody+`}`)
+	b := body(t, res)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+	fcID, callID := gjson.GetBytes(b, "output.0.id").Str, gjson.GetBytes(b, "output.0.call_id").Str
+	if !strings.HasPrefix(fcID, "fc_") || callID == "" {
+		t.Fatalf("first turn's output: %s", b)
+	}
+	tools := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]`
+	turn2 := func(ref string) string {
+		return `{"model":"service","input":[{"role":"user","content":"get_weather Paris"},{"type":"item_reference","id":"` + ref + `"},` +
+			`{"type":"function_call_output","call_id":"` + callID + `","output":"sunny"}],` + tools + `}`
+	}
+	res = h.do("POST", "/v1/responses", turn2(fcID))
+	b = body(t, res)
+	if res.StatusCode != 200 || gjson.GetBytes(b, "output_text").Str != "get_weather returned: sunny" {
+		t.Fatalf("second turn: %d %s", res.StatusCode, b)
+	}
+
+	unknown := fcID[:strings.LastIndexByte(fcID, '_')] + "_7" // the same message, no 8th call
+	apiError(t, h.do("POST", "/v1/responses", turn2(unknown)), 400, "item_not_found", "input[1]")
+	apiError(t, h.do("POST", "/v1/responses", turn2(fcID), "x-service-tenant-id", "other"), 400, "item_not_found", "input[1]")
+}

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText } from 'ai';
+import { generateText, stepCountIs, tool } from 'ai';
+import { z } from 'zod';
 import { startRunedge } from './stack.mjs';
 
 let stack;
@@ -40,6 +41,41 @@ test('Vercel AI SDK: two turns with openai.responses (default settings)', async 
   assert.match(refs[0].id, /^msg_/);
   // ...and the agent received it: 4 + 6 + 4 words of input.
   assert.equal(second.usage.inputTokens, 14);
+});
+
+test('Vercel AI SDK: a tool loop with openai.responses (store on) references the call', async () => {
+  const sent = [];
+  const openai = createOpenAI({
+    baseURL: stack.baseURL,
+    apiKey: stack.token,
+    fetch: async (url, init) => {
+      if (init?.body) sent.push(JSON.parse(init.body));
+      return fetch(url, init);
+    },
+  });
+  const calls = [];
+  const result = await generateText({
+    model: openai.responses('service'),
+    prompt: 'get_weather Paris',
+    tools: {
+      get_weather: tool({
+        description: 'The weather in a city',
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => { calls.push(city); return 'sunny'; },
+      }),
+    },
+    stopWhen: stepCountIs(3),
+  });
+  assert.equal(calls.length, 1);
+  assert.equal(result.steps.length, 2);
+  assert.match(result.text, /^get_weather returned: /);
+  // The second step named the model's call by reference (its fc_ item),
+  // then sent the call's output.
+  const input = sent[1].input;
+  const ref = input.find((item) => item.type === 'item_reference');
+  assert.ok(ref, JSON.stringify(input));
+  assert.match(ref.id, /^fc_/);
+  assert.ok(input.some((item) => item.type === 'function_call_output'), JSON.stringify(input));
 });
 
 test('openai-node: previous_response_id, retrieve, input items, background', async () => {
