@@ -18,9 +18,10 @@ before(async () => {
 });
 after(async () => { await stack?.stop(); });
 
-test('Vercel AI SDK: two turns with openai.responses (default settings)', async () => {
-  const sent = [];
-  const openai = createOpenAI({
+// recordingProvider is the Vercel AI SDK's OpenAI provider for runedge,
+// keeping every request body it sends in sent.
+function recordingProvider(sent) {
+  return createOpenAI({
     baseURL: stack.baseURL,
     apiKey: stack.token,
     fetch: async (url, init) => {
@@ -28,6 +29,11 @@ test('Vercel AI SDK: two turns with openai.responses (default settings)', async 
       return fetch(url, init);
     },
   });
+}
+
+test('Vercel AI SDK: two turns with openai.responses (default settings)', async () => {
+  const sent = [];
+  const openai = recordingProvider(sent);
   const model = openai.responses('service');
   const messages = [{ role: 'user', content: 'my name is Ada' }];
   const first = await generateText({ model, messages });
@@ -45,14 +51,7 @@ test('Vercel AI SDK: two turns with openai.responses (default settings)', async 
 
 test('Vercel AI SDK: a tool loop with openai.responses (store on) references the call', async () => {
   const sent = [];
-  const openai = createOpenAI({
-    baseURL: stack.baseURL,
-    apiKey: stack.token,
-    fetch: async (url, init) => {
-      if (init?.body) sent.push(JSON.parse(init.body));
-      return fetch(url, init);
-    },
-  });
+  const openai = recordingProvider(sent);
   const calls = [];
   const result = await generateText({
     model: openai.responses('service'),
