@@ -1,7 +1,6 @@
 package server
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"syscall"
@@ -55,14 +54,9 @@ func BenchmarkStream1000(b *testing.B) {
 			cpu0 := cpuTime()
 			b.ResetTimer()
 			for b.Loop() {
-				req, _ := http.NewRequest("POST", h.URL+"/v1/responses", strings.NewReader(bc.body))
-				req.Header.Set("Authorization", "Bearer "+tokApp)
-				res, err := client.Do(req)
-				if err != nil {
+				if err := benchDo(client, "POST", h.URL+"/v1/responses", bc.body); err != nil {
 					b.Fatal(err)
 				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
 			}
 			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-ns/chunk")
 		})

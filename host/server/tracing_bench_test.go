@@ -191,16 +191,8 @@ func BenchmarkRequestTracingRatio(b *testing.B) {
 	segment := func(url, body string, flush func(context.Context) error) float64 {
 		cpu0 := cpuTime()
 		for range perSegment {
-			req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+tokApp)
-			res, err := client.Do(req)
-			if err != nil {
+			if err := benchDo(client, "POST", url+"/v1/chat/completions", body); err != nil {
 				b.Fatal(err)
-			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				b.Fatalf("status %d", res.StatusCode)
 			}
 		}
 		if flush != nil {
@@ -266,14 +258,9 @@ func warm(b *testing.B, urls ...string) {
 			if i%2 == 1 {
 				body = `{"model":"service","stream":true,"messages":[{"role":"user","content":"warm"}]}`
 			}
-			req, _ := http.NewRequest("POST", u+"/v1/chat/completions", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+tokApp)
-			res, err := client.Do(req)
-			if err != nil {
+			if err := benchDo(client, "POST", u+"/v1/chat/completions", body); err != nil {
 				b.Fatal(err)
 			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
 		}
 	}
 }
