@@ -8,16 +8,28 @@ import (
 	"fmt"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/groupcommit"
 )
 
 var _ runner.HistoryStore = (*Store)(nil)
 
+// groupedItems is the most input items a stored response's first write
+// may carry through the group-commit writer. A request with more (a 1 MiB
+// body can hold tens of thousands of messages) writes them in a transaction
+// of its own: inside a shared batch it would hold every other run's commit
+// behind it, and could outlast the batch's time bound.
+const groupedItems = 256
+
 // BeginResponse implements runner.HistoryStore. Like the run writes, it
-// goes through the group-commit writer: under concurrent requests it shares
-// their transaction instead of taking the single write connection for a
-// commit of its own.
+// goes through the group-commit writer (up to groupedItems input items):
+// under concurrent requests it shares their transaction instead of taking
+// the single write connection for a commit of its own.
 func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
-	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	do := s.writer.Do
+	if len(input) > groupedItems {
+		do = s.ownTx
+	}
+	err := do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
 			VALUES (?, ?, ?, ?, ?)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
 			return err
@@ -77,6 +89,20 @@ func insertItems(ctx context.Context, tx *sql.Tx, runID, tenant string, first in
 		}
 	}
 	return nil
+}
+
+// ownTx runs op in a transaction of its own on the write connection,
+// outside the group commit, with no bound but ctx's.
+func (s *Store) ownTx(ctx context.Context, op groupcommit.Op[*sql.Tx]) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := op(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func commit(tx *sql.Tx, what, runID string) error {
