@@ -3,6 +3,7 @@ package framing
 import (
 	"strconv"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/runedge/runedge/runner/native"
 )
@@ -63,20 +64,6 @@ func (s *ChatStream) AppendFinish(dst []byte, finishReason string) []byte {
 func (s *ChatStream) AppendUsage(dst []byte, u native.Usage) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `],"usage":`...)
-	dst = appendChatUsage(dst, u)
+	dst = abi.AppendChatUsage(dst, u.InputTokens, u.OutputTokens, u.TotalTokens)
 	return append(dst, '}')
-}
-
-// appendChatUsage appends the chat.completion usage object, as the default
-// chat mapping writes it in a whole reply (plugins/compat). The details
-// objects are optional in the schema, but common clients read
-// prompt_tokens_details.cached_tokens without checking, so they are present.
-func appendChatUsage(dst []byte, u native.Usage) []byte {
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
-	return append(dst, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`...)
 }

@@ -1,7 +1,6 @@
 package framing
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -47,7 +46,7 @@ func checkResponse(t *testing.T, r responses.Response) {
 	// (README.md "Responses that remember"): the SDK computes the first and types
 	// metadata as strings only, so the second is checked by hand.
 	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata")
-	checkServiceMetadata(t, r.RawJSON())
+	sdkcheck.ServiceMetadata(t, r.RawJSON())
 	sdkcheck.Keys(t, "reasoning", r.Reasoning)
 	sdkcheck.Keys(t, "text", r.Text)
 	if r.Status != "in_progress" {
@@ -123,27 +122,4 @@ func TestSDKDecodesResponseEndings(t *testing.T) {
 	}
 	sdkcheck.Keys(t, ev.Type, inc)
 	checkResponse(t, inc.Response)
-}
-
-// checkServiceMetadata checks metadata.service = {session_id, run_id}.
-func checkServiceMetadata(t *testing.T, raw string) {
-	t.Helper()
-	var r struct {
-		OutputText *string `json:"output_text"`
-		Metadata   struct {
-			Service *struct {
-				SessionID *string `json:"session_id"`
-				RunID     *string `json:"run_id"`
-			} `json:"service"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
-		t.Fatalf("response: %v", err)
-	}
-	if r.OutputText == nil {
-		t.Errorf("response: output_text is missing")
-	}
-	if s := r.Metadata.Service; s == nil || s.SessionID == nil || s.RunID == nil {
-		t.Errorf("response: metadata.service {session_id, run_id} is missing: %s", raw)
-	}
 }

@@ -66,3 +66,28 @@ func Decode[T any](t testing.TB, data []byte) T {
 	}
 	return v
 }
+
+// ServiceMetadata checks that a Response (raw JSON) has output_text and
+// metadata.service = {session_id, run_id}, which the SDK's typed
+// metadata (string values) cannot hold.
+func ServiceMetadata(t testing.TB, raw string) {
+	t.Helper()
+	var r struct {
+		OutputText *string `json:"output_text"`
+		Metadata   struct {
+			Service *struct {
+				SessionID *string `json:"session_id"`
+				RunID     *string `json:"run_id"`
+			} `json:"service"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Fatalf("response: %v", err)
+	}
+	if r.OutputText == nil {
+		t.Errorf("response: output_text is missing")
+	}
+	if s := r.Metadata.Service; s == nil || s.SessionID == nil || s.RunID == nil {
+		t.Errorf("response: metadata.service {session_id, run_id} is missing: %s", raw)
+	}
+}

@@ -294,3 +294,18 @@ func AppendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status 
 	dst = guestjson.AppendString(dst, arguments)
 	return append(dst, '}')
 }
+
+// AppendChatUsage appends a chat.completion usage object. The host's stream
+// framing (the last chunk of include_usage) and the default chat mapping
+// (the whole reply) both write it here, so the two agree. The details
+// objects are optional in the schema, but common clients read
+// prompt_tokens_details.cached_tokens without checking, so they are present.
+func AppendChatUsage(dst []byte, input, output, total int) []byte {
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(input), 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(output), 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	return append(dst, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`...)
+}

@@ -1,5 +1,7 @@
 package compat
 
+import "github.com/runedge/runedge/plugins/abi"
+
 // mapChatResult builds the chat.completion reply. It leaves out what the
 // schema marks optional and runedge cannot fill (system_fingerprint,
 // service_tier) and never writes a top-level "error".
@@ -24,6 +26,7 @@ func mapChatResult(r *resultInput) ([]byte, error) {
 	out = append(out, `},"logprobs":null,"finish_reason":`...)
 	out = appendString(out, r.finish())
 	out = append(out, `}],"usage":`...)
-	out = appendChatUsage(out, r.readUsage())
+	u := r.readUsage()
+	out = abi.AppendChatUsage(out, u.InputTokens, u.OutputTokens, u.TotalTokens)
 	return append(out, '}'), nil
 }

@@ -7,19 +7,6 @@ type Usage struct {
 	InputTokens, OutputTokens, TotalTokens int
 }
 
-// appendChatUsage appends the chat.completion usage object. The details
-// objects are optional in the schema, but common clients read
-// prompt_tokens_details.cached_tokens without checking, so they are present.
-func appendChatUsage(dst []byte, u Usage) []byte {
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
-	return append(dst, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`...)
-}
-
 // appendResponseUsage appends the Response usage object; every key here is
 // required by the Responses schema, including both details objects.
 func appendResponseUsage(dst []byte, u Usage) []byte {

@@ -10,41 +10,6 @@ import (
 	"github.com/runedge/runedge/plugins/abi"
 )
 
-// abiVersion is the version of the ABI this host implements; a plugin that
-// reports another is refused at load.
-const abiVersion = abi.Version
-
-// Names of the guest exports (plugins/abi).
-const (
-	exportMemory     = abi.ExportMemory
-	exportABIVersion = abi.ExportABIVersion
-	exportHooks      = abi.ExportHooks
-	exportAlloc      = abi.ExportAlloc
-	exportMapRequest = abi.ExportMapRequest
-	exportMapResult  = abi.ExportMapResult
-	exportMapStream  = abi.ExportMapStream
-	exportSelfTest   = abi.ExportSelfTest
-	exportOutput     = abi.ExportOutput
-	exportVersion    = abi.ExportVersion
-)
-
-// Bits of the runedge_hooks bitmap.
-const (
-	bitMapRequest   = abi.HookMapRequest
-	bitMapResult    = abi.HookMapResult
-	bitSelfTest     = abi.HookSelfTest
-	bitMapStream    = abi.HookMapStream
-	knownHookBits   = abi.KnownHooks
-	mappingHookBits = abi.MappingHooks
-)
-
-// Statuses a hook returns.
-const (
-	statusOK       uint32 = abi.StatusOK
-	statusInvalid  uint32 = abi.StatusInvalid
-	statusInternal uint32 = abi.StatusFailed
-)
-
 // signature is the type a function export must have.
 type signature struct {
 	params, results []api.ValueType
@@ -57,21 +22,21 @@ var (
 
 // requiredExports are the functions every plugin exports.
 var requiredExports = map[string]signature{
-	exportABIVersion: {nil, []api.ValueType{i32}},
-	exportHooks:      {nil, []api.ValueType{i32}},
-	exportAlloc:      {[]api.ValueType{i32}, []api.ValueType{i32}},
-	exportOutput:     {nil, []api.ValueType{i64}},
+	abi.ExportABIVersion: {nil, []api.ValueType{i32}},
+	abi.ExportHooks:      {nil, []api.ValueType{i32}},
+	abi.ExportAlloc:      {[]api.ValueType{i32}, []api.ValueType{i32}},
+	abi.ExportOutput:     {nil, []api.ValueType{i64}},
 }
 
 // optionalExports are the functions a plugin may export: the hooks, which it
 // exports when the matching bit of runedge_hooks is set, and the version.
 // Whenever one is exported, its type is checked.
 var optionalExports = map[string]signature{
-	exportMapRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-	exportMapResult:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-	exportMapStream:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
-	exportSelfTest:   {nil, []api.ValueType{i32}},
-	exportVersion:    {nil, []api.ValueType{i64}},
+	abi.ExportMapRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	abi.ExportMapResult:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	abi.ExportMapStream:  {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
+	abi.ExportSelfTest:   {nil, []api.ValueType{i32}},
+	abi.ExportVersion:    {nil, []api.ValueType{i64}},
 }
 
 // mismatch describes how def differs from s, or returns "" when it matches.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -66,7 +67,7 @@ func benchRunHook(b *testing.B, inst *instance, h Hook, in []byte, before func()
 	defer reportCPU(b)()
 	for b.Loop() {
 		before()
-		if status, _, err := inst.runHook(h, in, d); err != nil || status != statusOK {
+		if status, _, err := inst.runHook(h, in, d); err != nil || status != abi.StatusOK {
 			b.Fatalf("runHook = %d, %v", status, err)
 		}
 	}

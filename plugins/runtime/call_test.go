@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 func TestCallGoEcho(t *testing.T) {
@@ -196,7 +198,7 @@ func TestCallInputTooLarge(t *testing.T) {
 
 func TestCallMissingHook(t *testing.T) {
 	g := echoGuest()
-	g.hooks = int32(bitMapRequest)
+	g.hooks = int32(abi.HookMapRequest)
 	p := loadRaw(t, newEngine(t), g, Options{})
 	if p.Has(MapResult) || !p.Has(MapRequest) || p.Has(Hook(7)) {
 		t.Fatalf("Has(MapRequest, MapResult, 7) = %v, %v, %v; want true, false, false", p.Has(MapRequest), p.Has(MapResult), p.Has(Hook(7)))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 // TestGoGuestFaults makes Go guests fail in each way the host must survive,
@@ -71,7 +73,7 @@ func TestCallMapStream(t *testing.T) {
 func TestCallMapStreamInvalidInput(t *testing.T) {
 	g := echoGuest()
 	g.status = 1 // the echoed input is the error body
-	g.hooks |= int32(bitMapStream)
+	g.hooks |= int32(abi.HookMapStream)
 	p := loadRaw(t, newEngine(t), g, Options{})
 	body := []byte(`{"error":{"message":"m"}}`)
 	if _, err := p.Call(context.Background(), MapResult, body); err == nil || errors.As(err, new(*Fault)) {

@@ -1,6 +1,10 @@
 package runtime
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/abi"
+)
 
 // Hook names a mapping hook a plugin may implement.
 type Hook int
@@ -24,9 +28,9 @@ var hookABI = [hookCount]struct {
 	export string
 	bit    int32 // in the runedge_hooks bitmap
 }{
-	MapRequest: {"map_request", exportMapRequest, bitMapRequest},
-	MapResult:  {"map_result", exportMapResult, bitMapResult},
-	MapStream:  {"map_stream", exportMapStream, bitMapStream},
+	MapRequest: {"map_request", abi.ExportMapRequest, abi.HookMapRequest},
+	MapResult:  {"map_result", abi.ExportMapResult, abi.HookMapResult},
+	MapStream:  {"map_stream", abi.ExportMapStream, abi.HookMapStream},
 }
 
 // String returns the hook's ABI name without the runedge_ prefix, the form

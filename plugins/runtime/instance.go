@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -53,10 +54,10 @@ func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.Modu
 		return nil, err
 	}
 	inst.mod = mod
-	inst.mem = mod.ExportedMemory(exportMemory)
-	inst.alloc = mod.ExportedFunction(exportAlloc)
-	inst.output = mod.ExportedFunction(exportOutput)
-	inst.selfTest = mod.ExportedFunction(exportSelfTest)
+	inst.mem = mod.ExportedMemory(abi.ExportMemory)
+	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
+	inst.output = mod.ExportedFunction(abi.ExportOutput)
+	inst.selfTest = mod.ExportedFunction(abi.ExportSelfTest)
 	inst.fuel = mod.ExportedGlobal(fuelExport)
 	for h := range Hook(hookCount) {
 		inst.hooks[h] = mod.ExportedFunction(h.export())
@@ -128,12 +129,12 @@ func (i *instance) runHook(h Hook, in []byte, d time.Duration) (uint32, []byte, 
 	i.start(d)
 	size := uint32(len(in))
 	i.stack[0] = api.EncodeU32(size)
-	if err := i.call(i.alloc, exportAlloc, d); err != nil {
+	if err := i.call(i.alloc, abi.ExportAlloc, d); err != nil {
 		return 0, nil, err
 	}
 	ptr := api.DecodeU32(i.stack[0])
 	if !i.mem.Write(ptr, in) {
-		return 0, nil, i.rangeError(exportAlloc, ptr, size)
+		return 0, nil, i.rangeError(abi.ExportAlloc, ptr, size)
 	}
 	i.stack[0], i.stack[1] = api.EncodeU32(ptr), api.EncodeU32(size)
 	if err := i.call(fn, h.export(), d); err != nil {
@@ -148,10 +149,10 @@ func (i *instance) runHook(h Hook, in []byte, d time.Duration) (uint32, []byte, 
 // and output.
 func (i *instance) runSelfTest(d time.Duration) (uint32, []byte, error) {
 	if i.selfTest == nil {
-		return 0, nil, fmt.Errorf("no export %s", exportSelfTest)
+		return 0, nil, fmt.Errorf("no export %s", abi.ExportSelfTest)
 	}
 	i.start(d)
-	if err := i.call(i.selfTest, exportSelfTest, d); err != nil {
+	if err := i.call(i.selfTest, abi.ExportSelfTest, d); err != nil {
 		return 0, nil, err
 	}
 	status := api.DecodeU32(i.stack[0])
@@ -162,10 +163,10 @@ func (i *instance) runSelfTest(d time.Duration) (uint32, []byte, error) {
 // readOutput copies the output of the last hook call out of guest memory: the
 // guest may reuse that memory as soon as it is called again.
 func (i *instance) readOutput(d time.Duration) ([]byte, error) {
-	if err := i.call(i.output, exportOutput, d); err != nil {
+	if err := i.call(i.output, abi.ExportOutput, d); err != nil {
 		return nil, err
 	}
-	return i.readPtrLen(exportOutput, i.stack[0])
+	return i.readPtrLen(abi.ExportOutput, i.stack[0])
 }
 
 // readPtrLen copies the bytes that v, (ptr << 32) | len as returned by

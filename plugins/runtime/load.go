@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -115,8 +116,8 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 // checkExports checks that the compiled module has the exports every plugin
 // needs, with the right types, before anything is run.
 func checkExports(cm wazero.CompiledModule) error {
-	if _, ok := cm.ExportedMemories()[exportMemory]; !ok {
-		return fmt.Errorf("missing required export %q (linear memory)", exportMemory)
+	if _, ok := cm.ExportedMemories()[abi.ExportMemory]; !ok {
+		return fmt.Errorf("missing required export %q (linear memory)", abi.ExportMemory)
 	}
 	funcs := cm.ExportedFunctions()
 	var problems []string
@@ -147,44 +148,44 @@ func checkExports(cm wazero.CompiledModule) error {
 // reads its version and runs its self-test, each call within budget d. It
 // returns the hook bitmap and the version.
 func checkInstance(inst *instance, d time.Duration) (int32, string, error) {
-	abi, err := inst.callU64(exportABIVersion, d)
+	reported, err := inst.callU64(abi.ExportABIVersion, d)
 	if err != nil {
 		return 0, "", err
 	}
-	if v := api.DecodeI32(abi); v != abiVersion {
-		return 0, "", fmt.Errorf("plugin implements ABI version %d; this host implements version %d", v, abiVersion)
+	if v := api.DecodeI32(reported); v != abi.Version {
+		return 0, "", fmt.Errorf("plugin implements ABI version %d; this host implements version %d", v, abi.Version)
 	}
-	bits, err := inst.callU64(exportHooks, d)
+	bits, err := inst.callU64(abi.ExportHooks, d)
 	if err != nil {
 		return 0, "", err
 	}
 	hooks := api.DecodeI32(bits)
-	if unknown := hooks &^ knownHookBits; unknown != 0 {
-		return 0, "", fmt.Errorf("%s sets unknown bits %#x (this host knows %#x)", exportHooks, unknown, knownHookBits)
+	if unknown := hooks &^ abi.KnownHooks; unknown != 0 {
+		return 0, "", fmt.Errorf("%s sets unknown bits %#x (this host knows %#x)", abi.ExportHooks, unknown, abi.KnownHooks)
 	}
-	if hooks&mappingHookBits == 0 {
-		return 0, "", fmt.Errorf("%s reports no mapping hook (%s, %s or %s)", exportHooks, exportMapRequest, exportMapResult, exportMapStream)
+	if hooks&abi.MappingHooks == 0 {
+		return 0, "", fmt.Errorf("%s reports no mapping hook (%s, %s or %s)", abi.ExportHooks, abi.ExportMapRequest, abi.ExportMapResult, abi.ExportMapStream)
 	}
 	for h := range Hook(hookCount) {
 		if hooks&h.bit() != 0 && inst.hooks[h] == nil {
-			return 0, "", fmt.Errorf("%s reports %s but the module does not export it", exportHooks, h.export())
+			return 0, "", fmt.Errorf("%s reports %s but the module does not export it", abi.ExportHooks, h.export())
 		}
 	}
 	version, err := readVersion(inst, d)
 	if err != nil {
 		return 0, "", err
 	}
-	if hooks&bitSelfTest == 0 {
+	if hooks&abi.HookSelfTest == 0 {
 		return hooks, version, nil
 	}
 	if inst.selfTest == nil {
-		return 0, "", fmt.Errorf("%s reports %s but the module does not export it", exportHooks, exportSelfTest)
+		return 0, "", fmt.Errorf("%s reports %s but the module does not export it", abi.ExportHooks, abi.ExportSelfTest)
 	}
 	status, out, err := inst.runSelfTest(d)
 	if err != nil {
 		return 0, "", fmt.Errorf("self test: %w", err)
 	}
-	if status != statusOK {
+	if status != abi.StatusOK {
 		return 0, "", fmt.Errorf("self test failed (status %d): %s", status, truncate(out, maxGuestMessage))
 	}
 	return hooks, version, nil
@@ -198,22 +199,22 @@ const maxVersionLen = 64
 // that is not short, printable UTF-8 fails the load: it ends up in listings
 // and logs.
 func readVersion(inst *instance, d time.Duration) (string, error) {
-	if inst.mod.ExportedFunction(exportVersion) == nil {
+	if inst.mod.ExportedFunction(abi.ExportVersion) == nil {
 		return "", nil
 	}
-	v, err := inst.callU64(exportVersion, d)
+	v, err := inst.callU64(abi.ExportVersion, d)
 	if err != nil {
 		return "", err
 	}
-	b, err := inst.readPtrLen(exportVersion, v)
+	b, err := inst.readPtrLen(abi.ExportVersion, v)
 	if err != nil {
 		return "", err
 	}
 	if len(b) > maxVersionLen {
-		return "", fmt.Errorf("%s returned %d bytes, more than the %d allowed", exportVersion, len(b), maxVersionLen)
+		return "", fmt.Errorf("%s returned %d bytes, more than the %d allowed", abi.ExportVersion, len(b), maxVersionLen)
 	}
 	if !utf8.Valid(b) || strings.ContainsFunc(string(b), func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return "", fmt.Errorf("%s returned %q, which is not printable UTF-8", exportVersion, b)
+		return "", fmt.Errorf("%s returned %q, which is not printable UTF-8", abi.ExportVersion, b)
 	}
 	return string(b), nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -48,7 +49,7 @@ func TestLoadRejectsBrokenPlugins(t *testing.T) {
 	withHooks := func(g rawGuest, hooks int32) rawGuest { g.hooks = hooks; return g }
 	withVersion := func(g rawGuest, v int32) rawGuest { g.version = v; return g }
 	omit := func(g rawGuest, name string) rawGuest { g.omit = name; return g }
-	selfTest := withHooks(echoGuest(), int32(bitMapRequest|bitSelfTest))
+	selfTest := withHooks(echoGuest(), int32(abi.HookMapRequest|abi.HookSelfTest))
 	selfTest.selfTest = 3
 	allocNoArg := echoGuest()
 	allocNoArg.allocNoArg = true
@@ -60,16 +61,16 @@ func TestLoadRejectsBrokenPlugins(t *testing.T) {
 	}{
 		{"not wasm", []byte("#!/bin/sh\n"), []string{"compile"}},
 		{"wrong ABI version", withVersion(echoGuest(), 2).wasm(), []string{"ABI version 2", "version 1"}},
-		{"no abi version", omit(echoGuest(), exportABIVersion).wasm(), []string{"missing required export runedge_abi_version"}},
-		{"no hooks export", omit(echoGuest(), exportHooks).wasm(), []string{"missing required export runedge_hooks"}},
-		{"no alloc", omit(echoGuest(), exportAlloc).wasm(), []string{"missing required export runedge_alloc"}},
-		{"no output", omit(echoGuest(), exportOutput).wasm(), []string{"missing required export runedge_output"}},
-		{"no memory", omit(echoGuest(), exportMemory).wasm(), []string{`missing required export "memory"`}},
+		{"no abi version", omit(echoGuest(), abi.ExportABIVersion).wasm(), []string{"missing required export runedge_abi_version"}},
+		{"no hooks export", omit(echoGuest(), abi.ExportHooks).wasm(), []string{"missing required export runedge_hooks"}},
+		{"no alloc", omit(echoGuest(), abi.ExportAlloc).wasm(), []string{"missing required export runedge_alloc"}},
+		{"no output", omit(echoGuest(), abi.ExportOutput).wasm(), []string{"missing required export runedge_output"}},
+		{"no memory", omit(echoGuest(), abi.ExportMemory).wasm(), []string{`missing required export "memory"`}},
 		{"alloc wrong type", allocNoArg.wasm(), []string{"runedge_alloc has type () -> i32, want (i32) -> i32"}},
-		{"hook bit without export", omit(echoGuest(), exportMapResult).wasm(), []string{"reports runedge_map_result", "does not export"}},
-		{"map_stream bit without export", omit(withHooks(echoGuest(), int32(bitMapStream)), exportMapStream).wasm(), []string{"reports runedge_map_stream", "does not export"}},
-		{"no mapping hook", withHooks(echoGuest(), int32(bitSelfTest)).wasm(), []string{"no mapping hook"}},
-		{"unknown hook bit", withHooks(echoGuest(), 1<<5|int32(bitMapRequest)).wasm(), []string{"unknown bits 0x20"}},
+		{"hook bit without export", omit(echoGuest(), abi.ExportMapResult).wasm(), []string{"reports runedge_map_result", "does not export"}},
+		{"map_stream bit without export", omit(withHooks(echoGuest(), int32(abi.HookMapStream)), abi.ExportMapStream).wasm(), []string{"reports runedge_map_stream", "does not export"}},
+		{"no mapping hook", withHooks(echoGuest(), int32(abi.HookSelfTest)).wasm(), []string{"no mapping hook"}},
+		{"unknown hook bit", withHooks(echoGuest(), 1<<5|int32(abi.HookMapRequest)).wasm(), []string{"unknown bits 0x20"}},
 		{"self test fails", selfTest.wasm(), []string{"self test failed (status 3)"}},
 	}
 	e := newEngine(t)
@@ -264,7 +265,7 @@ func TestLoadVersion(t *testing.T) {
 // map_stream, such as one that only redacts streamed text.
 func TestLoadMapStreamOnly(t *testing.T) {
 	g := echoGuest()
-	g.hooks = int32(bitMapStream)
+	g.hooks = int32(abi.HookMapStream)
 	p := loadRaw(t, newEngine(t), g, Options{})
 	if p.Has(MapRequest) || p.Has(MapResult) || !p.Has(MapStream) {
 		t.Fatalf("Has(MapRequest, MapResult, MapStream) = %v, %v, %v; want false, false, true", p.Has(MapRequest), p.Has(MapResult), p.Has(MapStream))

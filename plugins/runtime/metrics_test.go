@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -103,7 +104,7 @@ func TestMetricsInstances(t *testing.T) {
 	ctx := context.Background()
 	old := loadRaw(t, e, echoGuest(), Options{Name: "chat", PoolSize: 2})
 	g := echoGuest()
-	g.hooks = int32(bitMapRequest) // other bytes: another version
+	g.hooks = int32(abi.HookMapRequest) // other bytes: another version
 	next := loadRaw(t, e, g, Options{Name: "chat"})
 	busy := hold(t, old)
 	if _, err := old.Call(ctx, MapRequest, []byte("x")); err != nil { // a second instance

@@ -7,6 +7,8 @@ import (
 	goruntime "runtime"
 	"strings"
 	"time"
+
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 // Options configure a Plugin. Zero fields take the defaults noted.
@@ -164,10 +166,10 @@ func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 	status, out, err := inst.runHook(h, in, p.opts.budgetFor(len(in)))
 	if err == nil {
 		switch status {
-		case statusOK:
+		case abi.StatusOK:
 			p.pool.put(ctx, inst)
 			return out, nil
-		case statusInvalid:
+		case abi.StatusInvalid:
 			if h == MapStream {
 				// The reply has started: the client can no longer be told
 				// its request was invalid.
@@ -179,7 +181,7 @@ func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 				p.pool.put(ctx, inst)
 				return nil, ie
 			}
-		case statusInternal:
+		case abi.StatusFailed:
 			err = fmt.Errorf("internal error: %s", truncate(out, maxGuestMessage))
 		default:
 			err = fmt.Errorf("invalid status %d", status)

@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/runedge/runedge/plugins/abi"
+
 // rawGuest describes a plugin assembled byte by byte, without Go, the SDK or
 // WASI: it shows the ABI is usable from any language, and lets tests break
 // the ABI in ways the SDK never would.
@@ -32,7 +34,7 @@ const bufferAt = 1024
 
 // echoGuest is a well-behaved raw guest implementing both map hooks.
 func echoGuest() rawGuest {
-	return rawGuest{version: 1, hooks: int32(bitMapRequest | bitMapResult)}
+	return rawGuest{version: 1, hooks: int32(abi.HookMapRequest | abi.HookMapResult)}
 }
 
 // Value types and opcodes used below, from the WebAssembly binary format,
@@ -89,21 +91,21 @@ func (g rawGuest) wasm() []byte {
 		typ  byte
 		body []byte
 	}{
-		{exportABIVersion, 0, append([]byte{opI32Const}, sleb(int64(g.version))...)},
-		{exportHooks, 0, append([]byte{opI32Const}, sleb(int64(g.hooks))...)},
-		{exportAlloc, allocType, append([]byte{opI32Const}, sleb(int64(allocAt))...)},
-		{exportMapRequest, 2, mapBody},
-		{exportMapResult, 2, mapBody},
-		{exportMapStream, 2, mapBody},
-		{exportSelfTest, 0, append([]byte{opI32Const}, sleb(int64(g.selfTest))...)},
-		{exportOutput, 3, outBody},
+		{abi.ExportABIVersion, 0, append([]byte{opI32Const}, sleb(int64(g.version))...)},
+		{abi.ExportHooks, 0, append([]byte{opI32Const}, sleb(int64(g.hooks))...)},
+		{abi.ExportAlloc, allocType, append([]byte{opI32Const}, sleb(int64(allocAt))...)},
+		{abi.ExportMapRequest, 2, mapBody},
+		{abi.ExportMapResult, 2, mapBody},
+		{abi.ExportMapStream, 2, mapBody},
+		{abi.ExportSelfTest, 0, append([]byte{opI32Const}, sleb(int64(g.selfTest))...)},
+		{abi.ExportOutput, 3, outBody},
 	}
 	if g.version64 != 0 {
 		funcs = append(funcs, struct {
 			name string
 			typ  byte
 			body []byte
-		}{exportVersion, 3, append([]byte{opI64Const}, sleb(int64(g.version64))...)})
+		}{abi.ExportVersion, 3, append([]byte{opI64Const}, sleb(int64(g.version64))...)})
 	}
 
 	var typeSec, funcSec, exportSec, codeSec []byte
@@ -123,8 +125,8 @@ func (g rawGuest) wasm() []byte {
 			exports++
 		}
 	}
-	if g.omit != exportMemory {
-		exportSec = append(exportSec, name(exportMemory)...)
+	if g.omit != abi.ExportMemory {
+		exportSec = append(exportSec, name(abi.ExportMemory)...)
 		exportSec = append(exportSec, 0x02, 0) // memory 0
 		exports++
 	}
