@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,9 +38,10 @@ var scenarios = []scenario{
 
 // target is a process under load.
 type target struct {
-	name string
-	url  string // the chat completions URL
-	cmd  *exec.Cmd
+	name  string
+	url   string // the chat completions URL
+	admin string // runedge's admin listener (with -profile), for its profiles
+	cmd   *exec.Cmd
 	// results per scenario
 	res map[string]measured
 	rss int64
@@ -55,7 +58,15 @@ func runBench(args []string) error {
 	d := fs.Duration("duration", 3*time.Second, "measured time per scenario and target")
 	warm := fs.Duration("warmup", 500*time.Millisecond, "warm-up per scenario and target")
 	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
+	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder")
+	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
+	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
 	fs.Parse(args)
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			return err
+		}
+	}
 
 	self, err := os.Executable()
 	if err != nil {
@@ -93,13 +104,18 @@ func runBench(args []string) error {
 	}
 	targets := []*target{{name: "proxy", url: "http://" + proxyAddr + "/v1/chat/completions", cmd: pc}}
 
-	drivers := []string{"sqlite"}
-	if os.Getenv(*pgEnv) != "" {
-		drivers = append(drivers, "postgres")
+	var drivers []string
+	for _, d := range strings.Split(*drv, ",") {
+		if d == "sqlite" || d == "postgres" && os.Getenv(*pgEnv) != "" {
+			drivers = append(drivers, d)
+		}
 	}
 	for _, drv := range drivers {
-		addr := freeAddr()
-		cfg, err := writeRunedgeConfig(dir, root, drv, addr, upURL, *pgEnv)
+		addr, admin := freeAddr(), ""
+		if *profile != "" {
+			admin = freeAddr()
+		}
+		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv)
 		if err != nil {
 			return err
 		}
@@ -111,12 +127,15 @@ func runBench(args []string) error {
 		if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
 			return fmt.Errorf("runedge (%s): %w; see %s", drv, err, filepath.Join(dir, "runedge-"+drv+".log"))
 		}
-		targets = append(targets, &target{name: "runedge/" + drv, url: "http://" + addr + "/v1/chat/completions", cmd: rc})
+		targets = append(targets, &target{name: "runedge/" + drv, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
 	}
 
 	direct := map[string]loadResult{}
 	ctx := context.Background()
 	for _, sc := range scenarios {
+		if !strings.Contains(sc.name, *only) {
+			continue
+		}
 		body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
 		if sc.stream {
 			body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
@@ -128,8 +147,21 @@ func runBench(args []string) error {
 			fmt.Fprintf(os.Stderr, ", %s", t.name)
 			var before, after time.Duration
 			pid := t.cmd.Process.Pid
+			var prof chan error
 			r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
-				func() { before, _ = cpuTime(pid) }, func() { after, _ = cpuTime(pid) })
+				func() {
+					before, _ = cpuTime(pid)
+					if t.admin != "" {
+						prof = make(chan error, 1)
+						name := strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name + "-" + sc.name)
+						go func() { prof <- takeProfile(t.admin, *d, filepath.Join(*profile, name+".pprof")) }()
+					}
+				}, func() { after, _ = cpuTime(pid) })
+			if prof != nil {
+				if err := <-prof; err != nil {
+					return fmt.Errorf("profile of %s: %w", t.name, err)
+				}
+			}
 			if t.res == nil {
 				t.res = map[string]measured{}
 			}
@@ -156,7 +188,10 @@ func report(targets []*target, direct map[string]loadResult, pinned bool) {
 	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\t")
 	proxy := targets[0]
 	for _, sc := range scenarios {
-		base := direct[sc.name]
+		base, ok := direct[sc.name]
+		if !ok {
+			continue // not selected (-scenarios)
+		}
 		for _, t := range targets {
 			m := t.res[sc.name]
 			ratio := "-"
@@ -174,7 +209,7 @@ func report(targets []*target, direct map[string]loadResult, pinned bool) {
 	}
 	if len(targets) > 2 {
 		s, p := targets[1].res["non-stream, 32 conns"], targets[2].res["non-stream, 32 conns"]
-		if s.rps() > 0 {
+		if s.rps() > 0 && p.rps() > 0 {
 			fmt.Printf("\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
 		}
 	}
@@ -268,7 +303,31 @@ func waitHTTP(url string) error {
 	return fmt.Errorf("%s did not answer", url)
 }
 
-func writeRunedgeConfig(dir, root, driver, addr, upURL, pgEnv string) (string, error) {
+// takeProfile writes a CPU profile of d taken from runedge's admin
+// listener (GET /debug/pprof/profile) to path.
+func takeProfile(admin string, d time.Duration, path string) error {
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", admin, max(1, int(d.Seconds()))), nil)
+	req.Header.Set("Authorization", "Bearer "+benchToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		return fmt.Errorf("GET /debug/pprof/profile: %s", res.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv string) (string, error) {
 	sum := sha256.Sum256([]byte(benchToken))
 	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
 	if driver == "postgres" {
@@ -294,12 +353,12 @@ plugins:
   cache_dir: %s
   store_dir: %s
 admin:
-  listen: "off"
+  listen: %q
 chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
 `, addr, driver, hex.EncodeToString(sum[:]), store, upURL, filepath.Join(dir, "cache"), filepath.Join(dir, "plugins-"+driver),
-		chat, chat, resp, resp)
+		cmp.Or(admin, "off"), chat, chat, resp, resp)
 	path := filepath.Join(dir, "runedge-"+driver+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,6 +29,7 @@ import (
 //	PUT /admin/v1/plugins/{endpoint}/{stage}   swap: body = the .wasm, or {"sha256":"…"} of a stored one
 //	PUT /admin/v1/plugins/{stage}              the same for both endpoints
 //	GET /metrics                               Prometheus
+//	GET /debug/pprof/...                       Go's profiles (net/http/pprof)
 //	/ui/                                       the operator page (ui.go, internal/ui)
 //
 // Everything but /healthz needs an admin token; /metrics is open only with
@@ -39,6 +41,12 @@ func (s *Server) adminRoutes() http.Handler {
 	mux.Handle("/admin/v1/plugins/{stage}", methods{http.MethodPut: s.adminChain(s.swapPlugin)})
 	mux.Handle("/metrics", methods{http.MethodGet: s.metricsHandler()})
 	mux.HandleFunc("/healthz", s.healthz)
+	// The runtime's profiles, for an operator chasing CPU or memory on a
+	// live host (make bench-edge -profile takes them): admin tokens only,
+	// since a profile names code paths and a trace shows request timing.
+	mux.Handle("/debug/pprof/", methods{http.MethodGet: s.adminHTTP(http.HandlerFunc(pprof.Index))})
+	mux.Handle("/debug/pprof/profile", methods{http.MethodGet: s.adminHTTP(http.HandlerFunc(pprof.Profile))})
+	mux.Handle("/debug/pprof/trace", methods{http.MethodGet: s.adminHTTP(http.HandlerFunc(pprof.Trace))})
 	s.ui.Register(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))

@@ -80,3 +80,27 @@ func TestAdminPluginSwap(t *testing.T) {
 		t.Fatalf("metrics:\n%s", b)
 	}
 }
+
+// TestAdminPprof: the runtime's profiles are on the admin listener, for
+// admin tokens only (a profile names code paths, a trace shows timing).
+func TestAdminPprof(t *testing.T) {
+	h := start(t, nil)
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{{"", 401}, {tokApp, 403}, {tokAdmin, 200}} {
+		res, b := h.admin("GET", "/debug/pprof/heap?debug=1", "", nil, tc.token)
+		if res.StatusCode != tc.want {
+			t.Fatalf("token %q: %d %s", tc.token, res.StatusCode, b)
+		}
+		if tc.want == 200 && !strings.Contains(string(b), "heap profile") {
+			t.Fatalf("heap profile: %.200s", b)
+		}
+		if tc.want != 200 && gjson.GetBytes(b, "error.code").Str == "" {
+			t.Fatalf("refusal not in the OpenAI error shape: %s", b)
+		}
+	}
+	if res, b := h.admin("GET", "/debug/pprof/profile?seconds=1", "", nil, tokAdmin); res.StatusCode != 200 || len(b) == 0 {
+		t.Fatalf("cpu profile: %d, %d bytes", res.StatusCode, len(b))
+	}
+}
