@@ -97,6 +97,17 @@ var migrations = []string{
 	// hex digits), so a run leads to its trace. "" without tracing and on
 	// older runs.
 	`ALTER TABLE runs ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`,
+	// 7: fewer indexes per run, as in the SQLite migration of the same
+	// number: sessions and threads have no rows of their own (a run
+	// carries its session and thread; runs_session and runs_thread find
+	// them), and runs_status and runs_host_status become one partial index
+	// of the runs start-up recovery looks for.
+	`DROP TABLE threads;
+	DROP TABLE sessions;
+	DROP INDEX runs_status;
+	DROP INDEX runs_host_status;
+	CREATE INDEX runs_thread ON runs(thread_id);
+	CREATE INDEX runs_live ON runs(host_id) WHERE status IN ('queued', 'running');`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -9,48 +9,64 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-const (
-	insertRunSQL = `INSERT INTO runs (
+// insertRunSQL writes a run; its fourth value, the session id, is the
+// place where insertRunNewSessionSQL and insertRunInSessionSQL put their
+// checks.
+func insertRunSQL(session string) string {
+	return `INSERT INTO runs (
 		id, status, status_reason, session_id, thread_id,
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
 		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id
-	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
-	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES ($1, $2, $3)`
-	// The thread copies its session's id and tenant from the session row.
-	// When the session is unknown or another tenant's, the outer join
-	// yields NULLs and the NOT NULL constraint fails the statement on the
-	// server: that aborts the pipelined batch it is in (a row count checked
-	// client-side would come after the batch committed).
-	insertThreadSQL = `INSERT INTO threads (id, session_id, tenant_id, created_at)
-		SELECT $1, s.id, s.tenant_id, $2 FROM (SELECT $3::text AS sid, $4::text AS tid) AS want
-		LEFT JOIN sessions s ON s.id = want.sid AND s.tenant_id = want.tid`
+	) VALUES ($1, $2, $3, ` + session + `, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
+}
+
+// Sessions and threads have no rows of their own (migration 7): a session
+// or thread exists while a run of it does. A run that opens one checks, in
+// its own statement, what a table's constraint used to: a new session's
+// and thread's ids are not taken (by any tenant), an existing session is
+// the tenant's. The statements run in a pipelined batch whose row counts
+// arrive after it committed, so a failed check must fail on the server:
+// the session id becomes NULL, which runs.session_id refuses (SQLSTATE
+// 23502, see noSession), aborting the batch; group commit then retries
+// its writes alone. Two concurrent starts could both pass a NOT EXISTS,
+// but new ids are random and made by the runner, never by a client.
+var (
+	insertRunPlainSQL      = insertRunSQL(`$4`)
+	insertRunNewSessionSQL = insertRunSQL(`CASE WHEN NOT EXISTS (SELECT 1 FROM runs WHERE session_id = $4)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $5) THEN $4 END`)
+	insertRunInSessionSQL = insertRunSQL(`CASE WHEN EXISTS (SELECT 1 FROM runs WHERE session_id = $4 AND tenant_id = $9)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $5) THEN $4 END`)
+)
+
+const (
 	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = $1`
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = $2`
 )
 
-// StartRun records a run with the session and thread it opens, as one
-// write of the group-commit writer (all or nothing: a thread insert that
-// finds no session of the tenant aborts the batch, which is then retried
-// write by write).
+// StartRun records a run, which opens its session and thread by naming
+// them, as one write of the group-commit writer. newSession implies a new
+// thread. A new session or thread whose id is taken is an error, a new
+// thread in a session that is not the tenant's ErrNotFound.
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
 	args, err := runArgs(r)
 	if err != nil {
 		return err
 	}
+	insert := insertRunPlainSQL
+	switch {
+	case newSession:
+		insert = insertRunNewSessionSQL
+	case newThread:
+		insert = insertRunInSessionSQL
+	}
 	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		if newSession {
-			p.exec(insertSessionSQL, r.SessionID, r.TenantID, r.CreatedAt)
-		}
-		if newThread {
-			insertThread(p, r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt)
-		}
-		p.exec(insertRunSQL, args...)
+		p.exec(insert, args...)
 		return nil
 	})
 	if err != nil {
-		if noSession(err) {
+		if noSession(err) && !newSession {
 			return notFound("session", r.SessionID)
 		}
 		return wrap("start run "+r.ID, err)

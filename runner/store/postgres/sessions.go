@@ -8,23 +8,19 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// noSession reports the refusal of insertThreadSQL: the thread's session is
-// unknown or another tenant's (a NULL session_id, SQLSTATE 23502).
+// noSession reports the refusal of a run's session check (see
+// insertRunNewSessionSQL): a NULL session id (SQLSTATE 23502).
 func noSession(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23502" && pe.TableName == "threads"
+	return errors.As(err, &pe) && pe.Code == "23502" && pe.TableName == "runs" && pe.ColumnName == "session_id"
 }
 
-// insertThread queues the thread insert, which fails on the server when
-// the session is not the tenant's (see insertThreadSQL, noSession).
-func insertThread(p *pipe, id, sessionID, tenantID string, createdAt int64) {
-	p.exec(insertThreadSQL, id, createdAt, sessionID, tenantID)
-}
-
-// ThreadSession returns the session of thread id for tenant.
+// ThreadSession returns the session of thread id for tenant: the session
+// of the thread's runs (threads have no rows of their own since
+// migration 7).
 func (s *Store) ThreadSession(ctx context.Context, tenantID, id string) (string, error) {
 	var session string
-	err := s.pool.QueryRow(ctx, `SELECT session_id FROM threads WHERE id = $1 AND tenant_id = $2`, id, tenantID).Scan(&session)
+	err := s.pool.QueryRow(ctx, `SELECT session_id FROM runs WHERE thread_id = $1 AND tenant_id = $2 LIMIT 1`, id, tenantID).Scan(&session)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return "", notFound("thread", id)

@@ -102,7 +102,7 @@ func (s *Store) CommitStats() (batches, writes int64) { return s.writer.Stats() 
 // sent with one Sync, so they run as one implicit transaction (an error
 // anywhere aborts them all, and the writer then retries each write alone).
 // Refusals must therefore happen on the server, as statement errors (see
-// insertThreadSQL); callbacks only read results (rows affected). Four to
+// insertRunNewSessionSQL); callbacks only read results (rows affected). Four to
 // five round trips per request became one per batch.
 type pipe struct{ b pgx.Batch }
 

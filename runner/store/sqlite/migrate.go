@@ -97,6 +97,66 @@ var migrations = []string{
 	// hex digits), so a run leads to its trace. "" without tracing and on
 	// older runs.
 	`ALTER TABLE runs ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`,
+	// 7: fewer B-trees per run (RATIONALE.md "Fewer, ordered pages per
+	// run"). Every B-tree a write touches is at least one page appended to
+	// the WAL (two pwrite calls), and that was SQLite's largest cost:
+	// - sessions and threads go: a run carries its session and thread, so
+	//   a session exists while a run of it does (runs_session) and a
+	//   thread's session is its runs' (runs_thread). StartRun has created
+	//   a session or thread only together with its first run since
+	//   migration 1's code was replaced; an empty one could not be
+	//   continued usefully anyway.
+	// - runs loses AUTOINCREMENT (its sqlite_sequence row was rewritten by
+	//   every insert): runs are never deleted, so max(seq)+1 never reuses
+	//   a seq.
+	// - runs_status and runs_host_status become one partial index of the
+	//   runs start-up recovery looks for (queued, running): two pages per
+	//   write less, and an index that holds only live runs. Listing by
+	//   status alone scans newest first.
+	`DROP TABLE threads;
+	DROP TABLE sessions;
+	CREATE TABLE runs7 (
+		seq            INTEGER PRIMARY KEY, -- paging order
+		id             TEXT NOT NULL UNIQUE,
+		status         TEXT NOT NULL,
+		status_reason  TEXT NOT NULL DEFAULT '',
+		session_id     TEXT NOT NULL DEFAULT '',
+		thread_id      TEXT NOT NULL DEFAULT '',
+		actor_id       TEXT NOT NULL DEFAULT '',
+		actor_type     TEXT NOT NULL DEFAULT '',
+		actor_name     TEXT NOT NULL DEFAULT '',
+		tenant_id      TEXT NOT NULL DEFAULT '',
+		endpoint       TEXT NOT NULL DEFAULT '',
+		model          TEXT NOT NULL DEFAULT '',
+		request_id     TEXT NOT NULL DEFAULT '',
+		correlation_id TEXT NOT NULL DEFAULT '',
+		created_at     INTEGER NOT NULL,
+		started_at     INTEGER,
+		ended_at       INTEGER,
+		input_tokens   INTEGER,
+		output_tokens  INTEGER,
+		total_tokens   INTEGER,
+		error_code     TEXT,
+		error_message  TEXT,
+		request        TEXT,
+		output         TEXT NOT NULL DEFAULT '',
+		attempts       INTEGER NOT NULL DEFAULT 0,
+		duration_ms    INTEGER,
+		ttft_ms        INTEGER,
+		host_id        TEXT NOT NULL DEFAULT '',
+		trace_id       TEXT NOT NULL DEFAULT ''
+	);
+	INSERT INTO runs7 SELECT seq, id, status, status_reason, session_id, thread_id,
+		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
+		request_id, correlation_id, created_at, started_at, ended_at,
+		input_tokens, output_tokens, total_tokens, error_code, error_message,
+		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id FROM runs;
+	DROP TABLE runs;
+	ALTER TABLE runs7 RENAME TO runs;
+	CREATE INDEX runs_tenant ON runs(tenant_id, seq);
+	CREATE INDEX runs_session ON runs(session_id, seq);
+	CREATE INDEX runs_thread ON runs(thread_id);
+	CREATE INDEX runs_live ON runs(host_id) WHERE status IN ('queued', 'running');`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -2,8 +2,12 @@ package sqlite
 
 import (
 	"database/sql"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/runedge/runedge/runner"
 )
 
 // A file written by a binary at schema version 1 (before attempts were
@@ -42,5 +46,83 @@ func TestMigrateFromVersion1(t *testing.T) {
 	var version int
 	if err := s.r.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != len(migrations) {
 		t.Fatalf("version %d (%v), want %d", version, err, len(migrations))
+	}
+}
+
+// A file at schema version 6 (sessions and threads in tables of their own,
+// runs with AUTOINCREMENT) is brought to 7: its runs keep their seq (list
+// order) and every column, their sessions and threads can still be
+// continued, start-up recovery still finds its live runs through the
+// partial index, and new runs list after the old ones.
+func TestMigrateFromVersion6(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v6.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append([]string{}, migrations[:6]...)
+	qs = append(qs,
+		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
+		`INSERT INTO schema_version (version) VALUES (6)`,
+		`INSERT INTO sessions (id, tenant_id, created_at) VALUES ('sess_old', 'acme', 1)`,
+		`INSERT INTO threads (id, session_id, tenant_id, created_at) VALUES ('thread_old', 'sess_old', 'acme', 1)`,
+		`INSERT INTO runs (seq, id, status, session_id, thread_id, tenant_id, created_at, output, attempts, host_id, trace_id)
+			VALUES (40, 'run_old', 'completed', 'sess_old', 'thread_old', 'acme', 1, 'hello', 2, 'h1', 'abc')`,
+		`INSERT INTO runs (seq, id, status, session_id, thread_id, tenant_id, created_at, host_id)
+			VALUES (41, 'run_live', 'running', 'sess_old', 'thread_old', 'acme', 2, 'h1')`,
+	)
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.GetRun(ctx, "acme", "run_old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Output != "hello" || r.Attempts != 2 || r.HostID != "h1" || r.TraceID != "abc" || r.SessionID != "sess_old" {
+		t.Fatalf("old run read back as %+v", r)
+	}
+	if sess, err := s.ThreadSession(ctx, "acme", "thread_old"); err != nil || sess != "sess_old" {
+		t.Fatalf("ThreadSession = %q, %v", sess, err)
+	}
+	if _, err := s.ThreadSession(ctx, "globex", "thread_old"); !errors.Is(err, runner.ErrNotFound) {
+		t.Fatalf("another tenant's thread: %v", err)
+	}
+	started := int64(3)
+	next := &runner.Run{ID: "run_new", Status: runner.StatusRunning, SessionID: "sess_old", ThreadID: "thread_new",
+		TenantID: "acme", CreatedAt: 3, StartedAt: &started, HostID: "h2"}
+	if err := s.StartRun(ctx, next, false, true); err != nil {
+		t.Fatalf("a new thread in the migrated session: %v", err)
+	}
+	runs, _, err := s.ListRuns(ctx, runner.ListQuery{TenantID: "acme"})
+	if err != nil || len(runs) != 3 || runs[0].ID != "run_new" || runs[2].ID != "run_old" {
+		t.Fatalf("list after migration: %d runs, %v", len(runs), err)
+	}
+	var seq int64
+	if err := s.r.QueryRow(`SELECT seq FROM runs WHERE id = 'run_new'`).Scan(&seq); err != nil || seq != 42 {
+		t.Fatalf("new run's seq %d (%v), want 42", seq, err)
+	}
+	if n, err := s.MarkInterrupted(ctx, "h1", 9); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted(h1) = %d, %v; want run_live only", n, err)
+	}
+	var plan string
+	if err := s.r.QueryRow(`EXPLAIN QUERY PLAN SELECT id FROM runs WHERE status IN ('queued', 'running') AND host_id IN ('h1', '')`).Scan(new(int), new(int), new(int), &plan); err != nil || !strings.Contains(plan, "runs_live") {
+		t.Fatalf("recovery's plan %q (%v) does not use runs_live", plan, err)
+	}
+	for _, gone := range []string{"sessions", "threads", "runs7"} {
+		var n int
+		if err := s.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, gone).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("table %s: %d (%v)", gone, n, err)
+		}
 	}
 }

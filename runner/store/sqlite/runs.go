@@ -9,28 +9,41 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// StartRun records a run together with the session and thread it opens,
-// as one write of the group-commit writer: it shares its transaction (one
-// WAL append, one round of file locks) with the writes of concurrent runs,
-// and when any of its statements fails none of them is kept.
+// StartRun records a run, which opens its session and thread by naming
+// them (migration 7: they have no rows of their own), as one write of the
+// group-commit writer: it shares its transaction (one WAL append, one
+// round of file locks) with the writes of concurrent runs. newSession
+// implies a new thread. A new session or thread whose id is taken is an
+// error, a new thread in a session that is not the tenant's ErrNotFound;
+// continuing a thread adds nothing to check (ThreadSession found it).
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
 	args, err := runArgs(r)
 	if err != nil {
 		return err
 	}
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if newSession {
-			if _, err := tx.StmtContext(ctx, s.st.insertSession).ExecContext(ctx, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-				return fmt.Errorf("create session: %w", err)
-			}
+		var res sql.Result
+		var err error
+		switch {
+		case newSession:
+			res, err = tx.StmtContext(ctx, s.st.insertRunNewSession).ExecContext(ctx, append(args, r.SessionID, r.ThreadID)...)
+		case newThread:
+			res, err = tx.StmtContext(ctx, s.st.insertRunInSession).ExecContext(ctx, append(args, r.SessionID, r.TenantID, r.ThreadID)...)
+		default:
+			_, err = tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...)
+			return err
 		}
-		if newThread {
-			if err := insertThread(ctx, tx.StmtContext(ctx, s.st.insertThread), r.ThreadID, r.SessionID, r.TenantID, r.CreatedAt); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
-		_, err := tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...)
-		return err
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 && newSession {
+			return fmt.Errorf("session %s or thread %s exists already", r.SessionID, r.ThreadID)
+		} else if n == 0 {
+			return notFound("session", r.SessionID)
+		}
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
@@ -91,11 +104,12 @@ const interruptedMessage = "the runner stopped before the run finished"
 func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error) {
 	// Not a run's write: straight on the writer connection, outside the
 	// group commit (database/sql queues it behind the writer's batch).
+	// The statuses are literals so that the planner proves the partial
+	// index runs_live (migration 7) covers the query.
 	res, err := s.w.ExecContext(ctx, `UPDATE runs
 		SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
-		WHERE status IN (?, ?) AND host_id IN (?, '')`,
-		runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage,
-		runner.StatusQueued, runner.StatusRunning, hostID)
+		WHERE status IN ('queued', 'running') AND host_id IN (?, '')`,
+		runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage, hostID)
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: mark interrupted: %w", err)
 	}

@@ -20,24 +20,35 @@ import (
 // refusal lookup) are not prepared: they would cost memory on every
 // connection for no measurable gain.
 
-const (
-	insertRunSQL = `INSERT INTO runs (
-		id, status, status_reason, session_id, thread_id,
+// insertRunCols are the columns StartRun writes, in runArgs' order.
+const insertRunCols = `id, status, status_reason, session_id, thread_id,
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertSessionSQL = `INSERT INTO sessions (id, tenant_id, created_at) VALUES (?, ?, ?)`
-	// The thread copies its session's id and tenant from the session row,
-	// so it is inserted only when the session exists and is the tenant's:
-	// the check and the write are one statement.
-	insertThreadSQL = `INSERT INTO threads (id, session_id, tenant_id, created_at)
-		SELECT ?, id, tenant_id, ? FROM sessions WHERE id = ? AND tenant_id = ?`
+		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id`
+
+const (
+	insertRunSQL = `INSERT INTO runs (` + insertRunCols + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// Sessions and threads have no rows of their own (migration 7): a
+	// session or thread exists while a run of it does. A run that opens
+	// one is inserted only when the check that used to be a table's
+	// constraint holds, in the same statement: a new session's id and a
+	// new thread's id are not taken (by any tenant: ids are global), and
+	// an existing session is the tenant's. The trailing parameters are
+	// those ids (and the tenant) again.
+	insertRunNewSessionSQL = `INSERT INTO runs (` + insertRunCols + `)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		WHERE NOT EXISTS (SELECT 1 FROM runs WHERE session_id = ?)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
+	insertRunInSessionSQL = `INSERT INTO runs (` + insertRunCols + `)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		WHERE EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND tenant_id = ?)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
 
 	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = ?`
-	threadSessionSQL  = `SELECT session_id FROM threads WHERE id = ? AND tenant_id = ?`
+	threadSessionSQL  = `SELECT session_id FROM runs WHERE thread_id = ? AND tenant_id = ? LIMIT 1`
 )
 
 // transitionSQL is Transition's UPDATE for a target reachable from n
@@ -66,7 +77,7 @@ type stmts struct {
 	// On the writer. A transaction must use them through tx.StmtContext:
 	// the writer has one connection and the transaction holds it, so the
 	// pool-level statement would wait for that connection forever.
-	insertRun, insertSession, insertThread *sql.Stmt
+	insertRun, insertRunNewSession, insertRunInSession *sql.Stmt
 	// transition holds one UPDATE per status that can be reached (not
 	// queued), because the IN list's length depends on the target.
 	transition map[runner.Status]transitionStmt
@@ -100,8 +111,8 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 		return s
 	}
 	st.insertRun = prep(w, insertRunSQL)
-	st.insertSession = prep(w, insertSessionSQL)
-	st.insertThread = prep(w, insertThreadSQL)
+	st.insertRunNewSession = prep(w, insertRunNewSessionSQL)
+	st.insertRunInSession = prep(w, insertRunInSessionSQL)
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {

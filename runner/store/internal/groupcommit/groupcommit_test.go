@@ -3,6 +3,7 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,57 @@ func TestClose(t *testing.T) {
 	w.Close()
 	if err := w.Do(t.Context(), func(context.Context, *fakeTx) error { return nil }); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Do after Close: %v", err)
+	}
+}
+
+// burn spends CPU without blocking, as a handler between writes or a
+// database commit does, so the scheduler cannot run anything else on the
+// P meanwhile.
+func burn(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
+// cpuDB is fakeDB whose commit costs CPU, like SQLite's on the writer's
+// goroutine.
+type cpuDB struct{ fakeDB }
+
+func (d *cpuDB) Commit(ctx context.Context, tx *fakeTx) error {
+	burn(50 * time.Microsecond)
+	return d.fakeDB.Commit(ctx, tx)
+}
+
+// With one P and no window, writes of concurrent handlers share commits:
+// the writer lets the runnable handlers queue their writes before it
+// commits (gather). Without that, Do's wake-up handed the P straight to
+// the writer and each write was committed alone.
+func TestWindowlessBatchesOnOneP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	db := &cpuDB{}
+	w := New[*fakeTx](db, Config{})
+	defer w.Close()
+	const handlers, writes = 16, 20
+	var wg sync.WaitGroup
+	for h := range handlers {
+		wg.Go(func() {
+			for i := range writes {
+				burn(20 * time.Microsecond)
+				if err := w.Do(t.Context(), func(_ context.Context, tx *fakeTx) error {
+					tx.ops = append(tx.ops, h*writes+i)
+					return nil
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	batches, ops := w.Stats()
+	if ops != handlers*writes {
+		t.Fatalf("%d ops committed, want %d", ops, handlers*writes)
+	}
+	if per := float64(ops) / float64(batches); per < 4 {
+		t.Fatalf("%d ops in %d batches (%.1f per commit); want the handlers' writes to share commits", ops, batches, per)
 	}
 }

@@ -1,0 +1,68 @@
+package postgres
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/postgres/pgtest"
+)
+
+// A database at schema version 6 (sessions and threads in tables of their
+// own) is brought to 7: its runs stay, their sessions and threads can be
+// continued, another tenant still cannot, and start-up recovery finds the
+// live run.
+func TestMigrateFromVersion6(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.Schema(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append([]string{}, migrations[:6]...)
+	qs = append(qs,
+		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
+		`INSERT INTO schema_version (version) VALUES (6)`,
+		`INSERT INTO sessions (id, tenant_id, created_at) VALUES ('sess_old', 'acme', 1)`,
+		`INSERT INTO threads (id, session_id, tenant_id, created_at) VALUES ('thread_old', 'sess_old', 'acme', 1)`,
+		`INSERT INTO runs (id, status, session_id, thread_id, tenant_id, created_at, output, host_id)
+			VALUES ('run_old', 'completed', 'sess_old', 'thread_old', 'acme', 1, 'hello', 'h1')`,
+		`INSERT INTO runs (id, status, session_id, thread_id, tenant_id, created_at, host_id)
+			VALUES ('run_live', 'running', 'sess_old', 'thread_old', 'acme', 2, 'h1')`,
+	)
+	for _, q := range qs {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			conn.Close(ctx)
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r, err := s.GetRun(ctx, "acme", "run_old"); err != nil || r.Output != "hello" || r.ThreadID != "thread_old" {
+		t.Fatalf("old run: %+v, %v", r, err)
+	}
+	if sess, err := s.ThreadSession(ctx, "acme", "thread_old"); err != nil || sess != "sess_old" {
+		t.Fatalf("ThreadSession = %q, %v", sess, err)
+	}
+	started := int64(3)
+	in := func(tenant, id string) *runner.Run {
+		return &runner.Run{ID: id, Status: runner.StatusRunning, SessionID: "sess_old", ThreadID: runner.NewID("thread_"),
+			TenantID: tenant, CreatedAt: 3, StartedAt: &started, HostID: "h2"}
+	}
+	if err := s.StartRun(ctx, in("globex", "run_g"), false, true); !errors.Is(err, runner.ErrNotFound) {
+		t.Fatalf("globex in acme's migrated session: %v", err)
+	}
+	if err := s.StartRun(ctx, in("acme", "run_new"), false, true); err != nil {
+		t.Fatalf("a new thread in the migrated session: %v", err)
+	}
+	if n, err := s.MarkInterrupted(ctx, "h1", 9); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted(h1) = %d, %v; want run_live only", n, err)
+	}
+}
