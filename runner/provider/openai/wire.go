@@ -53,7 +53,7 @@ type wireCompletion struct {
 }
 
 type wireChoice struct {
-	Index        int         `json:"index"`
+	Index        int       `json:"index"`
 	Message      wireReply `json:"message"`
 	FinishReason string    `json:"finish_reason"`
 }
