@@ -2,10 +2,10 @@ package openai
 
 import (
 	"encoding/json"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/internal/jsonfast"
 )
 
 // Decoding upstream replies: every chunk of a stream and every whole answer
@@ -52,28 +52,28 @@ func fastChunk(v gjson.Result, c *wireChunk) bool {
 	if !v.IsObject() {
 		return false
 	}
-	return members(v, chunkNames, func(i int, v gjson.Result) bool {
+	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
 		switch i {
 		case 0:
-			return fastArray(v, &c.Choices, func(v gjson.Result, ch *wireChunkChoice) bool {
-				return members(v, chunkChoiceNames, func(i int, v gjson.Result) bool {
+			return jsonfast.Array(v, &c.Choices, func(v gjson.Result, ch *wireChunkChoice) bool {
+				return jsonfast.Members(v, chunkChoiceNames, func(i int, v gjson.Result) bool {
 					switch i {
 					case 0:
-						return fastInt(v, &ch.Index)
+						return jsonfast.Int(v, &ch.Index)
 					case 1:
-						return fastObject(v, func(v gjson.Result) bool {
-							return members(v, deltaNames, func(i int, v gjson.Result) bool {
+						return jsonfast.Object(v, func(v gjson.Result) bool {
+							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
 								switch i {
 								case 0:
-									return fastString(v, &ch.Delta.Content)
+									return jsonfast.String(v, &ch.Delta.Content)
 								case 1:
-									return fastString(v, &ch.Delta.Refusal)
+									return jsonfast.String(v, &ch.Delta.Refusal)
 								}
-								return noCalls(v)
+								return jsonfast.Empty(v)
 							})
 						})
 					}
-					return fastString(v, &ch.FinishReason)
+					return jsonfast.String(v, &ch.FinishReason)
 				})
 			})
 		case 1:
@@ -88,28 +88,28 @@ func fastCompletion(v gjson.Result, c *wireCompletion) bool {
 	if !v.IsObject() {
 		return false
 	}
-	return members(v, chunkNames, func(i int, v gjson.Result) bool {
+	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
 		switch i {
 		case 0:
-			return fastArray(v, &c.Choices, func(v gjson.Result, ch *wireChoice) bool {
-				return members(v, choiceNames, func(i int, v gjson.Result) bool {
+			return jsonfast.Array(v, &c.Choices, func(v gjson.Result, ch *wireChoice) bool {
+				return jsonfast.Members(v, choiceNames, func(i int, v gjson.Result) bool {
 					switch i {
 					case 0:
-						return fastInt(v, &ch.Index)
+						return jsonfast.Int(v, &ch.Index)
 					case 1:
-						return fastObject(v, func(v gjson.Result) bool {
-							return members(v, deltaNames, func(i int, v gjson.Result) bool {
+						return jsonfast.Object(v, func(v gjson.Result) bool {
+							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
 								switch i {
 								case 0:
-									return fastString(v, &ch.Message.Content)
+									return jsonfast.String(v, &ch.Message.Content)
 								case 1:
-									return fastString(v, &ch.Message.Refusal)
+									return jsonfast.String(v, &ch.Message.Refusal)
 								}
-								return noCalls(v)
+								return jsonfast.Empty(v)
 							})
 						})
 					}
-					return fastString(v, &ch.FinishReason)
+					return jsonfast.String(v, &ch.FinishReason)
 				})
 			})
 		case 1:
@@ -118,119 +118,6 @@ func fastCompletion(v gjson.Result, c *wireCompletion) bool {
 		c.Error = json.RawMessage(v.Raw)
 		return true
 	})
-}
-
-// members calls fn with the index in names of each member of object v that
-// names a field, and reports false (unsure) for a member encoding/json
-// would read differently: an escaped name, a name that matches a field
-// only without regard to case, a field given twice.
-func members(v gjson.Result, names []string, fn func(i int, v gjson.Result) bool) bool {
-	ok := true
-	var seen uint32
-	v.ForEach(func(k, v gjson.Result) bool {
-		if strings.IndexByte(k.Raw, '\\') >= 0 {
-			ok = false
-			return false
-		}
-		for i, n := range names {
-			if k.Str == n {
-				if seen&(1<<i) != 0 {
-					ok = false
-					return false
-				}
-				seen |= 1 << i
-				ok = fn(i, v)
-				return ok
-			}
-			if strings.EqualFold(k.Str, n) {
-				ok = false
-				return false
-			}
-		}
-		return true
-	})
-	return ok
-}
-
-// fastObject calls fn on an object; null leaves the field as it is.
-func fastObject(v gjson.Result, fn func(gjson.Result) bool) bool {
-	switch {
-	case v.Type == gjson.Null:
-		return true
-	case v.IsObject():
-		return fn(v)
-	}
-	return false
-}
-
-// fastArray reads an array of objects into *dst; null leaves it nil.
-func fastArray[T any](v gjson.Result, dst *[]T, fn func(gjson.Result, *T) bool) bool {
-	if v.Type == gjson.Null {
-		return true
-	}
-	if !v.IsArray() {
-		return false
-	}
-	ok := true
-	out := make([]T, 0, 1)
-	v.ForEach(func(_, e gjson.Result) bool {
-		if !e.IsObject() {
-			ok = false
-			return false
-		}
-		out = append(out, *new(T))
-		ok = fn(e, &out[len(out)-1])
-		return ok
-	})
-	*dst = out
-	return ok
-}
-
-// fastString reads a string; null leaves it empty. A string with escapes
-// or bytes that are not UTF-8 is decoded by encoding/json, which replaces
-// what is invalid as it always did.
-func fastString(v gjson.Result, dst *string) bool {
-	switch v.Type {
-	case gjson.Null:
-		return true
-	case gjson.String:
-	default:
-		return false
-	}
-	raw := v.Raw[1 : len(v.Raw)-1]
-	if strings.IndexByte(raw, '\\') < 0 && utf8.ValidString(raw) {
-		*dst = raw
-		return true
-	}
-	return json.Unmarshal([]byte(v.Raw), dst) == nil
-}
-
-// fastInt reads an integer written without fraction or exponent, small
-// enough for any int; null leaves it 0.
-func fastInt(v gjson.Result, dst *int) bool {
-	if v.Type == gjson.Null {
-		return true
-	}
-	raw := v.Raw
-	if v.Type != gjson.Number || len(raw) > 18 {
-		return false
-	}
-	n, neg := 0, false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '-' && i == 0:
-			neg = true
-		case c >= '0' && c <= '9':
-			n = n*10 + int(c-'0')
-		default:
-			return false
-		}
-	}
-	if neg {
-		n = -n
-	}
-	*dst = n
-	return true
 }
 
 func fastUsage(v gjson.Result, dst **wireUsage) bool {
@@ -243,19 +130,13 @@ func fastUsage(v gjson.Result, dst **wireUsage) bool {
 	}
 	u := new(wireUsage)
 	*dst = u
-	return members(v, usageNames, func(i int, v gjson.Result) bool {
+	return jsonfast.Members(v, usageNames, func(i int, v gjson.Result) bool {
 		switch i {
 		case 0:
-			return fastInt(v, &u.PromptTokens)
+			return jsonfast.Int(v, &u.PromptTokens)
 		case 1:
-			return fastInt(v, &u.CompletionTokens)
+			return jsonfast.Int(v, &u.CompletionTokens)
 		}
-		return fastInt(v, &u.TotalTokens)
+		return jsonfast.Int(v, &u.TotalTokens)
 	})
-}
-
-// noCalls accepts tool_calls that are absent in effect (null or []); calls
-// themselves are rare enough to leave to encoding/json.
-func noCalls(v gjson.Result) bool {
-	return v.Type == gjson.Null || (v.IsArray() && len(v.Array()) == 0)
 }
