@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/runner"
 )
 
 // decodeCases are chunks and whole answers as upstreams send them, and the
@@ -156,4 +158,65 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			json.Unmarshal(data, &c)
 		}
 	})
+}
+
+// TestPlainBodyMatchesMarshal: the request body written by hand is the one
+// json.Marshal writes, byte for byte, and requests it does not cover go to
+// json.Marshal.
+func TestPlainBodyMatchesMarshal(t *testing.T) {
+	strs := []string{"", "hello", "Be brief.", `q"b\s/`, "line\nbreak\ttab\r\b\f\x00\x1f\x7f", "<a&b>", "é 漢字 🙂",
+		"\u2028\u2029", "bad \xff byte", "m-1"}
+	for _, model := range strs {
+		for _, s := range strs {
+			for _, stream := range []bool{false, true} {
+				for _, max := range []int{0, 64, -1} {
+					req := runner.ProviderRequest{Messages: []runner.Message{{Role: "system", Content: model}, {Role: "user", Content: s}},
+						Stream: stream, MaxOutputTokens: max}
+					checkBody(t, model, req, true)
+				}
+			}
+		}
+	}
+	checkBody(t, "m", runner.ProviderRequest{}, true)
+	for _, req := range []runner.ProviderRequest{
+		{Messages: []runner.Message{{Role: "user", Content: "x"}}, Tools: []runner.Tool{{Name: "f"}}},
+		{Messages: []runner.Message{{Role: "user", Content: "x"}}, OutputSchema: []byte(`{"type":"object"}`)},
+		{Messages: []runner.Message{{Role: "user", Content: "x"}}, JSONObject: true},
+		{Messages: []runner.Message{{Role: "tool", Content: "x", ToolCallID: "c"}}},
+		{Messages: []runner.Message{{Role: "assistant", ToolCalls: []runner.ToolCall{{ID: "c", Name: "f"}}}}},
+	} {
+		checkBody(t, "m", req, false)
+	}
+}
+
+func checkBody(t *testing.T, model string, req runner.ProviderRequest, plain bool) {
+	t.Helper()
+	for _, usage := range []bool{false, true} {
+		p := &Provider{cfg: Config{Model: model, IncludeUsage: usage}}
+		got, err := p.body(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wireRequest{Model: model, Messages: wireMessages(req.Messages), Stream: req.Stream,
+			MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools)}
+		if len(w.Tools) > 0 {
+			w.ToolChoice, w.ParallelToolCalls = wireToolChoice(req.ToolChoice), req.ParallelToolCalls
+		}
+		if req.Stream && usage {
+			w.StreamOptions = &streamOptions{IncludeUsage: true}
+		}
+		switch {
+		case len(req.OutputSchema) > 0:
+			w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: schemaName(req.SchemaName), Schema: req.OutputSchema}}
+		case req.JSONObject:
+			w.ResponseFormat = &responseFormat{Type: "json_object"}
+		}
+		want, _ := json.Marshal(w)
+		if string(got) != string(want) {
+			t.Fatalf("body\n got %s\nwant %s", got, want)
+		}
+		if _, ok := p.plainBody(req); ok != plain {
+			t.Errorf("plainBody ok = %v for %+v", ok, req)
+		}
+	}
 }
