@@ -21,6 +21,7 @@ type Reply struct {
 	endpoint  Endpoint
 	written   bool
 	streaming bool
+	flushed   bool // a flush has sent the headers (and a stream is chunked)
 	seq       int
 	frame     []byte // reused SSE frame buffer
 
@@ -116,14 +117,40 @@ func (r *Reply) JSON(status int, body []byte) error {
 // StartStream sends the headers of an SSE stream. Proxies are told not to
 // buffer it.
 func (r *Reply) StartStream() error {
+	r.OpenStream()
+	r.armDeadline()
+	return r.flush()
+}
+
+// OpenStream is StartStream without the flush, for a stream that has its
+// first events at hand: the headers go out with them, in one write, at the
+// next flush (Flush, Event, Comment, EndStream).
+func (r *Reply) OpenStream() {
 	h := r.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	r.written = true
 	r.streaming = true
-	r.armDeadline()
 	r.w.WriteHeader(http.StatusOK)
+}
+
+// EndStream ends a stream whose last events were buffered (Buffer). Once
+// the stream has been flushed, the server writes what is left together
+// with the end of the chunked body when the handler returns: one write
+// instead of two. A stream never flushed is flushed here, so that it is
+// sent chunked like every other stream, not with a Content-Length. Call it
+// last; the write deadline armed by the last Buffer bounds that write.
+func (r *Reply) EndStream() error {
+	if r.flushed {
+		return nil
+	}
+	return r.Flush()
+}
+
+// flush sends what is buffered to the client.
+func (r *Reply) flush() error {
+	r.flushed = true
 	return r.rc.Flush()
 }
 
@@ -133,7 +160,7 @@ func (r *Reply) Event(name string, data []byte) error {
 	if err := r.Buffer(name, data); err != nil {
 		return err
 	}
-	return r.rc.Flush()
+	return r.flush()
 }
 
 // Comment writes an SSE comment line (": text") and flushes it. Clients
@@ -148,13 +175,13 @@ func (r *Reply) Comment(text string) error {
 	if _, err := r.w.Write(b); err != nil {
 		return err
 	}
-	return r.rc.Flush()
+	return r.flush()
 }
 
 // Flush sends what Buffer wrote.
 func (r *Reply) Flush() error {
 	r.armDeadline()
-	return r.rc.Flush()
+	return r.flush()
 }
 
 // Buffer writes one SSE event without flushing it: a stream that has more

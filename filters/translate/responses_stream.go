@@ -44,10 +44,11 @@ type callItem struct {
 	open                 bool
 }
 
-func (e *responseEvents) send(name string, b []byte) error { return e.out.event(name, b) }
+// send and buffer queue an event without flushing: the stream loop
+// flushes when no more is waiting, a keepalive flushes, and finish ends the
+// stream (sink.end), so events that come together share one write.
+func (e *responseEvents) send(name string, b []byte) error { return e.out.buffer(name, b) }
 
-// buffer queues an event without flushing: the stream loop flushes when no
-// more is waiting.
 func (e *responseEvents) buffer(name string, b []byte) error { return e.out.buffer(name, b) }
 
 // start sends response.created with the in-progress response. It comes
@@ -198,5 +199,8 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 		return err
 	}
 	completed := e.rs.AppendCompleted(e.buf[:0], e.out.nextSeq(), final)
-	return e.send(gjson.GetBytes(completed, "type").Str, completed)
+	if err := e.send(gjson.GetBytes(completed, "type").Str, completed); err != nil {
+		return err
+	}
+	return e.out.end()
 }

@@ -33,12 +33,11 @@ func (s *sink) nextSeq() int {
 	return n
 }
 
+// startStream opens the client's stream; its headers go out with the
+// first flush (filters.Reply.OpenStream).
 func (s *sink) startStream() error {
-	if s.reply == nil {
-		return nil
-	}
-	if err := s.reply.StartStream(); err != nil {
-		return &filters.ClientGoneError{Err: err}
+	if s.reply != nil {
+		s.reply.OpenStream()
 	}
 	return nil
 }
@@ -67,12 +66,16 @@ func (s *sink) flush() error {
 	return nil
 }
 
-// event records, writes and flushes one event.
-func (s *sink) event(name string, data []byte) error {
-	if err := s.buffer(name, data); err != nil {
-		return err
+// end sends what the client's stream has buffered, its last events
+// (filters.Reply.EndStream).
+func (s *sink) end() error {
+	if s.reply == nil {
+		return nil
 	}
-	return s.flush()
+	if err := s.reply.EndStream(); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
 }
 
 // comment sends a keepalive comment to the client; the log has no use for

@@ -18,17 +18,19 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 	cs := framing.NewChatStream(ids.completion, ids.created, "service")
 	buf := make([]byte, 0, 512)
 	started := false
+	// Chunks are buffered; the loop flushes when no delta is waiting, a
+	// keepalive flushes, and the end goes out with the chunked body's end
+	// (Reply.EndStream): the headers, the role chunk and the first delta
+	// share one write, and so do the finish chunk, usage and [DONE].
 	send := func(b []byte) error {
-		if err := x.Reply.Event("", b); err != nil {
+		if err := x.Reply.Buffer("", b); err != nil {
 			return &filters.ClientGoneError{Err: err}
 		}
 		return nil
 	}
 	start := func() error {
 		started = true
-		if err := x.Reply.StartStream(); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
+		x.Reply.OpenStream()
 		buf = cs.AppendRole(buf[:0])
 		return send(buf)
 	}
@@ -104,7 +106,13 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 			return err
 		}
 	}
-	return send([]byte("[DONE]"))
+	if err := send([]byte("[DONE]")); err != nil {
+		return err
+	}
+	if err := x.Reply.EndStream(); err != nil {
+		return &filters.ClientGoneError{Err: err}
+	}
+	return nil
 }
 
 // responseStream answers a streaming response with typed events in the

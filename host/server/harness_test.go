@@ -64,6 +64,13 @@ func serveConfig(t testing.TB, cfg *config.Config) *harness {
 // errors) written to logw, for tests that check what the operator sees.
 func serveConfigLog(t testing.TB, cfg *config.Config, logw io.Writer) *harness {
 	t.Helper()
+	return serveListener(t, cfg, logw, nil)
+}
+
+// serveListener is serveConfigLog with the API listener wrapped by wrap
+// (nil: as it is), for tests that watch the connections.
+func serveListener(t testing.TB, cfg *config.Config, logw io.Writer, wrap func(net.Listener) net.Listener) *harness {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := New(ctx, cfg, log)
@@ -78,6 +85,9 @@ func serveConfigLog(t testing.TB, cfg *config.Config, logw io.Writer) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, URL: "http://" + ln.Addr().String(), srv: srv, cfg: cfg, stop: stop, done: make(chan error, 1)}
+	if wrap != nil {
+		ln = wrap(ln)
+	}
 	ls := Listeners{API: ln}
 	if cfg.Admin.Listen != "off" {
 		if ls.Admin, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {

@@ -45,6 +45,7 @@ func benchFirstToken(b *testing.B, url, reqBody string, stream bool) {
 	defer client.CloseIdleConnections()
 	var ttft time.Duration
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(reqBody))
 		req.Header.Set("Authorization", "Bearer "+tokApp)
@@ -75,6 +76,7 @@ func benchFirstToken(b *testing.B, url, reqBody string, stream bool) {
 		}
 		res.Body.Close()
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") // server, client and upstream
 	if stream {
 		b.ReportMetric(float64(ttft.Nanoseconds())/float64(b.N), "ttft-ns/op")
 	}

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/runedge/runedge/runner"
@@ -38,6 +39,9 @@ type jsonSchema struct {
 // body encodes req for the upstream. It is built once per Generate and
 // reused by retries.
 func (p *Provider) body(req runner.ProviderRequest) ([]byte, error) {
+	if b, ok := p.plainBody(req); ok {
+		return b, nil
+	}
 	w := wireRequest{Model: p.cfg.Model, Messages: wireMessages(req.Messages), Stream: req.Stream,
 		MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools)}
 	if len(w.Tools) > 0 {
@@ -75,4 +79,61 @@ func schemaName(name string) string {
 		return "output"
 	}
 	return clean
+}
+
+// plainBody appends the body of a request without tools, schema or tool
+// messages (nearly every request) byte for byte as json.Marshal writes
+// wireRequest, without its reflection (about 6 µs a request); ok is false
+// for the rest. TestPlainBodyMatchesMarshal holds the two together.
+func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
+	if len(req.Tools) > 0 || len(req.OutputSchema) > 0 || req.JSONObject {
+		return nil, false
+	}
+	n := 64 + len(p.cfg.Model)
+	for _, m := range req.Messages {
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			return nil, false
+		}
+		n += 32 + len(m.Role) + len(m.Content)
+	}
+	b = make([]byte, 0, n)
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, p.cfg.Model)
+	b = append(b, `,"messages":[`...)
+	for i, m := range req.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendJSONString(b, m.Role)
+		b = append(b, `,"content":`...)
+		b = appendJSONString(b, m.Content)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	b = append(b, `,"stream":`...)
+	b = strconv.AppendBool(b, req.Stream)
+	if req.Stream && p.cfg.IncludeUsage {
+		b = append(b, `,"stream_options":{"include_usage":true}`...)
+	}
+	if req.MaxOutputTokens != 0 {
+		b = append(b, `,"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(req.MaxOutputTokens), 10)
+	}
+	return append(b, '}'), true
+}
+
+// appendJSONString appends s as json.Marshal writes it: a string of
+// printable ASCII other than what it escapes (" \\ < > &) as it is, any
+// other through json.Marshal itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // cannot fail for a string
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

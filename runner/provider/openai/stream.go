@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"time"
@@ -124,7 +123,7 @@ func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *wa
 		return st.refused()
 	}
 	var c wireChunk
-	if err := json.Unmarshal(data, &c); err != nil {
+	if err := decodeChunk(data, &c); err != nil {
 		return providerFailure(false, "sent a malformed stream event (%v): %s", err, redact(clip(string(data), 120), p.cfg.APIKey))
 	}
 	if event == "error" || hasError(c.Error) {

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/runedge/runedge/runner"
@@ -22,7 +21,7 @@ func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watch
 		return runner.Result{}, providerFailure(false, "answered with more than %d bytes", maxWholeBytes)
 	}
 	var c wireCompletion
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := decodeCompletion(b, &c); err != nil {
 		return runner.Result{}, providerFailure(false, "answered with a body that is not JSON (%v): %s", err, redact(clip(string(b), 120), p.cfg.APIKey))
 	}
 	if hasError(c.Error) {

@@ -28,17 +28,21 @@ func (u *wireUsage) usage() runner.Usage {
 
 // wireChunk is one streamed chat.completion.chunk.
 type wireChunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   string              `json:"content"`
-			Refusal   string              `json:"refusal"`
-			ToolCalls []wireToolCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *wireUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Choices []wireChunkChoice `json:"choices"`
+	Usage   *wireUsage        `json:"usage"`
+	Error   json.RawMessage   `json:"error"`
+}
+
+type wireChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content   string              `json:"content"`
+	Refusal   string              `json:"refusal"`
+	ToolCalls []wireToolCallDelta `json:"tool_calls"`
 }
 
 // wireCompletion is a whole chat.completion.
@@ -49,13 +53,16 @@ type wireCompletion struct {
 }
 
 type wireChoice struct {
-	Index   int `json:"index"`
-	Message struct {
-		Content   string         `json:"content"`
-		Refusal   string         `json:"refusal"`
-		ToolCalls []wireToolCall `json:"tool_calls"`
-	} `json:"message"`
-	FinishReason string `json:"finish_reason"`
+	Index        int       `json:"index"`
+	Message      wireReply `json:"message"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+// wireReply is a whole answer's message.
+type wireReply struct {
+	Content   string         `json:"content"`
+	Refusal   string         `json:"refusal"`
+	ToolCalls []wireToolCall `json:"tool_calls"`
 }
 
 // finishReason narrows the upstream's reason to the runner's three: a

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
+)
+
+// TestStreamWrites: a stream costs one write per burst of deltas and no
+// more. The headers, the first chunk (role, or response.created and the
+// item and part events) and the first delta share a write; the closing
+// events ([DONE], or the done events and response.completed) share one with
+// the end of the chunked body. Tokens here come 20 ms apart, so every delta
+// is its own burst: n deltas make at most n+1 writes (n+6 before, for
+// chat: headers, role, finish, usage and [DONE] flushed one by one, then
+// the body's end).
+func TestStreamWrites(t *testing.T) {
+	cfg := configtest.New(t)
+	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
+	cfg.Provider.Offline.TokenDelay = config.Dur(20 * time.Millisecond)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	h := serveListener(t, cfg, testWriter{t}, func(ln net.Listener) net.Listener {
+		return countingListener{ln, &writes}
+	})
+	for _, tc := range []struct{ name, path, body, delta string }{
+		{"chat", "/v1/chat/completions",
+			`{"model":"service","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hello there runedge"}]}`,
+			`"content":"`},
+		{"responses", "/v1/responses", `{"model":"service","input":"Hello there runedge","stream":true}`,
+			"event: response.output_text.delta"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.do("GET", "/v1/models", "").Body.Close() // open the connection
+			before := writes.Load()
+			res := h.do("POST", tc.path, tc.body)
+			b, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil || res.StatusCode != 200 {
+				t.Fatalf("status %d, %v: %s", res.StatusCode, err, b)
+			}
+			if !bytes.Contains(b, []byte("[DONE]")) && !bytes.Contains(b, []byte("response.completed")) {
+				t.Fatalf("stream did not end:\n%s", b)
+			}
+			deltas := strings.Count(string(b), tc.delta)
+			if tc.name == "chat" {
+				deltas -= strings.Count(string(b), `"content":""`) // the role chunk
+			}
+			n := writes.Load() - before
+			t.Logf("%d deltas, %d writes", deltas, n)
+			if deltas < 2 || n > int64(deltas)+1 {
+				t.Errorf("%d deltas took %d writes, want at most %d:\n%s", deltas, n, deltas+1, b)
+			}
+		})
+	}
+}
+
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}

@@ -1,0 +1,118 @@
+package abi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/runner/native"
+)
+
+// requestCases are native request objects as mapping plugins write them,
+// and shapes the fast path must leave to encoding/json.
+var requestCases = []string{
+	`{"input":[{"role":"user","content":"hello"}]}`,
+	`{"input":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}],"instructions":"x","stream":true,"max_output_tokens":64}`,
+	`{"input":[{"role":"user","content":"a\nb \"q\" é \ud83d\ude00"}],"previous_response_id":"resp_1","no_store":true,"background":false}`,
+	`{"input":[{"ref":"msg_1","ref_index":2,"role":"","content":""},{"role":"tool","content":"42","tool_call_id":"call_1","tool_calls":[]}]}`,
+	`{"input":[{"role":"user","content":"x"}],"json_object":true,"schema_name":"s"}`,
+	`{"input":[{"role":"user","content":"x"}],"output_schema":{"type":"object"},"schema_name":"s"}`,
+	`{"input":[{"role":"assistant","content":"","tool_calls":[{"id":"c","name":"f","arguments":"{}"}]}],"tools":[{"name":"f"}],"tool_choice":"auto"}`,
+	`{"input":[{"role":"user","content":"x"}],"tool_choice":{"name":"f"},"parallel_tool_calls":false}`,
+	`{"input":[{"role":"user","content":"x"}],"Stream":true}`,
+	`{"input":[{"role":"user","content":"x","ROLE":"y"}]}`,
+	`{"input":[{"role":"user","content":"x"}],"stream":true,"stream":false}`,
+	`{"input":[{"role":"user","content":"x"}],"str\u0065am":true}`,
+	`{"input":[{"role":"user","content":7}]}`,
+	`{"input":[{"role":"user","content":"x"}],"stream":1}`,
+	`{"input":[{"role":"user","content":"x"}],"max_output_tokens":1.5}`,
+	`{"input":[{"role":"user","content":"x"}],"max_output_tokens":"5"}`,
+	`{"input":[null,{"role":"user","content":"x"}]}`,
+	`{"input":{"role":"user"}}`,
+	"{\"input\":[{\"role\":\"user\",\"content\":\"bad \xff\"}]}",
+	`{"input":[{"role":"user","content":"lone \ud800"}]}`,
+	`{"input":null}`, `{"input":[]}`, `{}`,
+	`{"input":[{"role":"user","content":"x"}],"instructions":null,"extra":{"a":[1,2]}}`,
+}
+
+// TestDecodeRequestOutputMatchesJSON: the fast path decodes what
+// encoding/json decodes, and refuses what it refuses.
+func TestDecodeRequestOutputMatchesJSON(t *testing.T) {
+	for _, s := range requestCases {
+		checkRequestOutput(t, []byte(`{"request":`+s+`,"echo":{"a":1}}`))
+	}
+	for _, s := range requestCases[:5] {
+		if !fastRequest(gjson.Parse(s), new(native.Request)) {
+			t.Errorf("not on the fast path: %s", s)
+		}
+	}
+}
+
+func FuzzDecodeRequestOutput(f *testing.F) {
+	for _, s := range requestCases {
+		f.Add([]byte(`{"request":` + s + `}`))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) { checkRequestOutput(t, out) })
+}
+
+func checkRequestOutput(t *testing.T, out []byte) {
+	t.Helper()
+	got, err := DecodeRequestOutput(out)
+	want, wantErr := referenceDecodeRequestOutput(out)
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("%q: error %v, encoding/json says %v", out, err, wantErr)
+	}
+	if err == nil && !reflect.DeepEqual(normRequest(got.Request), normRequest(want.Request)) {
+		t.Fatalf("%q:\n got %+v\nwant %+v", out, got.Request, want.Request)
+	}
+}
+
+// referenceDecodeRequestOutput is DecodeRequestOutput with encoding/json
+// for the request, as it was.
+func referenceDecodeRequestOutput(out []byte) (RequestOutput, error) {
+	var o RequestOutput
+	if !gjson.ValidBytes(out) {
+		return o, errNotObject
+	}
+	req := gjson.GetBytes(out, "request")
+	if !req.IsObject() {
+		return o, errNotObject
+	}
+	if err := json.Unmarshal([]byte(req.Raw), &o.Request); err != nil {
+		return o, err
+	}
+	if len(o.Request.Input) == 0 {
+		return o, errNotObject
+	}
+	return o, nil
+}
+
+// normRequest makes empty and nil slices alike and leaves out what is
+// compacted after decoding.
+func normRequest(r native.Request) native.Request {
+	r.OutputSchema = nil
+	for i := range r.Input {
+		if len(r.Input[i].ToolCalls) == 0 {
+			r.Input[i].ToolCalls = nil
+		}
+	}
+	return r
+}
+
+func BenchmarkDecodeRequestOutput(b *testing.B) {
+	out := []byte(`{"request":` + requestCases[1] + `,"echo":{"stream":false,"include_usage":false}}`)
+	for name, decode := range map[string]func([]byte) (RequestOutput, error){
+		"fast": DecodeRequestOutput, "encoding-json": referenceDecodeRequestOutput,
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decode(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package openai
+
+import (
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/internal/jsonfast"
+)
+
+// Decoding upstream replies: every chunk of a stream and every whole answer
+// is read here, so it is on the hot path. encoding/json (reflection, a
+// validity scan, then a decoding pass; a deep stack that the run's fresh
+// goroutine grows) cost about 5 µs per chunk; gjson reads the few members
+// the provider needs in one pass over a validated body.
+//
+// The fast path must read exactly what json.Unmarshal into the wire types
+// would. Where it cannot be sure — a member whose name differs from a field's
+// only in case (encoding/json matches those), a member given twice (the last
+// one wins there), an escaped member name, a value of an unexpected type,
+// tool calls — it gives up and the caller unmarshals as before. Invalid JSON
+// also goes to json.Unmarshal, for its error message. TestDecodeMatchesJSON
+// and FuzzDecodeChunk hold the two paths together.
+
+// decodeChunk decodes a chat.completion.chunk into c.
+func decodeChunk(data []byte, c *wireChunk) error {
+	if gjson.ValidBytes(data) && fastChunk(gjson.Parse(string(data)), c) {
+		return nil
+	}
+	*c = wireChunk{}
+	return json.Unmarshal(data, c)
+}
+
+// decodeCompletion decodes a whole chat.completion into c.
+func decodeCompletion(data []byte, c *wireCompletion) error {
+	if gjson.ValidBytes(data) && fastCompletion(gjson.Parse(string(data)), c) {
+		return nil
+	}
+	*c = wireCompletion{}
+	return json.Unmarshal(data, c)
+}
+
+var (
+	chunkNames       = []string{"choices", "usage", "error"}
+	chunkChoiceNames = []string{"index", "delta", "finish_reason"}
+	deltaNames       = []string{"content", "refusal", "tool_calls"}
+	choiceNames      = []string{"index", "message", "finish_reason"}
+	usageNames       = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
+)
+
+func fastChunk(v gjson.Result, c *wireChunk) bool {
+	if !v.IsObject() {
+		return false
+	}
+	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
+		switch i {
+		case 0:
+			return jsonfast.Array(v, &c.Choices, func(v gjson.Result, ch *wireChunkChoice) bool {
+				return jsonfast.Members(v, chunkChoiceNames, func(i int, v gjson.Result) bool {
+					switch i {
+					case 0:
+						return jsonfast.Int(v, &ch.Index)
+					case 1:
+						return jsonfast.Object(v, func(v gjson.Result) bool {
+							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
+								switch i {
+								case 0:
+									return jsonfast.String(v, &ch.Delta.Content)
+								case 1:
+									return jsonfast.String(v, &ch.Delta.Refusal)
+								}
+								return jsonfast.Empty(v)
+							})
+						})
+					}
+					return jsonfast.String(v, &ch.FinishReason)
+				})
+			})
+		case 1:
+			return fastUsage(v, &c.Usage)
+		}
+		c.Error = json.RawMessage(v.Raw)
+		return true
+	})
+}
+
+func fastCompletion(v gjson.Result, c *wireCompletion) bool {
+	if !v.IsObject() {
+		return false
+	}
+	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
+		switch i {
+		case 0:
+			return jsonfast.Array(v, &c.Choices, func(v gjson.Result, ch *wireChoice) bool {
+				return jsonfast.Members(v, choiceNames, func(i int, v gjson.Result) bool {
+					switch i {
+					case 0:
+						return jsonfast.Int(v, &ch.Index)
+					case 1:
+						return jsonfast.Object(v, func(v gjson.Result) bool {
+							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
+								switch i {
+								case 0:
+									return jsonfast.String(v, &ch.Message.Content)
+								case 1:
+									return jsonfast.String(v, &ch.Message.Refusal)
+								}
+								return jsonfast.Empty(v)
+							})
+						})
+					}
+					return jsonfast.String(v, &ch.FinishReason)
+				})
+			})
+		case 1:
+			return fastUsage(v, &c.Usage)
+		}
+		c.Error = json.RawMessage(v.Raw)
+		return true
+	})
+}
+
+func fastUsage(v gjson.Result, dst **wireUsage) bool {
+	if v.Type == gjson.Null {
+		*dst = nil
+		return true
+	}
+	if !v.IsObject() {
+		return false
+	}
+	u := new(wireUsage)
+	*dst = u
+	return jsonfast.Members(v, usageNames, func(i int, v gjson.Result) bool {
+		switch i {
+		case 0:
+			return jsonfast.Int(v, &u.PromptTokens)
+		case 1:
+			return jsonfast.Int(v, &u.CompletionTokens)
+		}
+		return jsonfast.Int(v, &u.TotalTokens)
+	})
+}
