@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/runner"
@@ -102,5 +105,57 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	}
 	if err := h.DeleteResponse(c, "t1", "r3"); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
+	}
+
+	// A response deleted while it ran keeps nothing of its end (EndResponse
+	// writes without reading first).
+	if err := h.BeginResponse(c, runner.ResponseRecord{RunID: "r4", TenantID: "t1"},
+		[]runner.Item{{ID: "msg_in_r4", RunID: "r4", Message: msg("user", "d")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.DeleteResponse(c, "t1", "r4"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.EndResponse(c, "r4", []byte(`{"id":"resp_r4"}`),
+		[]runner.Item{{ID: "msg_out_r4", RunID: "r4", Output: true, Message: msg("assistant", "D")}}); err != nil {
+		t.Fatal(err)
+	}
+	if items, err := h.ResponseItems(c, "r4"); err != nil || len(items) != 0 {
+		t.Errorf("a response deleted while it ran kept %d items (%v)", len(items), err)
+	}
+	if _, err := h.GetResponse(c, "t1", "r4"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("a response deleted while it ran is found: %v", err)
+	}
+
+	// The final object comes back byte for byte, whether or not (and
+	// however) it repeats the output text the store keeps in the item.
+	text := "line one <b>&amp;</b> \"quoted\"\n\ttab é ☃ \u2028 " + strings.Repeat("token ", 40)
+	quote := func(html bool) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(text)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	for i, obj := range []string{
+		`{"id":"resp_x","output":[{"content":[{"text":` + quote(false) + `}]}],"output_text":` + quote(false) + `}`,
+		`{"id":"resp_x","output":[{"content":[{"text":` + quote(true) + `}]}],"output_text":` + quote(true) + `,"x":""}`,
+		`{"id":"resp_x","output_text":"something else"}`,
+	} {
+		run := "r_obj" + strconv.Itoa(i)
+		if err := h.BeginResponse(c, runner.ResponseRecord{RunID: run, TenantID: "t1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.EndResponse(c, run, []byte(obj),
+			[]runner.Item{{ID: "msg_out_" + run, RunID: run, Output: true, Message: msg("assistant", text)}}); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := h.GetResponse(c, "t1", run)
+		if err != nil || string(rec.Object) != obj {
+			t.Errorf("object %d: got %s (%v)\nwant %s", i, rec.Object, err, obj)
+		}
+		if it, err := h.GetItem(c, "t1", "msg_out_"+run); err != nil || it.Message.Content != text {
+			t.Errorf("output item %d: %+v %v", i, it, err)
+		}
 	}
 }
