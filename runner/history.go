@@ -104,6 +104,38 @@ type HistoryStore interface {
 	Events(ctx context.Context, runID string, after int) ([]StoredEvent, error)
 }
 
+// HistoryJoiner is implemented by a HistoryStore whose first and last
+// writes can join the run's own: BeginResponse's write the run's StartRun,
+// EndResponse's its terminal Transition. Each returns a context for that
+// run write and a function that reports, once the run write returned,
+// whether the history write was made with it (committed in the same
+// transaction). When it was not (the store made no joinable write under
+// that context, or declined: a very large input), the caller makes the
+// history write itself. A joined end write is made even when the
+// Transition is refused (the run already ended by another writer): the
+// object and output item are what the client received.
+type HistoryJoiner interface {
+	JoinBegin(ctx context.Context, rec ResponseRecord, input []Item) (context.Context, func() bool)
+	JoinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool)
+}
+
+func notJoined() bool { return false }
+
+// joinBegin and joinEnd are the service's side of HistoryJoiner.
+func (s *Service) joinBegin(ctx context.Context, rec ResponseRecord, input []Item) (context.Context, func() bool) {
+	if j, ok := s.history.(HistoryJoiner); ok {
+		return j.JoinBegin(ctx, rec, input)
+	}
+	return ctx, notJoined
+}
+
+func (s *Service) joinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool) {
+	if j, ok := s.history.(HistoryJoiner); ok {
+		return j.JoinEnd(ctx, runID, object, output)
+	}
+	return ctx, notJoined
+}
+
 // MaxTurns bounds how many earlier responses previous_response_id replays.
 const MaxTurns = 256
 

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/groupcommit"
 )
 
 // The response history (runner.HistoryStore), as in the SQLite driver.
@@ -80,18 +81,56 @@ func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, ou
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
 	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		if len(object) > 0 {
-			p.exec(setObjectSQL, string(object), runID)
-		}
-		for i, it := range output {
-			p.exec(insertOutputSQL, it.ID, it.Output, msgs[i], runID)
-		}
+		endResponse(p, runID, object, output, msgs)
 		return nil
 	})
 	if err != nil {
 		return wrap("end response "+runID, err)
 	}
 	return nil
+}
+
+var _ runner.HistoryJoiner = (*Store)(nil)
+
+// JoinBegin implements runner.HistoryJoiner: BeginResponse's statements
+// are queued after StartRun's in the same pipelined batch, except for an
+// input too large for a shared batch (groupedItems).
+func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (context.Context, func() bool) {
+	msgs, err := encodeMessages(input)
+	if err != nil || len(input) > groupedItems {
+		return ctx, notJoined // BeginResponse will say why, or write alone
+	}
+	ctx, r := groupcommit.WithRider(ctx, func(_ context.Context, p *pipe) error {
+		beginResponse(p, rec, input, msgs)
+		return nil
+	})
+	return ctx, r.Committed
+}
+
+// JoinEnd implements runner.HistoryJoiner: EndResponse's statements are
+// queued after the terminal Transition's.
+func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
+	msgs, err := encodeMessages(output)
+	if err != nil {
+		return ctx, notJoined
+	}
+	object = runner.CompactObject(object, runner.OutputText(output))
+	ctx, r := groupcommit.WithRider(ctx, func(_ context.Context, p *pipe) error {
+		endResponse(p, runID, object, output, msgs)
+		return nil
+	})
+	return ctx, r.Committed
+}
+
+func notJoined() bool { return false }
+
+func endResponse(p *pipe, runID string, object []byte, output []runner.Item, msgs []string) {
+	if len(object) > 0 {
+		p.exec(setObjectSQL, string(object), runID)
+	}
+	for i, it := range output {
+		p.exec(insertOutputSQL, it.ID, it.Output, msgs[i], runID)
+	}
 }
 
 // encodeMessages is the stored form of the items' messages.

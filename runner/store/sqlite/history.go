@@ -161,6 +161,36 @@ func (s *Store) endOp(ctx context.Context, runID string, object []byte, output [
 	}, nil
 }
 
+var _ runner.HistoryJoiner = (*Store)(nil)
+
+// JoinBegin implements runner.HistoryJoiner: BeginResponse's write rides
+// on the run's StartRun (one commit instead of two), except for an input
+// too large for a shared batch (groupedItems).
+func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (context.Context, func() bool) {
+	if len(input) > groupedItems {
+		return ctx, notJoined
+	}
+	op, err := s.beginOp(ctx, rec, input)
+	if err != nil {
+		return ctx, notJoined // BeginResponse will say why
+	}
+	ctx, r := groupcommit.WithRider(ctx, op)
+	return ctx, r.Committed
+}
+
+// JoinEnd implements runner.HistoryJoiner: EndResponse's write rides on
+// the run's terminal Transition.
+func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
+	op, err := s.endOp(ctx, runID, object, output)
+	if err != nil {
+		return ctx, notJoined
+	}
+	ctx, r := groupcommit.WithRider(ctx, op)
+	return ctx, r.Committed
+}
+
+func notJoined() bool { return false }
+
 // encodeMessages is the stored form of the items' messages.
 func encodeMessages(items []runner.Item) ([]string, error) {
 	msgs := make([]string, len(items))
