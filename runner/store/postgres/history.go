@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/runedge/runedge/runner"
-	"github.com/runedge/runedge/runner/store/internal/groupcommit"
 )
 
 // The response history (runner.HistoryStore), as in the SQLite driver.
@@ -100,7 +99,7 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 	if err != nil || len(input) > groupedItems {
 		return ctx, notJoined // BeginResponse will say why, or write alone
 	}
-	ctx, r := groupcommit.WithRider(ctx, func(_ context.Context, p *pipe) error {
+	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
 		beginResponse(p, rec, input, msgs)
 		return nil
 	})
@@ -115,7 +114,7 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output
 		return ctx, notJoined
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
-	ctx, r := groupcommit.WithRider(ctx, func(_ context.Context, p *pipe) error {
+	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
 		endResponse(p, runID, object, output, msgs)
 		return nil
 	})

@@ -174,7 +174,7 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 	if err != nil {
 		return ctx, notJoined // BeginResponse will say why
 	}
-	ctx, r := groupcommit.WithRider(ctx, op)
+	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
 }
 
@@ -185,7 +185,7 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output
 	if err != nil {
 		return ctx, notJoined
 	}
-	ctx, r := groupcommit.WithRider(ctx, op)
+	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
 }
 

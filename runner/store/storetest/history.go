@@ -158,4 +158,75 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 			t.Errorf("output item %d: %+v %v", i, it, err)
 		}
 	}
+	joined(t, s, h, text)
+}
+
+// joined checks a runner.HistoryJoiner: the response's first write rides
+// on StartRun and its last on the terminal Transition, committed with
+// them, both or neither.
+func joined(t *testing.T, s runner.Store, h runner.HistoryStore, text string) {
+	j, ok := h.(runner.HistoryJoiner)
+	if !ok {
+		return
+	}
+	c := ctx(t)
+	r := newRun("tj", runner.StatusRunning)
+	rec := runner.ResponseRecord{RunID: r.ID, TenantID: "tj", Echo: []byte(`{"e":1}`)}
+	in := []runner.Item{{ID: runner.NewID("msg_"), RunID: r.ID, Message: runner.Message{Role: "user", Content: "q"}}}
+	jc, begun := j.JoinBegin(c, rec, in)
+	if begun() {
+		t.Fatal("joined before the run write")
+	}
+	if err := s.StartRun(jc, r, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if !begun() {
+		t.Fatal("the response record did not ride on StartRun")
+	}
+	if got, err := h.GetResponse(c, "tj", r.ID); err != nil || string(got.Echo) != `{"e":1}` {
+		t.Fatalf("joined response record: %+v %v", got, err)
+	}
+	object := `{"id":"resp_j","output_text":` + mustJSON(text) + `}`
+	out := []runner.Item{{ID: runner.OutputMessageID(r.ID), RunID: r.ID, Output: true, Message: runner.Message{Role: "assistant", Content: text}}}
+	jc, ended := j.JoinEnd(c, r.ID, []byte(object), out)
+	end := int64(1_700_000_009)
+	if err := s.Transition(jc, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end, Output: text}); err != nil {
+		t.Fatal(err)
+	}
+	if !ended() {
+		t.Fatal("the final object did not ride on Transition")
+	}
+	got, err := h.GetResponse(c, "tj", r.ID)
+	if err != nil || string(got.Object) != object {
+		t.Fatalf("joined final object: %s %v", got.Object, err)
+	}
+	if items, err := h.ResponseItems(c, r.ID); err != nil || len(items) != 2 || !items[1].Output || items[1].Message.Content != text {
+		t.Fatalf("joined items: %+v %v", items, err)
+	}
+	if run := mustGet(t, s, r.ID); run.Status != runner.StatusCompleted {
+		t.Fatalf("run %s", run.Status)
+	}
+
+	// A start that fails (a thread in a session that is not there) keeps
+	// no response record either.
+	bad := newRun("tj", runner.StatusRunning)
+	bad.SessionID = "sess_nowhere"
+	jc, begun = j.JoinBegin(c, runner.ResponseRecord{RunID: bad.ID, TenantID: "tj"}, nil)
+	if err := s.StartRun(jc, bad, false, true); err == nil {
+		t.Fatal("StartRun in an unknown session succeeded")
+	}
+	if begun() {
+		t.Error("a failed start reports its response record written")
+	}
+	if _, err := h.GetResponse(c, "tj", bad.ID); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("a failed start left its response record: %v", err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

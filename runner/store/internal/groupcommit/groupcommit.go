@@ -101,7 +101,7 @@ var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
 // When ctx carries a Rider (WithRider) not yet taken, its op joins op:
 // the two run in the same transaction, in that order, as one write.
 func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) (err error) {
-	if r, ok := ctx.Value(riderKey{}).(*Rider[Tx]); ok && r.taken.CompareAndSwap(false, true) {
+	if r, ok := ctx.Value(riderKey{}).(*Rider[Tx]); ok && r.w == w && r.taken.CompareAndSwap(false, true) {
 		first := op
 		op = func(ctx context.Context, tx Tx) error {
 			if err := first(ctx, tx); err != nil {
@@ -138,6 +138,7 @@ func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) (err error) {
 // one transaction, one commit, and both or neither kept (a batch that
 // fails retries the joined write as one).
 type Rider[Tx any] struct {
+	w         *Writer[Tx]
 	op        Op[Tx]
 	taken     atomic.Bool
 	committed atomic.Bool
@@ -145,11 +146,11 @@ type Rider[Tx any] struct {
 
 type riderKey struct{}
 
-// WithRider returns ctx carrying op as a Rider: the first Do under the
-// returned context (or one derived from it) of a Writer of the same Tx
-// runs op after its own, in the same transaction.
-func WithRider[Tx any](ctx context.Context, op Op[Tx]) (context.Context, *Rider[Tx]) {
-	r := &Rider[Tx]{op: op}
+// WithRider returns ctx carrying op as a Rider: the first Do of w under
+// the returned context (or one derived from it) runs op after its own, in
+// the same transaction. Another Writer's writes leave it alone.
+func (w *Writer[Tx]) WithRider(ctx context.Context, op Op[Tx]) (context.Context, *Rider[Tx]) {
+	r := &Rider[Tx]{w: w, op: op}
 	return context.WithValue(ctx, riderKey{}, r), r
 }
 

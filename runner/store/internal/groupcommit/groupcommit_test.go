@@ -151,7 +151,7 @@ func TestRider(t *testing.T) {
 	write := func(n int) Op[*fakeTx] {
 		return func(_ context.Context, tx *fakeTx) error { tx.ops = append(tx.ops, n); return nil }
 	}
-	ctx, r := WithRider(context.Background(), write(2))
+	ctx, r := w.WithRider(context.Background(), write(2))
 	if r.Committed() {
 		t.Fatal("committed before any write")
 	}
@@ -161,6 +161,13 @@ func TestRider(t *testing.T) {
 	if err := w.Do(ctx, write(3)); err != nil {
 		t.Fatal(err)
 	}
+	// Another writer's write leaves the rider to the next one of w.
+	other := New[*fakeTx](&fakeDB{}, Config{})
+	defer other.Close()
+	ctx2, r2 := w.WithRider(context.Background(), write(5))
+	if err := other.Do(ctx2, write(6)); err != nil || r2.Committed() {
+		t.Fatalf("another writer took the rider: %v %v", err, r2.Committed())
+	}
 	db.mu.Lock()
 	got, commits := fmt.Sprint(db.committed), db.commits
 	db.mu.Unlock()
@@ -168,7 +175,7 @@ func TestRider(t *testing.T) {
 		t.Fatalf("committed %v; database %s in %d commits, want [1 2 3] in 2", r.Committed(), got, commits)
 	}
 
-	ctx, r = WithRider(context.Background(), func(context.Context, *fakeTx) error { return errors.New("refused") })
+	ctx, r = w.WithRider(context.Background(), func(context.Context, *fakeTx) error { return errors.New("refused") })
 	if err := w.Do(ctx, write(4)); err == nil || r.Committed() || db.has(4) {
 		t.Fatalf("a failing rider: err %v, committed %v, own write kept %v", err, r.Committed(), db.has(4))
 	}
