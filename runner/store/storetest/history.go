@@ -159,6 +159,23 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 		}
 	}
 	joined(t, s, h, text)
+
+	// A first write too large for a shared batch (its own transaction),
+	// then the end write after it.
+	var many []runner.Item
+	for i := range 300 {
+		many = append(many, runner.Item{ID: runner.NewID("msg_"), RunID: "r_many", Message: msg("user", strconv.Itoa(i))})
+	}
+	if err := h.BeginResponse(c, runner.ResponseRecord{RunID: "r_many", TenantID: "t1"}, many); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.EndResponse(c, "r_many", nil, []runner.Item{{ID: "msg_out_many", RunID: "r_many", Output: true, Message: msg("assistant", "M")}}); err != nil {
+		t.Fatal(err)
+	}
+	items, err = h.ResponseItems(c, "r_many")
+	if err != nil || len(items) != 301 || items[299].Message.Content != "299" || !items[300].Output {
+		t.Errorf("a response of 300 input items: %d items (%v)", len(items), err)
+	}
 }
 
 // joined checks a runner.HistoryJoiner: the response's first write rides
