@@ -182,9 +182,11 @@ func (h *Handle) finish(res *Result, err error) error {
 		}
 	}
 	wctx := context.WithoutCancel(h.parent)
-	werr := h.svc.store.Transition(wctx, h.run.ID, t)
-	if werr == nil && h.stored {
-		var out []Item
+	// A stored response's final object and output item join the terminal
+	// write when the store can (HistoryJoiner): one commit, both or neither.
+	tctx, ended := wctx, notJoined
+	var out []Item
+	if h.stored {
 		if o.status == StatusCompleted {
 			m := Message{Role: "assistant", Content: t.Output}
 			if o.res != nil {
@@ -194,6 +196,10 @@ func (h *Handle) finish(res *Result, err error) error {
 			}
 			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
 		}
+		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.object, out)
+	}
+	werr := h.svc.store.Transition(tctx, h.run.ID, t)
+	if werr == nil && h.stored && !ended() {
 		werr = h.svc.history.EndResponse(wctx, h.run.ID, h.object, out)
 	}
 	h.svc.release(h)

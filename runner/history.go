@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The Responses API's state lives in the run history (README.md "Responses that
@@ -100,6 +102,38 @@ type HistoryStore interface {
 	AppendEvents(ctx context.Context, runID string, batch []StoredEvent) error
 	// Events returns a run's stored events with Seq > after, in order.
 	Events(ctx context.Context, runID string, after int) ([]StoredEvent, error)
+}
+
+// HistoryJoiner is implemented by a HistoryStore whose first and last
+// writes can join the run's own: BeginResponse's write the run's StartRun,
+// EndResponse's its terminal Transition. Each returns a context for that
+// run write and a function that reports, once the run write returned,
+// whether the history write was made with it (committed in the same
+// transaction). When it was not (the store made no joinable write under
+// that context, or declined: a very large input), the caller makes the
+// history write itself. A joined end write is made even when the
+// Transition is refused (the run already ended by another writer): the
+// object and output item are what the client received.
+type HistoryJoiner interface {
+	JoinBegin(ctx context.Context, rec ResponseRecord, input []Item) (context.Context, func() bool)
+	JoinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool)
+}
+
+func notJoined() bool { return false }
+
+// joinBegin and joinEnd are the service's side of HistoryJoiner.
+func (s *Service) joinBegin(ctx context.Context, rec ResponseRecord, input []Item) (context.Context, func() bool) {
+	if j, ok := s.history.(HistoryJoiner); ok {
+		return j.JoinBegin(ctx, rec, input)
+	}
+	return ctx, notJoined
+}
+
+func (s *Service) joinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool) {
+	if j, ok := s.history.(HistoryJoiner); ok {
+		return j.JoinEnd(ctx, runID, object, output)
+	}
+	return ctx, notJoined
 }
 
 // MaxTurns bounds how many earlier responses previous_response_id replays.
@@ -250,4 +284,97 @@ func parseFunctionCallID(id string) (msgID string, i int, ok bool) {
 		return "", 0, false
 	}
 	return "msg_" + rest[:j], i, true
+}
+
+// A stored response's final object repeats its output text (the message's
+// content part and output_text), and the output item holds it too. A store
+// keeps the object compact: a header byte, then the object with each
+// occurrence of the text's JSON string replaced by one marker byte; it is
+// rebuilt from the output item on read. Header and markers are control
+// bytes, which JSON never holds raw, so a stored object is compact exactly
+// when it begins with the header. Two escapings are recognised: Go's
+// default (HTML characters as \u003c…) and the plain one.
+const (
+	compactHeader = '\x01'
+	markPlain     = '\x02'
+	markHTML      = '\x03'
+	// compactAbove: shorter texts are not worth the work.
+	compactAbove = 64
+)
+
+// CompactObject returns the stored form of a final Response object whose
+// output text is text: compact when the object holds the text's JSON
+// string, else object unchanged (also when the text is short or not valid
+// UTF-8, which JSON would not keep as is, or the object is not a JSON
+// object). ExpandObject(CompactObject(o, t), t) == o for every JSON o.
+func CompactObject(object []byte, text string) []byte {
+	if len(text) < compactAbove || !utf8.ValidString(text) || len(object) == 0 || object[0] != '{' ||
+		bytes.ContainsAny(object, "\x01\x02\x03") {
+		return object
+	}
+	for _, mark := range []byte{markPlain, markHTML} {
+		q := quoteJSON(text, mark == markHTML)
+		if n := bytes.Count(object, q); n > 0 {
+			out := make([]byte, 1, len(object)-n*(len(q)-1)+1)
+			out[0] = compactHeader
+			for {
+				i := bytes.Index(object, q)
+				if i < 0 {
+					break
+				}
+				out = append(append(out, object[:i]...), mark)
+				object = object[i+len(q):]
+			}
+			return append(out, object...)
+		}
+	}
+	return object
+}
+
+// IsCompact reports whether a stored object needs its output text back
+// (ExpandObject).
+func IsCompact(stored []byte) bool { return len(stored) > 0 && stored[0] == compactHeader }
+
+// ExpandObject rebuilds the object CompactObject stored, given the same
+// text; any other stored object is returned as is.
+func ExpandObject(stored []byte, text string) []byte {
+	if !IsCompact(stored) {
+		return stored
+	}
+	stored = stored[1:]
+	out := make([]byte, 0, len(stored)+2*len(text)+64)
+	var q [2][]byte
+	for {
+		i := bytes.IndexAny(stored, "\x02\x03")
+		if i < 0 {
+			return append(out, stored...)
+		}
+		k := int(stored[i] - markPlain)
+		if q[k] == nil {
+			q[k] = quoteJSON(text, stored[i] == markHTML)
+		}
+		out = append(append(out, stored[:i]...), q[k]...)
+		stored = stored[i+1:]
+	}
+}
+
+// quoteJSON is text as a JSON string, as encoding/json writes it with or
+// without HTML escaping.
+func quoteJSON(text string, html bool) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	_ = enc.Encode(text) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
+
+// OutputText is the text a stored response's object is compacted against:
+// the content of its first output item.
+func OutputText(output []Item) string {
+	for _, it := range output {
+		if it.Output {
+			return it.Message.Content
+		}
+	}
+	return ""
 }

@@ -100,15 +100,24 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		h.discard()
 		return nil, err
 	}
-	if err := s.record(ctx, h, spec); err != nil {
+	// A stored response's record and input items join the run's start
+	// write when the store can (HistoryJoiner): one commit, both or neither.
+	rctx, begun := ctx, notJoined
+	var rec ResponseRecord
+	var input []Item
+	if h.stored {
+		rec = ResponseRecord{RunID: h.run.ID, TenantID: h.run.TenantID, PreviousRunID: prevRun,
+			Background: spec.Request.Background, Echo: spec.Echo}
+		input = inputItems(h.run.ID, spec.Request.Input)
+		rctx, begun = s.joinBegin(ctx, rec, input)
+	}
+	if err := s.record(rctx, h, spec); err != nil {
 		h.discard()
 		s.release(h)
 		return nil, err
 	}
-	if h.stored {
-		rec := ResponseRecord{RunID: h.run.ID, TenantID: h.run.TenantID, PreviousRunID: prevRun,
-			Background: spec.Request.Background, Echo: spec.Echo}
-		if err := s.history.BeginResponse(ctx, rec, inputItems(h.run.ID, spec.Request.Input)); err != nil {
+	if h.stored && !begun() {
+		if err := s.history.BeginResponse(ctx, rec, input); err != nil {
 			// The run row exists: end it as failed rather than leave it
 			// running with nobody executing it.
 			h.execute(failingAgent{err}, agentReq)

@@ -11,57 +11,138 @@ import (
 )
 
 // The response history (runner.HistoryStore), as in the SQLite driver.
-// These writes are not on the group-committed run path: a stored response
-// adds one transaction at its start and one at its end, and a stream one
-// per batch of events.
+// A stored response's first and last writes go through the group-commit
+// writer like the run writes (pipelined, one round trip per batch): they
+// never read before writing, so they fit its pipeline. A first write with
+// more than groupedItems input items takes a transaction of its own (see
+// the SQLite driver), as do stream event batches.
 
 var _ runner.HistoryStore = (*Store)(nil)
 
+// groupedItems: as in the SQLite driver.
+const groupedItems = 256
+
+const (
+	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
+		VALUES ($1, $2, $3, $4, $5)`
+	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
+		VALUES ($1, $2, $3, $4, $5, $6)`
+	// A response deleted while it ran matches no row: nothing is kept of
+	// it. An output item takes its tenant and position (after the items
+	// already there) from the database.
+	setObjectSQL    = `UPDATE responses SET object = $1 WHERE run_id = $2 AND NOT deleted`
+	insertOutputSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
+		SELECT $1, r.run_id, r.tenant_id,
+			COALESCE((SELECT MAX(position) + 1 FROM response_items WHERE run_id = r.run_id), 0), $2, $3
+		FROM responses r WHERE r.run_id = $4 AND NOT r.deleted`
+	outputTextSQL = `SELECT message FROM response_items WHERE run_id = $1 AND output ORDER BY position LIMIT 1`
+)
+
 // BeginResponse implements runner.HistoryStore.
 func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
-			VALUES ($1, $2, $3, $4, $5)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
-			return wrap("begin response "+rec.RunID, err)
-		}
-		return insertItems(ctx, tx, rec.RunID, rec.TenantID, 0, input)
-	})
-}
-
-// EndResponse implements runner.HistoryStore.
-func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var tenant string
-		var n int
-		err := tx.QueryRow(ctx, `SELECT r.tenant_id, (SELECT COUNT(*) FROM response_items WHERE run_id = r.run_id)
-			FROM responses r WHERE r.run_id = $1 AND NOT r.deleted`, runID).Scan(&tenant, &n)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // deleted while it ran: keep nothing
-		}
-		if err != nil {
-			return wrap("end response "+runID, err)
-		}
-		if len(object) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE responses SET object = $1 WHERE run_id = $2`, string(object), runID); err != nil {
-				return wrap("end response "+runID, err)
+	msgs, err := encodeMessages(input)
+	if err != nil {
+		return wrap("begin response "+rec.RunID, err)
+	}
+	if len(input) > groupedItems {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			p := &pipe{}
+			beginResponse(p, rec, input, msgs)
+			if err := tx.SendBatch(ctx, &p.b).Close(); err != nil {
+				return wrap("begin response "+rec.RunID, err)
 			}
-		}
-		return insertItems(ctx, tx, runID, tenant, n, output)
+			return nil
+		})
+	}
+	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		beginResponse(p, rec, input, msgs)
+		return nil
 	})
-}
-
-func insertItems(ctx context.Context, tx pgx.Tx, runID, tenant string, first int, items []runner.Item) error {
-	for i, it := range items {
-		msg, err := json.Marshal(it.Message)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
-			VALUES ($1, $2, $3, $4, $5, $6)`, it.ID, runID, tenant, first+i, it.Output, string(msg)); err != nil {
-			return wrap("items of "+runID, err)
-		}
+	if err != nil {
+		return wrap("begin response "+rec.RunID, err)
 	}
 	return nil
+}
+
+func beginResponse(p *pipe, rec runner.ResponseRecord, input []runner.Item, msgs []string) {
+	p.exec(insertResponseSQL, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo))
+	for i, it := range input {
+		p.exec(insertItemSQL, it.ID, rec.RunID, rec.TenantID, i, it.Output, msgs[i])
+	}
+}
+
+// EndResponse implements runner.HistoryStore. The object is kept compact
+// (runner.CompactObject).
+func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
+	msgs, err := encodeMessages(output)
+	if err != nil {
+		return wrap("end response "+runID, err)
+	}
+	object = runner.CompactObject(object, runner.OutputText(output))
+	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		endResponse(p, runID, object, output, msgs)
+		return nil
+	})
+	if err != nil {
+		return wrap("end response "+runID, err)
+	}
+	return nil
+}
+
+var _ runner.HistoryJoiner = (*Store)(nil)
+
+// JoinBegin implements runner.HistoryJoiner: BeginResponse's statements
+// are queued after StartRun's in the same pipelined batch, except for an
+// input too large for a shared batch (groupedItems).
+func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (context.Context, func() bool) {
+	msgs, err := encodeMessages(input)
+	if err != nil || len(input) > groupedItems {
+		return ctx, notJoined // BeginResponse will say why, or write alone
+	}
+	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
+		beginResponse(p, rec, input, msgs)
+		return nil
+	})
+	return ctx, r.Committed
+}
+
+// JoinEnd implements runner.HistoryJoiner: EndResponse's statements are
+// queued after the terminal Transition's.
+func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
+	msgs, err := encodeMessages(output)
+	if err != nil {
+		return ctx, notJoined
+	}
+	object = runner.CompactObject(object, runner.OutputText(output))
+	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
+		endResponse(p, runID, object, output, msgs)
+		return nil
+	})
+	return ctx, r.Committed
+}
+
+func notJoined() bool { return false }
+
+func endResponse(p *pipe, runID string, object []byte, output []runner.Item, msgs []string) {
+	if len(object) > 0 {
+		p.exec(setObjectSQL, string(object), runID)
+	}
+	for i, it := range output {
+		p.exec(insertOutputSQL, it.ID, it.Output, msgs[i], runID)
+	}
+}
+
+// encodeMessages is the stored form of the items' messages.
+func encodeMessages(items []runner.Item) ([]string, error) {
+	msgs := make([]string, len(items))
+	for i, it := range items {
+		b, err := json.Marshal(it.Message)
+		if err != nil {
+			return nil, err
+		}
+		msgs[i] = string(b)
+	}
+	return msgs, nil
 }
 
 // GetResponse implements runner.HistoryStore.
@@ -82,6 +163,25 @@ func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner
 	}
 	if object != "" {
 		rec.Object = json.RawMessage(object)
+	}
+	if runner.IsCompact(rec.Object) {
+		// The output item is removed with the object (DeleteResponse,
+		// PurgeBefore); without it the host rebuilds the Response from
+		// the echo, as for a run without an object.
+		var msg string
+		err := s.pool.QueryRow(ctx, outputTextSQL, runID).Scan(&msg)
+		var m runner.Message
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			rec.Object = nil
+		case err != nil:
+			return rec, wrap("get response "+runID, err)
+		default:
+			if err := json.Unmarshal([]byte(msg), &m); err != nil {
+				return rec, err
+			}
+			rec.Object = runner.ExpandObject(rec.Object, m.Content)
+		}
 	}
 	return rec, nil
 }

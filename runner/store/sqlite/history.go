@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
@@ -20,75 +21,187 @@ var _ runner.HistoryStore = (*Store)(nil)
 // behind it, and could outlast the batch's time bound.
 const groupedItems = 256
 
+// The response history's writes on the request path, compiled once (see
+// stmts.go for why): prepared lazily on the writer connection, outside any
+// group-commit op (the op holds the only write connection).
+const (
+	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
+		VALUES (?, ?, ?, ?, ?)`
+	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	// The final object and the output items are written without reading
+	// first: a response deleted while it ran matches no row, so nothing
+	// is kept of it, and an output item takes its tenant and position
+	// (after the items already there) from the database.
+	setObjectSQL    = `UPDATE responses SET object = ? WHERE run_id = ? AND deleted = 0`
+	insertOutputSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
+		SELECT ?, r.run_id, r.tenant_id,
+			COALESCE((SELECT MAX(position) + 1 FROM response_items WHERE run_id = r.run_id), 0), ?, ?
+		FROM responses r WHERE r.run_id = ? AND r.deleted = 0`
+	outputTextSQL = `SELECT message FROM response_items WHERE run_id = ? AND output = 1 ORDER BY position LIMIT 1`
+)
+
+type historyStmts struct {
+	mu                                                  sync.Mutex
+	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
+}
+
+// historyStmts returns the prepared history writes, preparing them on
+// first use.
+func (s *Store) historyStmts(ctx context.Context) (*historyStmts, error) {
+	h := &s.hist
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.insertOutput != nil {
+		return h, nil
+	}
+	var prepared []*sql.Stmt
+	for _, q := range []string{insertResponseSQL, insertItemSQL, setObjectSQL, insertOutputSQL} {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			for _, p := range prepared {
+				p.Close()
+			}
+			return nil, err
+		}
+		prepared = append(prepared, st)
+	}
+	h.insertResponse, h.insertItem, h.setObject, h.insertOutput = prepared[0], prepared[1], prepared[2], prepared[3]
+	return h, nil
+}
+
 // BeginResponse implements runner.HistoryStore. Like the run writes, it
 // goes through the group-commit writer (up to groupedItems input items):
 // under concurrent requests it shares their transaction instead of taking
 // the single write connection for a commit of its own.
 func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
-	do := s.writer.Do
-	if len(input) > groupedItems {
-		do = s.ownTx
-	}
-	err := do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
-			VALUES (?, ?, ?, ?, ?)`, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
-			return err
+	op, err := s.beginOp(ctx, rec, input)
+	if err == nil {
+		do := s.writer.Do
+		if len(input) > groupedItems {
+			do = s.ownTx
 		}
-		return insertItems(ctx, tx, rec.RunID, rec.TenantID, 0, input)
-	})
+		err = do(ctx, op)
+	}
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: begin response %s: %w", rec.RunID, err)
 	}
 	return nil
 }
 
-// EndResponse implements runner.HistoryStore. Output items follow the
-// input items in position order.
-func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
-	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var tenant string
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT r.tenant_id, (SELECT COUNT(*) FROM response_items WHERE run_id = r.run_id)
-			FROM responses r WHERE r.run_id = ? AND r.deleted = 0`, runID).Scan(&tenant, &n)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // deleted while it ran: keep nothing
-		}
-		if err != nil {
+// beginOp is BeginResponse's write. The messages are encoded before it,
+// outside the batch's transaction.
+func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (groupcommit.Op[*sql.Tx], error) {
+	st, err := s.historyStmts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := encodeMessages(input)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, st.insertResponse).ExecContext(ctx,
+			rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
 			return err
 		}
-		if len(object) > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE responses SET object = ? WHERE run_id = ?`, string(object), runID); err != nil {
-				return err
+		if len(input) == 0 {
+			return nil
+		}
+		ins := tx.StmtContext(ctx, st.insertItem)
+		for i, it := range input {
+			if _, err := ins.ExecContext(ctx, it.ID, rec.RunID, rec.TenantID, i, it.Output, msgs[i]); err != nil {
+				return fmt.Errorf("items: %w", err)
 			}
 		}
-		return insertItems(ctx, tx, runID, tenant, n, output)
-	})
+		return nil
+	}, nil
+}
+
+// EndResponse implements runner.HistoryStore. Output items follow the
+// input items in position order. The object is kept compact
+// (runner.CompactObject): its output text is in the output item already.
+func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
+	op, err := s.endOp(ctx, runID, object, output)
+	if err == nil {
+		err = s.writer.Do(ctx, op)
+	}
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: end response %s: %w", runID, err)
 	}
 	return nil
 }
 
-func insertItems(ctx context.Context, tx *sql.Tx, runID, tenant string, first int, items []runner.Item) error {
-	if len(items) == 0 {
-		return nil
-	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
-		VALUES (?, ?, ?, ?, ?, ?)`)
+func (s *Store) endOp(ctx context.Context, runID string, object []byte, output []runner.Item) (groupcommit.Op[*sql.Tx], error) {
+	st, err := s.historyStmts(ctx)
 	if err != nil {
-		return fmt.Errorf("items: %w", err)
+		return nil, err
 	}
-	defer st.Close()
+	msgs, err := encodeMessages(output)
+	if err != nil {
+		return nil, err
+	}
+	object = runner.CompactObject(object, runner.OutputText(output))
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if len(object) > 0 {
+			if _, err := tx.StmtContext(ctx, st.setObject).ExecContext(ctx, string(object), runID); err != nil {
+				return err
+			}
+		}
+		if len(output) == 0 {
+			return nil
+		}
+		ins := tx.StmtContext(ctx, st.insertOutput)
+		for i, it := range output {
+			if _, err := ins.ExecContext(ctx, it.ID, it.Output, msgs[i], runID); err != nil {
+				return fmt.Errorf("items: %w", err)
+			}
+		}
+		return nil
+	}, nil
+}
+
+var _ runner.HistoryJoiner = (*Store)(nil)
+
+// JoinBegin implements runner.HistoryJoiner: BeginResponse's write rides
+// on the run's StartRun (one commit instead of two), except for an input
+// too large for a shared batch (groupedItems).
+func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (context.Context, func() bool) {
+	if len(input) > groupedItems {
+		return ctx, notJoined
+	}
+	op, err := s.beginOp(ctx, rec, input)
+	if err != nil {
+		return ctx, notJoined // BeginResponse will say why
+	}
+	ctx, r := s.writer.WithRider(ctx, op)
+	return ctx, r.Committed
+}
+
+// JoinEnd implements runner.HistoryJoiner: EndResponse's write rides on
+// the run's terminal Transition.
+func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
+	op, err := s.endOp(ctx, runID, object, output)
+	if err != nil {
+		return ctx, notJoined
+	}
+	ctx, r := s.writer.WithRider(ctx, op)
+	return ctx, r.Committed
+}
+
+func notJoined() bool { return false }
+
+// encodeMessages is the stored form of the items' messages.
+func encodeMessages(items []runner.Item) ([]string, error) {
+	msgs := make([]string, len(items))
 	for i, it := range items {
-		msg, err := json.Marshal(it.Message)
+		b, err := json.Marshal(it.Message)
 		if err != nil {
-			return fmt.Errorf("items: %w", err)
+			return nil, fmt.Errorf("items: %w", err)
 		}
-		if _, err := st.ExecContext(ctx, it.ID, runID, tenant, first+i, it.Output, string(msg)); err != nil {
-			return fmt.Errorf("items: %w", err)
-		}
+		msgs[i] = string(b)
 	}
-	return nil
+	return msgs, nil
 }
 
 // ownTx runs op in a transaction of its own on the write connection,
@@ -131,7 +244,33 @@ func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner
 	if object != "" {
 		rec.Object = json.RawMessage(object)
 	}
+	if runner.IsCompact(rec.Object) {
+		var msg string
+		err := s.r.QueryRowContext(ctx, outputTextSQL, runID).Scan(&msg)
+		rec.Object, err = expand(rec.Object, msg, err)
+		if err != nil {
+			return rec, fmt.Errorf("runner/store/sqlite: get response %s: %w", runID, err)
+		}
+	}
 	return rec, nil
+}
+
+// expand rebuilds a compact object from its output item's stored message
+// (msg, read with err). Without the item (it cannot be gone while the
+// object is there: both are removed together) the object is dropped, and
+// the host rebuilds the Response from the echo, as for a run without one.
+func expand(object []byte, msg string, err error) ([]byte, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m runner.Message
+	if err := json.Unmarshal([]byte(msg), &m); err != nil {
+		return nil, err
+	}
+	return runner.ExpandObject(object, m.Content), nil
 }
 
 // ResponseItems implements runner.HistoryStore.

@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/runner"
@@ -103,4 +106,144 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	if err := h.DeleteResponse(c, "t1", "r3"); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
 	}
+
+	// A response deleted while it ran keeps nothing of its end (EndResponse
+	// writes without reading first).
+	if err := h.BeginResponse(c, runner.ResponseRecord{RunID: "r4", TenantID: "t1"},
+		[]runner.Item{{ID: "msg_in_r4", RunID: "r4", Message: msg("user", "d")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.DeleteResponse(c, "t1", "r4"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.EndResponse(c, "r4", []byte(`{"id":"resp_r4"}`),
+		[]runner.Item{{ID: "msg_out_r4", RunID: "r4", Output: true, Message: msg("assistant", "D")}}); err != nil {
+		t.Fatal(err)
+	}
+	if items, err := h.ResponseItems(c, "r4"); err != nil || len(items) != 0 {
+		t.Errorf("a response deleted while it ran kept %d items (%v)", len(items), err)
+	}
+	if _, err := h.GetResponse(c, "t1", "r4"); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("a response deleted while it ran is found: %v", err)
+	}
+
+	// The final object comes back byte for byte, whether or not (and
+	// however) it repeats the output text the store keeps in the item.
+	text := "line one <b>&amp;</b> \"quoted\"\n\ttab é ☃ \u2028 " + strings.Repeat("token ", 40)
+	quote := func(html bool) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(text)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	for i, obj := range []string{
+		`{"id":"resp_x","output":[{"content":[{"text":` + quote(false) + `}]}],"output_text":` + quote(false) + `}`,
+		`{"id":"resp_x","output":[{"content":[{"text":` + quote(true) + `}]}],"output_text":` + quote(true) + `,"x":""}`,
+		`{"id":"resp_x","output_text":"something else"}`,
+	} {
+		run := "r_obj" + strconv.Itoa(i)
+		if err := h.BeginResponse(c, runner.ResponseRecord{RunID: run, TenantID: "t1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.EndResponse(c, run, []byte(obj),
+			[]runner.Item{{ID: "msg_out_" + run, RunID: run, Output: true, Message: msg("assistant", text)}}); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := h.GetResponse(c, "t1", run)
+		if err != nil || string(rec.Object) != obj {
+			t.Errorf("object %d: got %s (%v)\nwant %s", i, rec.Object, err, obj)
+		}
+		if it, err := h.GetItem(c, "t1", "msg_out_"+run); err != nil || it.Message.Content != text {
+			t.Errorf("output item %d: %+v %v", i, it, err)
+		}
+	}
+	joined(t, s, h, text)
+
+	// A first write too large for a shared batch (its own transaction),
+	// then the end write after it.
+	var many []runner.Item
+	for i := range 300 {
+		many = append(many, runner.Item{ID: runner.NewID("msg_"), RunID: "r_many", Message: msg("user", strconv.Itoa(i))})
+	}
+	if err := h.BeginResponse(c, runner.ResponseRecord{RunID: "r_many", TenantID: "t1"}, many); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.EndResponse(c, "r_many", nil, []runner.Item{{ID: "msg_out_many", RunID: "r_many", Output: true, Message: msg("assistant", "M")}}); err != nil {
+		t.Fatal(err)
+	}
+	items, err = h.ResponseItems(c, "r_many")
+	if err != nil || len(items) != 301 || items[299].Message.Content != "299" || !items[300].Output {
+		t.Errorf("a response of 300 input items: %d items (%v)", len(items), err)
+	}
+}
+
+// joined checks a runner.HistoryJoiner: the response's first write rides
+// on StartRun and its last on the terminal Transition, committed with
+// them, both or neither.
+func joined(t *testing.T, s runner.Store, h runner.HistoryStore, text string) {
+	j, ok := h.(runner.HistoryJoiner)
+	if !ok {
+		return
+	}
+	c := ctx(t)
+	r := newRun("tj", runner.StatusRunning)
+	rec := runner.ResponseRecord{RunID: r.ID, TenantID: "tj", Echo: []byte(`{"e":1}`)}
+	in := []runner.Item{{ID: runner.NewID("msg_"), RunID: r.ID, Message: runner.Message{Role: "user", Content: "q"}}}
+	jc, begun := j.JoinBegin(c, rec, in)
+	if begun() {
+		t.Fatal("joined before the run write")
+	}
+	if err := s.StartRun(jc, r, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if !begun() {
+		t.Fatal("the response record did not ride on StartRun")
+	}
+	if got, err := h.GetResponse(c, "tj", r.ID); err != nil || string(got.Echo) != `{"e":1}` {
+		t.Fatalf("joined response record: %+v %v", got, err)
+	}
+	object := `{"id":"resp_j","output_text":` + mustJSON(text) + `}`
+	out := []runner.Item{{ID: runner.OutputMessageID(r.ID), RunID: r.ID, Output: true, Message: runner.Message{Role: "assistant", Content: text}}}
+	jc, ended := j.JoinEnd(c, r.ID, []byte(object), out)
+	end := int64(1_700_000_009)
+	if err := s.Transition(jc, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end, Output: text}); err != nil {
+		t.Fatal(err)
+	}
+	if !ended() {
+		t.Fatal("the final object did not ride on Transition")
+	}
+	got, err := h.GetResponse(c, "tj", r.ID)
+	if err != nil || string(got.Object) != object {
+		t.Fatalf("joined final object: %s %v", got.Object, err)
+	}
+	if items, err := h.ResponseItems(c, r.ID); err != nil || len(items) != 2 || !items[1].Output || items[1].Message.Content != text {
+		t.Fatalf("joined items: %+v %v", items, err)
+	}
+	if run := mustGet(t, s, r.ID); run.Status != runner.StatusCompleted {
+		t.Fatalf("run %s", run.Status)
+	}
+
+	// A start that fails (a thread in a session that is not there) keeps
+	// no response record either.
+	bad := newRun("tj", runner.StatusRunning)
+	bad.SessionID = "sess_nowhere"
+	jc, begun = j.JoinBegin(c, runner.ResponseRecord{RunID: bad.ID, TenantID: "tj"}, nil)
+	if err := s.StartRun(jc, bad, false, true); err == nil {
+		t.Fatal("StartRun in an unknown session succeeded")
+	}
+	if begun() {
+		t.Error("a failed start reports its response record written")
+	}
+	if _, err := h.GetResponse(c, "tj", bad.ID); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("a failed start left its response record: %v", err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

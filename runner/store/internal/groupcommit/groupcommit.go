@@ -98,7 +98,20 @@ var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
 // Do runs op in the next batch and returns once that batch committed (nil)
 // or failed. It does not return early when ctx ends: the caller must learn
 // whether its write is durable. ctx only bounds the wait to be queued.
-func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) error {
+//
+// When ctx carries a Rider (WithRider) not yet taken, its op joins op:
+// the two run in the same transaction, in that order, as one write.
+func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) (err error) {
+	if r, ok := ctx.Value(riderKey{}).(*Rider[Tx]); ok && r.w == w && r.taken.CompareAndSwap(false, true) {
+		first := op
+		op = func(ctx context.Context, tx Tx) error {
+			if err := first(ctx, tx); err != nil {
+				return err
+			}
+			return r.op(ctx, tx)
+		}
+		defer func() { r.committed.Store(err == nil) }()
+	}
 	done := donePool.Get().(chan error)
 	r := &request[Tx]{op: op, done: done}
 	w.mu.RLock()
@@ -115,10 +128,36 @@ func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) error {
 		return ctx.Err()
 	}
 	w.mu.RUnlock()
-	err := <-done
+	err = <-done
 	donePool.Put(done)
 	return err
 }
+
+// Rider is a write that joins the next write made under a context that
+// carries it, so that a caller can add its writes to one it does not make
+// itself (the response history's to a run's start and terminal writes):
+// one transaction, one commit, and both or neither kept (a batch that
+// fails retries the joined write as one).
+type Rider[Tx any] struct {
+	w         *Writer[Tx]
+	op        Op[Tx]
+	taken     atomic.Bool
+	committed atomic.Bool
+}
+
+type riderKey struct{}
+
+// WithRider returns ctx carrying op as a Rider: the first Do of w under
+// the returned context (or one derived from it) runs op after its own, in
+// the same transaction. Another Writer's writes leave it alone.
+func (w *Writer[Tx]) WithRider(ctx context.Context, op Op[Tx]) (context.Context, *Rider[Tx]) {
+	r := &Rider[Tx]{w: w, op: op}
+	return context.WithValue(ctx, riderKey{}, r), r
+}
+
+// Committed reports whether the rider was written: it joined a write and
+// that write committed. Ask after the write under its context returned.
+func (r *Rider[Tx]) Committed() bool { return r.committed.Load() }
 
 // SetObserver makes the writer call fn after each commit with its
 // duration and how many writes it carried.

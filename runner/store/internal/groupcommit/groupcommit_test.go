@@ -3,6 +3,7 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -190,5 +191,45 @@ func TestWindowlessBatchesOnOneP(t *testing.T) {
 	}
 	if per := float64(ops) / float64(batches); per < 4 {
 		t.Fatalf("%d ops in %d batches (%.1f per commit); want the handlers' writes to share commits", ops, batches, per)
+	}
+}
+
+// A rider joins the first write under its context, in the same
+// transaction (one commit), and only that one; a failing rider fails the
+// write it joined (both or neither).
+func TestRider(t *testing.T) {
+	db := &fakeDB{}
+	w := New[*fakeTx](db, Config{})
+	defer w.Close()
+	write := func(n int) Op[*fakeTx] {
+		return func(_ context.Context, tx *fakeTx) error { tx.ops = append(tx.ops, n); return nil }
+	}
+	ctx, r := w.WithRider(context.Background(), write(2))
+	if r.Committed() {
+		t.Fatal("committed before any write")
+	}
+	if err := w.Do(ctx, write(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Do(ctx, write(3)); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer's write leaves the rider to the next one of w.
+	other := New[*fakeTx](&fakeDB{}, Config{})
+	defer other.Close()
+	ctx2, r2 := w.WithRider(context.Background(), write(5))
+	if err := other.Do(ctx2, write(6)); err != nil || r2.Committed() {
+		t.Fatalf("another writer took the rider: %v %v", err, r2.Committed())
+	}
+	db.mu.Lock()
+	got, commits := fmt.Sprint(db.committed), db.commits
+	db.mu.Unlock()
+	if !r.Committed() || got != "[1 2 3]" || commits != 2 {
+		t.Fatalf("committed %v; database %s in %d commits, want [1 2 3] in 2", r.Committed(), got, commits)
+	}
+
+	ctx, r = w.WithRider(context.Background(), func(context.Context, *fakeTx) error { return errors.New("refused") })
+	if err := w.Do(ctx, write(4)); err == nil || r.Committed() || db.has(4) {
+		t.Fatalf("a failing rider: err %v, committed %v, own write kept %v", err, r.Committed(), db.has(4))
 	}
 }
