@@ -1,12 +1,7 @@
 package abi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/runedge/runedge/runner/native"
@@ -119,43 +114,4 @@ func ParseRequestInput(in []byte) (RequestInput, error) {
 type RequestOutput struct {
 	Request native.Request
 	Echo    []byte
-}
-
-// DecodeRequestOutput reads a map_request output on the host. It refuses
-// what the run cannot use: no request object, a request that does not
-// decode into the native form, no input messages. The echo is compacted.
-func DecodeRequestOutput(out []byte) (RequestOutput, error) {
-	if !gjson.ValidBytes(out) {
-		return RequestOutput{}, errors.New("its output is not JSON")
-	}
-	req := gjson.GetBytes(out, "request")
-	if !req.IsObject() {
-		return RequestOutput{}, errors.New("its output has no request object")
-	}
-	var o RequestOutput
-	if err := json.Unmarshal([]byte(req.Raw), &o.Request); err != nil {
-		return RequestOutput{}, fmt.Errorf("its request object does not decode: %w", err)
-	}
-	if len(o.Request.Input) == 0 {
-		return RequestOutput{}, errors.New("its request has no input messages")
-	}
-	if len(o.Request.OutputSchema) > 0 {
-		o.Request.OutputSchema = compact(o.Request.OutputSchema)
-	}
-	if e := gjson.GetBytes(out, "echo"); e.Exists() {
-		o.Echo = compact([]byte(e.Raw))
-	}
-	return o, nil
-}
-
-// compact returns valid JSON raw without insignificant white space.
-func compact(raw []byte) []byte {
-	if !bytes.ContainsAny(raw, " \t\r\n") {
-		return raw
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }
