@@ -61,6 +61,7 @@ func runBench(args []string) error {
 	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder, and a heap profile and /proc smaps_rollup taken near the end of the measured interval")
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
+	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	fs.Parse(args)
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
@@ -115,7 +116,7 @@ func runBench(args []string) error {
 		if *profile != "" {
 			admin = freeAddr()
 		}
-		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv)
+		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
 		if err != nil {
 			return err
 		}
@@ -385,7 +386,7 @@ func adminGet(admin, path string) ([]byte, error) {
 	return io.ReadAll(res.Body)
 }
 
-func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv string) (string, error) {
+func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv, cacheDir string) (string, error) {
 	sum := sha256.Sum256([]byte(benchToken))
 	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
 	if driver == "postgres" {
@@ -415,7 +416,7 @@ admin:
 chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
-`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, filepath.Join(dir, "cache"), filepath.Join(dir, "plugins-"+driver),
+`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, cacheDir, filepath.Join(dir, "plugins-"+driver),
 		cmp.Or(admin, "off"), chat, chat, resp, resp)
 	path := filepath.Join(dir, "runedge-"+driver+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
