@@ -24,13 +24,16 @@ type mappedMemory struct {
 	accessible int    // bytes readable and writable, a multiple of the page size
 }
 
-func newMappedMemory(_, max uint64) experimental.LinearMemory {
-	if max == 0 || max > 1<<32 {
-		return nil // wazero fails the instantiation: no memory to grow into
+// newMappedMemory reserves max bytes. wazero cannot take a nil memory, so
+// a memory that cannot grow (max 0) gets an empty one, and one the kernel
+// will not map falls back to the Go heap, as without this allocator.
+func newMappedMemory(capacity, max uint64) experimental.LinearMemory {
+	if max == 0 {
+		return &mappedMemory{}
 	}
 	buf, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
-		return nil
+		return &heapMemory{buf: make([]byte, 0, capacity), max: max}
 	}
 	return &mappedMemory{buf: buf}
 }
@@ -60,3 +63,25 @@ func (m *mappedMemory) Free() {
 		m.buf, m.accessible = nil, 0
 	}
 }
+
+// heapMemory is a linear memory in the Go heap, grown by copying: what
+// wazero does without an allocator.
+type heapMemory struct {
+	buf []byte
+	max uint64
+}
+
+func (m *heapMemory) Reallocate(size uint64) []byte {
+	if size > m.max {
+		return nil
+	}
+	if size > uint64(cap(m.buf)) {
+		grown := make([]byte, size)
+		copy(grown, m.buf)
+		m.buf = grown
+	}
+	m.buf = m.buf[:size]
+	return m.buf
+}
+
+func (m *heapMemory) Free() { m.buf = nil }
