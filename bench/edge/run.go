@@ -58,9 +58,10 @@ func runBench(args []string) error {
 	d := fs.Duration("duration", 3*time.Second, "measured time per scenario and target")
 	warm := fs.Duration("warmup", 500*time.Millisecond, "warm-up per scenario and target")
 	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
-	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder")
+	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder, and a heap profile and /proc smaps_rollup taken near the end of the measured interval")
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
+	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	fs.Parse(args)
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
@@ -115,7 +116,7 @@ func runBench(args []string) error {
 		if *profile != "" {
 			admin = freeAddr()
 		}
-		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv)
+		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,15 @@ func runBench(args []string) error {
 					if t.admin != "" {
 						prof = make(chan error, 1)
 						name := strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name + "-" + sc.name)
-						go func() { prof <- takeProfile(t.admin, *d, filepath.Join(*profile, name+".pprof")) }()
+						base := filepath.Join(*profile, name)
+						go func() { prof <- takeProfile(t.admin, *d, base+".pprof") }()
+						go func() {
+							// Near the end of the interval, under load: where the peak is.
+							time.Sleep(*d * 9 / 10)
+							if err := takeMemory(t.admin, pid, base); err != nil {
+								fmt.Fprintf(os.Stderr, "\nmemory snapshot of %s: %v\n", t.name, err)
+							}
+						}()
 					}
 				}, func() { after, _ = cpuTime(pid) })
 			if prof != nil {
@@ -327,7 +336,57 @@ func takeProfile(admin string, d time.Duration, path string) error {
 	return f.Close()
 }
 
-func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv string) (string, error) {
+// takeMemory writes runedge's heap profile (GET /debug/pprof/heap, for
+// go tool pprof -sample_index=inuse_space) to base+".heap.pprof" and its
+// /proc/<pid>/smaps_rollup, /proc/<pid>/status and the Go runtime's
+// MemStats to base+".smaps": what the resident set holds while the load
+// runs.
+func takeMemory(admin string, pid int, base string) error {
+	var out []byte
+	for _, f := range []string{"smaps_rollup", "status"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
+		if err != nil {
+			return err
+		}
+		out = append(append(out, "== "+f+"\n"...), b...)
+	}
+	heap, err := adminGet(admin, "/debug/pprof/heap")
+	if err != nil {
+		return err
+	}
+	// The text form ends with the runtime's MemStats ("# HeapSys = ...").
+	text, err := adminGet(admin, "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return err
+	}
+	out = append(out, "== MemStats\n"...)
+	for _, l := range strings.SplitAfter(string(text), "\n") {
+		if strings.HasPrefix(l, "# ") && strings.Contains(l, " = ") {
+			out = append(out, l...)
+		}
+	}
+	if err := os.WriteFile(base+".smaps", out, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(base+".heap.pprof", heap, 0o644)
+}
+
+// adminGet returns the body of GET path on runedge's admin listener.
+func adminGet(admin, path string) ([]byte, error) {
+	req, _ := http.NewRequest("GET", "http://"+admin+path, nil)
+	req.Header.Set("Authorization", "Bearer "+benchToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		return nil, fmt.Errorf("GET %s: %s", path, res.Status)
+	}
+	return io.ReadAll(res.Body)
+}
+
+func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv, cacheDir string) (string, error) {
 	sum := sha256.Sum256([]byte(benchToken))
 	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
 	if driver == "postgres" {
@@ -357,7 +416,7 @@ admin:
 chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
-`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, filepath.Join(dir, "cache"), filepath.Join(dir, "plugins-"+driver),
+`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, cacheDir, filepath.Join(dir, "plugins-"+driver),
 		cmp.Or(admin, "off"), chat, chat, resp, resp)
 	path := filepath.Join(dir, "runedge-"+driver+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)

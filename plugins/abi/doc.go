@@ -59,10 +59,12 @@
 //
 // The host writes inputs with the AppendJSON methods and reads outputs with
 // [DecodeRequestOutput], [NormalizeResult], [DecodeStreamOutput] and
-// [DecodeInputError]; a guest reads inputs with [ParseRequestInput],
-// [ParseResultInput], [ParseStreamInput] and writes outputs with
-// [StreamOutput.AppendJSON], [InputError.AppendJSON] (a map_request output is
-// written by the mapping, see plugins/compat). Whatever the host's decoders
+// [DecodeInputError] (the three Decode functions are host only: a wasip1
+// build leaves them out, and with them gjson, which would link
+// encoding/json's reflection into every guest); a guest reads inputs with
+// [ParseRequestInput], [ParseResultInput], [ParseStreamInput] and writes
+// outputs with [StreamOutput.AppendJSON], [InputError.AppendJSON] (a
+// map_request output is written by the mapping, see plugins/compat). Whatever the host's decoders
 // refuse fails the request with HTTP 500 plugin_error naming the plugin, and
 // the run is recorded failed with reason plugin_error.
 //

@@ -3,8 +3,6 @@ package abi
 import (
 	"errors"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -97,19 +95,6 @@ func (o StreamOutput) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"hold":`...)
 	dst = guestjson.AppendString(dst, o.Hold)
 	return append(dst, '}')
-}
-
-// DecodeStreamOutput reads a map_stream output on the host: emit must be a
-// string, hold a string or absent.
-func DecodeStreamOutput(out []byte) (StreamOutput, error) {
-	if !gjson.ValidBytes(out) {
-		return StreamOutput{}, errors.New("output needs string fields emit and hold")
-	}
-	e, h := gjson.GetBytes(out, "emit"), gjson.GetBytes(out, "hold")
-	if e.Type != gjson.String || (h.Exists() && h.Type != gjson.String) {
-		return StreamOutput{}, errors.New("output needs string fields emit and hold")
-	}
-	return StreamOutput{Emit: e.Str, Hold: h.Str}, nil
 }
 
 // isObject reports whether v is a whole object: the guest reader trusts the

@@ -1,10 +1,9 @@
 package compat
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/plugins/guestjson"
 )
@@ -34,7 +33,7 @@ func SelfTest() error {
 		if err != nil {
 			return errors.New("compat self-test: " + c.endpoint + " request: " + err.Error())
 		}
-		if !gjson.ValidBytes(mapped) || !at(mapped, c.input).Is("ping") {
+		if !json.Valid(mapped) || !at(mapped, c.input).Is("ping") {
 			return errors.New("compat self-test: " + c.endpoint + " request mapped to an unexpected body")
 		}
 		in := `{"endpoint":"` + c.endpoint + selfTestResult + string(at(mapped, "echo")) + `}`
@@ -42,7 +41,7 @@ func SelfTest() error {
 		if err != nil {
 			return errors.New("compat self-test: " + c.endpoint + " result: " + err.Error())
 		}
-		if !gjson.ValidBytes(reply) || !at(reply, c.path).Is(c.reply) {
+		if !json.Valid(reply) || !at(reply, c.path).Is(c.reply) {
 			return errors.New("compat self-test: " + c.endpoint + " result mapped to an unexpected body")
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -41,7 +42,8 @@ type instance struct {
 // every instance of the plugin; each instance gets its own stderr.
 func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.ModuleConfig, setup time.Duration) (*instance, error) {
 	inst := &instance{stderr: &stderrHead{}}
-	inst.ctx = context.WithValue(context.Background(), budgetKey{}, &inst.budget)
+	// The budget is the outermost value: tick looks it up on every check.
+	inst.ctx = context.WithValue(experimental.WithMemoryAllocator(context.Background(), memoryAllocator), budgetKey{}, &inst.budget)
 	inst.budget.start(setup)
 	mod, err := rt.InstantiateModule(inst.ctx, cm, config.WithStderr(inst.stderr))
 	if err != nil {

@@ -44,16 +44,18 @@ const (
 
 // Section ids, and the order in which non-custom sections must appear.
 const (
-	secCustom = 0
-	secType   = 1
-	secImport = 2
-	secFunc   = 3
-	secMemory = 5
-	secGlobal = 6
-	secExport = 7
-	secStart  = 8
-	secElem   = 9
-	secCode   = 10
+	secCustom    = 0
+	secType      = 1
+	secImport    = 2
+	secFunc      = 3
+	secMemory    = 5
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secElem      = 9
+	secCode      = 10
+	secData      = 11
+	secDataCount = 12
 )
 
 var sectionOrder = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
@@ -69,8 +71,8 @@ type wasmSection struct {
 }
 
 // instrument returns the module wasm with fuel checks and the tick import
-// added, as described above. It leaves the exports and the behaviour of the
-// module unchanged.
+// added, as described above, and its data segments joined (mergeData). It
+// leaves the exports and the behaviour of the module unchanged.
 func instrument(wasm []byte) ([]byte, error) {
 	if len(wasm) < 8 || !bytes.Equal(wasm[:8], []byte("\x00asm\x01\x00\x00\x00")) {
 		return nil, errors.New("not a WebAssembly 1.0 binary module")
@@ -95,6 +97,8 @@ func instrument(wasm []byte) ([]byte, error) {
 				return nil, fmt.Errorf("memory section: %w", err)
 			}
 			in.hasMemory = in.hasMemory || n > 0
+		case secDataCount:
+			in.hasDataCount = true
 		}
 	}
 	in.tickFunc = in.importedFuncs
@@ -159,6 +163,7 @@ type instrumenter struct {
 	importedGlobals uint32
 	definedFuncs    uint32 // the module's own functions
 	hasMemory       bool   // the module defines or imports a memory
+	hasDataCount    bool   // the module has a data count section
 	tickType        uint32 // type index of tick
 	chargeType      uint32 // type index of the bulk helper charge
 	bulkType        uint32 // type index of the bulk helpers fill and copy
@@ -190,6 +195,8 @@ func (in *instrumenter) appendSection(out []byte, id byte, content []byte) ([]by
 	case secCode:
 		content, err = in.codes(content)
 		in.coded = true
+	case secData:
+		content, err = mergeData(content, in.hasDataCount)
 	case secCustom:
 		content, err = in.custom(content)
 	}

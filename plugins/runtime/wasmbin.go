@@ -54,6 +54,28 @@ func (r *wasmReader) u32() (uint32, error) {
 	return 0, fmt.Errorf("u32 too long at offset %d", r.pos)
 }
 
+// s32 decodes a signed LEB128 number of at most 32 bits.
+func (r *wasmReader) s32() (int32, error) {
+	var v int64
+	for shift := 0; shift < 35; shift += 7 {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		v |= int64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			if shift < 28 && c&0x40 != 0 {
+				v |= -1 << (shift + 7) // sign-extend
+			}
+			if v < -1<<31 || v > 1<<31-1 {
+				return 0, fmt.Errorf("s32 out of range at offset %d", r.pos)
+			}
+			return int32(v), nil
+		}
+	}
+	return 0, fmt.Errorf("s32 too long at offset %d", r.pos)
+}
+
 // skipLEB skips a signed or unsigned LEB128 number of at most maxBytes bytes.
 func (r *wasmReader) skipLEB(maxBytes int) error {
 	for range maxBytes {
@@ -88,6 +110,19 @@ func appendU32(b []byte, v uint32) []byte {
 }
 
 // appendSection appends a section with id and content.
+// appendS32 appends v as a signed LEB128 number.
+func appendS32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if x == 0 && c&0x40 == 0 || x == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
 func appendSection(b []byte, id byte, content []byte) []byte {
 	b = append(b, id)
 	b = appendU32(b, uint32(len(content)))

@@ -1,8 +1,6 @@
 package sdk
 
 import (
-	"fmt"
-
 	"github.com/runedge/runedge/plugins/abi"
 )
 
@@ -46,7 +44,7 @@ func callSelfTest(fn func() error) (int32, []byte) {
 func guard(fn func() error) (status int32, out []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			status, out = statusInternal, fmt.Appendf(nil, "panic: %v", r)
+			status, out = statusInternal, appendPanic(nil, r)
 		}
 	}()
 	err := fn()

@@ -1,0 +1,163 @@
+//go:build !wasip1
+
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/internal/jsonfast"
+	"github.com/runedge/runedge/runner/native"
+)
+
+// The host's readers of guest outputs. They use gjson, which a guest does
+// not need: built for wasip1, the package leaves them out, and with them
+// gjson, whose modifiers link encoding/json's reflection into every guest
+// (a quarter of a default plugin's code; see RATIONALE.md, "Peak RSS").
+
+// DecodeInputError reads a status-1 body, filling in the default code.
+func DecodeInputError(body []byte) (InputError, error) {
+	if !gjson.ValidBytes(body) {
+		return InputError{}, errors.New("status 1 with a malformed error body: not JSON")
+	}
+	e := gjson.GetBytes(body, "error")
+	if !e.IsObject() {
+		return InputError{}, errors.New(`status 1 without "error.message" in its body`)
+	}
+	var ie InputError
+	for _, f := range []struct {
+		dst  *string
+		name string
+	}{{&ie.Message, "message"}, {&ie.Param, "param"}, {&ie.Code, "code"}} {
+		v := e.Get(f.name)
+		switch v.Type {
+		case gjson.String:
+			*f.dst = v.Str
+		case gjson.Null:
+		default:
+			if v.Exists() {
+				return InputError{}, fmt.Errorf("status 1 with a malformed error body: error.%s is not a string", f.name)
+			}
+		}
+	}
+	if ie.Message == "" {
+		return InputError{}, errors.New(`status 1 without "error.message" in its body`)
+	}
+	if ie.Code == "" {
+		ie.Code = DefaultInputErrorCode
+	}
+	return ie, nil
+}
+
+// DecodeRequestOutput reads a map_request output on the host. It refuses
+// what the run cannot use: no request object, a request that does not
+// decode into the native form, no input messages. The echo is compacted.
+func DecodeRequestOutput(out []byte) (RequestOutput, error) {
+	if !gjson.ValidBytes(out) {
+		return RequestOutput{}, errors.New("its output is not JSON")
+	}
+	req := gjson.GetBytes(out, "request")
+	if !req.IsObject() {
+		return RequestOutput{}, errors.New("its output has no request object")
+	}
+	var o RequestOutput
+	if !fastRequest(req, &o.Request) {
+		o.Request = native.Request{}
+		if err := json.Unmarshal([]byte(req.Raw), &o.Request); err != nil {
+			return RequestOutput{}, fmt.Errorf("its request object does not decode: %w", err)
+		}
+	}
+	if len(o.Request.Input) == 0 {
+		return RequestOutput{}, errors.New("its request has no input messages")
+	}
+	if len(o.Request.OutputSchema) > 0 {
+		o.Request.OutputSchema = compact(o.Request.OutputSchema)
+	}
+	if e := gjson.GetBytes(out, "echo"); e.Exists() {
+		o.Echo = compact([]byte(e.Raw))
+	}
+	return o, nil
+}
+
+// compact returns valid JSON raw without insignificant white space.
+func compact(raw []byte) []byte {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		return raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// DecodeStreamOutput reads a map_stream output on the host: emit must be a
+// string, hold a string or absent.
+func DecodeStreamOutput(out []byte) (StreamOutput, error) {
+	if !gjson.ValidBytes(out) {
+		return StreamOutput{}, errors.New("output needs string fields emit and hold")
+	}
+	e, h := gjson.GetBytes(out, "emit"), gjson.GetBytes(out, "hold")
+	if e.Type != gjson.String || (h.Exists() && h.Type != gjson.String) {
+		return StreamOutput{}, errors.New("output needs string fields emit and hold")
+	}
+	return StreamOutput{Emit: e.Str, Hold: h.Str}, nil
+}
+
+// The native request's members as encoding/json names them; fastRequest
+// reads the plain ones and leaves the rest (a schema, tools) to
+// encoding/json, which reading every request with cost about 10 µs.
+var (
+	requestNames = []string{"input", "instructions", "schema_name", "json_object", "stream", "max_output_tokens",
+		"previous_response_id", "no_store", "background",
+		"output_schema", "tools", "tool_choice", "parallel_tool_calls"}
+	messageNames = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls"}
+)
+
+// fastRequest decodes a native request as json.Unmarshal would, or reports
+// false when it cannot be sure (jsonfast); r may then hold part of it.
+func fastRequest(v gjson.Result, r *native.Request) bool {
+	return jsonfast.Members(v, requestNames, func(i int, v gjson.Result) bool {
+		switch i {
+		case 0:
+			return jsonfast.Array(v, &r.Input, func(v gjson.Result, m *native.Message) bool {
+				return jsonfast.Members(v, messageNames, func(i int, v gjson.Result) bool {
+					switch i {
+					case 0:
+						return jsonfast.String(v, &m.Role)
+					case 1:
+						return jsonfast.String(v, &m.Content)
+					case 2:
+						return jsonfast.String(v, &m.Ref)
+					case 3:
+						return jsonfast.Int(v, &m.RefIndex)
+					case 4:
+						return jsonfast.String(v, &m.ToolCallID)
+					}
+					return jsonfast.Empty(v)
+				})
+			})
+		case 1:
+			return jsonfast.String(v, &r.Instructions)
+		case 2:
+			return jsonfast.String(v, &r.SchemaName)
+		case 3:
+			return jsonfast.Bool(v, &r.JSONObject)
+		case 4:
+			return jsonfast.Bool(v, &r.Stream)
+		case 5:
+			return jsonfast.Int(v, &r.MaxOutputTokens)
+		case 6:
+			return jsonfast.String(v, &r.PreviousResponseID)
+		case 7:
+			return jsonfast.Bool(v, &r.NoStore)
+		case 8:
+			return jsonfast.Bool(v, &r.Background)
+		}
+		return false // schemas, tools: encoding/json
+	})
+}

@@ -1,0 +1,33 @@
+package compat
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/runedge/runedge/plugins/plugintest"
+)
+
+// TestDefaultPluginsLinkNoFmtNorGjson keeps the default plugins small: fmt
+// (with its reflection), gjson and encoding/json's reflection-based decoder
+// (which gjson's modifiers link) were a third of their code, and every byte
+// of it is compiled, held and mapped per plugin by every host (RATIONALE.md,
+// "Peak RSS"). The host's readers of guest outputs, which use gjson, are
+// left out of wasip1 builds of plugins/abi. A Go module names every linked
+// function in its data (for tracebacks), which is what this looks for.
+func TestDefaultPluginsLinkNoFmtNorGjson(t *testing.T) {
+	for _, pkg := range []string{"../chat", "../responses"} {
+		wasm, err := os.ReadFile(plugintest.Build(t, pkg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(wasm, []byte("github.com/runedge/runedge/plugins/compat.MapRequest")) {
+			t.Fatalf("%s: function names not found; the test needs another way to see what is linked", pkg)
+		}
+		for _, fn := range []string{"fmt.(*pp).doPrintf", "github.com/tidwall/gjson.", "encoding/json.(*decodeState).object"} {
+			if bytes.Contains(wasm, []byte(fn)) {
+				t.Errorf("%s links %s", pkg, fn)
+			}
+		}
+	}
+}
