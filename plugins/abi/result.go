@@ -1,12 +1,9 @@
 package abi
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/runedge/runedge/runner/native"
@@ -234,47 +231,6 @@ func ParseResultInput(in []byte) (ResultInput, error) {
 		return ResultInput{}, err
 	}
 	return v.Decode(), nil
-}
-
-// NormalizeResult checks a map_result output on the host and returns it
-// compacted: it must be one JSON object. A plugin may indent its output, but
-// the host frames it in SSE data lines, which end at the first newline, so
-// white space between tokens is removed (never inside strings).
-//
-// Plugins that return compact JSON, as the default ones do, pay for a
-// validity check and a scan for white space only: json.Compact's scanner
-// took about 15 µs on a 900-byte chat.completion.
-func NormalizeResult(out []byte) ([]byte, error) {
-	if len(out) > 0 && out[0] == '{' && isCompact(out) && gjson.ValidBytes(out) {
-		return out, nil
-	}
-	var b bytes.Buffer
-	b.Grow(len(out))
-	if err := compactInto(&b, out); err != nil {
-		return nil, errors.New("output is not JSON: " + err.Error())
-	}
-	if c := b.Bytes(); len(c) == 0 || c[0] != '{' {
-		return nil, errors.New("output is not a JSON object")
-	}
-	return b.Bytes(), nil
-}
-
-// isCompact reports whether raw has no white space outside its strings
-// (raw is not checked to be JSON here).
-func isCompact(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' {
-					i++
-				}
-			}
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return true
 }
 
 // appendToolCalls appends ,"tool_calls":[{"id","name","arguments"}...].
