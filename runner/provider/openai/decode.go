@@ -49,73 +49,62 @@ var (
 )
 
 func fastChunk(v gjson.Result, c *wireChunk) bool {
-	if !v.IsObject() {
-		return false
-	}
-	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
-		switch i {
-		case 0:
-			return jsonfast.Array(v, &c.Choices, func(v gjson.Result, ch *wireChunkChoice) bool {
-				return jsonfast.Members(v, chunkChoiceNames, func(i int, v gjson.Result) bool {
-					switch i {
-					case 0:
-						return jsonfast.Int(v, &ch.Index)
-					case 1:
-						return jsonfast.Object(v, func(v gjson.Result) bool {
-							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
-								switch i {
-								case 0:
-									return jsonfast.String(v, &ch.Delta.Content)
-								case 1:
-									return jsonfast.String(v, &ch.Delta.Refusal)
-								}
-								return jsonfast.Empty(v)
-							})
-						})
-					}
-					return jsonfast.String(v, &ch.FinishReason)
-				})
-			})
-		case 1:
-			return fastUsage(v, &c.Usage)
-		}
-		c.Error = json.RawMessage(v.Raw)
-		return true
+	return fastAnswer(v, &c.Choices, &c.Usage, &c.Error, chunkChoiceNames, func(ch *wireChunkChoice) choiceFields {
+		return choiceFields{&ch.Index, &ch.Delta.Content, &ch.Delta.Refusal, &ch.FinishReason}
 	})
 }
 
 func fastCompletion(v gjson.Result, c *wireCompletion) bool {
+	return fastAnswer(v, &c.Choices, &c.Usage, &c.Error, choiceNames, func(ch *wireChoice) choiceFields {
+		return choiceFields{&ch.Index, &ch.Message.Content, &ch.Message.Refusal, &ch.FinishReason}
+	})
+}
+
+// choiceFields are where a choice's members go: a chunk's choice and a
+// whole answer's differ only in the name and type of the object holding
+// the text (delta, message).
+type choiceFields struct {
+	index                    *int
+	content, refusal, finish *string
+}
+
+// fastAnswer reads what a chunk and a whole answer share: choices (each an
+// index, one object named by choice[1] with content and refusal, and a
+// finish_reason), usage, and an error kept raw.
+func fastAnswer[C any](v gjson.Result, choices *[]C, usage **wireUsage, errRaw *json.RawMessage,
+	choice []string, fields func(*C) choiceFields) bool {
 	if !v.IsObject() {
 		return false
 	}
 	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
 		switch i {
 		case 0:
-			return jsonfast.Array(v, &c.Choices, func(v gjson.Result, ch *wireChoice) bool {
-				return jsonfast.Members(v, choiceNames, func(i int, v gjson.Result) bool {
+			return jsonfast.Array(v, choices, func(v gjson.Result, ch *C) bool {
+				f := fields(ch)
+				return jsonfast.Members(v, choice, func(i int, v gjson.Result) bool {
 					switch i {
 					case 0:
-						return jsonfast.Int(v, &ch.Index)
+						return jsonfast.Int(v, f.index)
 					case 1:
 						return jsonfast.Object(v, func(v gjson.Result) bool {
 							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
 								switch i {
 								case 0:
-									return jsonfast.String(v, &ch.Message.Content)
+									return jsonfast.String(v, f.content)
 								case 1:
-									return jsonfast.String(v, &ch.Message.Refusal)
+									return jsonfast.String(v, f.refusal)
 								}
 								return jsonfast.Empty(v)
 							})
 						})
 					}
-					return jsonfast.String(v, &ch.FinishReason)
+					return jsonfast.String(v, f.finish)
 				})
 			})
 		case 1:
-			return fastUsage(v, &c.Usage)
+			return fastUsage(v, usage)
 		}
-		c.Error = json.RawMessage(v.Raw)
+		*errRaw = json.RawMessage(v.Raw)
 		return true
 	})
 }
