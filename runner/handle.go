@@ -184,7 +184,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	wctx := context.WithoutCancel(h.parent)
 	// A stored response's final object and output item join the terminal
 	// write when the store can (HistoryJoiner): one commit, both or neither.
-	tctx, ended := wctx, notJoined
+	tctx, ended := wctx, NotJoined
 	var out []Item
 	if h.stored {
 		if o.status == StatusCompleted {

@@ -119,21 +119,23 @@ type HistoryJoiner interface {
 	JoinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool)
 }
 
-func notJoined() bool { return false }
+// NotJoined is the report of a history write that did not join a run
+// write (HistoryJoiner): the caller writes it on its own.
+func NotJoined() bool { return false }
 
 // joinBegin and joinEnd are the service's side of HistoryJoiner.
 func (s *Service) joinBegin(ctx context.Context, rec ResponseRecord, input []Item) (context.Context, func() bool) {
 	if j, ok := s.history.(HistoryJoiner); ok {
 		return j.JoinBegin(ctx, rec, input)
 	}
-	return ctx, notJoined
+	return ctx, NotJoined
 }
 
 func (s *Service) joinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool) {
 	if j, ok := s.history.(HistoryJoiner); ok {
 		return j.JoinEnd(ctx, runID, object, output)
 	}
-	return ctx, notJoined
+	return ctx, NotJoined
 }
 
 // MaxTurns bounds how many earlier responses previous_response_id replays.

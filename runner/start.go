@@ -102,7 +102,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	// A stored response's record and input items join the run's start
 	// write when the store can (HistoryJoiner): one commit, both or neither.
-	rctx, begun := ctx, notJoined
+	rctx, begun := ctx, NotJoined
 	var rec ResponseRecord
 	var input []Item
 	if h.stored {

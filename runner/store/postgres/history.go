@@ -97,7 +97,7 @@ var _ runner.HistoryJoiner = (*Store)(nil)
 func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (context.Context, func() bool) {
 	msgs, err := encodeMessages(input)
 	if err != nil || len(input) > groupedItems {
-		return ctx, notJoined // BeginResponse will say why, or write alone
+		return ctx, runner.NotJoined // BeginResponse will say why, or write alone
 	}
 	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
 		beginResponse(p, rec, input, msgs)
@@ -111,7 +111,7 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
 	msgs, err := encodeMessages(output)
 	if err != nil {
-		return ctx, notJoined
+		return ctx, runner.NotJoined
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
 	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
@@ -120,8 +120,6 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output
 	})
 	return ctx, r.Committed
 }
-
-func notJoined() bool { return false }
 
 func endResponse(p *pipe, runID string, object []byte, output []runner.Item, msgs []string) {
 	if len(object) > 0 {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
@@ -21,9 +20,8 @@ var _ runner.HistoryStore = (*Store)(nil)
 // behind it, and could outlast the batch's time bound.
 const groupedItems = 256
 
-// The response history's writes on the request path, compiled once (see
-// stmts.go for why): prepared lazily on the writer connection, outside any
-// group-commit op (the op holds the only write connection).
+// The response history's writes on the request path, prepared at Open
+// with the run statements (stmts.go).
 const (
 	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
 		VALUES (?, ?, ?, ?, ?)`
@@ -40,35 +38,6 @@ const (
 		FROM responses r WHERE r.run_id = ? AND r.deleted = 0`
 	outputTextSQL = `SELECT message FROM response_items WHERE run_id = ? AND output = 1 ORDER BY position LIMIT 1`
 )
-
-type historyStmts struct {
-	mu                                                  sync.Mutex
-	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
-}
-
-// historyStmts returns the prepared history writes, preparing them on
-// first use.
-func (s *Store) historyStmts(ctx context.Context) (*historyStmts, error) {
-	h := &s.hist
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.insertOutput != nil {
-		return h, nil
-	}
-	var prepared []*sql.Stmt
-	for _, q := range []string{insertResponseSQL, insertItemSQL, setObjectSQL, insertOutputSQL} {
-		st, err := s.w.PrepareContext(ctx, q)
-		if err != nil {
-			for _, p := range prepared {
-				p.Close()
-			}
-			return nil, err
-		}
-		prepared = append(prepared, st)
-	}
-	h.insertResponse, h.insertItem, h.setObject, h.insertOutput = prepared[0], prepared[1], prepared[2], prepared[3]
-	return h, nil
-}
 
 // BeginResponse implements runner.HistoryStore. Like the run writes, it
 // goes through the group-commit writer (up to groupedItems input items):
@@ -92,10 +61,7 @@ func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, in
 // beginOp is BeginResponse's write. The messages are encoded before it,
 // outside the batch's transaction.
 func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (groupcommit.Op[*sql.Tx], error) {
-	st, err := s.historyStmts(ctx)
-	if err != nil {
-		return nil, err
-	}
+	st := s.st
 	msgs, err := encodeMessages(input)
 	if err != nil {
 		return nil, err
@@ -133,10 +99,7 @@ func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, ou
 }
 
 func (s *Store) endOp(ctx context.Context, runID string, object []byte, output []runner.Item) (groupcommit.Op[*sql.Tx], error) {
-	st, err := s.historyStmts(ctx)
-	if err != nil {
-		return nil, err
-	}
+	st := s.st
 	msgs, err := encodeMessages(output)
 	if err != nil {
 		return nil, err
@@ -168,11 +131,11 @@ var _ runner.HistoryJoiner = (*Store)(nil)
 // too large for a shared batch (groupedItems).
 func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (context.Context, func() bool) {
 	if len(input) > groupedItems {
-		return ctx, notJoined
+		return ctx, runner.NotJoined
 	}
 	op, err := s.beginOp(ctx, rec, input)
 	if err != nil {
-		return ctx, notJoined // BeginResponse will say why
+		return ctx, runner.NotJoined // BeginResponse will say why
 	}
 	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
@@ -183,13 +146,11 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
 	op, err := s.endOp(ctx, runID, object, output)
 	if err != nil {
-		return ctx, notJoined
+		return ctx, runner.NotJoined
 	}
 	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
 }
-
-func notJoined() bool { return false }
 
 // encodeMessages is the stored form of the items' messages.
 func encodeMessages(items []runner.Item) ([]string, error) {

@@ -78,6 +78,8 @@ type stmts struct {
 	// the writer has one connection and the transaction holds it, so the
 	// pool-level statement would wait for that connection forever.
 	insertRun, insertRunNewSession, insertRunInSession *sql.Stmt
+	// The response history's (history.go).
+	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
 	// transition holds one UPDATE per status that can be reached (not
 	// queued), because the IN list's length depends on the target.
 	transition map[runner.Status]transitionStmt
@@ -113,6 +115,10 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 	st.insertRun = prep(w, insertRunSQL)
 	st.insertRunNewSession = prep(w, insertRunNewSessionSQL)
 	st.insertRunInSession = prep(w, insertRunInSessionSQL)
+	st.insertResponse = prep(w, insertResponseSQL)
+	st.insertItem = prep(w, insertItemSQL)
+	st.setObject = prep(w, setObjectSQL)
+	st.insertOutput = prep(w, insertOutputSQL)
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {

@@ -47,7 +47,6 @@ type Store struct {
 	st     *stmts  // the request path's statements, prepared on w and r
 	writer *groupcommit.Writer[*sql.Tx]
 	ckpt   *checkpointer
-	hist   historyStmts // history.go
 }
 
 var (
