@@ -66,6 +66,14 @@ func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	return o
 }
 
+// serviceName is the service.name of the last batch received; later
+// batches (spans that end after the reply) may still be arriving.
+func (o *otlpReceiver) serviceName() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.service
+}
+
 // config points a server's tracing at the receiver, in plaintext, with
 // short batches.
 func (o *otlpReceiver) config(c *config.Config) {

@@ -101,8 +101,8 @@ func TestTracingStreamedRequest(t *testing.T) {
 	root := "POST /v1/chat/completions"
 	want := append([]string{root, "chat up-model", "store.start_run", "store.transition"}, stageSpans...)
 	spans, all := rcv.trace(t, traceID, want...)
-	if rcv.service != "runedge" {
-		t.Errorf("resource service.name %q", rcv.service)
+	if got := rcv.serviceName(); got != "runedge" {
+		t.Errorf("resource service.name %q", got)
 	}
 	r := spans[root]
 	if parentID(r) != callerSpan || r.Kind != tracepb.Span_SPAN_KIND_SERVER {
