@@ -96,13 +96,15 @@ bench: plugins
 # make bench-edge: runedge (openai provider; SQLite, then PostgreSQL) and a
 # do-nothing reverse proxy in front of the same mock upstream, under the
 # same load; the load on core 0, the targets on core 1 (when there are two).
-# Starts and stops its own PostgreSQL. BENCH_EDGE_FLAGS e.g. -duration 5s.
+# Starts and stops its own PostgreSQL, on the load's core: a fleet's
+# database is another machine, so it must not take the core runedge is
+# measured on (README "At the edge"). BENCH_EDGE_FLAGS e.g. -duration 5s.
 BENCH_EDGE_FLAGS ?=
 bench-edge: plugins bin/runedge bin/bench-edge
-	@pgdir=$$(mktemp -d) && chmod 711 $$pgdir && \
+	@pin=$$( [ $$(nproc) -ge 2 ] && command -v taskset >/dev/null && echo "taskset -c 0" ) ; \
+	pgdir=$$(mktemp -d) && chmod 711 $$pgdir && \
 	trap 'scripts/testdb.sh stop '$$pgdir'/pg; rm -rf '$$pgdir EXIT INT TERM && \
-	dsn=$$(scripts/testdb.sh start $$pgdir/pg) && \
-	pin=$$( [ $$(nproc) -ge 2 ] && command -v taskset >/dev/null && echo "taskset -c 0" ) ; \
+	dsn=$$($$pin scripts/testdb.sh start $$pgdir/pg) && \
 	RUNEDGE_BENCH_PG_DSN="$$dsn" $$pin bin/bench-edge run $(BENCH_EDGE_FLAGS)
 
 bin/bench-edge: FORCE

@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,6 +52,9 @@ type target struct {
 type measured struct {
 	loadResult
 	cpuPerReq time.Duration
+	// dbPerReq is the PostgreSQL server's CPU per request (postgres target
+	// only; 0 when it could not be read).
+	dbPerReq time.Duration
 }
 
 func runBench(args []string) error {
@@ -133,6 +138,13 @@ func runBench(args []string) error {
 
 	direct := map[string]loadResult{}
 	ctx := context.Background()
+	var pg *pgServer
+	if slices.Contains(drivers, "postgres") {
+		if pg, err = dialPG(ctx, os.Getenv(*pgEnv)); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		defer pg.close()
+	}
 	for _, sc := range scenarios {
 		if !strings.Contains(sc.name, *only) {
 			continue
@@ -147,10 +159,15 @@ func runBench(args []string) error {
 		for _, t := range targets {
 			fmt.Fprintf(os.Stderr, ", %s", t.name)
 			var before, after time.Duration
+			var dbBefore, dbAfter map[int]time.Duration
+			db := pg != nil && t.name == "runedge/postgres"
 			pid := t.cmd.Process.Pid
 			var prof chan error
 			r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
 				func() {
+					if db {
+						dbBefore, _ = pg.cpu(ctx)
+					}
 					before, _ = cpuTime(pid)
 					if t.admin != "" {
 						prof = make(chan error, 1)
@@ -165,7 +182,12 @@ func runBench(args []string) error {
 							}
 						}()
 					}
-				}, func() { after, _ = cpuTime(pid) })
+				}, func() {
+					after, _ = cpuTime(pid)
+					if db {
+						dbAfter, _ = pg.cpu(ctx)
+					}
+				})
 			if prof != nil {
 				if err := <-prof; err != nil {
 					return fmt.Errorf("profile of %s: %w", t.name, err)
@@ -177,6 +199,9 @@ func runBench(args []string) error {
 			m := measured{loadResult: r}
 			if r.requests > 0 {
 				m.cpuPerReq = (after - before) / time.Duration(r.requests)
+				if dbBefore != nil && dbAfter != nil {
+					m.dbPerReq = cpuSince(dbBefore, dbAfter) / time.Duration(r.requests)
+				}
 			}
 			t.res[sc.name] = m
 		}
@@ -185,16 +210,22 @@ func runBench(args []string) error {
 	for _, t := range targets {
 		t.rss, _ = peakRSS(t.cmd.Process.Pid)
 	}
-	report(targets, direct, pin != nil)
+	pgCPUs := ""
+	if pg != nil {
+		pgCPUs = pg.cpus(ctx)
+	}
+	report(targets, direct, pin != nil, pgCPUs)
 	return nil
 }
 
-func report(targets []*target, direct map[string]loadResult, pinned bool) {
+// report prints the table; pgCPUs is the CPU list the PostgreSQL server
+// may run on ("" without one).
+func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs string) {
 	fmt.Printf("bench-edge: %s, %d CPUs (%s), Go %s; load and targets %s\n\n", cpuModel(), machineCPUs(),
 		runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"),
 		map[bool]string{true: "on separate cores (taskset)", false: "NOT pinned (one core or no taskset)"}[pinned])
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\t")
+	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\tdb CPU µs/req\t")
 	proxy := targets[0]
 	for _, sc := range scenarios {
 		base, ok := direct[sc.name]
@@ -207,14 +238,21 @@ func report(targets []*target, direct map[string]loadResult, pinned bool) {
 			if p := proxy.res[sc.name].cpuPerReq; p > 0 && t != proxy {
 				ratio = fmt.Sprintf("%.2fx", float64(m.cpuPerReq)/float64(p))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%s\t%s\t%s\t%d\t\n", sc.name, t.name, m.rps(), m.cpuPerReq.Microseconds(), ratio,
-				added(m.pct(0.5), base.pct(0.5)), added(m.pct(0.99), base.pct(0.99)), m.errors)
+			db := "-"
+			if m.dbPerReq > 0 {
+				db = strconv.FormatInt(m.dbPerReq.Microseconds(), 10)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%s\t%s\t%s\t%d\t%s\t\n", sc.name, t.name, m.rps(), m.cpuPerReq.Microseconds(), ratio,
+				added(m.pct(0.5), base.pct(0.5)), added(m.pct(0.99), base.pct(0.99)), m.errors, db)
 		}
 	}
 	tw.Flush()
 	fmt.Println()
 	for _, t := range targets {
 		fmt.Printf("peak RSS %-16s %6.1f MiB\n", t.name, float64(t.rss)/(1<<20))
+	}
+	if pgCPUs != "" {
+		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
 	}
 	if len(targets) > 2 {
 		s, p := targets[1].res["non-stream, 32 conns"], targets[2].res["non-stream, 32 conns"]
