@@ -44,3 +44,10 @@ func peakRSS(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
+
+// resetPeakRSS sets the process's VmHWM back to its current RSS (Linux's
+// /proc/<pid>/clear_refs, value 5), so that the next peakRSS is the peak
+// since this call: the peak under one scenario's load, not the start-up's.
+func resetPeakRSS(pid int) error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}

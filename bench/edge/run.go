@@ -46,6 +46,9 @@ type target struct {
 	cmd   *exec.Cmd
 	// results per scenario
 	res map[string]measured
+	// rss is the peak RSS over the process's life (its start included,
+	// where a cold plugin compile may peak), read before the first scenario
+	// resets the high-water mark, then raised by each scenario's peak.
 	rss int64
 }
 
@@ -55,6 +58,9 @@ type measured struct {
 	// dbPerReq is the PostgreSQL server's CPU per request (postgres target
 	// only; 0 when it could not be read).
 	dbPerReq time.Duration
+	// rss is the target's peak RSS during the scenario (warm-up included),
+	// 0 when it could not be read.
+	rss int64
 }
 
 func runBench(args []string) error {
@@ -158,6 +164,10 @@ func runBench(args []string) error {
 			run(ctx, func() {}, func() {})
 		for _, t := range targets {
 			fmt.Fprintf(os.Stderr, ", %s", t.name)
+			if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
+				t.rss = max(t.rss, hwm)
+			}
+			rssReset := resetPeakRSS(t.cmd.Process.Pid) == nil
 			var before, after time.Duration
 			var dbBefore, dbAfter map[int]time.Duration
 			db := pg != nil && t.name == "runedge/postgres"
@@ -197,6 +207,12 @@ func runBench(args []string) error {
 				t.res = map[string]measured{}
 			}
 			m := measured{loadResult: r}
+			if hwm, err := peakRSS(pid); err == nil {
+				t.rss = max(t.rss, hwm)
+				if rssReset {
+					m.rss = hwm
+				}
+			}
 			if r.requests > 0 {
 				m.cpuPerReq = (after - before) / time.Duration(r.requests)
 				if dbBefore != nil && dbAfter != nil {
@@ -208,7 +224,9 @@ func runBench(args []string) error {
 		fmt.Fprintln(os.Stderr)
 	}
 	for _, t := range targets {
-		t.rss, _ = peakRSS(t.cmd.Process.Pid)
+		if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
+			t.rss = max(t.rss, hwm)
+		}
 	}
 	pgCPUs := ""
 	if pg != nil {
@@ -225,7 +243,7 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 		runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"),
 		map[bool]string{true: "on separate cores (taskset)", false: "NOT pinned (one core or no taskset)"}[pinned])
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\tdb CPU µs/req\t")
+	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\tdb CPU µs/req\tpeak RSS MiB\t")
 	proxy := targets[0]
 	for _, sc := range scenarios {
 		base, ok := direct[sc.name]
@@ -242,14 +260,18 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 			if m.dbPerReq > 0 {
 				db = strconv.FormatInt(m.dbPerReq.Microseconds(), 10)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%s\t%s\t%s\t%d\t%s\t\n", sc.name, t.name, m.rps(), m.cpuPerReq.Microseconds(), ratio,
-				added(m.pct(0.5), base.pct(0.5)), added(m.pct(0.99), base.pct(0.99)), m.errors, db)
+			rss := "-"
+			if m.rss > 0 {
+				rss = fmt.Sprintf("%.1f", float64(m.rss)/(1<<20))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t\n", sc.name, t.name, m.rps(), m.cpuPerReq.Microseconds(), ratio,
+				added(m.pct(0.5), base.pct(0.5)), added(m.pct(0.99), base.pct(0.99)), m.errors, db, rss)
 		}
 	}
 	tw.Flush()
 	fmt.Println()
 	for _, t := range targets {
-		fmt.Printf("peak RSS %-16s %6.1f MiB\n", t.name, float64(t.rss)/(1<<20))
+		fmt.Printf("peak RSS since start %-16s %6.1f MiB\n", t.name, float64(t.rss)/(1<<20))
 	}
 	if pgCPUs != "" {
 		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,13 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	if loader.loadedNew {
+		// Loading a plugin leaves the compiler's garbage behind: tens of
+		// MiB of heap the runtime would hand back to the OS only slowly
+		// (cold start: 116 MiB resident after the load, 73 MiB after this).
+		// A load is rare (start, swap); one full collection is its price.
+		debug.FreeOSMemory()
+	}
 	return g, nil
 }
 

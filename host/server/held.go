@@ -46,6 +46,9 @@ type loader struct {
 	ctx  context.Context
 	cfg  *config.Config
 	mine map[string]*held // by path, within the new generation
+	// loadedNew is set when a plugin was loaded (compiled or read from the
+	// compilation cache) rather than reused.
+	loadedNew bool
 }
 
 func (s *Server) loader(ctx context.Context, cfg *config.Config) *loader {
@@ -81,6 +84,7 @@ func (l *loader) load(path string) (*held, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.loadedNew = true
 	h := &held{p: p, path: path, since: time.Now()}
 	h.gens.Store(1)
 	l.mine[path] = h
