@@ -59,7 +59,7 @@ func (l *loader) load(path string) (*held, error) {
 	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %w (build the default plugins with `make plugins`)", err)
+		return nil, fmt.Errorf("plugin %w (build the default plugin with `make plugins`)", err)
 	}
 	sum := sha256.Sum256(wasm)
 	digest := hex.EncodeToString(sum[:])
