@@ -34,6 +34,8 @@ type generation struct {
 	stages  map[string]*held
 	auth    *auth.Auth
 	maxBody int64
+	// fresh says that building it loaded at least one plugin anew.
+	fresh bool
 
 	active  atomic.Int64
 	retired atomic.Bool
@@ -55,13 +57,17 @@ func (g *generation) close(ctx context.Context) {
 }
 
 // build loads the plugins and builds every chain of cfg. On error nothing
-// is left open.
+// is left open, and the heap the loads used is given back.
 func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, err error) {
 	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, native: map[nativeOp]filters.Handler{},
 		stages: map[string]*held{}, maxBody: cfg.Limits.MaxBodyBytes}
+	var loader *loader
 	defer func() {
 		if err != nil {
 			g.close(ctx)
+			if loader != nil && loader.fresh > 0 {
+				go returnHeap()
+			}
 		}
 	}()
 	a, err := newAuth(cfg, s.limits)
@@ -69,7 +75,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		return nil, err
 	}
 	g.auth = a
-	loader := s.loader(ctx, cfg)
+	loader = s.loader(ctx, cfg)
 	for key, ep := range map[string]filters.Endpoint{config.ChainChat: filters.ChatCompletions, config.ChainResponses: filters.Responses} {
 		ch := cfg.Chains[key]
 		var d builtin.Deps
@@ -109,6 +115,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	g.fresh = loader.fresh > 0
 	return g, nil
 }
 

@@ -46,6 +46,9 @@ type loader struct {
 	ctx  context.Context
 	cfg  *config.Config
 	mine map[string]*held // by path, within the new generation
+	// fresh counts the plugins loaded anew (not kept from the current
+	// generation): each left compile garbage in the heap.
+	fresh int
 }
 
 func (s *Server) loader(ctx context.Context, cfg *config.Config) *loader {
@@ -84,6 +87,7 @@ func (l *loader) load(path string) (*held, error) {
 	h := &held{p: p, path: path, since: time.Now()}
 	h.gens.Store(1)
 	l.mine[path] = h
+	l.fresh++
 	return h, nil
 }
 
