@@ -2,7 +2,7 @@
 # fetched by `go` itself (the module proxy), except for the browser test,
 # whose script installs Debian's chromium and its npm packages itself.
 GO      ?= go
-PLUGINS := chat responses
+PLUGINS := openai
 WASM    := $(PLUGINS:%=plugins/build/%.wasm)
 EXAMPLE_PLUGINS := redact tenant-instructions metadata
 EXAMPLE_WASM    := $(EXAMPLE_PLUGINS:%=examples/plugins/build/%.wasm)

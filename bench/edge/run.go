@@ -452,8 +452,7 @@ func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv, cacheDir s
 	if driver == "postgres" {
 		store = "  driver: postgres\n  dsn_env: " + pgEnv + "\n"
 	}
-	chat := filepath.Join(root, "plugins/build/chat.wasm")
-	resp := filepath.Join(root, "plugins/build/responses.wasm")
+	wasm := filepath.Join(root, "plugins/build/openai.wasm") // both endpoints, as by default
 	cfg := fmt.Sprintf(`listen: %s
 host:
   id: bench-%s
@@ -477,7 +476,7 @@ chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
 `, addr, driver, hex.EncodeToString(sum[:]), store, upURL, cacheDir, filepath.Join(dir, "plugins-"+driver),
-		cmp.Or(admin, "off"), chat, chat, resp, resp)
+		cmp.Or(admin, "off"), wasm, wasm, wasm, wasm)
 	path := filepath.Join(dir, "runedge-"+driver+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

@@ -20,14 +20,17 @@ import (
 	"github.com/runedge/runedge/plugins/signature"
 )
 
+// chainsGateway gives each endpoint a different plugin (the file contents
+// are stand-ins: the control plane serves bytes, it does not load them),
+// so that each chain's references have digests of their own.
 const chainsGateway = `
 chains:
   chat.completions:
-    map_request: plugins/chat.wasm
-    translate: plugins/chat.wasm
+    map_request: plugins/openai.wasm
+    translate: plugins/openai.wasm
   responses:
-    map_request: plugins/responses.wasm
-    translate: plugins/responses.wasm
+    map_request: plugins/custom.wasm
+    translate: plugins/custom.wasm
 `
 
 func sha(s string) string {
@@ -108,31 +111,31 @@ func (h *host) next(t *testing.T) map[string]ecds.ChainRef {
 // gateway file, and rebuilding a plugin in place, both reach both hosts.
 func TestECDSTwoHosts(t *testing.T) {
 	p := startPlane(t, map[string]string{
-		"gateway.yaml":           chainsGateway,
-		"plugins/chat.wasm":      "chat v1",
-		"plugins/responses.wasm": "responses v1",
-		"plugins/chat-next.wasm": "chat v2",
+		"gateway.yaml":             chainsGateway,
+		"plugins/openai.wasm":      "openai v1",
+		"plugins/custom.wasm":      "custom v1",
+		"plugins/openai-next.wasm": "openai v2",
 	})
 	hosts := []*host{subscribe(t, p, "host-1"), subscribe(t, p, "host-2")}
 	for i, h := range hosts {
 		c := h.next(t)
-		if c["chat.completions"].Translate.SHA256 != sha("chat v1") || c["responses"].MapRequest.SHA256 != sha("responses v1") {
+		if c["chat.completions"].Translate.SHA256 != sha("openai v1") || c["responses"].MapRequest.SHA256 != sha("custom v1") {
 			t.Fatalf("host %d: first chains %+v", i+1, c)
 		}
 	}
 
-	p.edit(t, "gateway.yaml", strings.Replace(chainsGateway, "translate: plugins/chat.wasm", "translate: plugins/chat-next.wasm", 1))
+	p.edit(t, "gateway.yaml", strings.Replace(chainsGateway, "translate: plugins/openai.wasm", "translate: plugins/openai-next.wasm", 1))
 	for i, h := range hosts {
 		c := h.next(t)
-		if c["chat.completions"].Translate.SHA256 != sha("chat v2") || c["chat.completions"].MapRequest.SHA256 != sha("chat v1") {
+		if c["chat.completions"].Translate.SHA256 != sha("openai v2") || c["chat.completions"].MapRequest.SHA256 != sha("openai v1") {
 			t.Fatalf("host %d: after the reference changed: %+v", i+1, c["chat.completions"])
 		}
 	}
 
 	// A plugin rebuilt under the same name is a change too.
-	p.edit(t, "plugins/responses.wasm", "responses v2")
+	p.edit(t, "plugins/custom.wasm", "custom v2")
 	for i, h := range hosts {
-		if c := h.next(t); c["responses"].Translate.SHA256 != sha("responses v2") {
+		if c := h.next(t); c["responses"].Translate.SHA256 != sha("custom v2") {
 			t.Fatalf("host %d: after the plugin was rebuilt: %+v", i+1, c["responses"])
 		}
 	}
@@ -147,16 +150,16 @@ func TestECDSTwoHosts(t *testing.T) {
 // control plane's status, and applies the next good version.
 func TestECDSRefusals(t *testing.T) {
 	p := startPlane(t, map[string]string{
-		"gateway.yaml":           chainsGateway,
-		"plugins/chat.wasm":      "chat v1",
-		"plugins/responses.wasm": "responses v1",
+		"gateway.yaml":        chainsGateway,
+		"plugins/openai.wasm": "openai v1",
+		"plugins/custom.wasm": "custom v1",
 	})
 	status := func() (acked, rejected, msg string) {
 		s := p.srv.Status().Nodes["host-1"].Types["TypedExtensionConfig"]
 		return s.Acked, s.Rejected, s.Error
 	}
 	// The store lost a plugin: the host cannot fetch it.
-	if err := os.Remove(filepath.Join(p.dir, "store", sha("chat v1"))); err != nil {
+	if err := os.Remove(filepath.Join(p.dir, "store", sha("openai v1"))); err != nil {
 		t.Fatal(err)
 	}
 	h := subscribe(t, p, "host-1")
@@ -170,15 +173,15 @@ func TestECDSRefusals(t *testing.T) {
 
 	refuse := errors.New("plugin failed its self-test")
 	h.fail.Store(&refuse)
-	p.edit(t, "plugins/chat.wasm", "chat v2")
+	p.edit(t, "plugins/openai.wasm", "openai v2")
 	waitFor(t, 10*time.Second, "a NACK from apply", func() bool {
 		_, rejected, msg := status()
 		return rejected == p.srv.Version() && strings.Contains(msg, "plugin failed its self-test")
 	})
 
 	h.fail.Store(nil)
-	p.edit(t, "plugins/chat.wasm", "chat v3")
-	if c := h.next(t); c["chat.completions"].MapRequest.SHA256 != sha("chat v3") {
+	p.edit(t, "plugins/openai.wasm", "openai v3")
+	if c := h.next(t); c["chat.completions"].MapRequest.SHA256 != sha("openai v3") {
 		t.Fatalf("applied %+v", c["chat.completions"])
 	}
 	waitFor(t, 5*time.Second, "the ACK", func() bool {
@@ -200,11 +203,11 @@ func TestECDSReconnects(t *testing.T) {
 	h := subscribeTo(t, ca, addr, "host-early")
 	waitFor(t, 5*time.Second, "the host to fail to connect", func() bool { return h.logs.contains("reconnecting") })
 	p := startPlaneAt(t, ca, addr, map[string]string{
-		"gateway.yaml":           chainsGateway,
-		"plugins/chat.wasm":      "chat v1",
-		"plugins/responses.wasm": "responses v1",
+		"gateway.yaml":        chainsGateway,
+		"plugins/openai.wasm": "openai v1",
+		"plugins/custom.wasm": "custom v1",
 	})
-	if c := h.next(t); c["chat.completions"].MapRequest.SHA256 != sha("chat v1") {
+	if c := h.next(t); c["chat.completions"].MapRequest.SHA256 != sha("openai v1") {
 		t.Fatalf("applied %+v", c)
 	}
 	waitFor(t, 5*time.Second, "the ACK", func() bool {
@@ -227,10 +230,10 @@ func TestECDSSignedPlugins(t *testing.T) {
 		return s + "\n"
 	}
 	p := startPlane(t, map[string]string{
-		"gateway.yaml":           chainsGateway,
-		"plugins/chat.wasm":      "chat v1",
-		"plugins/chat.wasm.sig":  sign(priv, "chat v1"),
-		"plugins/responses.wasm": "responses v1",
+		"gateway.yaml":            chainsGateway,
+		"plugins/openai.wasm":     "openai v1",
+		"plugins/openai.wasm.sig": sign(priv, "openai v1"),
+		"plugins/custom.wasm":     "custom v1",
 	})
 	nacked := func(want string) func() bool {
 		return func() bool {
@@ -239,9 +242,9 @@ func TestECDSSignedPlugins(t *testing.T) {
 		}
 	}
 	h := subscribe(t, p, "host-1", func(s *ecds.Subscriber) { s.TrustedKeys = []ed25519.PublicKey{pub} })
-	waitFor(t, 10*time.Second, "a NACK for the unsigned plugin", nacked("runedge.chain.responses: map_request: plugin "+sha("responses v1")+": not signed by a trusted key"))
+	waitFor(t, 10*time.Second, "a NACK for the unsigned plugin", nacked("runedge.chain.responses: map_request: plugin "+sha("custom v1")+": not signed by a trusted key"))
 
-	p.edit(t, "plugins/responses.wasm.sig", sign(otherPriv, "responses v1"))
+	p.edit(t, "plugins/custom.wasm.sig", sign(otherPriv, "custom v1"))
 	waitFor(t, 10*time.Second, "a NACK for the plugin signed with another key", nacked("not signed by a trusted key"))
 	if n := h.calls.Load(); n != 0 {
 		t.Fatalf("apply was called %d times with untrusted plugins", n)
@@ -250,8 +253,8 @@ func TestECDSSignedPlugins(t *testing.T) {
 		t.Fatalf("untrusted chains were fetched: %d files in the cache", len(entries))
 	}
 
-	p.edit(t, "plugins/responses.wasm.sig", sign(priv, "responses v1"))
-	if c := h.next(t); c["responses"].MapRequest.SHA256 != sha("responses v1") {
+	p.edit(t, "plugins/custom.wasm.sig", sign(priv, "custom v1"))
+	if c := h.next(t); c["responses"].MapRequest.SHA256 != sha("custom v1") {
 		t.Fatalf("applied %+v", c)
 	}
 }

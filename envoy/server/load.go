@@ -74,7 +74,7 @@ func (s *Server) publish(path string) (translate.Plugin, error) {
 	return p, nil
 }
 
-// SignatureSuffix names a plugin's signature file: chat.wasm.sig.
+// SignatureSuffix names a plugin's signature file: openai.wasm.sig.
 const SignatureSuffix = ".sig"
 
 // pluginFiles are the files the chains of f refer to; a change to one of

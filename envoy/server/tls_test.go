@@ -28,9 +28,9 @@ import (
 // gets both.
 func TestMutualTLSRefuses(t *testing.T) {
 	p := startPlane(t, map[string]string{
-		"gateway.yaml":           chainsGateway,
-		"plugins/chat.wasm":      "chat v1",
-		"plugins/responses.wasm": "responses v1",
+		"gateway.yaml":        chainsGateway,
+		"plugins/openai.wasm": "openai v1",
+		"plugins/custom.wasm": "custom v1",
 	})
 	other := tlstest.New(t, "another CA")
 	otherCert, otherKey := other.Client(t, "stranger")
@@ -51,7 +51,7 @@ func TestMutualTLSRefuses(t *testing.T) {
 		t.Fatalf("a node with a certificate was refused: %v", err)
 	}
 
-	plugin := p.httpBase + "/plugins/" + sha("chat v1")
+	plugin := p.httpBase + "/plugins/" + sha("openai v1")
 	for name, c := range map[string]*tls.Config{"no certificate": p.pki.ClientConfig(t, "", ""), "another CA": strangerTLS} {
 		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
 		if resp, err := client.Get(plugin); err == nil {
@@ -96,8 +96,8 @@ func adsRequest(addr string, creds credentials.TransportCredentials) error {
 func TestPlaintextNeedsOptIn(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "gateway.yaml"), chainsGateway)
-	writeFile(t, filepath.Join(dir, "plugins/chat.wasm"), "c")
-	writeFile(t, filepath.Join(dir, "plugins/responses.wasm"), "r")
+	writeFile(t, filepath.Join(dir, "plugins/openai.wasm"), "c")
+	writeFile(t, filepath.Join(dir, "plugins/custom.wasm"), "r")
 	store, err := server.OpenStore(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)

@@ -28,25 +28,48 @@ func check(t *testing.T, pkg string, flags ...string) (stdout string, err error)
 	return o.String(), err
 }
 
-// The default chat plugin passes, serving chat.completions only.
+// The default plugin passes, serving both endpoints.
 func TestPluginCheckDefaultPlugin(t *testing.T) {
-	out, err := check(t, "github.com/runedge/runedge/plugins/chat")
+	out, err := check(t, "github.com/runedge/runedge/plugins/openai")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	wasm, err := os.ReadFile(plugintest.Build(t, "github.com/runedge/runedge/plugins/chat"))
+	wasm, err := os.ReadFile(plugintest.Build(t, "github.com/runedge/runedge/plugins/openai"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(wasm)
 	for _, want := range []string{
-		"plugin   chat (",
+		"plugin   openai (",
 		"sha256   " + hex.EncodeToString(sum[:]),
 		"hooks    map_request, map_result\n",
 		`simple      map_request  input [user "Say hello."]; same as the default mapping`,
 		`structured  map_request  input [user "Say hello."], output_schema; same as the default mapping`,
 		`streaming   map_result   chat.completion "Hello! Mail jane.doe@example.com or call +1 555 123 4567."; same as the default mapping`,
 		`invalid     map_request  client error invalid_body (param "messages")`,
+		"\nresponses\n  simple      map_request",
+		`streaming   map_result   response "Hello! Mail jane.doe@example.com or call +1 555 123 4567."; same as the default mapping`,
+		`snapshot    map_result   response without text; same as the default mapping`,
+		`invalid     map_request  client error invalid_body (param "input")`,
+		"\nok\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "not served") {
+		t.Errorf("an endpoint is reported as not served:\n%s", out)
+	}
+}
+
+// A plugin that maps one endpoint passes, the other reported as not served.
+func TestPluginCheckOneEndpoint(t *testing.T) {
+	out, err := check(t, "./testdata/chatonly")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`simple      map_request  input [user "Say hello."]; same as the default mapping`,
 		"responses\n  not served: every call faulted",
 		"\nok\n",
 	} {
@@ -58,8 +81,8 @@ func TestPluginCheckDefaultPlugin(t *testing.T) {
 
 // Asked for an endpoint it does not serve, the same plugin fails.
 func TestPluginCheckEndpointNotServed(t *testing.T) {
-	out, err := check(t, "github.com/runedge/runedge/plugins/chat", "--endpoint", "responses")
-	if err == nil || !strings.Contains(err.Error(), "responses simple map_request: plugin chat: map_request") {
+	out, err := check(t, "./testdata/chatonly", "--endpoint", "responses")
+	if err == nil || !strings.Contains(err.Error(), "responses simple map_request: plugin chatonly: map_request") {
 		t.Fatalf("err = %v\n%s", err, out)
 	}
 	if !strings.Contains(out, "FAILED") {
@@ -136,7 +159,7 @@ func (f fakePlugin) Call(_ context.Context, h runtime.Hook, in []byte) ([]byte, 
 	return f[h](in)
 }
 
-// goodPlugin maps like the default plugins and streams text unchanged.
+// goodPlugin maps like the default plugin and streams text unchanged.
 func goodPlugin() fakePlugin {
 	return fakePlugin{
 		runtime.MapRequest: func(in []byte) ([]byte, error) {

@@ -95,9 +95,9 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 	dir := t.TempDir()
 	plugin := filepath.Join(dir, "plugins", "translate.wasm")
 	copyFile(t, v1, plugin)
-	copyFile(t, plugintest.Build(t, "github.com/runedge/runedge/plugins/chat"), filepath.Join(dir, "plugins", "chat.wasm"))
+	copyFile(t, plugintest.Build(t, "github.com/runedge/runedge/plugins/openai"), filepath.Join(dir, "plugins", "openai.wasm"))
 	gw := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(gw, []byte("chains:\n  chat.completions:\n    map_request: plugins/chat.wasm\n    translate: plugins/translate.wasm\n"), 0o644); err != nil {
+	if err := os.WriteFile(gw, []byte("chains:\n  chat.completions:\n    map_request: plugins/openai.wasm\n    translate: plugins/translate.wasm\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -189,7 +189,7 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// startHost starts a runedge host with the default plugins and a token
+// startHost starts a runedge host with the default plugin and a token
 // "tok", subscribed to a control plane as xo says; it returns its URL.
 func startHost(t *testing.T, ctx context.Context, xo xdsClient) string {
 	t.Helper()

@@ -14,7 +14,10 @@ const (
 	DefaultStorePath     = "data/runedge.db"
 	DefaultCacheDir      = "data/wazero-cache"
 	DefaultMaxPages      = 1024 // 64 MiB per plugin instance
-	DefaultAdminListen   = "127.0.0.1:8081"
+	// DefaultPlugin maps both endpoints (plugins/openai): every stage
+	// left empty uses it, and the host compiles it once for all of them.
+	DefaultPlugin      = "plugins/build/openai.wasm"
+	DefaultAdminListen = "127.0.0.1:8081"
 	// DefaultSessionTTL is how long an operator page login lasts.
 	DefaultSessionTTL   = 8 * time.Hour
 	DefaultStoreDir     = "data/plugins"
@@ -111,13 +114,13 @@ func (c *Config) applyDefaults() {
 	if c.Chains == nil {
 		c.Chains = map[string]Chain{}
 	}
-	for ep, plugin := range map[string]string{ChainChat: "plugins/build/chat.wasm", ChainResponses: "plugins/build/responses.wasm"} {
+	for _, ep := range []string{ChainChat, ChainResponses} {
 		ch := c.Chains[ep]
 		if ch.MapRequest == "" {
-			ch.MapRequest = plugin
+			ch.MapRequest = DefaultPlugin
 		}
 		if ch.Translate == "" {
-			ch.Translate = plugin
+			ch.Translate = DefaultPlugin
 		}
 		c.Chains[ep] = ch
 	}

@@ -98,8 +98,7 @@ func freeAddr(t *testing.T) string {
 // writeConfig writes spec's configuration file into dir.
 func writeConfig(t *testing.T, dir string, spec hostSpec) string {
 	t.Helper()
-	chat := plugintest.Build(t, "github.com/runedge/runedge/plugins/chat")
-	resp := plugintest.Build(t, "github.com/runedge/runedge/plugins/responses")
+	wasm := plugintest.Build(t, "github.com/runedge/runedge/plugins/openai")
 	store := "  dsn_env: RUNEDGE_FLEET_DSN\n"
 	if spec.inline {
 		store = "  dsn: \"" + spec.dsn + "\"\n"
@@ -126,7 +125,7 @@ chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
 `, spec.listen, spec.id, auth.HashToken(token), store, spec.delay, plugintest.CacheDir(t),
-		filepath.Join(dir, "plugins"), chat, chat, resp, resp)
+		filepath.Join(dir, "plugins"), wasm, wasm, wasm, wasm)
 	path := filepath.Join(dir, "runedge.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

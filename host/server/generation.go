@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +34,8 @@ type generation struct {
 	stages  map[string]*held
 	auth    *auth.Auth
 	maxBody int64
+	// fresh says that building it loaded at least one plugin anew.
+	fresh bool
 
 	active  atomic.Int64
 	retired atomic.Bool
@@ -56,13 +57,17 @@ func (g *generation) close(ctx context.Context) {
 }
 
 // build loads the plugins and builds every chain of cfg. On error nothing
-// is left open.
+// is left open, and the heap the loads used is given back.
 func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, err error) {
 	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, native: map[nativeOp]filters.Handler{},
 		stages: map[string]*held{}, maxBody: cfg.Limits.MaxBodyBytes}
+	var loader *loader
 	defer func() {
 		if err != nil {
 			g.close(ctx)
+			if loader != nil && loader.fresh > 0 {
+				go returnHeap()
+			}
 		}
 	}()
 	a, err := newAuth(cfg, s.limits)
@@ -70,7 +75,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		return nil, err
 	}
 	g.auth = a
-	loader := s.loader(ctx, cfg)
+	loader = s.loader(ctx, cfg)
 	for key, ep := range map[string]filters.Endpoint{config.ChainChat: filters.ChatCompletions, config.ChainResponses: filters.Responses} {
 		ch := cfg.Chains[key]
 		var d builtin.Deps
@@ -110,13 +115,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
-	if loader.loadedNew {
-		// Loading a plugin leaves the compiler's garbage behind: tens of
-		// MiB of heap the runtime would hand back to the OS only slowly
-		// (cold start: 116 MiB resident after the load, 73 MiB after this).
-		// A load is rare (start, swap); one full collection is its price.
-		debug.FreeOSMemory()
-	}
+	g.fresh = loader.fresh > 0
 	return g, nil
 }
 

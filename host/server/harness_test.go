@@ -26,7 +26,7 @@ const (
 )
 
 // harness is a real runedge server on 127.0.0.1 with a real SQLite file and
-// the default plugins built from source.
+// the default plugin built from source.
 type harness struct {
 	t   testing.TB
 	URL string

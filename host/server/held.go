@@ -46,9 +46,9 @@ type loader struct {
 	ctx  context.Context
 	cfg  *config.Config
 	mine map[string]*held // by path, within the new generation
-	// loadedNew is set when a plugin was loaded (compiled or read from the
-	// compilation cache) rather than reused.
-	loadedNew bool
+	// fresh counts the plugins loaded anew (not kept from the current
+	// generation): each left compile garbage in the heap.
+	fresh int
 }
 
 func (s *Server) loader(ctx context.Context, cfg *config.Config) *loader {
@@ -62,7 +62,7 @@ func (l *loader) load(path string) (*held, error) {
 	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %w (build the default plugins with `make plugins`)", err)
+		return nil, fmt.Errorf("plugin %w (build the default plugin with `make plugins`)", err)
 	}
 	sum := sha256.Sum256(wasm)
 	digest := hex.EncodeToString(sum[:])
@@ -84,10 +84,10 @@ func (l *loader) load(path string) (*held, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.loadedNew = true
 	h := &held{p: p, path: path, since: time.Now()}
 	h.gens.Store(1)
 	l.mine[path] = h
+	l.fresh++
 	return h, nil
 }
 

@@ -105,6 +105,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		return nil, err
 	}
 	s.install(g)
+	if g.fresh {
+		returnHeap() // before serving: nothing waits for it
+	}
 	s.http = &http.Server{
 		Handler: s.observe(s.routes()),
 		// Headers have a deadline here; the body has its own in the body

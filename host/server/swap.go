@@ -145,6 +145,9 @@ func (s *Server) rebuild(ctx context.Context, cfg *config.Config, what string) e
 	}
 	s.swaps.add(swapRecordOf(ctx, what, before, pluginsOf(g), nil))
 	s.install(g)
+	if g.fresh {
+		go returnHeap() // off the swap's reply and the requests
+	}
 	s.metrics.swaps.WithLabelValues(what, "ok").Inc()
 	s.log.Info("plugins swapped", "what", what)
 	return nil

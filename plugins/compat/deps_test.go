@@ -8,15 +8,15 @@ import (
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
-// TestDefaultPluginsLinkNoFmtNorGjson keeps the default plugins small: fmt
+// TestDefaultPluginLinksNoFmtNorGjson keeps the default plugin small: fmt
 // (with its reflection), gjson and encoding/json's reflection-based decoder
-// (which gjson's modifiers link) were a third of their code, and every byte
+// (which gjson's modifiers link) were a third of its code, and every byte
 // of it is compiled, held and mapped per plugin by every host (RATIONALE.md,
 // "Peak RSS"). The host's readers of guest outputs, which use gjson, are
 // left out of wasip1 builds of plugins/abi. A Go module names every linked
 // function in its data (for tracebacks), which is what this looks for.
-func TestDefaultPluginsLinkNoFmtNorGjson(t *testing.T) {
-	for _, pkg := range []string{"../chat", "../responses"} {
+func TestDefaultPluginLinksNoFmtNorGjson(t *testing.T) {
+	for _, pkg := range []string{"../openai"} {
 		wasm, err := os.ReadFile(plugintest.Build(t, pkg))
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,7 @@
 // (chat.completions and responses) and runedge's native run request and
 // result.
 //
-// It runs inside the default mapping plugins compiled to WebAssembly
+// It runs inside the default mapping plugin compiled to WebAssembly
 // (GOOS=wasip1), where every instruction and allocation costs roughly ten
 // times more than natively. That is why the package reads its (already
 // validated) input in a single pass with the ABI's codec (plugins/abi) and the

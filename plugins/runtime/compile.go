@@ -80,10 +80,8 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 	return entry.mod, release, nil
 }
 
-// compileInstrumented instruments wasm (see instrument.go) and compiles it,
-// with the collector held low meanwhile (lowerGCForCompile).
+// compileInstrumented instruments wasm (see instrument.go) and compiles it.
 func compileInstrumented(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
-	defer lowerGCForCompile()()
 	instrumented, err := instrument(wasm)
 	if err != nil {
 		return nil, fmt.Errorf("instrument: %w", err)

@@ -9,15 +9,15 @@ import (
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
-// The one-off costs of a plugin, for the default chat plugin (plugins/chat,
+// The one-off costs of a plugin, for the default plugin (plugins/openai,
 // a standard-Go guest): what a start-up or a swap pays before traffic, and
 // what a pool pays to grow. RATIONALE.md ("What a wazero plugin costs")
 // quotes these; run them with -benchtime=3x, each iteration is long.
 
-// chatWasm builds the default chat plugin and returns its bytes.
-func chatWasm(b *testing.B) []byte {
+// defaultWasm builds the default plugin and returns its bytes.
+func defaultWasm(b *testing.B) []byte {
 	b.Helper()
-	wasm, err := os.ReadFile(plugintest.Build(b, "../chat"))
+	wasm, err := os.ReadFile(plugintest.Build(b, "../openai"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func loadOnce(b *testing.B, dir string, wasm []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := e.LoadBytes(ctx, "chat", wasm, Options{})
+	p, err := e.LoadBytes(ctx, "openai", wasm, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func loadOnce(b *testing.B, dir string, wasm []byte) {
 // module is compiled); disk-cache a restart (the compiled code read from
 // the cache directory).
 func BenchmarkLoad(b *testing.B) {
-	wasm := chatWasm(b)
+	wasm := defaultWasm(b)
 	b.Run("cold", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
@@ -82,7 +82,7 @@ func BenchmarkLoad(b *testing.B) {
 func BenchmarkInstantiate(b *testing.B) {
 	ctx := context.Background()
 	e := newEngine(b)
-	wasm := chatWasm(b)
+	wasm := defaultWasm(b)
 	const most = 4
 	var p *Plugin
 	n := most
@@ -99,7 +99,7 @@ func BenchmarkInstantiate(b *testing.B) {
 				p.Close(ctx)
 			}
 			var err error
-			if p, err = e.LoadBytes(ctx, "chat", wasm, Options{PoolSize: most}); err != nil {
+			if p, err = e.LoadBytes(ctx, "openai", wasm, Options{PoolSize: most}); err != nil {
 				b.Fatal(err)
 			}
 			n = 1 // Load made one

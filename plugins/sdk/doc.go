@@ -3,7 +3,7 @@
 //
 // A plugin is a wasip1 reactor built with
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o chat.wasm ./plugins/chat
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o openai.wasm ./plugins/openai
 //
 // and its whole boilerplate is:
 //

@@ -58,7 +58,7 @@ func TestKeys(t *testing.T) {
 
 // BenchmarkVerify is the cost a signed plugin adds to a swap or an ECDS
 // update; BenchmarkSHA256Plugin, hashing a 4 MiB plugin (the size of the
-// default mapping plugins, rounded up), is the digest every path already
+// default mapping plugin, rounded up), is the digest every path already
 // computes, for comparison.
 func BenchmarkVerify(b *testing.B) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)

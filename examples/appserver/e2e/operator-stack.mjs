@@ -39,7 +39,7 @@ export async function startOperatorStack() {
     `  store_dir: ${join(dir, 'plugins')}`,
     'chains:',
     ...['chat.completions', 'responses'].flatMap((ep) => {
-      const wasm = join(root, 'plugins/build', ep === 'responses' ? 'responses.wasm' : 'chat.wasm');
+      const wasm = join(root, 'plugins/build/openai.wasm'); // one plugin maps both endpoints
       return [`  ${ep}:`, `    map_request: ${wasm}`, `    translate: ${wasm}`];
     }),
     '',

@@ -37,7 +37,7 @@ export async function startStack() {
     `  cache_dir: ${join(tmpdir(), 'runedge-e2e-wazero-cache')}`,
     'chains:',
     ...['chat.completions', 'responses'].flatMap((ep) => {
-      const wasm = join(root, 'plugins/build', ep === 'responses' ? 'responses.wasm' : 'chat.wasm');
+      const wasm = join(root, 'plugins/build/openai.wasm'); // one plugin maps both endpoints
       return [`  ${ep}:`, `    map_request: ${wasm}`, `    translate: ${wasm}`];
     }),
     '',

@@ -1,5 +1,5 @@
 // Command metadata is an example result-mapping plugin for both endpoints:
-// it maps run results as the default plugins do, then marks each reply with
+// it maps run results as the default plugin does, then marks each reply with
 // the plugin that mapped it (Responses metadata, chat system_fingerprint).
 // The logic is in package metadata beside it; see README.md. Build:
 //

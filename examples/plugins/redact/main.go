@@ -1,5 +1,5 @@
 // Command redact is an example result-mapping plugin for both endpoints: it
-// maps run results as the default plugins do, then replaces e-mail addresses
+// maps run results as the default plugin does, then replaces e-mail addresses
 // and phone numbers in the assistant's text, streamed text included. The
 // logic is in package redact beside it; see README.md. Build:
 //

@@ -1,5 +1,5 @@
 // Command tenant-instructions is an example request-mapping plugin for both
-// endpoints: it maps requests as the default plugins do, then puts the
+// endpoints: it maps requests as the default plugin does, then puts the
 // calling tenant's instructions (from tenants.json, compiled in) first. The
 // logic is in package instructions beside it; see README.md. Build:
 //

@@ -1,5 +1,5 @@
 // Package configtest makes configurations for servers started by tests: all
-// state in the test's temporary directory, the default mapping plugins built
+// state in the test's temporary directory, the default mapping plugin built
 // from source (never a stale .wasm), the machine-wide compilation cache, and
 // the admin listener on a free port.
 package configtest
@@ -16,8 +16,7 @@ import (
 // New returns a valid configuration without tokens; the caller adds them.
 func New(tb testing.TB) *config.Config {
 	tb.Helper()
-	chat := plugintest.Build(tb, "github.com/runedge/runedge/plugins/chat")
-	resp := plugintest.Build(tb, "github.com/runedge/runedge/plugins/responses")
+	wasm := plugintest.Build(tb, "github.com/runedge/runedge/plugins/openai")
 	cfg := config.Default()
 	cfg.Dir = tb.TempDir()
 	cfg.Store.Path = filepath.Join(cfg.Dir, "runs.db")
@@ -31,7 +30,7 @@ func New(tb testing.TB) *config.Config {
 	// set theirs (faults_test.go).
 	cfg.Plugins.CallTimeout = config.Dur(5 * time.Second)
 	cfg.Admin.Listen = "127.0.0.1:0"
-	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: chat, Translate: chat}
-	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: resp, Translate: resp}
+	cfg.Chains[config.ChainChat] = config.Chain{MapRequest: wasm, Translate: wasm}
+	cfg.Chains[config.ChainResponses] = config.Chain{MapRequest: wasm, Translate: wasm}
 	return cfg
 }

@@ -1,6 +1,6 @@
 // Package runedgetest starts a real runedge for the example's tests: the
 // server of host/server on 127.0.0.1:0, a SQLite file, the offline
-// provider and the default mapping plugins built from source. The example's
+// provider and the default mapping plugin built from source. The example's
 // own code never imports runedge; only its tests do, to prove the proxy
 // against the real thing rather than a fake.
 package runedgetest

@@ -8,8 +8,9 @@ import (
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
-// BenchmarkWasmCall measures one call into the chat plugin as the host makes
-// it: the per-call cost of the ABI codec and the mapping inside the guest.
+// BenchmarkWasmCall measures one call into the plugin as the host makes it,
+// with Chat Completions bodies: the per-call cost of the ABI codec and the
+// mapping inside the guest.
 // bigRequest is a ~7 KB conversation, bigResult a ~2 KB answer with
 // newlines and quotes (escaped text).
 func BenchmarkWasmCall(b *testing.B) {
@@ -20,15 +21,15 @@ func BenchmarkWasmCall(b *testing.B) {
 	}
 	bigRequest := `{"endpoint":"chat.completions","tenant_id":"t","actor":{"id":"a","type":"user","name":"A"},` +
 		`"body":{"model":"service","messages":[` + strings.Join(msgs, ",") + `]}}`
-	bigResult := strings.Replace(result, `"text":"Hello!"`, `"text":"`+strings.Repeat("A line of \"answer\" text.\n", 80)+`"`, 1)
+	bigResult := strings.Replace(chatResult, `"text":"Hello!"`, `"text":"`+strings.Repeat("A line of \"answer\" text.\n", 80)+`"`, 1)
 	for _, c := range []struct {
 		name string
 		hook runtime.Hook
 		in   string
 	}{
-		{"request", runtime.MapRequest, request},
+		{"request", runtime.MapRequest, chatRequest},
 		{"bigRequest", runtime.MapRequest, bigRequest},
-		{"result", runtime.MapResult, result},
+		{"result", runtime.MapResult, chatResult},
 		{"bigResult", runtime.MapResult, bigResult},
 	} {
 		b.Run(c.name, func(b *testing.B) {
