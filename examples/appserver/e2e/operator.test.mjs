@@ -129,7 +129,7 @@ test('a plugin swapped with the CLI shows in the plugins table and swap history'
   assert.match(await stageRow.textContent(), /1\.0\.0/);
   const swap = page.locator('#swaps-table tbody tr').first();
   assert.match(await swap.textContent(), /CLI, token ops/);
-  assert.match(await swap.textContent(), /chat\.completions\/translate: chat sha256:\w+ \(\w+\) → \w+ 1\.0\.0/);
+  assert.match(await swap.textContent(), /chat\.completions\/translate: openai sha256:\w+ \(\w+\) → \w+ 1\.0\.0/);
   await page.screenshot({ path: join(artifacts, 'operator-plugins.png'), fullPage: true });
 });
 
