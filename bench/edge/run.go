@@ -202,6 +202,12 @@ func runBench(args []string) error {
 				if err := <-prof; err != nil {
 					return fmt.Errorf("profile of %s: %w", t.name, err)
 				}
+				// The histograms (request, plugin call, store commit) say
+				// which stage a tail comes from; they count since start.
+				name := strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name + "-" + sc.name)
+				if b, err := adminGet(t.admin, "/metrics"); err == nil {
+					os.WriteFile(filepath.Join(*profile, name+".metrics"), b, 0o644)
+				}
 			}
 			if t.res == nil {
 				t.res = map[string]measured{}
