@@ -205,8 +205,12 @@ func runBench(args []string) error {
 				// The histograms (request, plugin call, store commit) say
 				// which stage a tail comes from; they count since start.
 				name := strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name + "-" + sc.name)
-				if b, err := adminGet(t.admin, "/metrics"); err == nil {
-					os.WriteFile(filepath.Join(*profile, name+".metrics"), b, 0o644)
+				b, err := adminGet(t.admin, "/metrics")
+				if err == nil {
+					err = os.WriteFile(filepath.Join(*profile, name+".metrics"), b, 0o644)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "\nmetrics of %s: %v\n", t.name, err)
 				}
 			}
 			if t.res == nil {
