@@ -183,8 +183,8 @@ func TestSDKChatInvalid(t *testing.T) {
 		N:        openai.Int(2),
 	})
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "n" || apiErr.Code != "invalid_body" {
-		t.Errorf("want a 400 invalid_body on n, got %v", err)
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "n" || apiErr.Code != "unsupported_parameter" {
+		t.Errorf("want a 400 unsupported_parameter on n, got %v", err)
 	}
 }
 

@@ -161,6 +161,35 @@ func TestOpenAIGoSDK(t *testing.T) {
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "model_not_found" || apiErr.Param != "model" {
 			t.Fatalf("want model_not_found, got %v", err)
 		}
+		// Fields the SDK sends when a caller sets them: those that change
+		// the answer are refused by name, never dropped; sampling hints
+		// are accepted, and checked as OpenAI checks them.
+		for _, c := range []struct {
+			name        string
+			set         func(*openai.ChatCompletionNewParams)
+			status      int
+			code, param string
+		}{
+			{"logprobs", func(p *openai.ChatCompletionNewParams) { p.Logprobs = openai.Bool(true) }, 400, "unsupported_parameter", "logprobs"},
+			{"stop", func(p *openai.ChatCompletionNewParams) {
+				p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"Observation:"}}
+			}, 400, "unsupported_parameter", "stop"},
+			{"temperature out of range", func(p *openai.ChatCompletionNewParams) { p.Temperature = openai.Float(2.5) }, 400, "invalid_body", "temperature"},
+			{"hints", func(p *openai.ChatCompletionNewParams) {
+				p.Temperature, p.TopP, p.Seed, p.User = openai.Float(0.2), openai.Float(0.9), openai.Int(7), openai.String("u-1")
+				p.Logprobs = openai.Bool(false)
+			}, 200, "", ""},
+		} {
+			p := openai.ChatCompletionNewParams{Model: "service", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}}
+			c.set(&p)
+			_, err := client.Chat.Completions.New(ctx, p)
+			switch {
+			case c.status == 200 && err != nil:
+				t.Errorf("%s: %v", c.name, err)
+			case c.status != 200 && (!errors.As(err, &apiErr) || apiErr.StatusCode != c.status || apiErr.Code != c.code || apiErr.Param != c.param):
+				t.Errorf("%s: want %d %s (param %s), got %v", c.name, c.status, c.code, c.param, err)
+			}
+		}
 		bad := openai.NewClient(option.WithBaseURL(h.URL+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(0))
 		_, err = bad.Models.List(ctx)
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Type != "authentication_error" {

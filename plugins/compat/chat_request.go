@@ -8,6 +8,9 @@ type chatBody struct {
 	messages, responseFormat, stream, streamOptions value
 	maxTokens, maxCompletionTokens, n               value
 	tools, toolChoice, parallelToolCalls, functions value
+	// other is what checkChatField found wrong with the first of the
+	// fields the mapping does not carry (chat_fields.go).
+	other error
 }
 
 // mapChatRequest maps a chat.completions body to the native request and the
@@ -40,9 +43,16 @@ func mapChatRequest(body value) ([]byte, error) {
 			if !v.IsNull() {
 				b.functions = k
 			}
+		default:
+			if b.other == nil {
+				b.other = checkChatField(k, v)
+			}
 		}
 		return true
 	})
+	if b.other != nil {
+		return nil, b.other
+	}
 
 	var n native
 	var includeUsage bool
@@ -106,8 +116,16 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 	if limit > 0 {
 		n.maxOutput = limit
 	}
-	if f, ok := b.n.Num(); !b.n.IsNull() && (!ok || f != 1) {
-		return invalid("n", "n must be 1: this model returns exactly one choice")
+	if !b.n.IsNull() {
+		f, ok := b.n.Num()
+		if !ok {
+			return invalid("n", "n must be a number")
+		}
+		if f != 1 {
+			// More choices change the answer: refused by name, as on
+			// Responses.
+			return unsupported("n", "n must be 1: this service returns exactly one choice")
+		}
 	}
 	if b.functions != "" {
 		return unsupported(b.functions.Str(), "functions and function_call are deprecated and not supported: use tools and tool_choice")

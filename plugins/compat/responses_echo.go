@@ -65,16 +65,19 @@ func (e *responsesEcho) readState(n *native) error {
 	return nil
 }
 
-// check refuses values of the wrong type: echoed as they are, they would
-// make the reply unreadable to strict clients.
+// check refuses values of the wrong type (echoed as they are, they would
+// make the reply unreadable to strict clients) and, as OpenAI does,
+// temperature and top_p out of their ranges.
 func (e *responsesEcho) check() error {
+	if err := optNumberIn(e.temperature, "temperature", 0, 2); err != nil {
+		return err
+	}
+	if err := optNumberIn(e.topP, "top_p", 0, 1); err != nil {
+		return err
+	}
 	switch {
 	case !e.metadata.IsNull() && !e.metadata.IsObject():
 		return invalid("metadata", "metadata must be an object of string values")
-	case !e.temperature.IsNull() && !e.temperature.IsNumber():
-		return invalid("temperature", "temperature must be a number")
-	case !e.topP.IsNull() && !e.topP.IsNumber():
-		return invalid("top_p", "top_p must be a number")
 	case !e.toolChoice.IsNull() && !e.toolChoice.IsString() && !e.toolChoice.IsObject():
 		return invalid("tool_choice", "tool_choice must be a string or an object")
 	case !e.tools.IsNull() && !e.tools.IsArray():

@@ -158,6 +158,8 @@ func TestMapResponsesRequestInvalid(t *testing.T) {
 		{"metadata an array", `{"model":"service","input":"x","metadata":[]}`, "metadata"},
 		{"temperature a string", `{"model":"service","input":"x","temperature":"hot"}`, "temperature"},
 		{"top_p a string", `{"model":"service","input":"x","top_p":"x"}`, "top_p"},
+		{"temperature above 2", `{"model":"service","input":"x","temperature":3}`, "temperature"},
+		{"top_p negative", `{"model":"service","input":"x","top_p":-0.5}`, "top_p"},
 		{"tools an object", `{"model":"service","input":"x","tools":{}}`, "tools"},
 		{"tool_choice a number", `{"model":"service","input":"x","tool_choice":3}`, "tool_choice"},
 		{"parallel_tool_calls a string", `{"model":"service","input":"x","parallel_tool_calls":"x"}`, "parallel_tool_calls"},

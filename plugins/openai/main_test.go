@@ -75,7 +75,10 @@ func TestPluginReportsClientErrors(t *testing.T) {
 	for _, c := range []struct {
 		in, param, code string
 	}{
-		{`{"endpoint":"chat.completions","body":{"model":"service","messages":[{"role":"user","content":"x"}],"n":3}}`, "n", "invalid_body"},
+		{`{"endpoint":"chat.completions","body":{"model":"service","messages":[{"role":"user","content":"x"}],"n":3}}`, "n", "unsupported_parameter"},
+		{`{"endpoint":"chat.completions","body":{"model":"service","messages":[{"role":"user","content":"x"}],"stop":["
+"]}}`, "stop", "unsupported_parameter"},
+		{`{"endpoint":"chat.completions","body":{"model":"service","messages":[{"role":"user","content":"x"}],"temperature":"hot"}}`, "temperature", "invalid_body"},
 		{`{"endpoint":"responses","body":{"model":"service","input":[{"type":"function_call_output","output":"1"}]}}`, "input[0].call_id", "invalid_body"},
 		{`{"endpoint":"responses","body":{"model":"service","input":"x","tools":[{"type":"web_search"}]}}`, "tools[0].type", "unsupported_parameter"},
 	} {
