@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
 )
 
@@ -12,9 +13,27 @@ import (
 // so the list is the same on every host and every start.
 const modelCreated = "1735689600"
 
-var modelsBody = []byte(`{"object":"list","data":[{"id":"` + model.ID +
-	`","object":"model","created":` + modelCreated + `,"owned_by":"runedge"}]}`)
+// modelBody is the one model object; GET /v1/models lists it and GET
+// /v1/models/service returns it (the SDKs' models.retrieve, which some
+// clients call to check a model before using it).
+const modelBody = `{"id":"` + model.ID + `","object":"model","created":` + modelCreated + `,"owned_by":"runedge"}`
 
+var (
+	modelsBody = []byte(`{"object":"list","data":[` + modelBody + `]}`)
+	modelJSON  = []byte(modelBody)
+)
+
+// serveModels answers both model paths: the list, or the model named by
+// the path, which must be the only one.
 func serveModels(_ context.Context, x *filters.Exchange) error {
-	return x.Reply.JSON(http.StatusOK, modelsBody)
+	name := x.Request.PathValue("model")
+	switch {
+	case x.Request.Pattern != "/v1/models/{model}":
+		return x.Reply.JSON(http.StatusOK, modelsBody)
+	case name == model.ID:
+		return x.Reply.JSON(http.StatusOK, modelJSON)
+	}
+	return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest,
+		Code: apierr.CodeModelNotFound, Param: "model",
+		Message: "the model does not exist; the only model is \"" + model.ID + "\""}
 }

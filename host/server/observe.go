@@ -27,7 +27,7 @@ func endpointOf(pattern string) string {
 		return endpointChat
 	case "/v1/responses":
 		return endpointResponses
-	case "/v1/models":
+	case "/v1/models", "/v1/models/{model}":
 		return endpointModels
 	case "/runner/v1/runs", "/runner/v1/runs/{id}", "/runner/v1/runs/{id}/cancel":
 		return endpointRunner

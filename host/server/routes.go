@@ -14,6 +14,7 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/models", methods{http.MethodGet: s.chain(filters.Models)})
+	mux.Handle("/v1/models/{model}", methods{http.MethodGet: s.chain(filters.Models)})
 	mux.Handle("/v1/chat/completions", methods{http.MethodPost: s.chain(filters.ChatCompletions)})
 	mux.Handle("/v1/responses", methods{http.MethodPost: s.chain(filters.Responses)})
 	mux.Handle("/runner/v1/runs", methods{http.MethodGet: s.nativeChain(listRuns)})

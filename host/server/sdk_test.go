@@ -34,6 +34,19 @@ func TestOpenAIGoSDK(t *testing.T) {
 		if len(page.Data) != 1 || page.Data[0].ID != "service" || page.Data[0].OwnedBy == "" {
 			t.Fatalf("models: %+v", page.Data)
 		}
+		m, err := client.Models.Get(ctx, "service")
+		if err != nil || m.ID != "service" || m.Object != "model" || m.Created != page.Data[0].Created || m.OwnedBy != page.Data[0].OwnedBy {
+			t.Fatalf("models.retrieve: %+v, %v", m, err)
+		}
+		_, err = client.Models.Get(ctx, "gpt-4o")
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "model_not_found" || apiErr.Param != "model" {
+			t.Fatalf("models.retrieve of another model: want 404 model_not_found, got %v", err)
+		}
+		anon := openai.NewClient(option.WithBaseURL(h.URL+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(0))
+		if _, err = anon.Models.Get(ctx, "service"); !errors.As(err, &apiErr) || apiErr.StatusCode != 401 {
+			t.Fatalf("models.retrieve without a valid token: want 401, got %v", err)
+		}
 	})
 
 	t.Run("chat", func(t *testing.T) {
