@@ -7,7 +7,8 @@ import (
 )
 
 // runedgeRoutes are the paths a host serves. Exact paths for the three
-// compatible endpoints, a prefix for the stored responses beneath
+// compatible endpoints, a prefix for one model beneath /v1/models/, one for
+// the stored responses beneath
 // /v1/responses/, a prefix for the native run API (/runner/v1/runs,
 // /runner/v1/runs/{id}/events, …), which is routed only on a listener whose
 // gateway file entry asks for it (native_api: true).
@@ -16,6 +17,8 @@ var runedgeRoutes = []struct {
 	match *route.RouteMatch
 }{
 	{"models", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/models"}}},
+	// One model: GET /v1/models/{model} (the SDKs' models.retrieve).
+	{"model", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/models/"}}},
 	{"chat-completions", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/chat/completions"}}},
 	{"responses", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/responses"}}},
 	// Stored responses: GET/DELETE /v1/responses/{id}, …/input_items,

@@ -76,10 +76,10 @@ func TestStreamSafety(t *testing.T) {
 			}
 		}
 	}
-	// Five routes on the listener with native_api (the three endpoints,
-	// the stored responses beneath /v1/responses/ and /runner/v1/), four
-	// on the other.
-	if routes != 5+4 {
-		t.Fatalf("%d routes to the hosts, want 5 + 4", routes)
+	// Six routes on the listener with native_api (the three endpoints,
+	// one model beneath /v1/models/, the stored responses beneath
+	// /v1/responses/ and /runner/v1/), five on the other.
+	if routes != 6+5 {
+		t.Fatalf("%d routes to the hosts, want 6 + 5", routes)
 	}
 }
