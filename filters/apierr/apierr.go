@@ -38,7 +38,10 @@ const (
 	CodeNotFound         = "not_found"
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeInvalidHeader    = "invalid_header"
-	CodePluginError      = "plugin_error"
+	// A request body sent compressed (Content-Encoding), which runedge
+	// does not decode.
+	CodeUnsupportedEncoding = "unsupported_content_encoding"
+	CodePluginError         = "plugin_error"
 	// The Responses API's stateful features (README.md "Responses that remember").
 	CodeUnsupportedParameter = "unsupported_parameter"
 	CodePreviousNotFound     = "previous_response_not_found"

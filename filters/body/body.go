@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/runedge/runedge/filters"
@@ -45,6 +46,13 @@ func (b *Body) Handle(ctx context.Context, x *filters.Exchange, next filters.Han
 
 func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	r := x.Request
+	// A compressed body would only fail later as "not valid JSON", which
+	// sends its sender looking in the wrong place. Bodies are read as
+	// sent; none of the OpenAI SDKs compresses a request.
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return nil, apierr.New(http.StatusUnsupportedMediaType, apierr.TypeInvalidRequest, apierr.CodeUnsupportedEncoding,
+			"a compressed request body (Content-Encoding) is not supported; send the body uncompressed")
+	}
 	if r.ContentLength > b.limit {
 		return nil, tooLarge(b.limit)
 	}

@@ -66,6 +66,8 @@ func TestRefusalsCreateNoRun(t *testing.T) {
 		{"no token", "POST", chat, chatBody, []string{"Authorization", "-"}, 401, "authentication_error", "invalid_api_key", ""},
 		{"wrong token", "POST", chat, chatBody, []string{"Authorization", "Bearer nope"}, 401, "authentication_error", "invalid_api_key", ""},
 		{"other tenant", "POST", chat, chatBody, []string{"Authorization", "Bearer " + tokAcme, "x-service-tenant-id", "globex"}, 403, "permission_error", "tenant_forbidden", "X-Service-Tenant-Id"},
+		{"compressed body", "POST", chat, chatBody, []string{"Content-Encoding", "gzip"}, 415, "invalid_request_error", "unsupported_content_encoding", ""},
+		{"chat stop sequence", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"x"}],"stop":["\n"]}`, nil, 400, "invalid_request_error", "unsupported_parameter", "stop"},
 		{"too large", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"` + strings.Repeat("a", 5000) + `"}]}`, nil, 413, "invalid_request_error", "body_too_large", ""},
 		{"unknown path", "GET", "/v1/embeddings", "", nil, 404, "invalid_request_error", "not_found", ""},
 		{"wrong method", "GET", chat, "", nil, 405, "invalid_request_error", "method_not_allowed", ""},
