@@ -138,10 +138,11 @@ func (b *chatBody) readOptions(n *native, includeUsage *bool) error {
 // it wrote.
 func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 	var err error
+	var calls []value // ids of the tool calls of the assistant turns so far
 	i, count := 0, 0
 	messages.Elements(func(m value) bool {
 		var wrote bool
-		dst, wrote, err = appendChatMessage(dst, m, i, count > 0)
+		dst, wrote, err = appendChatMessage(dst, m, i, count > 0, &calls)
 		if wrote {
 			count++
 		}
@@ -152,10 +153,13 @@ func appendChatMessages(dst []byte, messages value) ([]byte, int, error) {
 }
 
 // appendChatMessage appends message i, preceded by a comma when it is not the
-// first. An assistant message carries its tool_calls; one with neither
-// content nor calls is skipped, as it says nothing. A tool message carries
-// the tool_call_id its content answers.
-func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, error) {
+// first. An assistant message carries its tool_calls (their ids are added
+// to calls); one with neither content nor calls is skipped, as it says
+// nothing. A tool message carries the tool_call_id its content answers,
+// which must be one of calls: a result that answers no call is refused
+// here, as OpenAI refuses it, rather than by the upstream model, which
+// would make the client's mistake a 502.
+func appendChatMessage(dst []byte, m value, i int, comma bool, calls *[]value) ([]byte, bool, error) {
 	if !m.IsObject() {
 		return dst, false, invalid(indexed("messages", i), "each message must be an object with a role and content")
 	}
@@ -178,12 +182,16 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		return dst, false, invalid(indexed("messages", i)+".role",
 			"role must be one of system, developer, user, assistant or tool")
 	}
-	calls := native == "assistant" && toolCalls.IsArray() && toolCalls != "[]"
-	if native == "assistant" && content.IsNull() && !calls {
+	hasCalls := native == "assistant" && toolCalls.IsArray() && toolCalls != "[]"
+	if native == "assistant" && content.IsNull() && !hasCalls {
 		return dst, false, nil
 	}
 	if native == "tool" && (!toolCallID.IsString() || toolCallID == `""`) {
 		return dst, false, invalid(indexed("messages", i)+".tool_call_id", "a tool message needs the tool_call_id of the call it answers")
+	}
+	if native == "tool" && !answers(*calls, toolCallID) {
+		return dst, false, invalid(indexed("messages", i)+".tool_call_id",
+			"a tool message must answer a tool call of an earlier assistant message (its tool_calls[].id)")
 	}
 	if !toolCalls.IsNull() && !toolCalls.IsArray() {
 		return dst, false, invalid(indexed("messages", i)+".tool_calls", "tool_calls must be an array")
@@ -196,8 +204,8 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 		return dst, false, err
 	}
 	switch {
-	case calls:
-		dst, err = appendChatCalls(dst, toolCalls, i)
+	case hasCalls:
+		dst, err = appendChatCalls(dst, toolCalls, i, calls)
 	case native == "tool":
 		dst = append(dst, `,"tool_call_id":"`...)
 		dst = guestjson.AppendStringValue(dst, toolCallID)
@@ -206,8 +214,9 @@ func appendChatMessage(dst []byte, m value, i int, comma bool) ([]byte, bool, er
 	return append(dst, '}'), err == nil, err
 }
 
-// appendChatCalls appends the native tool_calls of assistant message i.
-func appendChatCalls(dst []byte, calls value, i int) ([]byte, error) {
+// appendChatCalls appends the native tool_calls of assistant message i and
+// adds their ids to ids.
+func appendChatCalls(dst []byte, calls value, i int, ids *[]value) ([]byte, error) {
 	dst = append(dst, `,"tool_calls":[`...)
 	var err error
 	j := 0
@@ -224,8 +233,9 @@ func appendChatCalls(dst []byte, calls value, i int) ([]byte, error) {
 		if j > 0 {
 			dst = append(dst, ',')
 		}
-		fn := c.Get("function")
-		dst, err = appendNativeCall(dst, c.Get("id"), fn.Get("name"), fn.Get("arguments"),
+		fn, id := c.Get("function"), c.Get("id")
+		*ids = append(*ids, id)
+		dst, err = appendNativeCall(dst, id, fn.Get("name"), fn.Get("arguments"),
 			where+".id", where+".function.name", where+".function.arguments")
 		j++
 		return err == nil
@@ -251,3 +261,14 @@ func chatRole(r value) (string, bool) {
 }
 
 func isChatText(typ value) bool { return typ.Is("text") }
+
+// answers reports whether id (a tool message's tool_call_id) is one of the
+// call ids in calls.
+func answers(calls []value, id value) bool {
+	for _, c := range calls {
+		if c == id || c.IsString() && c.Str() == id.Str() {
+			return true
+		}
+	}
+	return false
+}

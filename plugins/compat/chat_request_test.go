@@ -19,9 +19,10 @@ func TestMapChatRequest(t *testing.T) {
 		{
 			name: "every role; tool results carry their call id",
 			body: `{"model":"service","messages":[{"role":"system","content":"S"},{"role":"developer","content":"D"},
-				{"role":"user","content":"U"},{"role":"assistant","content":"A"},{"role":"tool","tool_call_id":"c1","content":"T"}]}`,
+				{"role":"user","content":"U"},{"role":"assistant","content":"A","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},
+				{"role":"tool","tool_call_id":"c1","content":"T"}]}`,
 			request: `{"input":[{"role":"system","content":"S"},{"role":"developer","content":"D"},{"role":"user","content":"U"},
-				{"role":"assistant","content":"A"},{"role":"tool","content":"T","tool_call_id":"c1"}]}`,
+				{"role":"assistant","content":"A","tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},{"role":"tool","content":"T","tool_call_id":"c1"}]}`,
 		},
 		{
 			name:    "text parts are concatenated (LangChain, Vercel AI SDK)",
@@ -140,6 +141,12 @@ func TestMapChatRequestInvalid(t *testing.T) {
 		{"role not a string", `{"model":"service","messages":[{"role":1,"content":"x"}]}`, "messages[0].role"},
 		{"content missing", `{"model":"service","messages":[{"role":"user"}]}`, "messages[0].content"},
 		{"content a number", `{"model":"service","messages":[{"role":"user","content":3}]}`, "messages[0].content"},
+		{"tool result answering no call", `{"model":"service","messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"}]}`, "messages[1].tool_call_id"},
+		{"tool result answering another call", `{"model":"service","messages":[{"role":"user","content":"x"},` +
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+			`{"role":"tool","tool_call_id":"c2","content":"r"}]}`, "messages[2].tool_call_id"},
+		{"tool result before its call", `{"model":"service","messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"c1","content":"r"},` +
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, "messages[1].tool_call_id"},
 		{"content null for user", `{"model":"service","messages":[{"role":"user","content":null}]}`, "messages[0].content"},
 		{"image part", `{"model":"service","messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"https://x"}}]}]}`, "messages[0].content[1].type"},
 		{"part without type", `{"model":"service","messages":[{"role":"user","content":[{"text":"x"}]}]}`, "messages[0].content[0].type"},
@@ -170,5 +177,15 @@ func TestMapChatRequestInvalid(t *testing.T) {
 				t.Errorf("param: got %q, want %q (message %q)", got.Param, c.param, got.Message)
 			}
 		})
+	}
+}
+
+// A tool result's call id matches the call's whatever escapes either uses.
+func TestAnswersMatchesDecodedIDs(t *testing.T) {
+	calls := []value{`"c0"`, `"c\u0031"`}
+	for id, want := range map[value]bool{`"c1"`: true, `"\u00631"`: true, `"c0"`: true, `"c2"`: false, `""`: false} {
+		if got := answers(calls, id); got != want {
+			t.Errorf("answers(%s) = %v, want %v", id, got, want)
+		}
 	}
 }
