@@ -56,6 +56,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkToolResults(agentInput); err != nil {
+		return nil, err
+	}
 	recorded := spec.Request
 	if recorded.NoStore {
 		// store:false: the run is attributed and counted, but what was

@@ -71,3 +71,36 @@ func checkTools(tools []Tool) error {
 	}
 	return nil
 }
+
+// UnansweredResultError is a tool result (a chat "tool" message, a
+// Responses function_call_output) whose call id no earlier tool call of
+// the agent's input made: not in the request, nor in the earlier turns
+// previous_response_id replays, nor in a referenced item. OpenAI refuses
+// such input with a 400; passed on, the upstream model would refuse it
+// and the client's mistake would come back as a 502. It wraps
+// ErrInvalidRequest.
+type UnansweredResultError struct{ CallID string }
+
+func (e *UnansweredResultError) Error() string {
+	return fmt.Sprintf("%v: a tool result answers call %q, which no earlier tool call in the input made", ErrInvalidRequest, e.CallID)
+}
+
+func (e *UnansweredResultError) Unwrap() error { return ErrInvalidRequest }
+
+// checkToolResults checks that every tool result in the agent's input
+// (history included) answers a call made before it.
+func checkToolResults(in []Message) error {
+	var called map[string]bool
+	for _, m := range in {
+		for _, c := range m.ToolCalls {
+			if called == nil {
+				called = make(map[string]bool)
+			}
+			called[c.ID] = true
+		}
+		if m.Role == "tool" && !called[m.ToolCallID] {
+			return &UnansweredResultError{CallID: m.ToolCallID}
+		}
+	}
+	return nil
+}

@@ -14,6 +14,7 @@ import (
 func startError(ep filters.Endpoint, err error) error {
 	var inf *runner.ItemNotFoundError
 	var te *runner.ToolSchemaError
+	var ur *runner.UnansweredResultError
 	switch {
 	case errors.Is(err, runner.ErrTenantBusy):
 		// The tenant's own share, not the server's: 429, like its rate limit.
@@ -39,6 +40,21 @@ func startError(ep filters.Endpoint, err error) error {
 		return apierr.Unavailable("runedge is shutting down or at its limit of runs in flight; retry shortly", 1, err)
 	case errors.Is(err, runner.ErrNotFound):
 		e := apierr.NotFound("the session or thread named in the request headers does not exist")
+		e.Err = err
+		return e
+	case errors.As(err, &ur):
+		// The result's place in the client's input is not known here
+		// (earlier turns and references were spliced in), so the param
+		// is the list, and the message names the call.
+		param := "input"
+		if ep == filters.ChatCompletions {
+			param = "messages"
+		}
+		id := ur.CallID
+		if len(id) > 64 {
+			id = id[:64] + "..."
+		}
+		e := apierr.InvalidBody(param, "a tool result answers call %q, which no earlier tool call made (in this request, or in the responses previous_response_id continues)", id)
 		e.Err = err
 		return e
 	case errors.As(err, &te):

@@ -67,6 +67,7 @@ func TestRefusalsCreateNoRun(t *testing.T) {
 		{"wrong token", "POST", chat, chatBody, []string{"Authorization", "Bearer nope"}, 401, "authentication_error", "invalid_api_key", ""},
 		{"other tenant", "POST", chat, chatBody, []string{"Authorization", "Bearer " + tokAcme, "x-service-tenant-id", "globex"}, 403, "permission_error", "tenant_forbidden", "X-Service-Tenant-Id"},
 		{"tool result answering no call", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"call_1","content":"42"}]}`, nil, 400, "invalid_request_error", "invalid_body", "messages[1].tool_call_id"},
+		{"function_call_output answering no call", "POST", "/v1/responses", `{"model":"service","input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"call_9","output":"42"}]}`, nil, 400, "invalid_request_error", "invalid_body", "input"},
 		{"compressed body", "POST", chat, chatBody, []string{"Content-Encoding", "gzip"}, 415, "invalid_request_error", "unsupported_content_encoding", ""},
 		{"chat stop sequence", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"x"}],"stop":["\n"]}`, nil, 400, "invalid_request_error", "unsupported_parameter", "stop"},
 		{"too large", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"` + strings.Repeat("a", 5000) + `"}]}`, nil, 413, "invalid_request_error", "body_too_large", ""},
