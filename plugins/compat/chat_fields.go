@@ -70,28 +70,29 @@ func checkChatField(k, v value) error {
 		if f, ok := v.Num(); !ok || f != math.Trunc(f) {
 			return invalid("seed", "seed must be an integer")
 		}
-	case k.Is("user"):
-		return optString(v, "user")
-	case k.Is("service_tier"):
-		return optString(v, "service_tier")
-	case k.Is("reasoning_effort"):
-		return optString(v, "reasoning_effort")
-	case k.Is("prompt_cache_key"):
-		return optString(v, "prompt_cache_key")
-	case k.Is("safety_identifier"):
-		return optString(v, "safety_identifier")
-	case k.Is("metadata"):
-		return optObject(v, "metadata")
-	case k.Is("logit_bias"):
-		return optObject(v, "logit_bias")
-	case k.Is("prediction"):
-		return optObject(v, "prediction")
 	case k.Is("store"):
 		_, err := optBool(v, "store")
 		return err
+	default:
+		for _, name := range ignoredStrings {
+			if k.Is(name) && !v.IsNull() && !v.IsString() {
+				return invalid(name, name+" must be a string")
+			}
+		}
+		for _, name := range ignoredObjects {
+			if k.Is(name) && !v.IsNull() && !v.IsObject() {
+				return invalid(name, name+" must be an object")
+			}
+		}
 	}
 	return nil
 }
+
+// The chat fields accepted and ignored once they have the right type.
+var (
+	ignoredStrings = [...]string{"user", "service_tier", "reasoning_effort", "prompt_cache_key", "safety_identifier"}
+	ignoredObjects = [...]string{"metadata", "logit_bias", "prediction"}
+)
 
 // checkStop refuses stop sequences: the agent would not stop at them. null,
 // "" and [] ask for none and pass.
@@ -147,22 +148,6 @@ func optNumberIn(v value, param string, lo, hi float64) error {
 	if f, ok := v.Num(); !ok || f < lo || f > hi {
 		return invalid(param, param+" must be a number from "+
 			strconv.FormatFloat(lo, 'g', -1, 64)+" to "+strconv.FormatFloat(hi, 'g', -1, 64))
-	}
-	return nil
-}
-
-// optString checks an optional string.
-func optString(v value, param string) error {
-	if !v.IsNull() && !v.IsString() {
-		return invalid(param, param+" must be a string")
-	}
-	return nil
-}
-
-// optObject checks an optional object.
-func optObject(v value, param string) error {
-	if !v.IsNull() && !v.IsObject() {
-		return invalid(param, param+" must be an object")
 	}
 	return nil
 }
