@@ -173,6 +173,8 @@ func runBench(args []string) error {
 			db := pg != nil && t.name == "runedge/postgres"
 			pid := t.cmd.Process.Pid
 			var prof chan error
+			// base names this target's and scenario's files under -profile.
+			base := filepath.Join(*profile, strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name+"-"+sc.name))
 			r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
 				func() {
 					if db {
@@ -181,8 +183,6 @@ func runBench(args []string) error {
 					before, _ = cpuTime(pid)
 					if t.admin != "" {
 						prof = make(chan error, 1)
-						name := strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name + "-" + sc.name)
-						base := filepath.Join(*profile, name)
 						go func() { prof <- takeProfile(t.admin, *d, base+".pprof") }()
 						go func() {
 							// Near the end of the interval, under load: where the peak is.
@@ -204,10 +204,9 @@ func runBench(args []string) error {
 				}
 				// The histograms (request, plugin call, store commit) say
 				// which stage a tail comes from; they count since start.
-				name := strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name + "-" + sc.name)
 				b, err := adminGet(t.admin, "/metrics")
 				if err == nil {
-					err = os.WriteFile(filepath.Join(*profile, name+".metrics"), b, 0o644)
+					err = os.WriteFile(base+".metrics", b, 0o644)
 				}
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "\nmetrics of %s: %v\n", t.name, err)

@@ -64,11 +64,17 @@ func checkModel(m gjson.Result) error {
 	case m.Type != gjson.String:
 		return apierr.InvalidBody("model", "model must be a string")
 	case m.Str != ID:
-		return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest,
-			Code: apierr.CodeModelNotFound, Param: "model",
-			Message: "the model " + quote(m.Str) + " does not exist; the only model is " + quote(ID)}
+		return NotFound(m.Str)
 	}
 	return nil
+}
+
+// NotFound is the 404 model_not_found for a model other than ID, named in
+// a body or in the path of GET /v1/models/{model}.
+func NotFound(name string) *apierr.Error {
+	return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest,
+		Code: apierr.CodeModelNotFound, Param: "model",
+		Message: "the model " + quote(name) + " does not exist; the only model is " + quote(ID)}
 }
 
 // checkShape checks the fields that decide how the request is handled

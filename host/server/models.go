@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
 )
 
@@ -26,14 +25,11 @@ var (
 // serveModels answers both model paths: the list, or the model named by
 // the path, which must be the only one.
 func serveModels(_ context.Context, x *filters.Exchange) error {
-	name := x.Request.PathValue("model")
-	switch {
-	case x.Request.Pattern != "/v1/models/{model}":
+	if x.Request.Pattern != "/v1/models/{model}" {
 		return x.Reply.JSON(http.StatusOK, modelsBody)
-	case name == model.ID:
-		return x.Reply.JSON(http.StatusOK, modelJSON)
 	}
-	return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest,
-		Code: apierr.CodeModelNotFound, Param: "model",
-		Message: "the model does not exist; the only model is \"" + model.ID + "\""}
+	if name := x.Request.PathValue("model"); name != model.ID {
+		return model.NotFound(name)
+	}
+	return x.Reply.JSON(http.StatusOK, modelJSON)
 }

@@ -22,15 +22,17 @@ import (
 //
 // Any other field is ignored, as OpenAI's clients add fields over time.
 func checkChatField(k, v value) error {
-	switch {
+	// One decode of the key and a switch on it: a body's every other key
+	// passes through here, so this is on the request path.
+	switch name := k.Str(); name {
 	// Refused when they ask for something.
-	case k.Is("logprobs"):
+	case "logprobs":
 		on, err := optBool(v, "logprobs")
 		if err == nil && on {
 			err = unsupported("logprobs", "logprobs are not available from this service")
 		}
 		return err
-	case k.Is("top_logprobs"):
+	case "top_logprobs":
 		if v.IsNull() {
 			return nil
 		}
@@ -41,58 +43,49 @@ func checkChatField(k, v value) error {
 		if f > 0 {
 			return unsupported("top_logprobs", "logprobs are not available from this service")
 		}
-	case k.Is("stop"):
+	case "stop":
 		return checkStop(v)
-	case k.Is("audio"):
+	case "audio":
 		if !v.IsNull() {
 			return unsupported("audio", "audio output is not available from this service")
 		}
-	case k.Is("modalities"):
+	case "modalities":
 		return checkModalities(v)
-	case k.Is("web_search_options"):
+	case "web_search_options":
 		if !v.IsNull() {
 			return unsupported("web_search_options", "web search is not available from this service")
 		}
 
 	// Accepted and ignored, once well-formed.
-	case k.Is("temperature"):
+	case "temperature":
 		return optNumberIn(v, "temperature", 0, 2)
-	case k.Is("top_p"):
+	case "top_p":
 		return optNumberIn(v, "top_p", 0, 1)
-	case k.Is("presence_penalty"):
+	case "presence_penalty":
 		return optNumberIn(v, "presence_penalty", -2, 2)
-	case k.Is("frequency_penalty"):
+	case "frequency_penalty":
 		return optNumberIn(v, "frequency_penalty", -2, 2)
-	case k.Is("seed"):
+	case "seed":
 		if v.IsNull() {
 			return nil
 		}
 		if f, ok := v.Num(); !ok || f != math.Trunc(f) {
 			return invalid("seed", "seed must be an integer")
 		}
-	case k.Is("store"):
+	case "store":
 		_, err := optBool(v, "store")
 		return err
-	default:
-		for _, name := range ignoredStrings {
-			if k.Is(name) && !v.IsNull() && !v.IsString() {
-				return invalid(name, name+" must be a string")
-			}
+	case "user", "service_tier", "reasoning_effort", "prompt_cache_key", "safety_identifier":
+		if !v.IsNull() && !v.IsString() {
+			return invalid(name, name+" must be a string")
 		}
-		for _, name := range ignoredObjects {
-			if k.Is(name) && !v.IsNull() && !v.IsObject() {
-				return invalid(name, name+" must be an object")
-			}
+	case "metadata", "logit_bias", "prediction":
+		if !v.IsNull() && !v.IsObject() {
+			return invalid(name, name+" must be an object")
 		}
 	}
 	return nil
 }
-
-// The chat fields accepted and ignored once they have the right type.
-var (
-	ignoredStrings = [...]string{"user", "service_tier", "reasoning_effort", "prompt_cache_key", "safety_identifier"}
-	ignoredObjects = [...]string{"metadata", "logit_bias", "prediction"}
-)
 
 // checkStop refuses stop sequences: the agent would not stop at them. null,
 // "" and [] ask for none and pass.
@@ -105,17 +98,15 @@ func checkStop(v value) error {
 	case !v.IsArray():
 		return invalid("stop", "stop must be a string or an array of strings")
 	}
-	var err error
-	v.Elements(func(s value) bool {
-		switch {
-		case !s.IsString():
-			err = invalid("stop", "stop must be a string or an array of strings")
-		default:
-			err = unsupported("stop", "stop sequences are not supported by this service")
-		}
-		return false
-	})
-	return err
+	var first value // "" for []
+	v.Elements(func(s value) bool { first = s; return false })
+	switch {
+	case first == "":
+		return nil
+	case !first.IsString():
+		return invalid("stop", "stop must be a string or an array of strings")
+	}
+	return unsupported("stop", "stop sequences are not supported by this service")
 }
 
 // checkModalities accepts a text-only answer, which is what runedge gives,
