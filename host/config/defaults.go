@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Default values; documented in README.md.
+// Default values; documented in docs/configuration.md (TestConfigurationDocumented).
 const (
 	DefaultListen        = "127.0.0.1:8080"
 	DefaultMaxBodyBytes  = 1 << 20
