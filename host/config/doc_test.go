@@ -120,8 +120,9 @@ func kindName(t reflect.Type) string {
 }
 
 // docRow is a field row of a table whose header starts "| field | type |":
-// the field's name in backquotes, then its type.
-var docRow = regexp.MustCompile("^\\| `([^`]+)` \\| ([^|]+?) \\|")
+// the field's name in backquotes, its type, its default, and whether a
+// reload applies it (live) or only a restart does.
+var docRow = regexp.MustCompile("^\\| `([^`]+)` \\| ([^|]+?) \\| [^|]+ \\| ([^|]+?) \\|")
 
 // documentedFields reads the field rows of the doc's field tables.
 func documentedFields(t *testing.T, path string) map[string]string {
@@ -141,13 +142,20 @@ func documentedFields(t *testing.T, path string) map[string]string {
 			inFields = false
 		case strings.HasPrefix(line, "| field | type |"):
 			inFields = true
+		case inFields && strings.HasPrefix(line, "|---"):
 		case inFields:
-			if m := docRow.FindStringSubmatch(line); m != nil {
-				if _, dup := out[m[1]]; dup {
-					t.Errorf("%s: %s is documented twice", path, m[1])
-				}
-				out[m[1]] = strings.TrimSpace(m[2])
+			m := docRow.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("%s: a field row without name, type, default and reload: %s", path, line)
+				continue
 			}
+			if _, dup := out[m[1]]; dup {
+				t.Errorf("%s: %s is documented twice", path, m[1])
+			}
+			if m[3] != "live" && m[3] != "restart" {
+				t.Errorf("%s: %s: reload is %q, want live or restart", path, m[1], m[3])
+			}
+			out[m[1]] = m[2]
 		}
 	}
 	if err := sc.Err(); err != nil {
