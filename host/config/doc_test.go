@@ -69,8 +69,12 @@ var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 func configFields(t reflect.Type, prefix string, out map[string]string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		if opts == "inline" { // its fields are this section's
+			walkType(f.Type, strings.TrimSuffix(prefix, "."), out)
 			continue
 		}
 		if tag == "" {
