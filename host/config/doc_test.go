@@ -73,8 +73,8 @@ func configFields(t reflect.Type, prefix string, out map[string]string) {
 		if tag == "-" || !f.IsExported() {
 			continue
 		}
-		if opts == "inline" { // its fields are this section's
-			walkType(f.Type, strings.TrimSuffix(prefix, "."), out)
+		if opts == "inline" && f.Type.Kind() == reflect.Struct { // its fields are this section's
+			configFields(f.Type, prefix, out)
 			continue
 		}
 		if tag == "" {
