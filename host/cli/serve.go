@@ -19,7 +19,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	listen := fs.String("listen", "", "listen address (overrides the file's listen)")
 	var xo xdsClient
 	fs.StringVar(&xo.addr, "xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
-	fs.StringVar(&xo.node, "node", "", "this host's node id for --xds (default: the host name)")
+	fs.StringVar(&xo.node, "node", "", "this host's node id for --xds, a name of --xds-cert (default: the certificate's common name, or the host name in plaintext)")
 	fs.StringVar(&xo.ca, "xds-ca", "", "CA certificate (PEM) the control plane's certificate must be signed by")
 	fs.StringVar(&xo.cert, "xds-cert", "", "this host's client certificate (PEM) for the control plane")
 	fs.StringVar(&xo.key, "xds-key", "", "the key of --xds-cert (PEM)")
