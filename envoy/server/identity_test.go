@@ -58,24 +58,20 @@ func TestNodeIDBoundToCertificate(t *testing.T) {
 		s.send(t, &discovery.DiscoveryRequest{Node: node(victim), TypeUrl: resource.ExtensionConfigType})
 		refused(t, s)
 	})
-	t.Run("NACK as another node", func(t *testing.T) {
-		// Host A subscribes as itself (its common name), then answers the
-		// response with a NACK naming the victim.
-		s := openSotWAs(t, p, hostA)
-		s.send(t, &discovery.DiscoveryRequest{Node: node("host-a"), TypeUrl: resource.ExtensionConfigType})
-		ra := s.next(t, 5*time.Second)
-		s.send(t, &discovery.DiscoveryRequest{Node: node(victim), TypeUrl: resource.ExtensionConfigType,
-			ResponseNonce: ra.GetNonce(), ErrorDetail: &status.Status{Code: 3, Message: "forged refusal"}})
-		refused(t, s)
-	})
-	t.Run("ACK as another node", func(t *testing.T) {
-		s := openSotWAs(t, p, hostA)
-		s.send(t, &discovery.DiscoveryRequest{Node: node("host-a"), TypeUrl: resource.ExtensionConfigType})
-		ra := s.next(t, 5*time.Second)
-		s.send(t, &discovery.DiscoveryRequest{Node: node(victim), TypeUrl: resource.ExtensionConfigType,
-			VersionInfo: "forged", ResponseNonce: ra.GetNonce()})
-		refused(t, s)
-	})
+	// Host A subscribes as itself (its common name), then answers the
+	// response with an ACK or a NACK naming the victim.
+	for name, forged := range map[string]*discovery.DiscoveryRequest{
+		"NACK as another node": {ErrorDetail: &status.Status{Code: 3, Message: "forged refusal"}},
+		"ACK as another node":  {VersionInfo: "forged"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := openSotWAs(t, p, hostA)
+			s.send(t, &discovery.DiscoveryRequest{Node: node("host-a"), TypeUrl: resource.ExtensionConfigType})
+			forged.Node, forged.TypeUrl, forged.ResponseNonce = node(victim), resource.ExtensionConfigType, s.next(t, 5*time.Second).GetNonce()
+			s.send(t, forged)
+			refused(t, s)
+		})
+	}
 
 	st := p.srv.Status().Nodes[victim].Types["TypedExtensionConfig"]
 	if st.Acked != r.GetVersionInfo() || st.Rejected != "" || st.Error != "" {
