@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -72,6 +73,21 @@ func TestNodeIDBoundToCertificate(t *testing.T) {
 			refused(t, s)
 		})
 	}
+
+	t.Run("delta, subscribe as another node", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stream, err := discovery.NewAggregatedDiscoveryServiceClient(dialAs(t, p, hostA)).DeltaAggregatedResources(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.Send(&discovery.DeltaDiscoveryRequest{Node: node(victim), TypeUrl: resource.ExtensionConfigType}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := stream.Recv(); grpcstatus.Code(err) != codes.PermissionDenied {
+			t.Fatalf("delta stream: %v %v, want PermissionDenied", r, err)
+		}
+	})
 
 	st := p.srv.Status().Nodes[victim].Types["TypedExtensionConfig"]
 	if st.Acked != r.GetVersionInfo() || st.Rejected != "" || st.Error != "" {
