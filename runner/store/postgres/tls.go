@@ -57,9 +57,11 @@ func withSSLMode(dsn, mode string) string {
 	if err != nil {
 		return dsn
 	}
-	q := u.Query()
-	q.Set("sslmode", mode)
-	u.RawQuery = q.Encode()
+	// Appended, not re-encoded: the other parameters stay as written.
+	if u.RawQuery != "" {
+		u.RawQuery += "&"
+	}
+	u.RawQuery += "sslmode=" + mode
 	return u.String()
 }
 
