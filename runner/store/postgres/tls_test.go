@@ -44,6 +44,21 @@ func TestSSLModeDefault(t *testing.T) {
 	}
 }
 
+// TestSSLModeKeepsParameters: adding sslmode leaves the DSN's other
+// parameters as they were.
+func TestSSLModeKeepsParameters(t *testing.T) {
+	cfg, err := parseDSN("postgres://runedge@db.internal/runs?application_name=edge%20one&connect_timeout=3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.ConnConfig.RuntimeParams["application_name"]; got != "edge one" || cfg.ConnConfig.ConnectTimeout.Seconds() != 3 {
+		t.Fatalf("application_name %q, connect timeout %v", got, cfg.ConnConfig.ConnectTimeout)
+	}
+	if cfg.ConnConfig.TLSConfig == nil || cfg.ConnConfig.TLSConfig.InsecureSkipVerify {
+		t.Fatal("not verify-full")
+	}
+}
+
 // TestPlaintextWarned: Open warns, naming the host, when PostgreSQL
 // traffic may cross the network without TLS; a loopback host does not.
 func TestPlaintextWarned(t *testing.T) {
