@@ -32,12 +32,17 @@ func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
 	return runView(r), nil
 }
 
+// uiEventBatches bounds the events the operator page shows of one run: the
+// first stored batches (a few hundred events each), read with a SQL LIMIT
+// however long the stream is.
+const uiEventBatches = 4
+
 func (b uiBackend) RunEvents(ctx context.Context, id string) ([]runner.StoredEvent, error) {
 	h := b.s.runs.History()
 	if h == nil {
 		return nil, nil
 	}
-	return h.Events(ctx, id, -1)
+	return h.Events(ctx, id, -1, uiEventBatches)
 }
 
 func (b uiBackend) Plugins() any { return b.s.Plugins() }
