@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner"
 )
@@ -216,5 +218,42 @@ func TestAdminUploadLimit(t *testing.T) {
 	res, b := h.admin("PUT", "/admin/v1/plugins/translate", "application/wasm", make([]byte, 2000), tokAdmin)
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+}
+
+// TestTrickledGetBodyIsCutOff: GET /v1/responses/{id} honours a JSON body
+// (openai-go sends {"stream":true} there), and reads it under
+// limits.read_body_timeout like any body: a GET that trickles its body
+// does not hold the connection past the limit.
+func TestTrickledGetBodyIsCutOff(t *testing.T) {
+	h := start(t, func(c *config.Config) { c.Limits.ReadBodyTimeout = config.Dur(time.Second) })
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"hello"}`)
+	id := gjson.GetBytes(body(t, res), "id").Str
+	if res.StatusCode != 200 || id == "" {
+		t.Fatalf("create: %d", res.StatusCode)
+	}
+	c := rawRequest(t, h.URL, "GET", "/v1/responses/"+id, tokApp, 1000)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	began := time.Now()
+	got, err := readStatus(t, c, 20*time.Second)
+	el := time.Since(began)
+	if err != nil {
+		t.Fatalf("no reply to a trickled GET body within 20 s: %v", err)
+	}
+	if got.StatusCode != http.StatusRequestTimeout || el > 3*time.Second {
+		t.Fatalf("trickled GET body: status %d after %s; want 408 within the 1 s body limit", got.StatusCode, el)
 	}
 }
