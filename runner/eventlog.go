@@ -28,8 +28,8 @@ type EventLog struct {
 	mu      sync.Mutex
 	n       int           // events appended, kept or not: the next Seq
 	events  []StoredEvent // kept events, in Seq order
-	arena   []byte // current chunk; event data is sliced from it, never moved
-	flushed int    // events[:flushed] are in the store
+	arena   []byte        // current chunk; event data is sliced from it, never moved
+	flushed int           // events[:flushed] are in the store
 	last    time.Time
 	closed  bool
 	wake    chan struct{} // closed on the next append or close; nil if nobody waits
