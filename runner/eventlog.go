@@ -108,15 +108,30 @@ func (l *EventLog) notify() {
 	}
 }
 
-// flush writes the events not yet in the store, as one batch. Only the
-// writer calls it, so batches are written in order.
+// flush writes the events not yet in the store, as one batch (or, past
+// MaxStoredEvents, one per run of consecutive sequence numbers: a stored
+// batch numbers its events from its first). Only the writer calls it, so
+// batches are written in order.
 func (l *EventLog) flush(ctx context.Context) {
+	for l.flushOne(ctx) {
+	}
+}
+
+// flushOne writes the next batch of consecutive events and reports
+// whether there may be more.
+func (l *EventLog) flushOne(ctx context.Context) bool {
 	l.mu.Lock()
 	batch := l.events[l.flushed:len(l.events):len(l.events)]
+	for i := 1; i < len(batch); i++ {
+		if batch[i].Seq != batch[i-1].Seq+1 {
+			batch = batch[:i:i]
+			break
+		}
+	}
 	failed := l.err != nil || l.dropped
 	l.mu.Unlock()
 	if len(batch) == 0 || failed {
-		return
+		return false
 	}
 	err := l.svc.history.AppendEvents(context.WithoutCancel(ctx), l.runID, batch)
 	l.mu.Lock()
@@ -124,15 +139,16 @@ func (l *EventLog) flush(ctx context.Context) {
 	if errors.Is(err, ErrNotFound) {
 		// Deleted (on another host): the store refuses its events.
 		l.dropLocked()
-		return
+		return false
 	}
 	if err != nil {
 		l.err = err
 		l.svc.log.Error("runner: cannot persist stream events", "run_id", l.runID, "err", err)
-		return
+		return false
 	}
 	l.flushed += len(batch)
 	l.last = l.svc.now()
+	return l.flushed < len(l.events)
 }
 
 // Close writes what is left, wakes the readers and forgets the log: from
