@@ -30,7 +30,7 @@ type lookup struct {
 }
 
 func (s *Service) newResolver(tenant string) *resolver {
-	return &resolver{s: s, tenant: tenant, bounds: s.bounds, items: map[string]lookup{}}
+	return &resolver{s: s, tenant: tenant, bounds: s.bounds}
 }
 
 // item reads the stored message id once per request.
@@ -43,6 +43,9 @@ func (r *resolver) item(ctx context.Context, id string) (Item, error) {
 			"the request references more than %d distinct items (limits.history.max_references)", r.bounds.MaxReferences)}
 	}
 	it, err := r.s.history.GetItem(ctx, r.tenant, id)
+	if r.items == nil {
+		r.items = map[string]lookup{}
+	}
 	r.items[id] = lookup{it, err}
 	return it, err
 }
