@@ -35,6 +35,24 @@ func rawRequest(t *testing.T, base, method, path, token string, contentLength in
 	return c
 }
 
+// trickle writes b to c every 300 ms until the returned stop is called.
+func trickle(c net.Conn, b string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(300 * time.Millisecond):
+				if _, err := c.Write([]byte(b)); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 // readStatus reads the response head from c within d.
 func readStatus(t *testing.T, c net.Conn, d time.Duration) (*http.Response, error) {
 	t.Helper()
@@ -124,22 +142,10 @@ func TestTrickledBodyIsCutOff(t *testing.T) {
 		{h.Admin, "PUT", "/admin/v1/plugins/translate", tokAdmin},
 	} {
 		c := rawRequest(t, tc.base, tc.method, tc.path, tc.token, 1000)
-		stop := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(300 * time.Millisecond):
-					if _, err := c.Write([]byte("{")); err != nil {
-						return
-					}
-				}
-			}
-		}()
+		stop := trickle(c, "{")
 		began := time.Now()
 		res, err := readStatus(t, c, 10*time.Second)
-		close(stop)
+		stop()
 		if err != nil {
 			t.Fatalf("%s%s: no reply to a trickled body: %v", tc.base, tc.path, err)
 		}
@@ -233,20 +239,7 @@ func TestTrickledGetBodyIsCutOff(t *testing.T) {
 		t.Fatalf("create: %d", res.StatusCode)
 	}
 	c := rawRequest(t, h.URL, "GET", "/v1/responses/"+id, tokApp, 1000)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(300 * time.Millisecond):
-				if _, err := c.Write([]byte(" ")); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	defer trickle(c, " ")()
 	began := time.Now()
 	got, err := readStatus(t, c, 20*time.Second)
 	el := time.Since(began)
