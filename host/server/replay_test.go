@@ -44,7 +44,18 @@ func TestStreamReplayBounded(t *testing.T) {
 			stored[n-1].Event, runner.DefaultMaxStoredEvents)
 	}
 
+	// The operator page shows the first 2,000 events, read in pages.
+	cookie := h.uiSession()
 	w := watchHeap()
+	ures, ub := h.uiGet("/ui/api/runs/"+run+"/events", cookie)
+	upeak, ualloc := w.done()
+	t.Logf("operator page events of a %d-event run: heap +%.1f MiB, %.1f MiB allocated", last+1, upeak, ualloc)
+	if ures.StatusCode != 200 || len(gjson.GetBytes(ub, "data").Array()) != 2000 || !gjson.GetBytes(ub, "has_more").Bool() || upeak > 16 {
+		t.Errorf("operator page events: %d, %d events, has_more %v, heap +%.1f MiB; want 2000, more, under 16 MiB",
+			ures.StatusCode, len(gjson.GetBytes(ub, "data").Array()), gjson.GetBytes(ub, "has_more").Bool(), upeak)
+	}
+
+	w = watchHeap()
 	began := time.Now()
 	var wg sync.WaitGroup
 	got := make([][]sseEvent, 4)
