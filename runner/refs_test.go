@@ -117,7 +117,24 @@ func TestReferencesResolvedOnceAndStoredAsReferences(t *testing.T) {
 		t.Errorf("a reference to a reference is stored as %+v, want a reference to %s", st, out)
 	}
 
+	// Continuing the second response replays its stored references,
+	// resolved, and what they resolve to counts against the history
+	// budget: 40 KB of resolved references pass 30 KiB.
+	next := responseSpec(runner.Message{Role: "user", Content: "next"})
+	next.Request.PreviousResponseID = "resp_" + strings.TrimPrefix(second.ID, "run_")
+	if _, err := start(next); err != nil {
+		t.Fatalf("continuing a response of references: %v", err)
+	}
+	tight, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: e.store,
+		Agent: agent.New(offline.New(offline.Config{})), Bounds: runner.HistoryBounds{MaxHistoryBytes: 30 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var be *runner.BoundError
+	if _, err := tight.Start(t.Context(), next); !errors.As(err, &be) || be.Param != "previous_response_id" {
+		t.Errorf("replayed references past the history budget: %v, want a BoundError on previous_response_id", err)
+	}
+
 	_, err = start(responseSpec(make65(out)...))
 	if !errors.As(err, &be) || be.Param != "input" || !errors.Is(err, runner.ErrInvalidRequest) {
 		t.Errorf("65 references: %v, want a BoundError on input", err)
