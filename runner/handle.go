@@ -25,6 +25,9 @@ type Handle struct {
 	// final Response object its owner set before Finish.
 	stored, noStore, background bool
 	object                      []byte
+	// deleted: the response was deleted while it ran (DeleteResponse);
+	// its outcome is recorded without output.
+	deleted atomic.Bool
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
@@ -171,7 +174,7 @@ func (h *Handle) finish(res *Result, err error) error {
 		}
 		t.Usage = &u
 	}
-	if h.noStore {
+	if h.noStore || h.deleted.Load() {
 		t.Output = ""
 	}
 	elapsed, firstToken := time.Since(h.begun), time.Duration(h.firstToken.Load())

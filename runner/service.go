@@ -38,6 +38,9 @@ type ServiceConfig struct {
 	CancelWait time.Duration
 	// Observer is told when runs start and end (nil: nobody).
 	Observer Observer
+	// Bounds bound what a request may resolve from the response history
+	// and how many stream events a run keeps (zero fields: defaults).
+	Bounds HistoryBounds
 }
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
@@ -66,6 +69,7 @@ type Service struct {
 	stopRelay  context.CancelFunc
 	cancelWait time.Duration
 	observer   Observer
+	bounds     HistoryBounds
 	// tenantLimit bounds one tenant's runs in flight (0: none); perTenant
 	// counts them (under mu).
 	tenantLimit int
@@ -95,6 +99,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		host:        cfg.HostID,
 		cancelWait:  cfg.CancelWait,
 		observer:    cfg.Observer,
+		bounds:      cfg.Bounds.withDefaults(),
 		tenantLimit: cfg.MaxInFlightPerTenant,
 		perTenant:   map[string]int{},
 		runs:        map[string]*Handle{},

@@ -15,7 +15,12 @@ func startError(ep filters.Endpoint, err error) error {
 	var inf *runner.ItemNotFoundError
 	var te *runner.ToolSchemaError
 	var ur *runner.UnansweredResultError
+	var be *runner.BoundError
 	switch {
+	case errors.As(err, &be):
+		e := apierr.InvalidBody(be.Param, "%s", be.Msg)
+		e.Err = err
+		return e
 	case errors.Is(err, runner.ErrTenantBusy):
 		// The tenant's own share, not the server's: 429, like its rate limit.
 		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,

@@ -76,6 +76,9 @@ type Limits struct {
 	// SSEKeepalive is how often a stream that has nothing to send writes a
 	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
 	SSEKeepalive *Duration `yaml:"sse_keepalive"`
+	// History bounds references, replayed turns, stored stream events and
+	// stream readers (history.go).
+	History History `yaml:"history"`
 }
 
 // Host identifies this runedge process among the hosts sharing a store.

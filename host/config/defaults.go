@@ -74,6 +74,7 @@ func (c *Config) applyDefaults() {
 	if c.Plugins.CallTimeoutPerMiB == (Duration{}) {
 		c.Plugins.CallTimeoutPerMiB = Dur(DefaultCallTimeoutPerMiB)
 	}
+	c.Limits.History.applyDefaults()
 	if c.Limits.MaxAdminBodyBytes == 0 {
 		c.Limits.MaxAdminBodyBytes = DefaultMaxAdminBodyBytes
 	}

@@ -52,6 +52,7 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxBodyBytes < 0 {
 		bad("limits.max_body_bytes", "must be positive")
 	}
+	c.Limits.History.validate(bad)
 	if c.Limits.MaxInFlight < 0 {
 		bad("limits.max_in_flight", "must not be negative")
 	}

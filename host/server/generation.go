@@ -111,7 +111,10 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	withPlugin := func(op func(context.Context, *filters.Exchange, *runtime.Plugin) error) filters.Handler {
 		return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error { return op(ctx, x, rp) })
 	}
-	g.native[getResponse] = builtin.Authenticated(a, withPlugin(s.getResponse))
+	// Its GET body ({"stream":true}, openai-go) is read under the body
+	// deadline, and small.
+	getBody := bodystage.New(4<<10, cfg.Limits.ReadBodyTimeout.Std()).WithGET()
+	g.native[getResponse] = builtin.Authenticated(a, withPlugin(s.getResponse), getBody)
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))

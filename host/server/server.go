@@ -55,6 +55,8 @@ type Server struct {
 	// stream of runs starting and ending.
 	ui     *ui.UI
 	uiRuns *ui.Hub
+	// replays counts each tenant's stream readers (replay.go).
+	replays replayLimit
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins
@@ -87,6 +89,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
 		HostID:               cfg.Host.ID,
+		Bounds: runner.HistoryBounds{MaxReferences: cfg.Limits.History.MaxReferences,
+			MaxReferenceBytes: cfg.Limits.History.MaxReferenceBytes, MaxHistoryBytes: cfg.Limits.History.MaxHistoryBytes,
+			MaxStoredEvents: cfg.Limits.History.MaxStoredEvents},
 	})
 	if err != nil {
 		return nil, err

@@ -199,6 +199,9 @@ func restartOnly(a, b *config.Config) []string {
 		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
 		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
 	}
+	if a.Limits.History != b.Limits.History {
+		out = append(out, "limits.history")
+	}
 	if a.Log != b.Log || a.Metrics != b.Metrics {
 		out = append(out, "log/metrics")
 	}

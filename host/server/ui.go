@@ -32,12 +32,21 @@ func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
 	return runView(r), nil
 }
 
-func (b uiBackend) RunEvents(ctx context.Context, id string) ([]runner.StoredEvent, error) {
+// RunEvents reads the first stored events page by page (replayBatches
+// batches, a SQL LIMIT, per read) until it has max: the operator page's
+// event view costs what it shows, however long the stream.
+func (b uiBackend) RunEvents(ctx context.Context, id string, max int) ([]runner.StoredEvent, error) {
 	h := b.s.runs.History()
-	if h == nil {
-		return nil, nil
+	var out []runner.StoredEvent
+	for after := -1; h != nil && len(out) < max; {
+		evs, err := h.Events(ctx, id, after, replayBatches)
+		if err != nil || len(evs) == 0 {
+			return out, err
+		}
+		out = append(out, evs...)
+		after = evs[len(evs)-1].Seq
 	}
-	return h.Events(ctx, id, -1)
+	return out, nil
 }
 
 func (b uiBackend) Plugins() any { return b.s.Plugins() }

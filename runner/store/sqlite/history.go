@@ -241,13 +241,13 @@ func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item,
 	if err != nil {
 		return nil, fmt.Errorf("items: %w", err)
 	}
-	return scanItems(rows)
+	return scanItems(rows, 0)
 }
 
 // Conversation implements runner.HistoryStore: one recursive query walks
 // the previous_response_id chain back from runID and returns its items
-// oldest turn first.
-func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]runner.Item, error) {
+// oldest turn first; reading stops past maxBytes.
+func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns, maxBytes int) ([]runner.Item, error) {
 	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE chain(run_id, depth) AS (
 			SELECT run_id, 0 FROM responses WHERE run_id = ? AND tenant_id = ? AND deleted = 0
 			UNION ALL
@@ -260,17 +260,23 @@ func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTur
 	if err != nil {
 		return nil, fmt.Errorf("runner/store/sqlite: conversation of %s: %w", runID, err)
 	}
-	return scanItems(rows)
+	return scanItems(rows, maxBytes)
 }
 
-func scanItems(rows *sql.Rows) ([]runner.Item, error) {
+// scanItems reads items until their stored messages pass maxBytes (0: no
+// bound), then stops with runner.ErrHistoryTooLarge.
+func scanItems(rows *sql.Rows, maxBytes int) ([]runner.Item, error) {
 	defer rows.Close()
 	var items []runner.Item
+	var budget runner.ByteBudget
 	for rows.Next() {
 		var it runner.Item
 		var msg string
 		if err := rows.Scan(&it.ID, &it.RunID, &it.Output, &msg); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: items: %w", err)
+		}
+		if err := budget.Spend(len(msg), maxBytes); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(msg), &it.Message); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: item %s: %w", it.ID, err)
@@ -291,7 +297,7 @@ func (s *Store) GetItem(ctx context.Context, tenantID, id string) (runner.Item, 
 	if err != nil {
 		return runner.Item{}, fmt.Errorf("runner/store/sqlite: get item %s: %w", id, err)
 	}
-	items, err := scanItems(rows)
+	items, err := scanItems(rows, 0)
 	if err != nil {
 		return runner.Item{}, err
 	}
@@ -327,26 +333,38 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 
 // AppendEvents implements runner.HistoryStore: the batch is one row
 // (runner.AppendEventFrames), written through the group-commit writer so
-// that concurrent streams' batches share commits.
+// that concurrent streams' batches share commits. A batch of a deleted
+// response is not kept (runner.ErrNotFound): the INSERT takes its row from
+// the undeleted response record, so no read comes first.
 func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
 	if len(batch) == 0 {
 		return nil
 	}
 	frames := runner.AppendEventFrames(nil, batch)
+	kept := true
 	if err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`,
-			runID, batch[0].Seq, batch[len(batch)-1].Seq, frames)
+		res, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
+			SELECT run_id, ?, ?, ? FROM responses WHERE run_id = ? AND deleted = 0`,
+			batch[0].Seq, batch[len(batch)-1].Seq, frames, runID)
+		if err == nil {
+			n, _ := res.RowsAffected()
+			kept = n > 0
+		}
 		return err
 	}); err != nil {
 		return fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 	}
+	if !kept {
+		return notFound("response of run", runID)
+	}
 	return nil
 }
 
-// Events implements runner.HistoryStore.
-func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.StoredEvent, error) {
+// Events implements runner.HistoryStore: the SQL LIMIT bounds what one
+// call reads, whatever the stream's length.
+func (s *Store) Events(ctx context.Context, runID string, after, batches int) ([]runner.StoredEvent, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT first_seq, frames FROM run_events
-		WHERE run_id = ? AND last_seq > ? ORDER BY first_seq`, runID, after)
+		WHERE run_id = ? AND last_seq > ? ORDER BY first_seq LIMIT ?`, runID, after, max(batches, 1))
 	if err != nil {
 		return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 	}
@@ -358,14 +376,8 @@ func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.S
 		if err := rows.Scan(&first, &frames); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 		}
-		evs, err := runner.ParseEventFrames(first, frames)
-		if err != nil {
+		if out, err = runner.AppendEventsAfter(out, first, frames, after); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
-		}
-		for _, ev := range evs {
-			if ev.Seq > after {
-				out = append(out, ev)
-			}
 		}
 	}
 	return out, rows.Err()

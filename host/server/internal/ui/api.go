@@ -99,7 +99,7 @@ func (u *UI) runEvents(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, err)
 		return
 	}
-	evs, err := u.cfg.Backend.RunEvents(r.Context(), id)
+	evs, err := u.cfg.Backend.RunEvents(r.Context(), id, maxEvents+1)
 	if err != nil {
 		u.fail(w, err)
 		return

@@ -30,8 +30,10 @@ type Backend interface {
 	// Run returns the run object with its input and output; an unknown id
 	// is runner.ErrNotFound.
 	Run(ctx context.Context, id string) (any, error)
-	// RunEvents returns the run's stored stream events.
-	RunEvents(ctx context.Context, id string) ([]runner.StoredEvent, error)
+	// RunEvents returns the run's first stored stream events: at least
+	// max when it has that many, and not much more (the store is read in
+	// pages with a SQL LIMIT, whatever the stream's length).
+	RunEvents(ctx context.Context, id string, max int) ([]runner.StoredEvent, error)
 	// Plugins and Swaps are the plugins each stage runs and the recent
 	// swaps, as JSON-ready values.
 	Plugins() any
