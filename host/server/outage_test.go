@@ -84,17 +84,29 @@ func storeRoutes(ids outageIDs) [][2]string {
 			out = append(out, [2]string{m.Method, strings.ReplaceAll(r.Pattern, "{id}", id)})
 		}
 	}
-	return out
+	// And the variants that read or write the store differently: streamed
+	// (the error comes before the stream starts), a continued response,
+	// a stream resumed.
+	return append(out,
+		[2]string{"POST", "/v1/chat/completions#" + `{"model":"service","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+		[2]string{"POST", "/v1/responses#" + `{"model":"service","stream":true,"input":"hi"}`},
+		[2]string{"POST", "/v1/responses#" + `{"model":"service","input":"and then?","previous_response_id":"` + ids.response + `"}`},
+		[2]string{"GET", "/v1/responses/" + ids.response + "?stream=true"})
 }
 
-func outageBody(path string) string {
+// outageBody is the body of a request of storeRoutes: after '#' in its
+// path, else the endpoint's plain request.
+func outageBody(path string) (string, string) {
+	if p, b, ok := strings.Cut(path, "#"); ok {
+		return p, b
+	}
 	switch path {
 	case "/v1/chat/completions":
-		return chatBody
+		return path, chatBody
 	case "/v1/responses":
-		return `{"model":"service","input":"during the outage"}`
+		return path, `{"model":"service","input":"during the outage"}`
 	}
-	return ""
+	return path, ""
 }
 
 func wantOutage(t *testing.T, h *harness, ids outageIDs) {
@@ -104,7 +116,8 @@ func wantOutage(t *testing.T, h *harness, ids outageIDs) {
 		wg.Add(1)
 		go func() { // in parallel: each waits out the store's own timeouts
 			defer wg.Done()
-			res := h.do(rq[0], rq[1], outageBody(rq[1]))
+			path, reqBody := outageBody(rq[1])
+			res := h.do(rq[0], path, reqBody)
 			b := body(t, res)
 			if res.StatusCode != 503 || gjson.GetBytes(b, "error.code").Str != "unavailable" ||
 				gjson.GetBytes(b, "error.type").Str != "api_error" || res.Header.Get("Retry-After") == "" {
