@@ -44,6 +44,8 @@ run: build
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 vet:
+	$(GO) mod tidy -diff
+	@! $(GO) list -deps -test ./runner/... | grep '/runedge/host' || { echo "runner imports host (imports flow one way: host -> filters -> runner)"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...

@@ -200,6 +200,9 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 		return nil, "", err
 	}
 	prev, err := s.store.GetRun(ctx, spec.TenantID, prevRun)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, "", err // the store failed: not the client's mistake
+	}
 	if err != nil || prev.TenantID != spec.TenantID {
 		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
 	}

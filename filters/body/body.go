@@ -77,7 +77,7 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		x.Reply.Header().Set("Connection", "close")
-		return nil, apierr.New(http.StatusRequestTimeout, apierr.TypeInvalidRequest, "request_timeout",
+		return nil, apierr.New(http.StatusRequestTimeout, apierr.TypeInvalidRequest, apierr.CodeRequestTimeout,
 			"the request body was not received within "+b.timeout.String())
 	case err != nil:
 		return nil, apierr.InvalidBody("", "reading the request body failed")

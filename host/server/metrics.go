@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -71,7 +72,7 @@ func newMetrics(tenantLabel bool) *metrics {
 		}, []string{"stage", "result"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runedge_http_requests_total",
-			Help: "HTTP requests answered, by endpoint (chat.completions, responses, models, runner, unknown), method and status.",
+			Help: "HTTP requests answered, by endpoint (the route table's labels, internal/httproute; unknown for no route), method and status.",
 		}, withTenant("endpoint", "method", "status")),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gen_ai_server_request_duration_seconds",
@@ -136,7 +137,7 @@ func (m *metrics) request(endpoint, method string, status int, tenant string, d 
 	} else {
 		m.requests.WithLabelValues(endpoint, method, code).Inc()
 	}
-	if endpoint == endpointChat || endpoint == endpointResponses {
+	if endpoint == httproute.LabelChat || endpoint == httproute.LabelResponses {
 		m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
 	}
 }

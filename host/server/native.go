@@ -12,20 +12,6 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// nativeOp names an operation of the native run API.
-type nativeOp int
-
-const (
-	listRuns nativeOp = iota
-	getRun
-	cancelRun
-	runEvents
-	getResponse
-	deleteResponse
-	cancelResponse
-	listInputItems
-)
-
 // scope is what the caller may see: its own tenant, or all with an admin
 // token.
 func scope(x *filters.Exchange) runner.Scope {

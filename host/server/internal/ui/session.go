@@ -132,7 +132,7 @@ func (u *UI) current(r *http.Request) (session, bool) {
 	return sess, true
 }
 
-var errNoSession = apierr.New(http.StatusUnauthorized, apierr.TypeAuthentication, "not_logged_in",
+var errNoSession = apierr.New(http.StatusUnauthorized, apierr.TypeAuthentication, apierr.CodeNotLoggedIn,
 	"log in to the operator page first (POST /ui/login)")
 
 // requireSession answers 401 in the OpenAI error shape without a session.

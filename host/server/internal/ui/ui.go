@@ -141,7 +141,7 @@ func writeError(w http.ResponseWriter, e *apierr.Error) {
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeError(w, apierr.New(http.StatusInternalServerError, apierr.TypeServer, "server_error", "encoding the reply failed"))
+		writeError(w, apierr.New(http.StatusInternalServerError, apierr.TypeServer, apierr.CodeInternal, "encoding the reply failed"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
