@@ -25,6 +25,7 @@ type Handle struct {
 	// final Response object its owner set before Finish.
 	stored, noStore, background bool
 	object                      []byte
+	token                       string // StartSpec.Token, for the per-token bound
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline

@@ -21,6 +21,13 @@ func startError(ep filters.Endpoint, err error) error {
 		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
 			Code: apierr.CodeRateLimited, RetryAfter: 1, Err: err,
 			Message: "this tenant has as many runs in flight as it may (limits.max_in_flight_per_tenant); retry when one ends"}
+	case errors.Is(err, runner.ErrTokenBusy):
+		// The token's own share, whatever tenants it names: 429 too.
+		return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
+			Code: apierr.CodeRateLimited, RetryAfter: 1, Err: err,
+			Message: "this token has as many runs in flight as it may (limits.max_in_flight_per_token); retry when one ends"}
+	case errors.Is(err, runner.ErrBackgroundBusy):
+		return apierr.Unavailable("runedge is at its limit of background runs in flight (limits.max_background); retry shortly", 1, err)
 	case errors.As(err, &inf):
 		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeItemNotFound,
 			fmt.Sprintf("input[%d] references item %q, which does not exist", inf.Index, inf.ID))

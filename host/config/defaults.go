@@ -23,6 +23,16 @@ const (
 	DefaultStoreDir     = "data/plugins"
 	DefaultStreamWindow = 20 * time.Millisecond
 
+	// Runs in flight: on the whole host, per tenant and per token (half
+	// of the host each, so that no one tenant or token can take every
+	// slot), and background runs, which hold memory with no client
+	// connected (about one request body each while their provider call
+	// lasts).
+	DefaultMaxInFlight          = 512
+	DefaultMaxInFlightPerTenant = 256
+	DefaultMaxInFlightPerToken  = 256
+	DefaultMaxBackground        = 32
+
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadBodyTimeout   = 30 * time.Second
@@ -55,6 +65,15 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&c.Limits.MaxInFlight, DefaultMaxInFlight}, {&c.Limits.MaxInFlightPerTenant, DefaultMaxInFlightPerTenant},
+		{&c.Limits.MaxInFlightPerToken, DefaultMaxInFlightPerToken}, {&c.Limits.MaxBackground, DefaultMaxBackground}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
 	}
 	if c.Limits.RunTimeout == (Duration{}) {
 		c.Limits.RunTimeout = Dur(DefaultRunTimeout)

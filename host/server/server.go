@@ -86,6 +86,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
+		MaxInFlightPerToken:  cfg.Limits.MaxInFlightPerToken,
+		MaxBackground:        cfg.Limits.MaxBackground,
 		HostID:               cfg.Host.ID,
 	})
 	if err != nil {

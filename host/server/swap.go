@@ -65,6 +65,7 @@ func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
 	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
 	next.Limits.MaxInFlightPerTenant, next.Limits.ReadHeaderTimeout = cur.Limits.MaxInFlightPerTenant, cur.Limits.ReadHeaderTimeout
+	next.Limits.MaxInFlightPerToken, next.Limits.MaxBackground = cur.Limits.MaxInFlightPerToken, cur.Limits.MaxBackground
 	next.Log, next.Metrics = cur.Log, cur.Metrics
 	return s.rebuild(ctx, &next, "reload")
 }
@@ -198,6 +199,9 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Limits.RunTimeout != b.Limits.RunTimeout || a.Limits.MaxInFlight != b.Limits.MaxInFlight ||
 		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
 		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
+	}
+	if a.Limits.MaxInFlightPerToken != b.Limits.MaxInFlightPerToken || a.Limits.MaxBackground != b.Limits.MaxBackground {
+		out = append(out, "limits.max_in_flight_per_token/max_background")
 	}
 	if a.Log != b.Log || a.Metrics != b.Metrics {
 		out = append(out, "log/metrics")
