@@ -64,11 +64,11 @@ type Limits struct {
 	TenantRatePerSecond float64 `yaml:"tenant_rate_per_second"`
 	TenantBurst         int     `yaml:"tenant_burst"`
 	// MaxInFlightPerTenant bounds one tenant's runs in flight, so that
-	// it cannot take every max_in_flight slot (0: the default).
+	// it cannot take every max_in_flight slot (0: half of max_in_flight).
 	MaxInFlightPerTenant int `yaml:"max_in_flight_per_tenant"`
 	// MaxInFlightPerToken bounds the runs in flight of one token, whatever
 	// tenants it names: an unbound token cannot escape the tenant bound
-	// by naming a fresh tenant for each run (0: the default).
+	// by naming a fresh tenant for each run (0: half of max_in_flight).
 	MaxInFlightPerToken int `yaml:"max_in_flight_per_token"`
 	// MaxBackground bounds the background runs in flight on this host
 	// (responses with background: true), which hold memory with no

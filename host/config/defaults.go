@@ -23,15 +23,14 @@ const (
 	DefaultStoreDir     = "data/plugins"
 	DefaultStreamWindow = 20 * time.Millisecond
 
-	// Runs in flight: on the whole host, per tenant and per token (half
-	// of the host each, so that no one tenant or token can take every
-	// slot), and background runs, which hold memory with no client
-	// connected (about one request body each while their provider call
-	// lasts).
-	DefaultMaxInFlight          = 512
-	DefaultMaxInFlightPerTenant = 256
-	DefaultMaxInFlightPerToken  = 256
-	DefaultMaxBackground        = 32
+	// DefaultMaxInFlight bounds the runs in flight on a host; a tenant and
+	// a token may each have half of it by default (limits.max_in_flight_per_*
+	// unset), so that no one tenant or token takes every slot.
+	DefaultMaxInFlight = 512
+	// DefaultMaxBackground bounds background runs, which hold memory with
+	// no client connected (about one request body each while their
+	// provider call lasts).
+	DefaultMaxBackground = 32
 
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
@@ -66,14 +65,18 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	for _, d := range []struct {
-		v   *int
-		def int
-	}{{&c.Limits.MaxInFlight, DefaultMaxInFlight}, {&c.Limits.MaxInFlightPerTenant, DefaultMaxInFlightPerTenant},
-		{&c.Limits.MaxInFlightPerToken, DefaultMaxInFlightPerToken}, {&c.Limits.MaxBackground, DefaultMaxBackground}} {
-		if *d.v == 0 {
-			*d.v = d.def
-		}
+	if c.Limits.MaxInFlight == 0 {
+		c.Limits.MaxInFlight = DefaultMaxInFlight
+	}
+	half := max(1, c.Limits.MaxInFlight/2)
+	if c.Limits.MaxInFlightPerTenant == 0 {
+		c.Limits.MaxInFlightPerTenant = half
+	}
+	if c.Limits.MaxInFlightPerToken == 0 {
+		c.Limits.MaxInFlightPerToken = half
+	}
+	if c.Limits.MaxBackground == 0 {
+		c.Limits.MaxBackground = DefaultMaxBackground
 	}
 	if c.Limits.RunTimeout == (Duration{}) {
 		c.Limits.RunTimeout = Dur(DefaultRunTimeout)

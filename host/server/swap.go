@@ -41,6 +41,9 @@ func (s *Server) install(g *generation) {
 	if old.active.Load() == 0 {
 		old.close(s.closeCtx)
 	}
+	if s.ui != nil {
+		s.ui.Revalidate() // a token removed or rotated ends its sessions now
+	}
 }
 
 // Reload builds a generation from cfg and swaps it in. Plugins whose files

@@ -57,14 +57,14 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.renderLogin(w, http.StatusBadRequest, "The login form could not be read.")
 		return
 	}
-	name, ok := u.cfg.Backend.AdminToken(r.PostForm.Get("token"))
+	name, hash, ok := u.cfg.Backend.AdminToken(r.PostForm.Get("token"))
 	if !ok {
 		u.throttle.failed(ip)
 		u.cfg.Log.Warn("operator page: login refused", "remote", r.RemoteAddr)
 		u.renderLogin(w, http.StatusUnauthorized, "That is not an admin token.")
 		return
 	}
-	id, expires := u.sessions.open(name)
+	id, expires := u.sessions.open(name, hash)
 	u.setCookie(w, r, id, expires)
 	u.cfg.Log.Info("operator page: logged in", "token", name, "remote", r.RemoteAddr)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)

@@ -11,6 +11,7 @@ package ui
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
 	"encoding/json"
 	"log/slog"
@@ -37,11 +38,12 @@ type Backend interface {
 	Plugins() any
 	Swaps() any
 	// AdminToken reports whether secret is a configured admin token, and
-	// its name (compared in constant time).
-	AdminToken(secret string) (name string, ok bool)
-	// AdminTokenNamed reports whether a token of that name is still
-	// configured and marked admin: a session ends when its token goes.
-	AdminTokenNamed(name string) bool
+	// its name and configured hash (compared in constant time).
+	AdminToken(secret string) (name string, hash [sha256.Size]byte, ok bool)
+	// AdminTokenValid reports whether the token of that name is still
+	// configured, marked admin, with that hash: a session ends when its
+	// token goes or is rotated.
+	AdminTokenValid(name string, hash [sha256.Size]byte) bool
 }
 
 // Config configures the page.
