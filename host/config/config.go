@@ -185,6 +185,11 @@ type AdminUI struct {
 	SecureCookie bool `yaml:"secure_cookie"`
 	// SessionTTL is how long a login lasts (default 8h).
 	SessionTTL Duration `yaml:"session_ttl"`
+	// TrustedProxies are the addresses (CIDR, or a single IP) of proxies
+	// in front of the admin listener whose X-Forwarded-For is believed:
+	// the login throttle then counts the client address they name. From
+	// any other peer the header is ignored. Default: none.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

@@ -196,7 +196,7 @@ func restartOnly(a, b *config.Config) []string {
 	if !reflect.DeepEqual(a.Plugins, b.Plugins) { // it holds slices (origins)
 		out = append(out, "plugins")
 	}
-	if a.Admin != b.Admin {
+	if !reflect.DeepEqual(a.Admin, b.Admin) { // it holds a slice (admin.ui.trusted_proxies)
 		out = append(out, "admin")
 	}
 	if a.Limits.RunTimeout != b.Limits.RunTimeout || a.Limits.MaxInFlight != b.Limits.MaxInFlight ||

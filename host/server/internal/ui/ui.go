@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +55,10 @@ type Config struct {
 	// terminator in front); over TLS it always is.
 	SecureCookie bool
 	SessionTTL   time.Duration
-	Log          *slog.Logger
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client address the login throttle counts (admin.ui.trusted_proxies).
+	TrustedProxies []netip.Prefix
+	Log            *slog.Logger
 }
 
 // UI serves the page. It is also the runner.Observer that feeds the live
