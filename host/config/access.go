@@ -38,4 +38,39 @@ func (c *Config) validateAccess(bad func(field, format string, args ...any)) {
 			bad(fmt.Sprintf("admin.ui.trusted_proxies[%d]", i), "%q is not an address or CIDR prefix (e.g. 10.0.0.0/8, 192.0.2.7)", s)
 		}
 	}
+	for i, t := range c.Metrics.Tenants {
+		if !tenantRE.MatchString(t) {
+			bad(fmt.Sprintf("metrics.tenants[%d]", i), "%q is not a tenant id (letters, digits, . _ : -)", t)
+		}
+	}
+	if c.Metrics.MaxTenantLabels < 0 {
+		bad("metrics.max_tenant_labels", "must not be negative (0 or absent: %d)", DefaultMaxTenantLabels)
+	}
+}
+
+// LabelledTenants are the tenants that keep their own value of the
+// metrics' tenant label, at most metrics.max_tenant_labels of them:
+// metrics.tenants, then the tenants tokens are bound to (in file order),
+// then actors.default_tenant.
+func (c *Config) LabelledTenants() []string {
+	limit := c.Metrics.MaxTenantLabels
+	if limit == 0 {
+		limit = DefaultMaxTenantLabels
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(t string) {
+		if t != "" && !seen[t] && len(out) < limit {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, t := range c.Metrics.Tenants {
+		add(t)
+	}
+	for _, t := range c.Tokens {
+		add(t.Tenant)
+	}
+	add(c.Actors.DefaultTenant)
+	return out
 }

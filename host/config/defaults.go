@@ -78,6 +78,9 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxBackground == 0 {
 		c.Limits.MaxBackground = DefaultMaxBackground
 	}
+	if c.Metrics.MaxTenantLabels == 0 {
+		c.Metrics.MaxTenantLabels = DefaultMaxTenantLabels
+	}
 	if c.Limits.RunTimeout == (Duration{}) {
 		c.Limits.RunTimeout = Dur(DefaultRunTimeout)
 	}

@@ -33,6 +33,7 @@ func (s *Server) release(g *generation) {
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
 	s.limits.Configure(rates(g.cfg))
+	s.metrics.setTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)
 	if old == nil {
 		return
@@ -206,7 +207,7 @@ func restartOnly(a, b *config.Config) []string {
 	if a.Limits.MaxInFlightPerToken != b.Limits.MaxInFlightPerToken || a.Limits.MaxBackground != b.Limits.MaxBackground {
 		out = append(out, "limits.max_in_flight_per_token/max_background")
 	}
-	if a.Log != b.Log || a.Metrics != b.Metrics {
+	if a.Log != b.Log || !reflect.DeepEqual(a.Metrics, b.Metrics) {
 		out = append(out, "log/metrics")
 	}
 	return out
