@@ -98,7 +98,7 @@ bench: plugins
 # same load; the load on core 0, the targets on core 1 (when there are two).
 # Starts and stops its own PostgreSQL, on the load's core: a fleet's
 # database is another machine, so it must not take the core runedge is
-# measured on (README "At the edge"). BENCH_EDGE_FLAGS e.g. -duration 5s.
+# measured on (docs/performance.md). BENCH_EDGE_FLAGS e.g. -duration 5s.
 BENCH_EDGE_FLAGS ?=
 bench-edge: plugins bin/runedge bin/bench-edge
 	@pin=$$( [ $$(nproc) -ge 2 ] && command -v taskset >/dev/null && echo "taskset -c 0" ) ; \

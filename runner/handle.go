@@ -208,6 +208,12 @@ func (h *Handle) finish(res *Result, err error) error {
 	h.svc.observer.RunFinished(h.ended(t, elapsed, firstToken))
 	// No Logger.With here: it formats its attributes at once (about 10 µs
 	// per run with the text handler), even for a debug line that is off.
+	var de *DetailError
+	if errors.As(err, &de) && de.Detail != "" {
+		// The words the client did not get: the operator finds them by the
+		// run id the client quotes.
+		h.svc.log.Warn("runner: run failed", "run_id", h.run.ID, "reason", o.reason, "err", de.Err, "detail", de.Detail)
+	}
 	if werr != nil {
 		h.svc.log.Error("runner: cannot record run outcome",
 			"run_id", h.run.ID, "status", o.status, "reason", o.reason, "err", werr)

@@ -184,9 +184,11 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 }
 
 // traceID is the trace id of the span ctx carries (the request's, when
-// the host traces), "" without one.
+// the host traces), "" without one or when it is not sampled: a trace
+// that is not exported leads nowhere, and an unsampled id may be one a
+// client chose.
 func traceID(ctx context.Context) string {
-	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
 		return sc.TraceID().String()
 	}
 	return ""

@@ -19,7 +19,7 @@ func configCmd(args []string, env Env) error {
 	if *path == "" {
 		return errors.New("--config is required")
 	}
-	if _, err := loadConfig(*path); err != nil {
+	if _, err := loadConfig(*path, env); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: ok\n", *path)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Default values; documented in README.md.
+// Default values; documented in docs/configuration.md (TestConfigurationDocumented).
 const (
 	DefaultListen        = "127.0.0.1:8080"
 	DefaultMaxBodyBytes  = 1 << 20
@@ -38,7 +38,7 @@ const (
 	DefaultMaxAdminBodyBytes = 64 << 20
 	// DefaultCallTimeoutPerMiB: mapping 1 MiB of 34,000 small messages
 	// took up to 1.1 s end to end on a 2-core machine at load average 24
-	// (RATIONALE.md, "Plugin budget and input size").
+	// (RATIONALE.md, "The time budget: a step counter").
 	DefaultCallTimeoutPerMiB = 2 * time.Second
 	DefaultCommitWindow      = 0 // see runner/store/sqlite.DefaultCommitWindow
 	DefaultCommitBatch       = 128
