@@ -28,6 +28,7 @@ type Handle struct {
 	// deleted: the response was deleted while it ran (DeleteResponse);
 	// its outcome is recorded without output.
 	deleted atomic.Bool
+	token   string // StartSpec.Token, for the per-token bound
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline

@@ -37,6 +37,11 @@ var outcomes = []outcome{
 	// The tenant's own share, not the server's: 429, like its rate limit.
 	{runner.ErrTenantBusy, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1,
 		"this tenant has as many runs in flight as it may (limits.max_in_flight_per_tenant); retry when one ends"},
+	// The token's own share, whatever tenants it names: 429 too.
+	{runner.ErrTokenBusy, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1,
+		"this token has as many runs in flight as it may (limits.max_in_flight_per_token); retry when one ends"},
+	{runner.ErrBackgroundBusy, http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, 1,
+		"runedge is at its limit of background runs in flight (limits.max_background); retry shortly"},
 	{runner.ErrRateLimited, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1, ""},
 	{runner.ErrProvider, http.StatusBadGateway, TypeAPI, CodeProviderError, 0, ""},
 	{runner.ErrTimeout, http.StatusGatewayTimeout, TypeAPI, CodeTimeout, 0, ""},

@@ -23,6 +23,15 @@ const (
 	DefaultStoreDir     = "data/plugins"
 	DefaultStreamWindow = 20 * time.Millisecond
 
+	// DefaultMaxInFlight bounds the runs in flight on a host; a tenant and
+	// a token may each have half of it by default (limits.max_in_flight_per_*
+	// unset), so that no one tenant or token takes every slot.
+	DefaultMaxInFlight = 512
+	// DefaultMaxBackground bounds background runs, which hold memory with
+	// no client connected (about one request body each while their
+	// provider call lasts).
+	DefaultMaxBackground = 32
+
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadBodyTimeout   = 30 * time.Second
@@ -55,6 +64,22 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Limits.MaxInFlight == 0 {
+		c.Limits.MaxInFlight = DefaultMaxInFlight
+	}
+	half := max(1, c.Limits.MaxInFlight/2)
+	if c.Limits.MaxInFlightPerTenant == 0 {
+		c.Limits.MaxInFlightPerTenant = half
+	}
+	if c.Limits.MaxInFlightPerToken == 0 {
+		c.Limits.MaxInFlightPerToken = half
+	}
+	if c.Limits.MaxBackground == 0 {
+		c.Limits.MaxBackground = DefaultMaxBackground
+	}
+	if c.Metrics.MaxTenantLabels == 0 {
+		c.Metrics.MaxTenantLabels = DefaultMaxTenantLabels
 	}
 	if c.Limits.RunTimeout == (Duration{}) {
 		c.Limits.RunTimeout = Dur(DefaultRunTimeout)

@@ -26,8 +26,10 @@ var RestartOnly = []Setting{
 	{"limits.run_timeout", func(c *Config) any { return &c.Limits.RunTimeout }},
 	{"limits.max_in_flight", func(c *Config) any { return &c.Limits.MaxInFlight }},
 	{"limits.max_in_flight_per_tenant", func(c *Config) any { return &c.Limits.MaxInFlightPerTenant }},
+	{"limits.max_in_flight_per_token", func(c *Config) any { return &c.Limits.MaxInFlightPerToken }},
+	{"limits.max_background", func(c *Config) any { return &c.Limits.MaxBackground }},
 	{"limits.shutdown_grace", func(c *Config) any { return &c.Limits.ShutdownGrace }},
-	{"limits.history", func(c *Config) any { return &c.Limits.History }}, // the run service's bounds
+	{"limits.history", func(c *Config) any { return &c.Limits.History }},                       // the run service's bounds
 	{"limits.read_header_timeout", func(c *Config) any { return &c.Limits.ReadHeaderTimeout }}, // the listeners' header deadline
 	{"log", func(c *Config) any { return &c.Log }},
 	{"metrics", func(c *Config) any { return &c.Metrics }},

@@ -32,6 +32,7 @@ func (s *Server) release(g *generation) {
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
 	s.limits.Configure(rates(g.cfg))
+	s.metrics.setTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)
 	if old == nil {
 		return
@@ -39,6 +40,9 @@ func (s *Server) install(g *generation) {
 	old.retired.Store(true)
 	if old.active.Load() == 0 {
 		old.close(s.closeCtx)
+	}
+	if s.ui != nil {
+		s.ui.Revalidate() // a token removed or rotated ends its sessions now
 	}
 }
 

@@ -11,10 +11,12 @@ package ui
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,11 +41,12 @@ type Backend interface {
 	Plugins() any
 	Swaps() any
 	// AdminToken reports whether secret is a configured admin token, and
-	// its name (compared in constant time).
-	AdminToken(secret string) (name string, ok bool)
-	// AdminTokenNamed reports whether a token of that name is still
-	// configured and marked admin: a session ends when its token goes.
-	AdminTokenNamed(name string) bool
+	// its name and configured hash (compared in constant time).
+	AdminToken(secret string) (name string, hash [sha256.Size]byte, ok bool)
+	// AdminTokenValid reports whether the token of that name is still
+	// configured, marked admin, with that hash: a session ends when its
+	// token goes or is rotated.
+	AdminTokenValid(name string, hash [sha256.Size]byte) bool
 }
 
 // Config configures the page.
@@ -54,7 +57,10 @@ type Config struct {
 	// terminator in front); over TLS it always is.
 	SecureCookie bool
 	SessionTTL   time.Duration
-	Log          *slog.Logger
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client address the login throttle counts (admin.ui.trusted_proxies).
+	TrustedProxies []netip.Prefix
+	Log            *slog.Logger
 }
 
 // UI serves the page. It is also the runner.Observer that feeds the live
