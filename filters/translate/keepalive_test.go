@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -18,37 +19,45 @@ func TestKeepaliveOnIdleStream(t *testing.T) {
 	const every = 20 * time.Millisecond
 	for _, c := range []struct {
 		ep    filters.Endpoint
-		first string // the frame the stream starts with
-	}{{filters.ChatCompletions, ""}, {filters.Responses, "response.created"}} {
+		first string   // the frame the stream starts with
+		rest  []string // the frames after the comments
+	}{
+		{filters.ChatCompletions, "", []string{"", "", ""}}, // delta, finish, [DONE]
+		{filters.Responses, "response.created", []string{"response.output_item.added", "response.content_part.added",
+			"response.output_text.delta", "response.output_text.done", "response.content_part.done",
+			"response.output_item.done", "response.completed"}},
+	} {
 		for _, keepalive := range []time.Duration{every, 0} {
-			agent := &filtertest.Agent{Gap: 8 * every, Events: filtertest.Deltas("hi"),
-				Result: runner.Result{Text: "hi", FinishReason: "stop"}}
-			e := newEnv(t, agent, envConfig{keepalive: keepalive})
-			_, rec, err := e.do(t, t.Context(), request{ep: c.ep, stream: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := names(filtertest.SSE(t, rec.Body.String()))
-			comments := 0
-			for _, n := range got {
-				if n == ": keepalive" {
-					comments++
+			t.Run(fmt.Sprintf("%s/%s", c.ep, keepalive), func(t *testing.T) {
+				t.Parallel()
+				agent := &filtertest.Agent{Gap: 8 * every, Events: filtertest.Deltas("hi"),
+					Result: runner.Result{Text: "hi", FinishReason: "stop"}}
+				e := newEnv(t, agent, envConfig{keepalive: keepalive})
+				_, rec, err := e.do(t, t.Context(), request{ep: c.ep, stream: true})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if keepalive == 0 {
-				if comments != 0 {
-					t.Errorf("%s without keepalive: %q", c.ep, got)
+				got := names(filtertest.SSE(t, rec.Body.String()))
+				comments := 0
+				for _, n := range got {
+					if n == ": keepalive" {
+						comments++
+					}
 				}
-				continue
-			}
-			// 8 intervals of silence: a beat after 1 to 1.5 intervals each.
-			if comments < 2 || got[0] != c.first || got[1] != ": keepalive" {
-				t.Errorf("%s: frames %q, want the stream started, then keepalive comments", c.ep, got)
-			}
-			rest := slices.DeleteFunc(slices.Clone(got), func(n string) bool { return n == ": keepalive" })
-			if last := got[len(got)-1]; last == ": keepalive" || len(rest)+comments != len(got) {
-				t.Errorf("%s: frames %q", c.ep, got)
-			}
+				if keepalive == 0 {
+					if comments != 0 {
+						t.Errorf("%s without keepalive: %q", c.ep, got)
+					}
+					return
+				}
+				// 8 intervals of silence: a beat after 1 to 1.5 intervals each.
+				if comments < 2 || got[0] != c.first || got[1] != ": keepalive" {
+					t.Errorf("%s: frames %q, want the stream started, then keepalive comments", c.ep, got)
+				}
+				if rest := got[1+comments:]; !slices.Equal(rest, c.rest) {
+					t.Errorf("%s: frames %q, want the answer whole after the comments", c.ep, got)
+				}
+			})
 		}
 	}
 }
