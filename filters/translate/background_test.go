@@ -18,30 +18,7 @@ import (
 // its goroutine records the end with the final object.
 func TestBackgroundDetaches(t *testing.T) {
 	gate := make(chan struct{})
-	started := make(chan runner.Request, 1)
-	agent := &filtertest.Agent{Gate: gate, Started: started, Result: runner.Result{Text: "later", FinishReason: "stop"}}
-	e := newEnv(t, agent, envConfig{})
-	ctx, leave := context.WithCancel(t.Context())
-	_, rec, err := e.do(t, ctx, request{ep: filters.Responses, background: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-started
-	id := runID(t, rec)
-	if rec.Code != 200 || gjson.Get(rec.Body.String(), "status").Str != "in_progress" {
-		t.Fatalf("reply %d %s, want 200 and the in_progress Response", rec.Code, rec.Body)
-	}
-	// The client goes away: the run does not notice.
-	leave()
-	time.Sleep(50 * time.Millisecond)
-	if r := e.runs.Get(t, id); r.Status != runner.StatusRunning {
-		t.Fatalf("run %s after its handler returned and its client left, want running", r.Status)
-	}
-	select {
-	case r := <-e.runs.Ended:
-		t.Fatalf("run ended before its agent did: %s/%s", r.Status, r.StatusReason)
-	default:
-	}
+	e, id := startBackground(t, &filtertest.Agent{Gate: gate, Result: runner.Result{Text: "later", FinishReason: "stop"}})
 	close(gate)
 	e.wantEnded(t, id, runner.StatusCompleted, "")
 	calls := e.plugin.Calls(runtime.MapResult)
@@ -57,10 +34,13 @@ func TestBackgroundDetaches(t *testing.T) {
 	}
 }
 
-// Only the cancel path ends a background run early.
-func TestBackgroundCancelledByCancelOnly(t *testing.T) {
+// startBackground sends a background response whose agent waits on its
+// gate: the reply is the in-progress Response at once, and the run is
+// still running after the handler returned and its client went away.
+func startBackground(t *testing.T, agent *filtertest.Agent) (*env, string) {
+	t.Helper()
 	started := make(chan runner.Request, 1)
-	agent := &filtertest.Agent{Gate: make(chan struct{}), Started: started}
+	agent.Started = started
 	e := newEnv(t, agent, envConfig{})
 	ctx, leave := context.WithCancel(t.Context())
 	_, rec, err := e.do(t, ctx, request{ep: filters.Responses, background: true})
@@ -68,12 +48,27 @@ func TestBackgroundCancelledByCancelOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	leave()
 	id := runID(t, rec)
-	time.Sleep(30 * time.Millisecond)
-	if r := e.runs.Get(t, id); r.Status != runner.StatusRunning {
-		t.Fatalf("run %s/%s before the cancel, want running", r.Status, r.StatusReason)
+	if rec.Code != 200 || gjson.Get(rec.Body.String(), "status").Str != "in_progress" {
+		t.Fatalf("reply %d %s, want 200 and the in_progress Response", rec.Code, rec.Body)
 	}
+	// The client goes away: the run does not notice.
+	leave()
+	time.Sleep(50 * time.Millisecond)
+	if r := e.runs.Get(t, id); r.Status != runner.StatusRunning {
+		t.Fatalf("run %s/%s after its handler returned and its client left, want running", r.Status, r.StatusReason)
+	}
+	select {
+	case r := <-e.runs.Ended:
+		t.Fatalf("run ended before its agent did: %s/%s", r.Status, r.StatusReason)
+	default:
+	}
+	return e, id
+}
+
+// Only the cancel path ends a background run early.
+func TestBackgroundCancelledByCancelOnly(t *testing.T) {
+	e, id := startBackground(t, &filtertest.Agent{Gate: make(chan struct{})})
 	if _, err := e.runs.Service.Cancel(t.Context(), runner.Scope{TenantID: "acme"}, id); err != nil {
 		t.Fatal(err)
 	}
