@@ -1,5 +1,9 @@
-// Package filtertest helps test one stage alone: it builds an exchange over
-// a recording ResponseWriter and stubs the next stage with a recorder.
+// Package filtertest helps test one stage alone, without a server: it
+// builds an exchange over a recording ResponseWriter (Exchange), stubs the
+// next stage with a recorder (Next), renders a chain's error as the edge
+// does (Serve), fakes a mapping plugin that counts its calls (Mapper),
+// scripts the agent of a real run service on a real SQLite file (Agent,
+// NewRuns), and splits an SSE body into its frames (SSE).
 package filtertest
 
 import (
