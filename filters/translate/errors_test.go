@@ -1,9 +1,12 @@
 package translate_test
 
 import (
+	"errors"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -59,5 +62,38 @@ func TestStreamFailure(t *testing.T) {
 			}
 		}
 		e.wantEnded(t, id, runner.StatusFailed, runner.ReasonProviderError)
+	}
+}
+
+// goneWriter is a client that leaves after its first n writes.
+type goneWriter struct {
+	*httptest.ResponseRecorder
+	n int
+}
+
+func (w *goneWriter) Write(b []byte) (int, error) {
+	if w.n--; w.n < 0 {
+		return 0, errors.New("write: broken pipe")
+	}
+	return w.ResponseRecorder.Write(b)
+}
+
+// A client that goes away mid-stream ends its run, recorded cancelled with
+// reason client_disconnect, and nothing is rendered to it.
+func TestClientGoneMidStream(t *testing.T) {
+	for _, ep := range []filters.Endpoint{filters.ChatCompletions, filters.Responses} {
+		agent := &filtertest.Agent{Gap: 5 * time.Millisecond, Events: filtertest.Deltas("a", "b", "c", "d", "e", "f")}
+		e := newEnv(t, agent, envConfig{})
+		x, _ := filtertest.Exchange(ep, `{}`)
+		w := &goneWriter{ResponseRecorder: httptest.NewRecorder(), n: 2}
+		x.Reply = filters.NewReply(w, ep)
+		x.Stream = true
+		x.Native = runner.Request{Input: []runner.Message{{Role: "user", Content: "hi"}}, Stream: true}
+		err := filtertest.Serve(t.Context(), e.chain, x)
+		var gone *filters.ClientGoneError
+		if !errors.As(err, &gone) {
+			t.Fatalf("%s: err %v, want the client gone", ep, err)
+		}
+		e.wantEnded(t, w.Header().Get(filters.HeaderRunID), runner.StatusCancelled, runner.ReasonClientDisconnect)
 	}
 }
