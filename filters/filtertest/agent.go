@@ -8,13 +8,15 @@ import (
 )
 
 // Agent is a scripted agent, the native event source of a stage's tests:
-// it waits for Gate (when set), then emits Events in order, each after Gap,
-// and returns Result and Err. A run's end (cancel, timeout, its owner
+// it waits for Gate (when set), then emits Events in order, each after Gap
+// and Wait(i) (when set: a test paces the events on what it observes), and
+// returns Result and Err. A run's end (cancel, timeout, its owner
 // finishing it) ends the wait with the run's cause, as a real agent's
 // provider call would.
 type Agent struct {
 	Gate   <-chan struct{}
 	Gap    time.Duration
+	Wait   func(i int)
 	Events []runner.Event
 	Result runner.Result
 	Err    error
@@ -37,7 +39,7 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 			return runner.Result{}, context.Cause(ctx)
 		}
 	}
-	for _, ev := range a.Events {
+	for i, ev := range a.Events {
 		if a.Gap > 0 {
 			t := time.NewTimer(a.Gap)
 			select {
@@ -46,6 +48,9 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 				t.Stop()
 				return runner.Result{}, context.Cause(ctx)
 			}
+		}
+		if a.Wait != nil {
+			a.Wait(i)
 		}
 		if err := emit(ev); err != nil {
 			return runner.Result{}, err

@@ -17,6 +17,7 @@ import (
 // the run goes on after the handler returns, its client gone or not, and
 // its goroutine records the end with the final object.
 func TestBackgroundDetaches(t *testing.T) {
+	t.Parallel()
 	gate := make(chan struct{})
 	e, id := startBackground(t, &filtertest.Agent{Gate: gate, Result: runner.Result{Text: "later", FinishReason: "stop"}})
 	close(gate)
@@ -68,6 +69,7 @@ func startBackground(t *testing.T, agent *filtertest.Agent) (*env, string) {
 
 // Only the cancel path ends a background run early.
 func TestBackgroundCancelledByCancelOnly(t *testing.T) {
+	t.Parallel()
 	e, id := startBackground(t, &filtertest.Agent{Gate: make(chan struct{})})
 	if _, err := e.runs.Service.Cancel(t.Context(), runner.Scope{TenantID: "acme"}, id); err != nil {
 		t.Fatal(err)
@@ -78,6 +80,7 @@ func TestBackgroundCancelledByCancelOnly(t *testing.T) {
 // A streamed background response goes to the run's event log, which the
 // client follows: the same events, numbered from 0, as a direct stream.
 func TestBackgroundStreamFollowsLog(t *testing.T) {
+	t.Parallel()
 	agent := &filtertest.Agent{Events: filtertest.Deltas("a", "b"), Result: runner.Result{Text: "ab", FinishReason: "stop"}}
 	e := newEnv(t, agent, envConfig{})
 	_, rec, err := e.do(t, t.Context(), request{ep: filters.Responses, stream: true, background: true})

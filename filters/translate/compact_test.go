@@ -21,9 +21,10 @@ import (
 // where a newline would end the line (filtertest.SSE fails on such a
 // frame).
 func TestPrettyPluginOutputIsCompacted(t *testing.T) {
+	t.Parallel()
+	agent := &filtertest.Agent{Events: filtertest.Deltas("a"), Result: runner.Result{Text: "a\nb", FinishReason: "stop"}}
+	e := newEnv(t, agent, envConfig{})
 	for _, r := range []request{{ep: filters.ChatCompletions}, {ep: filters.Responses}, {ep: filters.Responses, stream: true}} {
-		agent := &filtertest.Agent{Events: filtertest.Deltas("a"), Result: runner.Result{Text: "a\nb", FinishReason: "stop"}}
-		e := newEnv(t, agent, envConfig{})
 		_, rec, err := e.do(t, t.Context(), r)
 		if err != nil {
 			t.Fatal(err)
@@ -51,9 +52,9 @@ func TestPrettyPluginOutputIsCompacted(t *testing.T) {
 // Output the codec refuses is a 500 plugin_error naming the plugin, never
 // passed on; the run is recorded failed with reason plugin_error.
 func TestPluginGarbageIsPluginError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &filtertest.Agent{Result: runner.Result{Text: "hi", FinishReason: "stop"}}, envConfig{})
 	for _, out := range []string{"not json", `["an array"]`, "{\"open\":"} {
-		agent := &filtertest.Agent{Result: runner.Result{Text: "hi", FinishReason: "stop"}}
-		e := newEnv(t, agent, envConfig{})
 		e.plugin.Hooks[runtime.MapResult] = func([]byte) ([]byte, error) { return []byte(out), nil }
 		_, rec, err := e.do(t, t.Context(), request{ep: filters.ChatCompletions})
 		var ae *apierr.Error

@@ -21,7 +21,9 @@ import (
 // error event continuing the sequence). Either way the run is recorded
 // failed with the provider's reason.
 func TestStreamFailure(t *testing.T) {
+	t.Parallel()
 	fail := fmt.Errorf("upstream said 500: %w", runner.ErrProvider)
+	e := newEnv(t, &filtertest.Agent{}, envConfig{})
 	for _, c := range []struct {
 		ep     filters.Endpoint
 		events []runner.Event
@@ -33,7 +35,7 @@ func TestStreamFailure(t *testing.T) {
 		{ep: filters.Responses, events: filtertest.Deltas("a"), frames: []string{"response.created",
 			"response.output_item.added", "response.content_part.added", "response.output_text.delta", "error"}},
 	} {
-		e := newEnv(t, &filtertest.Agent{Events: c.events, Err: fail}, envConfig{})
+		e.runs.SetAgent(&filtertest.Agent{Events: c.events, Err: fail})
 		_, rec, err := e.do(t, t.Context(), request{ep: c.ep, stream: true})
 		if err == nil {
 			t.Fatalf("%s: no error", c.ep)
@@ -81,9 +83,10 @@ func (w *goneWriter) Write(b []byte) (int, error) {
 // A client that goes away mid-stream ends its run, recorded cancelled with
 // reason client_disconnect, and nothing is rendered to it.
 func TestClientGoneMidStream(t *testing.T) {
+	t.Parallel()
+	agent := &filtertest.Agent{Gap: 5 * time.Millisecond, Events: filtertest.Deltas("a", "b", "c", "d", "e", "f")}
+	e := newEnv(t, agent, envConfig{})
 	for _, ep := range []filters.Endpoint{filters.ChatCompletions, filters.Responses} {
-		agent := &filtertest.Agent{Gap: 5 * time.Millisecond, Events: filtertest.Deltas("a", "b", "c", "d", "e", "f")}
-		e := newEnv(t, agent, envConfig{})
 		x, _ := filtertest.Exchange(ep, `{}`)
 		w := &goneWriter{ResponseRecorder: httptest.NewRecorder(), n: 2}
 		x.Reply = filters.NewReply(w, ep)

@@ -16,6 +16,7 @@ import (
 // ": keepalive" comments; the answer follows them unchanged. Without a
 // keepalive interval, the same silence sends none.
 func TestKeepaliveOnIdleStream(t *testing.T) {
+	t.Parallel()
 	const every = 20 * time.Millisecond
 	for _, c := range []struct {
 		ep    filters.Endpoint
@@ -30,7 +31,7 @@ func TestKeepaliveOnIdleStream(t *testing.T) {
 		for _, keepalive := range []time.Duration{every, 0} {
 			t.Run(fmt.Sprintf("%s/%s", c.ep, keepalive), func(t *testing.T) {
 				t.Parallel()
-				agent := &filtertest.Agent{Gap: 8 * every, Events: filtertest.Deltas("hi"),
+				agent := &filtertest.Agent{Gap: 10 * every, Events: filtertest.Deltas("hi"),
 					Result: runner.Result{Text: "hi", FinishReason: "stop"}}
 				e := newEnv(t, agent, envConfig{keepalive: keepalive})
 				_, rec, err := e.do(t, t.Context(), request{ep: c.ep, stream: true})
@@ -50,7 +51,7 @@ func TestKeepaliveOnIdleStream(t *testing.T) {
 					}
 					return
 				}
-				// 8 intervals of silence: a beat after 1 to 1.5 intervals each.
+				// 10 intervals of silence: a beat after 1 to 1.5 intervals each.
 				if comments < 2 || got[0] != c.first || got[1] != ": keepalive" {
 					t.Errorf("%s: frames %q, want the stream started, then keepalive comments", c.ep, got)
 				}

@@ -30,6 +30,7 @@ func upperWords(in []byte) ([]byte, error) {
 // Deltas that arrive within the stream window reach the plugin as one
 // map_stream call, not one call each.
 func TestMapStreamBatchesDeltas(t *testing.T) {
+	t.Parallel()
 	deltas := filtertest.Deltas("one ", "two ", "thr", "ee ", "four ", "five")
 	agent := &filtertest.Agent{Events: deltas, Result: runner.Result{Text: "one two three four five", FinishReason: "stop"}}
 	// The window is long: the batch ends when the run's events do.
@@ -50,20 +51,31 @@ func TestMapStreamBatchesDeltas(t *testing.T) {
 	}
 }
 
-// Batches that come apart (no window: each takes what is waiting) are
+// Batches that come apart (no window: each takes what is waiting; the
+// agent sends a delta only once the plugin has mapped the one before) are
 // mapped one call each; what the plugin holds back opens the next call's
 // text, and the final call releases the rest.
 func TestMapStreamHoldCarriesOver(t *testing.T) {
-	agent := &filtertest.Agent{Gap: 30 * time.Millisecond, Events: filtertest.Deltas("hello wor", "ld and", " more"),
+	t.Parallel()
+	mapped := make(chan struct{}, 16)
+	agent := &filtertest.Agent{Events: filtertest.Deltas("hello wor", "ld and", " more"),
+		Wait: func(i int) {
+			if i > 0 {
+				<-mapped
+			}
+		},
 		Result: runner.Result{Text: "hello world and more", FinishReason: "stop"}}
-	e := newEnv(t, agent, envConfig{mapStream: upperWords})
+	e := newEnv(t, agent, envConfig{mapStream: func(in []byte) ([]byte, error) {
+		mapped <- struct{}{}
+		return upperWords(in)
+	}})
 	_, rec, err := e.do(t, t.Context(), request{ep: filters.Responses, stream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	calls := e.plugin.Calls(runtime.MapStream)
-	if len(calls) < 2 {
-		t.Fatalf("map_stream calls %q, want one per batch and a final one", calls)
+	if len(calls) < 3 || gjson.Get(calls[0], "text").Str != "hello wor" || gjson.Get(calls[1], "text").Str != "world and" {
+		t.Fatalf("map_stream calls %q, want one per delta, the held text first", calls)
 	}
 	hold := ""
 	for i, c := range calls {

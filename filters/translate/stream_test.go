@@ -17,11 +17,12 @@ import (
 // finish chunk, the usage chunk (asked for), [DONE]; one id throughout, the
 // run's; the run recorded completed.
 func TestChatStreamSequence(t *testing.T) {
+	t.Parallel()
+	agent := &filtertest.Agent{Events: filtertest.Deltas("Hel", "lo", " world"),
+		Result: runner.Result{Text: "Hello world", FinishReason: "stop",
+			Usage: runner.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}}}
+	e := newEnv(t, agent, envConfig{})
 	for _, usage := range []bool{false, true} {
-		agent := &filtertest.Agent{Events: filtertest.Deltas("Hel", "lo", " world"),
-			Result: runner.Result{Text: "Hello world", FinishReason: "stop",
-				Usage: runner.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}}}
-		e := newEnv(t, agent, envConfig{})
 		_, rec, err := e.do(t, t.Context(), request{ep: filters.ChatCompletions, stream: true, includeUsage: usage})
 		if err != nil {
 			t.Fatal(err)
@@ -87,6 +88,7 @@ func TestChatStreamSequence(t *testing.T) {
 // with a sequence_number counting from 0, both Response objects from the
 // plugin.
 func TestResponsesStreamSequence(t *testing.T) {
+	t.Parallel()
 	agent := &filtertest.Agent{Events: filtertest.Deltas("Hel", "lo"),
 		Result: runner.Result{Text: "Hello", FinishReason: "stop"}}
 	e := newEnv(t, agent, envConfig{})
@@ -126,6 +128,7 @@ func TestResponsesStreamSequence(t *testing.T) {
 // A call's first fragment closes the message before it; its arguments
 // stream as deltas; the done events repeat them whole.
 func TestResponsesStreamToolCall(t *testing.T) {
+	t.Parallel()
 	call := []runner.ToolCall{{ID: "call_1", Name: "lookup", Arguments: `{"q":1}`}}
 	agent := &filtertest.Agent{Events: []runner.Event{{Delta: "Let me look."},
 		{ToolCall: &runner.ToolCallDelta{Index: 0, ID: "call_1", Name: "lookup", Arguments: `{"q":`}},
