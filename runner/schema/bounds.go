@@ -70,6 +70,9 @@ func Check(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	if compiled.bounds != nil {
+		return nil, compiled.bounds
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var root any
