@@ -26,7 +26,7 @@ const (
 	// MaxValidationCost is validation's budget: the evaluations a whole
 	// document may cost (the values at each depth times the evaluations
 	// per value there). A document over it is refused unvalidated.
-	MaxValidationCost = 4_000_000
+	MaxValidationCost = 1_000_000
 	// maxExpandWork bounds the work of the expansion itself: distinct
 	// (subschema, depth) pairs computed.
 	maxExpandWork = 200_000

@@ -96,7 +96,7 @@ func TestValidationBudget(t *testing.T) {
 	}
 	big := "[" + strings.Repeat(`"x",`, 2000) + `"x"]`
 	if err := s.Validate([]byte(big)); err == nil || !strings.Contains(err.Error(), "budget") {
-		t.Errorf("Validate of 2001 values = %.200v, want the budget refusal", err)
+		t.Errorf("Validate of 201 values = %.200v, want the budget refusal", err)
 	}
 	if err := s.Validate([]byte(`["x","x"]`)); err != nil {
 		t.Errorf("Validate of 2 values = %.200v", err)
