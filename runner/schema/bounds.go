@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/runedge/runedge/internal/jsondepth"
 )
 
 // Limits on the schemas clients send. A schema is a program the server
@@ -102,33 +104,7 @@ func CheckDepth(raw []byte) error {
 
 // jsonDepth returns how deeply raw's arrays and objects nest, counting no
 // further than limit+1, without decoding it (a decoder would recurse).
-func jsonDepth(raw []byte, limit int) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			if deepest = max(deepest, depth); deepest > limit {
-				return deepest
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
-}
+func jsonDepth(raw []byte, limit int) int { return jsondepth.Depth(raw, limit) }
 
 // estimator computes a lower bound of the size of the documents a schema
 // allows, or that it allows none.
