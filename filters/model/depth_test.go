@@ -35,3 +35,16 @@ func TestDepthNamesTheField(t *testing.T) {
 		t.Errorf("a body %d levels deep: %v", MaxBodyDepth, err)
 	}
 }
+
+// BenchmarkDepthScan is the nesting check alone on BenchmarkModel's body:
+// its share of the stage's cost per request.
+func BenchmarkDepthScan(b *testing.B) {
+	body := []byte(`{"model":"service","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"What is the capital of France?"}],"stream":true,"stream_options":{"include_usage":true}}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := checkDepth(filters.ChatCompletions, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
