@@ -255,3 +255,19 @@ func writeAtomic(path string, b []byte) error {
 	}
 	return os.Rename(f.Name(), path)
 }
+
+// CheckCacheDir refuses an existing cache directory that group or others
+// may write, as NewEngine would, for `runedge config check`. A directory
+// that does not exist yet passes: NewEngine creates it owner-only.
+func CheckCacheDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := ownerOnly(dir); err != nil {
+		return fmt.Errorf("plugins.cache_dir: %w", err)
+	}
+	return nil
+}
