@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/runedge/runedge/internal/jsondepth"
 )
@@ -388,34 +385,4 @@ func numOr(sch map[string]any, kw string, def int64) int64 {
 }
 
 // lookup resolves a local reference ("#", "#/$defs/x") in the root.
-func (e *estimator) lookup(ref string) (any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil, false
-	}
-	if f, err := url.PathUnescape(frag); err == nil {
-		frag = f
-	}
-	cur := e.root
-	if frag == "" {
-		return cur, true
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			if cur, ok = c[tok]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
+func (e *estimator) lookup(ref string) (any, bool) { return lookupPointer(e.root, ref) }

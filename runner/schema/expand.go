@@ -256,7 +256,7 @@ func (x *expander) resolve(ref string) (any, error) {
 		return nil, refuse("the bounds check follows only references inside the schema (#/... or #anchor), not %q", ref)
 	}
 	if frag == "" || strings.HasPrefix(frag, "/") || strings.HasPrefix(frag, "%2F") {
-		if target, ok := (&estimator{root: x.root}).lookup(ref); ok {
+		if target, ok := lookupPointer(x.root, ref); ok {
 			return target, nil
 		}
 		return nil, refuse("reference %q not found", ref)
