@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"unsafe"
 )
 
 // The validator evaluates every subschema a keyword holds, and follows
@@ -52,8 +51,10 @@ type expander struct {
 	work    int
 }
 
+// expandKey names a subschema by its map's identity: the decoded schema
+// outlives the expansion, so the address is stable and unique.
 type expandKey struct {
-	node unsafe.Pointer
+	node uintptr
 	j    int
 }
 
@@ -91,7 +92,7 @@ func (x *expander) at(s any, j int) (int64, error) {
 		}
 		return 0, nil
 	}
-	key := expandKey{reflect.ValueOf(m).UnsafePointer(), j}
+	key := expandKey{reflect.ValueOf(m).Pointer(), j}
 	if n, ok := x.memo[key]; ok {
 		return n, nil
 	}
