@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -88,7 +89,7 @@ func (x *expander) at(s any, j int) (int64, error) {
 	m, ok := s.(map[string]any)
 	if !ok || !hasSubschemas(m) {
 		if j == 0 {
-			return 1, nil
+			return 1 + literalCost(m), nil // a nil map has no literals
 		}
 		return 0, nil
 	}
@@ -109,7 +110,7 @@ func (x *expander) at(s any, j int) (int64, error) {
 	defer delete(x.onStack, key)
 	n := int64(0)
 	if j == 0 {
-		n = 1
+		n = 1 + literalCost(m)
 	}
 	for _, kw := range inPlace {
 		sub, ok := m[kw]
@@ -301,7 +302,8 @@ func collectAnchors(v any, into map[string]any, depth int) {
 }
 
 // cost is the most subschema evaluations validating v can take: the
-// values at each depth times the evaluations one value there may cost.
+// values at each depth (a long string counting as several) times the
+// evaluations one value there may cost.
 // v nests at most MaxInstanceDepth levels (Validate checked the bytes).
 func (s *Schema) cost(v any) int64 {
 	var perDepth [MaxInstanceDepth + 1]int64
@@ -313,21 +315,69 @@ func (s *Schema) cost(v any) int64 {
 	return total
 }
 
-func countValues(v any, depth int, into *[MaxInstanceDepth + 1]int64) {
+// bytesPerValue is how many bytes of a value count as one more value: an
+// evaluation that reads a whole value (a pattern or format on a string,
+// uniqueItems on an array, const or enum on anything) costs in proportion
+// to its size, so a large value costs as many values as its size says. A
+// value's size counts at its own depth and at each of its ancestors'.
+const bytesPerValue = 256
+
+// countValues adds v and its members to into, by depth, and returns v's
+// size in bytes (about its encoding's).
+func countValues(v any, depth int, into *[MaxInstanceDepth + 1]int64) int64 {
 	if depth > MaxInstanceDepth {
-		return
+		return 0
 	}
-	into[depth]++
+	size := int64(2)
 	switch t := v.(type) {
+	case string:
+		size += int64(len(t))
+	case json.Number:
+		size = int64(len(t))
 	case map[string]any:
-		for _, c := range t {
-			countValues(c, depth+1, into)
+		for k, c := range t {
+			size += int64(len(k)) + 4 + countValues(c, depth+1, into)
 		}
 	case []any:
 		for _, c := range t {
-			countValues(c, depth+1, into)
+			size += 1 + countValues(c, depth+1, into)
 		}
 	}
+	into[depth] += 1 + size/bytesPerValue
+	return size
+}
+
+// literalCost is the extra evaluations a const or enum costs: comparing a
+// value with them reads them whole.
+func literalCost(m map[string]any) int64 {
+	n := int64(0)
+	for _, kw := range []string{"const", "enum"} {
+		if v, ok := m[kw]; ok {
+			n += literalSize(v, 0) / bytesPerValue
+		}
+	}
+	return n
+}
+
+// literalSize is about the size of v's encoding; the schema's depth is
+// bounded, and so is this walk.
+func literalSize(v any, depth int) int64 {
+	size := int64(2)
+	switch t := v.(type) {
+	case string:
+		size += int64(len(t))
+	case json.Number:
+		size = int64(len(t))
+	case map[string]any:
+		for k, c := range t {
+			size += int64(len(k)) + 4 + literalSize(c, depth+1)
+		}
+	case []any:
+		for _, c := range t {
+			size += 1 + literalSize(c, depth+1)
+		}
+	}
+	return size
 }
 
 // budgetError is a document over the validation budget.

@@ -124,3 +124,50 @@ func TestCheckAcceptsRecursiveTrees(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationBudgetCountsBytes: a long string costs in proportion to its
+// length at each evaluation (pattern, format, length), so one string of
+// 256 KiB against a leaf evaluated 2^11 times is over the budget, not one
+// value's worth of it.
+func TestValidationBudgetCountsBytes(t *testing.T) {
+	raw := strings.Replace(chain(11, `{"allOf":[%s,%s]}`), `{"type":"string"}`, `{"type":"string","pattern":"^(a|b)*$"}`, 1)
+	s, err := Check([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := `"` + strings.Repeat("ab", 128<<10) + `"`
+	start := time.Now()
+	err = s.Validate([]byte(doc))
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("Validate took %s; the bound is 1s", el)
+	}
+	if err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("Validate = %.200v, want the budget refusal", err)
+	}
+	if err := s.Validate([]byte(`"abab"`)); err != nil {
+		t.Errorf("a short string: %v", err)
+	}
+}
+
+// TestBudgetCountsWholeValueKeywords: const, enum and uniqueItems read
+// whole values at each evaluation, and count so.
+func TestBudgetCountsWholeValueKeywords(t *testing.T) {
+	big := `"` + strings.Repeat("x", 64<<10) + `"`
+	constLeaf := strings.Replace(chain(11, `{"allOf":[%s,%s]}`), `{"type":"string"}`, `{"const":`+big+`}`, 1)
+	if _, err := Check([]byte(constLeaf)); !errors.Is(err, ErrBounds) {
+		t.Errorf("a 64 KiB const evaluated 2^11 times: Check = %v, want ErrBounds", err)
+	}
+	unique := strings.Replace(chain(11, `{"allOf":[%s,%s]}`), `{"type":"string"}`, `{"type":"array","uniqueItems":true}`, 1)
+	s, err := Check([]byte(unique))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := "[" + strings.Repeat(`"abcdefgh",`, 20_000) + `"x"]`
+	start := time.Now()
+	if err := s.Validate([]byte(doc)); err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("Validate = %.200v, want the budget refusal", err)
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("Validate took %s", el)
+	}
+}
