@@ -322,12 +322,12 @@ func (s *Schema) cost(v any) int64 {
 // value's size counts at its own depth and at each of its ancestors'.
 const bytesPerValue = 256
 
-// countValues adds v and its members to into, by depth, and returns v's
-// size in bytes (about its encoding's).
+// countValues adds v and its members to into (nil: nowhere), by depth
+// counting from depth, and returns v's size in bytes (about its
+// encoding's). Values deeper than MaxInstanceDepth are not counted (the
+// document's depth is checked first; a schema literal's is bounded by the
+// schema's).
 func countValues(v any, depth int, into *[MaxInstanceDepth + 1]int64) int64 {
-	if depth > MaxInstanceDepth {
-		return 0
-	}
 	size := int64(2)
 	switch t := v.(type) {
 	case string:
@@ -343,7 +343,9 @@ func countValues(v any, depth int, into *[MaxInstanceDepth + 1]int64) int64 {
 			size += 1 + countValues(c, depth+1, into)
 		}
 	}
-	into[depth] += 1 + size/bytesPerValue
+	if into != nil && depth <= MaxInstanceDepth {
+		into[depth] += 1 + size/bytesPerValue
+	}
 	return size
 }
 
@@ -353,31 +355,10 @@ func literalCost(m map[string]any) int64 {
 	n := int64(0)
 	for _, kw := range []string{"const", "enum"} {
 		if v, ok := m[kw]; ok {
-			n += literalSize(v, 0) / bytesPerValue
+			n += countValues(v, 0, nil) / bytesPerValue
 		}
 	}
 	return n
-}
-
-// literalSize is about the size of v's encoding; the schema's depth is
-// bounded, and so is this walk.
-func literalSize(v any, depth int) int64 {
-	size := int64(2)
-	switch t := v.(type) {
-	case string:
-		size += int64(len(t))
-	case json.Number:
-		size = int64(len(t))
-	case map[string]any:
-		for k, c := range t {
-			size += int64(len(k)) + 4 + literalSize(c, depth+1)
-		}
-	case []any:
-		for _, c := range t {
-			size += 1 + literalSize(c, depth+1)
-		}
-	}
-	return size
 }
 
 // budgetError is a document over the validation budget.
