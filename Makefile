@@ -65,7 +65,7 @@ test: vet
 # Go fuzz targets, each run for FUZZTIME (their seed corpora also run in the
 # plain `go test`). One "package:Target" per entry; add yours to the list.
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput
+FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput ./runner/schema:FuzzCheckBoundsValidation
 
 fuzz-short:
 	@set -e; for t in $(FUZZ_TARGETS); do \

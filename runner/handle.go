@@ -42,9 +42,14 @@ type Handle struct {
 	firstToken atomic.Int64
 
 	events chan Event
-	done   chan struct{} // closed when the agent has returned
+	done   chan struct{} // closed when the agent has returned or was abandoned
 	res    Result        // set before done is closed
 	err    error
+	// endMu guards the end of the agent's side (abandon.go): whichever of
+	// the agent and the abandon watch comes first sets res/err and closes
+	// events and done; emit holds it shared so no send hits a closed events.
+	endMu      sync.RWMutex
+	agentEnded bool
 
 	once     sync.Once
 	outcome  error         // what Finish returns
@@ -103,15 +108,18 @@ func (h *Handle) Wait() (Result, error) {
 }
 
 func (h *Handle) execute(agent Agent, req Request) {
-	defer close(h.done)
-	defer close(h.events)
+	stop := h.watchAbandon()
+	var res Result
+	var err error
 	defer func() {
 		if p := recover(); p != nil {
 			h.svc.log.Error("runner: agent panicked", "run_id", h.run.ID, "panic", p, "stack", string(debug.Stack()))
-			h.res, h.err = Result{}, fmt.Errorf("agent panicked: %v", p)
+			res, err = Result{}, fmt.Errorf("agent panicked: %v", p)
 		}
+		stop()
+		h.end(res, err)
 	}()
-	h.res, h.err = agent.Run(h.ctx, req, h.emit)
+	res, err = agent.Run(h.ctx, req, h.emit)
 }
 
 // emit hands one delta to the consumer. It never blocks past the end of the
@@ -126,6 +134,11 @@ func (h *Handle) emit(ev Event) error {
 	}
 	if !h.stream {
 		return nil
+	}
+	h.endMu.RLock()
+	defer h.endMu.RUnlock()
+	if h.agentEnded { // abandoned: events is closed
+		return context.Cause(h.ctx)
 	}
 	select {
 	case h.events <- ev:
