@@ -14,9 +14,12 @@ const (
 	DefaultStorePath     = "data/runedge.db"
 	DefaultCacheDir      = "data/wazero-cache"
 	DefaultMaxPages      = 1024 // 64 MiB per plugin instance
-	// DefaultPlugin maps both endpoints (plugins/openai): every stage
-	// left empty uses it, and the host compiles it once for all of them.
-	DefaultPlugin      = "plugins/build/openai.wasm"
+	// DefaultPlugin maps both endpoints: every stage left empty uses it.
+	// It names the built-in default mapping (plugins/native), which the
+	// host runs natively, compiling nothing; naming its WebAssembly build
+	// (plugins/build/openai.wasm, `make plugins`) runs the same code in
+	// wasm, as any other plugin file.
+	DefaultPlugin      = "builtin:openai"
 	DefaultAdminListen = "127.0.0.1:8081"
 	// DefaultSessionTTL is how long an operator page login lasts.
 	DefaultSessionTTL   = 8 * time.Hour

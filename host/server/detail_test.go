@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -60,7 +61,7 @@ func TestPluginStderrNotSent(t *testing.T) {
 // 0600 files.
 func TestPluginStoreModes(t *testing.T) {
 	h := start(t, nil)
-	wasm, err := os.ReadFile(h.cfg.Chains[config.ChainChat].Translate)
+	wasm, err := os.ReadFile(configtest.DefaultWasm(t))
 	if err != nil {
 		t.Fatal(err)
 	}
