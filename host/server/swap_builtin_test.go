@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/plugins/native"
+	"github.com/runedge/runedge/plugins/plugintest"
+)
+
+// Swap from the built-in default (native) to a WebAssembly plugin and back,
+// 30 times, by both swap paths (xDS chains and the admin swap), while
+// clients send streaming and non-streaming requests: no request fails, each
+// reply comes from one of the two whole, and the retired wasm plugins'
+// instances are closed.
+func TestSwapBuiltinAndWasmUnderLoad(t *testing.T) {
+	v2 := plugintest.Build(t, "./testdata/versioned/v2")
+	chains := func(p string) map[string]config.Chain {
+		return map[string]config.Chain{config.ChainChat: {MapRequest: p, Translate: p},
+			config.ChainResponses: {MapRequest: p, Translate: p}}
+	}
+	h := start(t, func(c *config.Config) { c.Plugins.StreamWindow = config.Dur(0) })
+	if p := h.srv.Plugins(); p[0].Version != native.Version {
+		t.Fatalf("the default is not the native built-in: %+v", p[0])
+	}
+	ctx := context.Background()
+
+	var stop atomic.Bool
+	var requests, failures, builtin, wasm atomic.Int64
+	var wg sync.WaitGroup
+	fail := func(format string, args ...any) {
+		failures.Add(1)
+		t.Errorf(format, args...)
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				requests.Add(1)
+				switch (w + i) % 3 {
+				case 0: // chat, whole: v2 stamps its replies ("request/result"
+					// mapper: "/v2" while the admin swaps have moved one
+					// stage only), the default does not
+					res := h.do("POST", "/v1/chat/completions", chatBody)
+					b := body(t, res)
+					stamp := gjson.GetBytes(b, "system_fingerprint")
+					switch {
+					case res.StatusCode != 200 || gjson.GetBytes(b, "object").Str != "chat.completion":
+						fail("chat: %d %s", res.StatusCode, b)
+					case stamp.Str == "v2/v2" || stamp.Str == "/v2":
+						wasm.Add(1)
+					case !stamp.Exists() || stamp.Type == gjson.Null:
+						builtin.Add(1)
+					default:
+						fail("chat from mixed mappings: %s", b)
+					}
+				case 1: // responses, streamed
+					res := h.do("POST", "/v1/responses", `{"model":"service","stream":true,"input":"one two three"}`)
+					evs := readEvents(t, res.Body)
+					res.Body.Close()
+					if res.StatusCode != 200 || len(evs) == 0 || evs[len(evs)-1].Event != "response.completed" {
+						fail("responses stream: %d %v", res.StatusCode, evs)
+					}
+				case 2: // chat, streamed
+					res := h.do("POST", "/v1/chat/completions", `{"model":"service","stream":true,"messages":[{"role":"user","content":"a b c"}]}`)
+					evs := readEvents(t, res.Body)
+					res.Body.Close()
+					if res.StatusCode != 200 || len(evs) == 0 || evs[len(evs)-1].Data != "[DONE]" {
+						fail("chat stream: %d %v", res.StatusCode, evs)
+					}
+				}
+			}
+		})
+	}
+
+	var retired []*held
+	for i := range 30 {
+		before := h.srv.gen.Load()
+		var err error
+		switch i % 4 {
+		case 0:
+			err = h.srv.ApplyChains(ctx, chains(v2))
+		case 1:
+			err = h.srv.ApplyChains(ctx, chains(native.Ref))
+		case 2:
+			err = h.srv.SwapPlugin(ctx, "translate", v2)
+			if err == nil {
+				err = h.srv.SwapPlugin(ctx, "map-request", v2)
+			}
+		case 3:
+			err = h.srv.SwapPlugin(ctx, "map-request", native.Ref)
+			if err == nil {
+				err = h.srv.SwapPlugin(ctx, "translate", native.Ref)
+			}
+		}
+		if err != nil {
+			t.Fatalf("swap %d: %v", i, err)
+		}
+		for _, hd := range before.stages {
+			retired = append(retired, hd)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+
+	if failures.Load() > 0 {
+		t.Fatalf("%d of %d requests failed or mixed mappings", failures.Load(), requests.Load())
+	}
+	if builtin.Load() == 0 || wasm.Load() == 0 {
+		t.Fatalf("replies: %d from the built-in, %d from v2; want both", builtin.Load(), wasm.Load())
+	}
+	current := map[*held]bool{}
+	for _, hd := range h.srv.gen.Load().stages {
+		current[hd] = true
+	}
+	for _, hd := range retired {
+		if current[hd] {
+			continue
+		}
+		if n := hd.gens.Load(); n != 0 {
+			t.Fatalf("a retired plugin (%s) is still held by %d generations", hd.path, n)
+		}
+		if st := hd.p.Stats(); st.Instances != 0 {
+			t.Fatalf("a retired plugin still has %d instances", st.Instances)
+		}
+	}
+	t.Logf("%d requests during 30 swaps: %d chat replies from the built-in, %d from v2", requests.Load(), builtin.Load(), wasm.Load())
+}
