@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -72,6 +70,7 @@ func runBench(args []string) error {
 	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder, and a heap profile and /proc smaps_rollup taken near the end of the measured interval")
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
+	mappings := fs.String("mappings", "native", "the default mapping's builds to measure runedge with: native (the built-in, the default), wasm (its WebAssembly build), or both (native,wasm); each is a target per driver")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	fs.Parse(args)
 	if *profile != "" {
@@ -123,23 +122,29 @@ func runBench(args []string) error {
 		}
 	}
 	for _, drv := range drivers {
-		addr, admin := freeAddr(), ""
-		if *profile != "" {
-			admin = freeAddr()
+		for _, mapping := range strings.Split(*mappings, ",") {
+			name := drv
+			if mapping != "native" {
+				name += "-" + mapping
+			}
+			addr, admin := freeAddr(), ""
+			if *profile != "" {
+				admin = freeAddr()
+			}
+			cfg, err := writeRunedgeConfig(dir, root, name, drv, mapping, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
+			if err != nil {
+				return err
+			}
+			rc, err := startChild(pin, dir, "runedge-"+name, *runedge, "serve", "--config", cfg)
+			if err != nil {
+				return err
+			}
+			defer stop(rc)
+			if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
+				return fmt.Errorf("runedge (%s): %w; see %s", name, err, filepath.Join(dir, "runedge-"+name+".log"))
+			}
+			targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
 		}
-		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
-		if err != nil {
-			return err
-		}
-		rc, err := startChild(pin, dir, "runedge-"+drv, *runedge, "serve", "--config", cfg)
-		if err != nil {
-			return err
-		}
-		defer stop(rc)
-		if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
-			return fmt.Errorf("runedge (%s): %w; see %s", drv, err, filepath.Join(dir, "runedge-"+drv+".log"))
-		}
-		targets = append(targets, &target{name: "runedge/" + drv, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
 	}
 
 	direct := map[string]loadResult{}
@@ -285,12 +290,13 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 	if pgCPUs != "" {
 		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
 	}
-	if len(targets) > 2 {
-		s, p := targets[1].res["non-stream, 32 conns"], targets[2].res["non-stream, 32 conns"]
+	if s, p := find(targets, "runedge/sqlite"), find(targets, "runedge/postgres"); s != nil && p != nil {
+		s, p := s.res["non-stream, 32 conns"], p.res["non-stream, 32 conns"]
 		if s.rps() > 0 && p.rps() > 0 {
 			fmt.Printf("\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
 		}
 	}
+	printGoals(targets, direct)
 }
 
 func added(d, base time.Duration) string {
@@ -453,39 +459,4 @@ func adminGet(admin, path string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %s", path, res.Status)
 	}
 	return io.ReadAll(res.Body)
-}
-
-func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv, cacheDir string) (string, error) {
-	sum := sha256.Sum256([]byte(benchToken))
-	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
-	if driver == "postgres" {
-		store = "  driver: postgres\n  dsn_env: " + pgEnv + "\n"
-	}
-	wasm := filepath.Join(root, "plugins/build/openai.wasm") // both endpoints, as by default
-	cfg := fmt.Sprintf(`listen: %s
-host:
-  id: bench-%s
-tokens:
-  - name: bench
-    hash: sha256:%s
-    admin: true
-store:
-%sprovider:
-  kind: openai
-  openai:
-    base_url: %s/v1
-    api_key_env: BENCH_UPSTREAM_KEY
-    model: mock-model
-plugins:
-  cache_dir: %s
-  store_dir: %s
-admin:
-  listen: %q
-chains:
-  chat.completions: {map_request: %s, translate: %s}
-  responses: {map_request: %s, translate: %s}
-`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, cacheDir, filepath.Join(dir, "plugins-"+driver),
-		cmp.Or(admin, "off"), wasm, wasm, wasm, wasm)
-	path := filepath.Join(dir, "runedge-"+driver+".yaml")
-	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }
