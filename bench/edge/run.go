@@ -71,6 +71,7 @@ func runBench(args []string) error {
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
 	mappings := fs.String("mappings", "native", "the default mapping's builds to measure runedge with: native (the built-in, the default), wasm (its WebAssembly build), or both (native,wasm); each is a target per driver")
+	rounds := fs.Int("rounds", 1, "run every scenario this many times, alternating (a table per round); the targets are checked on the medians")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	fs.Parse(args)
 	if *profile != "" {
@@ -147,7 +148,6 @@ func runBench(args []string) error {
 		}
 	}
 
-	direct := map[string]loadResult{}
 	ctx := context.Background()
 	var pg *pgServer
 	if slices.Contains(drivers, "postgres") {
@@ -156,86 +156,98 @@ func runBench(args []string) error {
 		}
 		defer pg.close()
 	}
-	for _, sc := range scenarios {
-		if !strings.Contains(sc.name, *only) {
-			continue
+	var results []roundResult
+	for round := range *rounds {
+		if *rounds > 1 {
+			fmt.Fprintf(os.Stderr, "round %d of %d\n", round+1, *rounds)
 		}
-		body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
-		if sc.stream {
-			body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+		direct := map[string]loadResult{}
+		for _, sc := range scenarios {
+			if !strings.Contains(sc.name, *only) {
+				continue
+			}
+			body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
+			if sc.stream {
+				body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+			}
+			fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
+			direct[sc.name] = load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
+				run(ctx, func() {}, func() {})
+			for _, t := range targets {
+				fmt.Fprintf(os.Stderr, ", %s", t.name)
+				if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
+					t.rss = max(t.rss, hwm)
+				}
+				rssReset := resetPeakRSS(t.cmd.Process.Pid) == nil
+				var before, after time.Duration
+				var dbBefore, dbAfter map[int]time.Duration
+				db := pg != nil && t.name == "runedge/postgres"
+				pid := t.cmd.Process.Pid
+				var prof chan error
+				// base names this target's and scenario's files under -profile.
+				base := filepath.Join(*profile, strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name+"-"+sc.name))
+				r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
+					func() {
+						if db {
+							dbBefore, _ = pg.cpu(ctx)
+						}
+						before, _ = cpuTime(pid)
+						if t.admin != "" {
+							prof = make(chan error, 1)
+							go func() { prof <- takeProfile(t.admin, *d, base+".pprof") }()
+							go func() {
+								// Near the end of the interval, under load: where the peak is.
+								time.Sleep(*d * 9 / 10)
+								if err := takeMemory(t.admin, pid, base); err != nil {
+									fmt.Fprintf(os.Stderr, "\nmemory snapshot of %s: %v\n", t.name, err)
+								}
+							}()
+						}
+					}, func() {
+						after, _ = cpuTime(pid)
+						if db {
+							dbAfter, _ = pg.cpu(ctx)
+						}
+					})
+				if prof != nil {
+					if err := <-prof; err != nil {
+						return fmt.Errorf("profile of %s: %w", t.name, err)
+					}
+					// The histograms (request, plugin call, store commit) say
+					// which stage a tail comes from; they count since start.
+					b, err := adminGet(t.admin, "/metrics")
+					if err == nil {
+						err = os.WriteFile(base+".metrics", b, 0o644)
+					}
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "\nmetrics of %s: %v\n", t.name, err)
+					}
+				}
+				if t.res == nil {
+					t.res = map[string]measured{}
+				}
+				m := measured{loadResult: r}
+				if hwm, err := peakRSS(pid); err == nil {
+					t.rss = max(t.rss, hwm)
+					if rssReset {
+						m.rss = hwm
+					}
+				}
+				if r.requests > 0 {
+					m.cpuPerReq = (after - before) / time.Duration(r.requests)
+					if dbBefore != nil && dbAfter != nil {
+						m.dbPerReq = cpuSince(dbBefore, dbAfter) / time.Duration(r.requests)
+					}
+				}
+				t.res[sc.name] = m
+			}
+			fmt.Fprintln(os.Stderr)
 		}
-		fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
-		direct[sc.name] = load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
-			run(ctx, func() {}, func() {})
-		for _, t := range targets {
-			fmt.Fprintf(os.Stderr, ", %s", t.name)
-			if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
-				t.rss = max(t.rss, hwm)
-			}
-			rssReset := resetPeakRSS(t.cmd.Process.Pid) == nil
-			var before, after time.Duration
-			var dbBefore, dbAfter map[int]time.Duration
-			db := pg != nil && t.name == "runedge/postgres"
-			pid := t.cmd.Process.Pid
-			var prof chan error
-			// base names this target's and scenario's files under -profile.
-			base := filepath.Join(*profile, strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name+"-"+sc.name))
-			r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
-				func() {
-					if db {
-						dbBefore, _ = pg.cpu(ctx)
-					}
-					before, _ = cpuTime(pid)
-					if t.admin != "" {
-						prof = make(chan error, 1)
-						go func() { prof <- takeProfile(t.admin, *d, base+".pprof") }()
-						go func() {
-							// Near the end of the interval, under load: where the peak is.
-							time.Sleep(*d * 9 / 10)
-							if err := takeMemory(t.admin, pid, base); err != nil {
-								fmt.Fprintf(os.Stderr, "\nmemory snapshot of %s: %v\n", t.name, err)
-							}
-						}()
-					}
-				}, func() {
-					after, _ = cpuTime(pid)
-					if db {
-						dbAfter, _ = pg.cpu(ctx)
-					}
-				})
-			if prof != nil {
-				if err := <-prof; err != nil {
-					return fmt.Errorf("profile of %s: %w", t.name, err)
-				}
-				// The histograms (request, plugin call, store commit) say
-				// which stage a tail comes from; they count since start.
-				b, err := adminGet(t.admin, "/metrics")
-				if err == nil {
-					err = os.WriteFile(base+".metrics", b, 0o644)
-				}
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "\nmetrics of %s: %v\n", t.name, err)
-				}
-			}
-			if t.res == nil {
-				t.res = map[string]measured{}
-			}
-			m := measured{loadResult: r}
-			if hwm, err := peakRSS(pid); err == nil {
-				t.rss = max(t.rss, hwm)
-				if rssReset {
-					m.rss = hwm
-				}
-			}
-			if r.requests > 0 {
-				m.cpuPerReq = (after - before) / time.Duration(r.requests)
-				if dbBefore != nil && dbAfter != nil {
-					m.dbPerReq = cpuSince(dbBefore, dbAfter) / time.Duration(r.requests)
-				}
-			}
-			t.res[sc.name] = m
+		results = append(results, snapshot(targets, direct))
+		if *rounds > 1 {
+			fmt.Printf("round %d of %d\n", round+1, *rounds)
+			report(targets, direct, pin != nil, "")
 		}
-		fmt.Fprintln(os.Stderr)
 	}
 	for _, t := range targets {
 		if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
@@ -246,7 +258,12 @@ func runBench(args []string) error {
 	if pg != nil {
 		pgCPUs = pg.cpus(ctx)
 	}
-	report(targets, direct, pin != nil, pgCPUs)
+	if *rounds == 1 {
+		report(targets, results[0].direct, pin != nil, pgCPUs)
+	} else if pgCPUs != "" {
+		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
+	}
+	printGoals(targets, results)
 	return nil
 }
 
@@ -296,7 +313,6 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 			fmt.Printf("\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
 		}
 	}
-	printGoals(targets, direct)
 }
 
 func added(d, base time.Duration) string {
