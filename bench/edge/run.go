@@ -68,6 +68,7 @@ func runBench(args []string) error {
 	warm := fs.Duration("warmup", 500*time.Millisecond, "warm-up per scenario and target")
 	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
 	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder, and a heap profile and /proc smaps_rollup taken near the end of the measured interval")
+	traceIt := fs.Bool("trace", false, "with -profile: take an execution trace (runtime/trace, for go tool trace) of each runedge target per scenario instead of a CPU profile")
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
 	mappings := fs.String("mappings", "native", "the default mapping's builds to measure runedge with: native (the built-in, the default), wasm (its WebAssembly build), or both (native,wasm); each is a target per driver")
@@ -194,7 +195,11 @@ func runBench(args []string) error {
 						before, _ = cpuTime(pid)
 						if t.admin != "" {
 							prof = make(chan error, 1)
-							go func() { prof <- takeProfile(t.admin, *d, base+".pprof") }()
+							kind, file := "profile", base+".pprof"
+							if *traceIt {
+								kind, file = "trace", base+".trace"
+							}
+							go func() { prof <- takeProfile(t.admin, kind, *d, file) }()
 							go func() {
 								// Near the end of the interval, under load: where the peak is.
 								time.Sleep(*d * 9 / 10)
@@ -403,10 +408,11 @@ func waitHTTP(url string) error {
 	return fmt.Errorf("%s did not answer", url)
 }
 
-// takeProfile writes a CPU profile of d taken from runedge's admin
-// listener (GET /debug/pprof/profile) to path.
-func takeProfile(admin string, d time.Duration, path string) error {
-	req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", admin, max(1, int(d.Seconds()))), nil)
+// takeProfile writes a CPU profile (kind "profile") or an execution trace
+// ("trace") of d taken from runedge's admin listener (GET
+// /debug/pprof/<kind>) to path.
+func takeProfile(admin, kind string, d time.Duration, path string) error {
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", admin, kind, max(1, int(d.Seconds()))), nil)
 	req.Header.Set("Authorization", "Bearer "+benchToken)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -414,7 +420,7 @@ func takeProfile(admin string, d time.Duration, path string) error {
 	}
 	defer res.Body.Close()
 	if res.StatusCode != 200 {
-		return fmt.Errorf("GET /debug/pprof/profile: %s", res.Status)
+		return fmt.Errorf("GET /debug/pprof/%s: %s", kind, res.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// BuiltinPlugin names the built-in default mapping in a chain stage, a
+// swap or xDS chains, in place of a plugin file (plugins/native.Ref).
+const BuiltinPlugin = "builtin:openai"
+
 // Default values; documented in README.md.
 const (
 	DefaultListen        = "127.0.0.1:8080"
@@ -19,7 +23,7 @@ const (
 	// host runs natively, compiling nothing; naming its WebAssembly build
 	// (plugins/build/openai.wasm, `make plugins`) runs the same code in
 	// wasm, as any other plugin file.
-	DefaultPlugin      = "builtin:openai"
+	DefaultPlugin      = BuiltinPlugin
 	DefaultAdminListen = "127.0.0.1:8081"
 	// DefaultSessionTTL is how long an operator page login lasts.
 	DefaultSessionTTL   = 8 * time.Hour

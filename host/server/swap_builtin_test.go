@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -129,4 +130,37 @@ func TestSwapBuiltinAndWasmUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests during 30 swaps: %d chat replies from the built-in, %d from v2", requests.Load(), builtin.Load(), wasm.Load())
+}
+
+// The admin API swaps a stage to an uploaded plugin and back to the
+// built-in default by name; the plugin list says which runs.
+func TestAdminSwapBackToBuiltin(t *testing.T) {
+	if config.BuiltinPlugin != native.Ref {
+		t.Fatalf("config.BuiltinPlugin %q and native.Ref %q differ", config.BuiltinPlugin, native.Ref)
+	}
+	h := start(t, nil)
+	wasm, err := os.ReadFile(plugintest.Build(t, "./testdata/versioned/v2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := func() string {
+		_, b := h.admin("GET", "/admin/v1/plugins", "", nil, tokAdmin)
+		return gjson.GetBytes(b, `data.#(stage=="chat.completions/translate").version`).Str
+	}
+	if v := version(); v != native.Version {
+		t.Fatalf("before: %q", v)
+	}
+	if res, b := h.admin("PUT", "/admin/v1/plugins/chat.completions/translate", "application/wasm", wasm, tokAdmin); res.StatusCode != 200 || version() != "v2" {
+		t.Fatalf("swap to v2: %d %s", res.StatusCode, b)
+	}
+	back := []byte(`{"plugin":"` + native.Ref + `"}`)
+	if res, b := h.admin("PUT", "/admin/v1/plugins/chat.completions/translate", "application/json", back, tokAdmin); res.StatusCode != 200 || version() != native.Version {
+		t.Fatalf("swap back: %d %s", res.StatusCode, b)
+	}
+	if res, b := h.admin("PUT", "/admin/v1/plugins/chat.completions/translate", "application/json", []byte(`{"plugin":"builtin:other"}`), tokAdmin); res.StatusCode != 400 {
+		t.Fatalf("an unknown built-in: %d %s", res.StatusCode, b)
+	}
+	if res := h.do("POST", "/v1/chat/completions", chatBody); res.StatusCode != 200 {
+		t.Fatalf("chat after the swaps: %d %s", res.StatusCode, body(t, res))
+	}
 }
