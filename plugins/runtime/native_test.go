@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
 )
 
 // A native plugin keeps a wasm plugin's contract: a client fault is an
