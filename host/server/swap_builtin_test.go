@@ -114,21 +114,7 @@ func TestSwapBuiltinAndWasmUnderLoad(t *testing.T) {
 	if builtin.Load() == 0 || wasm.Load() == 0 {
 		t.Fatalf("replies: %d from the built-in, %d from v2; want both", builtin.Load(), wasm.Load())
 	}
-	current := map[*held]bool{}
-	for _, hd := range h.srv.gen.Load().stages {
-		current[hd] = true
-	}
-	for _, hd := range retired {
-		if current[hd] {
-			continue
-		}
-		if n := hd.gens.Load(); n != 0 {
-			t.Fatalf("a retired plugin (%s) is still held by %d generations", hd.path, n)
-		}
-		if st := hd.p.Stats(); st.Instances != 0 {
-			t.Fatalf("a retired plugin still has %d instances", st.Instances)
-		}
-	}
+	checkRetired(t, h, retired)
 	t.Logf("%d requests during 30 swaps: %d chat replies from the built-in, %d from v2", requests.Load(), builtin.Load(), wasm.Load())
 }
 
