@@ -68,7 +68,7 @@ func (l *loader) load(path string) (*held, error) {
 	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %w (build the default plugin with `make plugins`)", err)
+		return nil, fmt.Errorf("plugin %w (`make plugins` builds plugins/build/openai.wasm; %s is the built-in default, run natively)", err, native.Ref)
 	}
 	sum := sha256.Sum256(wasm)
 	digest := hex.EncodeToString(sum[:])

@@ -126,7 +126,8 @@ func (p *Plugin) Stats() Stats {
 
 // Close closes the idle instances now; instances in use are closed when their
 // call returns. Later calls fail with a Fault wrapping ErrClosed. The compiled
-// module is released with the last instance.
+// module is released with the last instance. A native plugin holds nothing
+// to release and keeps answering.
 func (p *Plugin) Close(ctx context.Context) error {
 	if p.pool == nil {
 		return nil
