@@ -261,7 +261,7 @@ async function loadStats() {
 
 // ---- plugins ----------------------------------------------------------------
 
-function plugRef(p) { return p ? `${p.plugin} ${p.version} (${(p.sha256 || '').slice(0, 12)})` : '—'; }
+function plugRef(p) { return p ? `${p.plugin} ${p.version}${p.sha256 ? ` (${p.sha256.slice(0, 12)})` : ''}` : '—'; }
 
 async function loadPlugins() {
   const { plugins, swaps } = await api('/ui/api/plugins');
