@@ -63,6 +63,7 @@ func TestParseRefusesNamingTheField(t *testing.T) {
 		{"store: {driver: mysql}", "store.driver"},
 		{"provider: {kind: magic}", "provider.kind"},
 		{"chains: {embeddings: {map_request: x.wasm}}", "chains.embeddings"},
+		{"chains: {responses: {translate: builtin:chat}}", "chains.responses.translate"},
 		{"plugins: {origins: [\"https://ok.example/p\", \"http://169.254.169.254\"]}", "plugins.origins[1]"},
 		{"plugins: {trusted_keys: [\"ed25519:AAAA\"]}", "plugins.trusted_keys[0]"},
 		{"listne: 127.0.0.1:1", "listne"},
