@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
@@ -148,5 +150,35 @@ func TestAdminSwapBackToBuiltin(t *testing.T) {
 	}
 	if res := h.do("POST", "/v1/chat/completions", chatBody); res.StatusCode != 200 {
 		t.Fatalf("chat after the swaps: %d %s", res.StatusCode, body(t, res))
+	}
+}
+
+// A host on the default configuration loads no WebAssembly: no plugin
+// instance exists until a swap names a wasm file, and none is left once it
+// swaps back (RATIONALE: the default no longer compiles the 10 MB module).
+func TestBuiltinLoadsNoWasm(t *testing.T) {
+	h := start(t, nil)
+	instances := func() bool {
+		_, b := h.admin("GET", "/metrics", "", nil, tokAdmin)
+		return strings.Contains(string(b), "\nrunedge_plugin_instances{")
+	}
+	if res := h.do("POST", "/v1/chat/completions", chatBody); res.StatusCode != 200 {
+		t.Fatalf("chat: %d %s", res.StatusCode, body(t, res))
+	}
+	if instances() {
+		t.Fatal("the default configuration instantiated a wasm plugin")
+	}
+	wasm := configtest.DefaultWasm(t)
+	if err := h.srv.SwapPlugin(t.Context(), "translate", wasm); err != nil {
+		t.Fatal(err)
+	}
+	if !instances() {
+		t.Fatal("a swap to the wasm build shows no instances: the check cannot see wasm")
+	}
+	if err := h.srv.SwapPlugin(t.Context(), "translate", native.Ref); err != nil {
+		t.Fatal(err)
+	}
+	if instances() {
+		t.Fatal("the wasm build's instances outlived the swap back")
 	}
 }
