@@ -100,7 +100,9 @@ bench: plugins
 # same load; the load on core 0, the targets on core 1 (when there are two).
 # Starts and stops its own PostgreSQL, on the load's core: a fleet's
 # database is another machine, so it must not take the core runedge is
-# measured on (docs/performance.md). BENCH_EDGE_FLAGS e.g. -duration 5s.
+# measured on (docs/performance.md). BENCH_EDGE_FLAGS e.g. -duration 5s
+# -rounds 3 (medians of alternated rounds) -mappings native,wasm (the
+# built-in default mapping and its WebAssembly build side by side).
 BENCH_EDGE_FLAGS ?=
 bench-edge: plugins bin/runedge bin/bench-edge
 	@pin=$$( [ $$(nproc) -ge 2 ] && command -v taskset >/dev/null && echo "taskset -c 0" ) ; \

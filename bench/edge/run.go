@@ -3,13 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,8 +65,11 @@ func runBench(args []string) error {
 	warm := fs.Duration("warmup", 500*time.Millisecond, "warm-up per scenario and target")
 	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
 	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder, and a heap profile and /proc smaps_rollup taken near the end of the measured interval")
+	traceIt := fs.Bool("trace", false, "with -profile: take an execution trace (runtime/trace, for go tool trace) of each runedge target per scenario instead of a CPU profile")
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
+	mappings := fs.String("mappings", "native", "the default mapping's builds to measure runedge with: native (the built-in, the default), wasm (its WebAssembly build), or both (native,wasm); each is a target per driver")
+	rounds := fs.Int("rounds", 1, "run every scenario this many times, alternating (a table per round); the targets are checked on the medians")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	fs.Parse(args)
 	if *profile != "" {
@@ -123,26 +121,31 @@ func runBench(args []string) error {
 		}
 	}
 	for _, drv := range drivers {
-		addr, admin := freeAddr(), ""
-		if *profile != "" {
-			admin = freeAddr()
+		for _, mapping := range strings.Split(*mappings, ",") {
+			name := drv
+			if mapping != "native" {
+				name += "-" + mapping
+			}
+			addr, admin := freeAddr(), ""
+			if *profile != "" {
+				admin = freeAddr()
+			}
+			cfg, err := writeRunedgeConfig(dir, root, name, drv, mapping, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
+			if err != nil {
+				return err
+			}
+			rc, err := startChild(pin, dir, "runedge-"+name, *runedge, "serve", "--config", cfg)
+			if err != nil {
+				return err
+			}
+			defer stop(rc)
+			if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
+				return fmt.Errorf("runedge (%s): %w; see %s", name, err, filepath.Join(dir, "runedge-"+name+".log"))
+			}
+			targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
 		}
-		cfg, err := writeRunedgeConfig(dir, root, drv, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
-		if err != nil {
-			return err
-		}
-		rc, err := startChild(pin, dir, "runedge-"+drv, *runedge, "serve", "--config", cfg)
-		if err != nil {
-			return err
-		}
-		defer stop(rc)
-		if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
-			return fmt.Errorf("runedge (%s): %w; see %s", drv, err, filepath.Join(dir, "runedge-"+drv+".log"))
-		}
-		targets = append(targets, &target{name: "runedge/" + drv, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
 	}
 
-	direct := map[string]loadResult{}
 	ctx := context.Background()
 	var pg *pgServer
 	if slices.Contains(drivers, "postgres") {
@@ -151,86 +154,102 @@ func runBench(args []string) error {
 		}
 		defer pg.close()
 	}
-	for _, sc := range scenarios {
-		if !strings.Contains(sc.name, *only) {
-			continue
+	var results []roundResult
+	for round := range *rounds {
+		if *rounds > 1 {
+			fmt.Fprintf(os.Stderr, "round %d of %d\n", round+1, *rounds)
 		}
-		body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
-		if sc.stream {
-			body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
-		}
-		fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
-		direct[sc.name] = load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
-			run(ctx, func() {}, func() {})
-		for _, t := range targets {
-			fmt.Fprintf(os.Stderr, ", %s", t.name)
-			if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
-				t.rss = max(t.rss, hwm)
+		direct := map[string]loadResult{}
+		for _, sc := range scenarios {
+			if !strings.Contains(sc.name, *only) {
+				continue
 			}
-			rssReset := resetPeakRSS(t.cmd.Process.Pid) == nil
-			var before, after time.Duration
-			var dbBefore, dbAfter map[int]time.Duration
-			db := pg != nil && t.name == "runedge/postgres"
-			pid := t.cmd.Process.Pid
-			var prof chan error
-			// base names this target's and scenario's files under -profile.
-			base := filepath.Join(*profile, strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name+"-"+sc.name))
-			r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
-				func() {
-					if db {
-						dbBefore, _ = pg.cpu(ctx)
-					}
-					before, _ = cpuTime(pid)
-					if t.admin != "" {
-						prof = make(chan error, 1)
-						go func() { prof <- takeProfile(t.admin, *d, base+".pprof") }()
-						go func() {
-							// Near the end of the interval, under load: where the peak is.
-							time.Sleep(*d * 9 / 10)
-							if err := takeMemory(t.admin, pid, base); err != nil {
-								fmt.Fprintf(os.Stderr, "\nmemory snapshot of %s: %v\n", t.name, err)
+			body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
+			if sc.stream {
+				body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+			}
+			fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
+			direct[sc.name] = load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
+				run(ctx, func() {}, func() {})
+			for _, t := range targets {
+				fmt.Fprintf(os.Stderr, ", %s", t.name)
+				if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
+					t.rss = max(t.rss, hwm)
+				}
+				rssReset := resetPeakRSS(t.cmd.Process.Pid) == nil
+				var before, after time.Duration
+				var dbBefore, dbAfter map[int]time.Duration
+				db := pg != nil && t.name == "runedge/postgres"
+				pid := t.cmd.Process.Pid
+				var prof chan error
+				// base names this target's and scenario's files under -profile.
+				base := filepath.Join(*profile, strings.NewReplacer(", ", "-", " ", "", "/", "-").Replace(t.name+"-"+sc.name))
+				r := load{url: t.url, token: benchToken, body: body, conns: sc.conns, warmup: *warm, d: *d}.run(ctx,
+					func() {
+						if db {
+							dbBefore, _ = pg.cpu(ctx)
+						}
+						before, _ = cpuTime(pid)
+						if t.admin != "" {
+							prof = make(chan error, 1)
+							kind, file := "profile", base+".pprof"
+							if *traceIt {
+								kind, file = "trace", base+".trace"
 							}
-						}()
+							go func() { prof <- takeProfile(t.admin, kind, *d, file) }()
+							go func() {
+								// Near the end of the interval, under load: where the peak is.
+								time.Sleep(*d * 9 / 10)
+								if err := takeMemory(t.admin, pid, base); err != nil {
+									fmt.Fprintf(os.Stderr, "\nmemory snapshot of %s: %v\n", t.name, err)
+								}
+							}()
+						}
+					}, func() {
+						after, _ = cpuTime(pid)
+						if db {
+							dbAfter, _ = pg.cpu(ctx)
+						}
+					})
+				if prof != nil {
+					if err := <-prof; err != nil {
+						return fmt.Errorf("profile of %s: %w", t.name, err)
 					}
-				}, func() {
-					after, _ = cpuTime(pid)
-					if db {
-						dbAfter, _ = pg.cpu(ctx)
+					// The histograms (request, plugin call, store commit) say
+					// which stage a tail comes from; they count since start.
+					b, err := adminGet(t.admin, "/metrics")
+					if err == nil {
+						err = os.WriteFile(base+".metrics", b, 0o644)
 					}
-				})
-			if prof != nil {
-				if err := <-prof; err != nil {
-					return fmt.Errorf("profile of %s: %w", t.name, err)
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "\nmetrics of %s: %v\n", t.name, err)
+					}
 				}
-				// The histograms (request, plugin call, store commit) say
-				// which stage a tail comes from; they count since start.
-				b, err := adminGet(t.admin, "/metrics")
-				if err == nil {
-					err = os.WriteFile(base+".metrics", b, 0o644)
+				if t.res == nil {
+					t.res = map[string]measured{}
 				}
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "\nmetrics of %s: %v\n", t.name, err)
+				m := measured{loadResult: r}
+				if hwm, err := peakRSS(pid); err == nil {
+					t.rss = max(t.rss, hwm)
+					if rssReset {
+						m.rss = hwm
+					}
 				}
+				if r.requests > 0 {
+					m.cpuPerReq = (after - before) / time.Duration(r.requests)
+					if dbBefore != nil && dbAfter != nil {
+						m.dbPerReq = cpuSince(dbBefore, dbAfter) / time.Duration(r.requests)
+					}
+				}
+				t.res[sc.name] = m
 			}
-			if t.res == nil {
-				t.res = map[string]measured{}
-			}
-			m := measured{loadResult: r}
-			if hwm, err := peakRSS(pid); err == nil {
-				t.rss = max(t.rss, hwm)
-				if rssReset {
-					m.rss = hwm
-				}
-			}
-			if r.requests > 0 {
-				m.cpuPerReq = (after - before) / time.Duration(r.requests)
-				if dbBefore != nil && dbAfter != nil {
-					m.dbPerReq = cpuSince(dbBefore, dbAfter) / time.Duration(r.requests)
-				}
-			}
-			t.res[sc.name] = m
+			fmt.Fprintln(os.Stderr)
 		}
-		fmt.Fprintln(os.Stderr)
+		results = append(results, snapshot(targets, direct))
+		if *rounds > 1 {
+			fmt.Printf("round %d of %d\n", round+1, *rounds)
+			report(targets, direct, pin != nil, "")
+		}
 	}
 	for _, t := range targets {
 		if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {
@@ -241,7 +260,12 @@ func runBench(args []string) error {
 	if pg != nil {
 		pgCPUs = pg.cpus(ctx)
 	}
-	report(targets, direct, pin != nil, pgCPUs)
+	if *rounds == 1 {
+		report(targets, results[0].direct, pin != nil, pgCPUs)
+	} else if pgCPUs != "" {
+		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
+	}
+	printGoals(targets, results)
 	return nil
 }
 
@@ -285,8 +309,8 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 	if pgCPUs != "" {
 		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
 	}
-	if len(targets) > 2 {
-		s, p := targets[1].res["non-stream, 32 conns"], targets[2].res["non-stream, 32 conns"]
+	if s, p := find(targets, "runedge/sqlite"), find(targets, "runedge/postgres"); s != nil && p != nil {
+		s, p := s.res["non-stream, 32 conns"], p.res["non-stream, 32 conns"]
 		if s.rps() > 0 && p.rps() > 0 {
 			fmt.Printf("\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
 		}
@@ -295,197 +319,4 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 
 func added(d, base time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d-base)/float64(time.Millisecond))
-}
-
-func cpuModel() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-		}
-	}
-	return "unknown CPU"
-}
-
-// machineCPUs counts the machine's CPUs, not this process's share of
-// them: runtime.NumCPU honours the affinity mask, and this process runs
-// under taskset -c 0.
-func machineCPUs() int {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	n := strings.Count(string(b), "\nprocessor")
-	if strings.HasPrefix(string(b), "processor") {
-		n++
-	}
-	return max(n, runtime.NumCPU())
-}
-
-// pinner returns the taskset prefix that puts a child on core 1, or nil
-// when the machine has one core or no taskset.
-func pinner() []string {
-	if machineCPUs() < 2 {
-		return nil
-	}
-	if _, err := exec.LookPath("taskset"); err != nil {
-		return nil
-	}
-	return []string{"taskset", "-c", "1"}
-}
-
-func startChild(pin []string, dir, name, bin string, args ...string) (*exec.Cmd, error) {
-	argv := append(append(append([]string{}, pin...), bin), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "BENCH_UPSTREAM_KEY=sk-bench")
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	return cmd, nil
-}
-
-func stop(cmd *exec.Cmd) {
-	cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitHTTP(url string) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest("GET", url, nil)
-		req.Header.Set("Authorization", "Bearer "+benchToken)
-		if res, err := http.DefaultClient.Do(req); err == nil {
-			res.Body.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("%s did not answer", url)
-}
-
-// takeProfile writes a CPU profile of d taken from runedge's admin
-// listener (GET /debug/pprof/profile) to path.
-func takeProfile(admin string, d time.Duration, path string) error {
-	req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", admin, max(1, int(d.Seconds()))), nil)
-	req.Header.Set("Authorization", "Bearer "+benchToken)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		return fmt.Errorf("GET /debug/pprof/profile: %s", res.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, res.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// takeMemory writes runedge's heap profile (GET /debug/pprof/heap, for
-// go tool pprof -sample_index=inuse_space) to base+".heap.pprof" and its
-// /proc/<pid>/smaps_rollup, /proc/<pid>/status and the Go runtime's
-// MemStats to base+".smaps": what the resident set holds while the load
-// runs.
-func takeMemory(admin string, pid int, base string) error {
-	var out []byte
-	for _, f := range []string{"smaps_rollup", "status"} {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
-		if err != nil {
-			return err
-		}
-		out = append(append(out, "== "+f+"\n"...), b...)
-	}
-	heap, err := adminGet(admin, "/debug/pprof/heap")
-	if err != nil {
-		return err
-	}
-	// The text form ends with the runtime's MemStats ("# HeapSys = ...").
-	text, err := adminGet(admin, "/debug/pprof/heap?debug=1")
-	if err != nil {
-		return err
-	}
-	out = append(out, "== MemStats\n"...)
-	for _, l := range strings.SplitAfter(string(text), "\n") {
-		if strings.HasPrefix(l, "# ") && strings.Contains(l, " = ") {
-			out = append(out, l...)
-		}
-	}
-	if err := os.WriteFile(base+".smaps", out, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(base+".heap.pprof", heap, 0o644)
-}
-
-// adminGet returns the body of GET path on runedge's admin listener.
-func adminGet(admin, path string) ([]byte, error) {
-	req, _ := http.NewRequest("GET", "http://"+admin+path, nil)
-	req.Header.Set("Authorization", "Bearer "+benchToken)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		return nil, fmt.Errorf("GET %s: %s", path, res.Status)
-	}
-	return io.ReadAll(res.Body)
-}
-
-func writeRunedgeConfig(dir, root, driver, addr, admin, upURL, pgEnv, cacheDir string) (string, error) {
-	sum := sha256.Sum256([]byte(benchToken))
-	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
-	if driver == "postgres" {
-		store = "  driver: postgres\n  dsn_env: " + pgEnv + "\n"
-	}
-	wasm := filepath.Join(root, "plugins/build/openai.wasm") // both endpoints, as by default
-	cfg := fmt.Sprintf(`listen: %s
-host:
-  id: bench-%s
-tokens:
-  - name: bench
-    hash: sha256:%s
-    admin: true
-store:
-%sprovider:
-  kind: openai
-  openai:
-    base_url: %s/v1
-    api_key_env: BENCH_UPSTREAM_KEY
-    model: mock-model
-plugins:
-  cache_dir: %s
-  store_dir: %s
-admin:
-  listen: %q
-chains:
-  chat.completions: {map_request: %s, translate: %s}
-  responses: {map_request: %s, translate: %s}
-`, addr, driver, hex.EncodeToString(sum[:]), store, upURL, cacheDir, filepath.Join(dir, "plugins-"+driver),
-		cmp.Or(admin, "off"), wasm, wasm, wasm, wasm)
-	path := filepath.Join(dir, "runedge-"+driver+".yaml")
-	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

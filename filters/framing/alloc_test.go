@@ -7,7 +7,7 @@ import "testing"
 func TestStreamBuildersDoNotAllocate(t *testing.T) {
 	chat := NewChatStream(streamChatID, streamCreated, "service")
 	resp := NewResponseStream(streamResponseID, streamMessageID)
-	response := mapResultFile(t, "testdata/result/responses_completed.json")
+	response := mapResultFile(t, defaultMappings[0].load(t), "testdata/result/responses_completed.json")
 	buf := make([]byte, 0, 4096)
 	for name, f := range map[string]func(){
 		"AppendRole":      func() { buf = chat.AppendRole(buf[:0]) },

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/runedge/runedge/plugins/runtime"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata from current output")
@@ -48,14 +50,18 @@ func TestChatStreamGolden(t *testing.T) {
 }
 
 func TestResponseStreamGolden(t *testing.T) {
-	checkGolden(t, "testdata/stream/responses.golden",
-		joinFrames(t, responseFrames(t, "testdata/result/responses_completed.json")))
+	eachMapping(t, func(t *testing.T, p *runtime.Plugin) {
+		checkGolden(t, "testdata/stream/responses.golden",
+			joinFrames(t, responseFrames(t, p, "testdata/result/responses_completed.json")))
+	})
 }
 
-func TestResponseStreamEndingsGolden(t *testing.T) {
+func TestResponseStreamEndingsGolden(t *testing.T) { eachMapping(t, testResponseStreamEndingsGolden) }
+
+func testResponseStreamEndingsGolden(t *testing.T, p *runtime.Plugin) {
 	s := NewResponseStream(streamResponseID, streamMessageID)
 	frames := [][]byte{
-		s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")),
+		s.AppendCompleted(nil, 8, mapResultFile(t, p, "testdata/result/responses_incomplete.json")),
 		s.AppendError(nil, 3, "provider_error", "The provider failed: \"upstream\" closed.", ""),
 		s.AppendError(nil, 1, "invalid_body", "bad text.format", "text.format"),
 		s.AppendError(nil, 0, "", "no code", ""),

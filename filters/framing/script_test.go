@@ -1,10 +1,11 @@
 package framing
 
 import (
+	"context"
 	"os"
 	"testing"
 
-	"github.com/runedge/runedge/plugins/compat"
+	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner/native"
 )
 
@@ -40,12 +41,12 @@ func chatFrames() [][]byte {
 
 // responseFrames returns the events of a streamed response in the order the
 // host sends them, with the Response objects mapped by the default mapping
-// (compat.MapResult) from
+// (p, one of defaultMappings) from
 // testdata/result/responses_{in_progress,completed}.json. final names the
 // result input of the terminal event.
-func responseFrames(t testing.TB, final string) [][]byte {
-	created := mapResultFile(t, "testdata/result/responses_in_progress.json")
-	done := mapResultFile(t, final)
+func responseFrames(t testing.TB, p *runtime.Plugin, final string) [][]byte {
+	created := mapResultFile(t, p, "testdata/result/responses_in_progress.json")
+	done := mapResultFile(t, p, final)
 	s := NewResponseStream(streamResponseID, streamMessageID)
 	var frames [][]byte
 	seq := 0
@@ -66,13 +67,13 @@ func responseFrames(t testing.TB, final string) [][]byte {
 	return frames
 }
 
-func mapResultFile(t testing.TB, path string) []byte {
+func mapResultFile(t testing.TB, p *runtime.Plugin, path string) []byte {
 	t.Helper()
 	in, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := compat.MapResult(in)
+	out, err := p.Call(context.Background(), runtime.MapResult, in)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -17,17 +17,19 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/plugins/abi"
-	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/guestjson"
+	"github.com/runedge/runedge/plugins/runtime"
 )
 
 // fakeHost stands in for the runedge host behind openai-go's HTTP client:
-// the SDK's real request body goes through compat.MapRequest, a canned run
-// answers with text, and the reply is built with compat.MapResult or the stream
-// builders and framed as SSE. No network is involved.
+// the SDK's real request body goes through the default mapping's
+// map_request (p, native or wasm), a canned run answers with text, and the
+// reply is built with its map_result or the stream builders and framed as
+// SSE. No network is involved.
 type fakeHost struct {
+	p      *runtime.Plugin
 	text   []string // the run's output, in the pieces it streams
-	mapped []byte   // the last compat.MapRequest output
+	mapped []byte   // the last map_request output
 }
 
 func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
@@ -35,13 +37,13 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	endpoint, id := compat.EndpointChat, streamChatID
+	endpoint, id := abi.EndpointChat, streamChatID
 	if strings.HasSuffix(req.URL.Path, "/responses") {
-		endpoint, id = compat.EndpointResponses, streamResponseID
+		endpoint, id = abi.EndpointResponses, streamResponseID
 	}
-	h.mapped, err = compat.MapRequest(envelope(endpoint, string(body)))
+	h.mapped, err = h.p.Call(req.Context(), runtime.MapRequest, envelope(endpoint, string(body)))
 	if err != nil {
-		var ie *compat.InputError
+		var ie *runtime.InputError
 		if !errors.As(err, &ie) {
 			return nil, err
 		}
@@ -60,7 +62,7 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 			`","created":` + strconv.Itoa(streamCreated) + `,"model":"service","status":"` + status +
 			`","result":{"text":` + string(guestjson.AppendString(nil, text)) +
 			`,"finish_reason":"stop","usage":{"input_tokens":12,"output_tokens":7,"total_tokens":19}},"echo":` + echo + `}`
-		out, err := compat.MapResult([]byte(in))
+		out, err := h.p.Call(req.Context(), runtime.MapResult, []byte(in))
 		if err != nil {
 			panic(err)
 		}
@@ -71,7 +73,7 @@ func (h *fakeHost) Do(req *http.Request) (*http.Response, error) {
 	}
 
 	var sse bytes.Buffer
-	if endpoint == compat.EndpointChat {
+	if endpoint == abi.EndpointChat {
 		s := NewChatStream(id, streamCreated, "service")
 		data := func(b []byte) { sse.WriteString("data: "); sse.Write(b); sse.WriteString("\n\n") }
 		data(s.AppendRole(nil))
@@ -126,8 +128,10 @@ var answerSchema = map[string]any{
 	"additionalProperties": false,
 }
 
-func TestSDKChatCompletion(t *testing.T) {
-	h := &fakeHost{text: []string{`{"a":`, `1}`}}
+func TestSDKChatCompletion(t *testing.T) { eachMapping(t, testSDKChatCompletion) }
+
+func testSDKChatCompletion(t *testing.T, p *runtime.Plugin) {
+	h := &fakeHost{p: p, text: []string{`{"a":`, `1}`}}
 	client := newClient(h)
 	c, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "service",
@@ -151,8 +155,10 @@ func TestSDKChatCompletion(t *testing.T) {
 	}
 }
 
-func TestSDKChatStream(t *testing.T) {
-	h := &fakeHost{text: []string{"Hel", "lo"}}
+func TestSDKChatStream(t *testing.T) { eachMapping(t, testSDKChatStream) }
+
+func testSDKChatStream(t *testing.T, p *runtime.Plugin) {
+	h := &fakeHost{p: p, text: []string{"Hel", "lo"}}
 	client := newClient(h)
 	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 		Model:         "service",
@@ -175,8 +181,10 @@ func TestSDKChatStream(t *testing.T) {
 	}
 }
 
-func TestSDKChatInvalid(t *testing.T) {
-	client := newClient(&fakeHost{})
+func TestSDKChatInvalid(t *testing.T) { eachMapping(t, testSDKChatInvalid) }
+
+func testSDKChatInvalid(t *testing.T, p *runtime.Plugin) {
+	client := newClient(&fakeHost{p: p})
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "service",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
@@ -188,8 +196,10 @@ func TestSDKChatInvalid(t *testing.T) {
 	}
 }
 
-func TestSDKResponse(t *testing.T) {
-	h := &fakeHost{text: []string{`{"a":1}`}}
+func TestSDKResponse(t *testing.T) { eachMapping(t, testSDKResponse) }
+
+func testSDKResponse(t *testing.T, p *runtime.Plugin) {
+	h := &fakeHost{p: p, text: []string{`{"a":1}`}}
 	client := newClient(h)
 	r, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
 		Model:        "service",
@@ -218,8 +228,10 @@ func TestSDKResponse(t *testing.T) {
 	}
 }
 
-func TestSDKResponseStream(t *testing.T) {
-	client := newClient(&fakeHost{text: []string{"Hel", "lo"}})
+func TestSDKResponseStream(t *testing.T) { eachMapping(t, testSDKResponseStream) }
+
+func testSDKResponseStream(t *testing.T, p *runtime.Plugin) {
+	client := newClient(&fakeHost{p: p, text: []string{"Hel", "lo"}})
 	stream := client.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
 		Model: "service",
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")},

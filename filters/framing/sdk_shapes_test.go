@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/runedge/runedge/internal/sdkcheck"
+	"github.com/runedge/runedge/plugins/runtime"
 )
 
 // The frames decode with the official openai-go SDK, key by key against the
@@ -67,13 +68,15 @@ func checkMessage(t *testing.T, m responses.ResponseOutputMessage) {
 	}
 }
 
-func TestSDKDecodesResponseEvents(t *testing.T) {
+func TestSDKDecodesResponseEvents(t *testing.T) { eachMapping(t, testSDKDecodesResponseEvents) }
+
+func testSDKDecodesResponseEvents(t *testing.T, p *runtime.Plugin) {
 	want := []string{
 		"response.created", "response.output_item.added", "response.content_part.added",
 		"response.output_text.delta", "response.output_text.delta", "response.output_text.done",
 		"response.content_part.done", "response.output_item.done", "response.completed",
 	}
-	frames := responseFrames(t, "testdata/result/responses_completed.json")
+	frames := responseFrames(t, p, "testdata/result/responses_completed.json")
 	var text strings.Builder
 	for i, frame := range frames {
 		ev := sdkcheck.Decode[responses.ResponseStreamEventUnion](t, frame)
@@ -113,9 +116,11 @@ func TestSDKDecodesResponseEvents(t *testing.T) {
 	}
 }
 
-func TestSDKDecodesResponseEndings(t *testing.T) {
+func TestSDKDecodesResponseEndings(t *testing.T) { eachMapping(t, testSDKDecodesResponseEndings) }
+
+func testSDKDecodesResponseEndings(t *testing.T, p *runtime.Plugin) {
 	s := NewResponseStream(streamResponseID, streamMessageID)
-	ev := sdkcheck.Decode[responses.ResponseStreamEventUnion](t, s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")))
+	ev := sdkcheck.Decode[responses.ResponseStreamEventUnion](t, s.AppendCompleted(nil, 8, mapResultFile(t, p, "testdata/result/responses_incomplete.json")))
 	inc, ok := ev.AsAny().(responses.ResponseIncompleteEvent)
 	if !ok {
 		t.Fatalf("decoded as %T", ev.AsAny())

@@ -40,25 +40,41 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	if err != nil {
 		return filters.PluginError(err)
 	}
-	// A schema nested too deeply for the decoder is the client's mistake,
-	// which the run stage (schema.Check) would refuse, but it fails here
-	// first: refuse it as the run stage does.
-	if s := gjson.GetBytes(out, "request.output_schema"); s.Exists() {
-		if err := schema.CheckDepth([]byte(s.Raw)); err != nil {
-			e := apierr.InvalidBody(filters.SchemaParam(x.Endpoint), "%s", err.Error())
-			e.Code = apierr.CodeInvalidSchema
-			return e
-		}
-	}
 	o, err := abi.DecodeRequestOutput(out)
 	if err != nil {
+		// A schema nested too deeply for the decoder is the client's
+		// mistake, which the run stage (schema.Check) would refuse, but it
+		// fails here first: refuse it as the run stage does. Only a failed
+		// decode looks for it, so a request's output is read once.
+		if s := gjson.GetBytes(out, "request.output_schema"); s.Exists() {
+			if err := checkSchemaDepth(x, []byte(s.Raw)); err != nil {
+				return err
+			}
+		}
 		return filters.PluginOutputError(m.plugin.Name(), runtime.MapRequest, err)
+	}
+	if err := checkSchemaDepth(x, o.Request.OutputSchema); err != nil {
+		return err
 	}
 	x.Native = o.Request
 	// The model stage's view of the stream flag is the one the edge acts on.
 	x.Native.Stream = x.Stream
 	x.Echo = o.Echo
 	return next.Handle(ctx, x)
+}
+
+// checkSchemaDepth refuses a schema nested deeper than the run stage
+// allows, as the run stage would (400 invalid_schema).
+func checkSchemaDepth(x *filters.Exchange, raw []byte) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := schema.CheckDepth(raw); err != nil {
+		e := apierr.InvalidBody(filters.SchemaParam(x.Endpoint), "%s", err.Error())
+		e.Code = apierr.CodeInvalidSchema
+		return e
+	}
+	return nil
 }
 
 // Envelope appends the map_request input (abi.RequestInput). The body is

@@ -182,7 +182,7 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 // no final object (yet): still running, or ended without one. p is the
 // Responses chain's result mapping plugin (its map_result), so the object
 // has the shape of the one in response.created and response.completed,
-// whichever plugin is configured; the host never maps natively. res
+// whichever plugin is configured (the built-in default runs natively). res
 // carries the output of a completed run, nil otherwise; status is the
 // Response status ("queued", "in_progress", "completed", "cancelled",
 // "failed").

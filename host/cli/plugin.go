@@ -114,7 +114,11 @@ func printPlugins(env Env, list []pluginEntry) error {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STAGE\tPLUGIN\tVERSION\tSHA256\tSINCE\tHOOKS\tINSTANCES")
 	for _, p := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%d\n", p.Stage, p.Plugin, p.Version, p.SHA256[:16]+"…",
+		sum := "-" // the built-in default: no file
+		if len(p.SHA256) >= 16 {
+			sum = p.SHA256[:16] + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%d\n", p.Stage, p.Plugin, p.Version, sum,
 			time.Unix(p.Since, 0).UTC().Format(time.DateTime), p.Hooks, p.Instances)
 	}
 	return tw.Flush()
@@ -147,7 +151,10 @@ func pluginSwap(ctx context.Context, args []string, env Env) error {
 	}
 	stage, file := fs.Arg(0), fs.Arg(1)
 	body, contentType := []byte(`{"sha256":"`+file+`"}`), "application/json"
-	if !digestRE.MatchString(file) { // a file to upload, not a stored plugin's digest
+	switch {
+	case file == config.BuiltinPlugin: // back to the built-in default, run natively
+		body = []byte(`{"plugin":"` + file + `"}`)
+	case !digestRE.MatchString(file): // a file to upload, not a stored plugin's digest
 		wasm, err := os.ReadFile(file)
 		if err != nil {
 			return err

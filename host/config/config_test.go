@@ -17,7 +17,7 @@ func TestParseDefaults(t *testing.T) {
 		c.Limits.ShutdownGrace.Std() != DefaultShutdownGrace || c.Store.Path != DefaultStorePath {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
-	if c.Chains[ChainChat].MapRequest != "plugins/build/openai.wasm" {
+	if c.Chains[ChainChat].MapRequest != "builtin:openai" {
 		t.Fatalf("chat chain default: %+v", c.Chains[ChainChat])
 	}
 }
@@ -45,7 +45,7 @@ chains:
 		t.Fatalf("durations: %+v %+v", c.Limits, c.Provider)
 	}
 	if c.Tokens[0].Tenant != "acme" || c.Chains[ChainResponses].MapRequest != "custom.wasm" ||
-		c.Chains[ChainResponses].Translate != "plugins/build/openai.wasm" {
+		c.Chains[ChainResponses].Translate != "builtin:openai" {
 		t.Fatalf("values: %+v", c)
 	}
 }
@@ -63,6 +63,7 @@ func TestParseRefusesNamingTheField(t *testing.T) {
 		{"store: {driver: mysql}", "store.driver"},
 		{"provider: {kind: magic}", "provider.kind"},
 		{"chains: {embeddings: {map_request: x.wasm}}", "chains.embeddings"},
+		{"chains: {responses: {translate: builtin:chat}}", "chains.responses.translate"},
 		{"plugins: {origins: [\"https://ok.example/p\", \"http://169.254.169.254\"]}", "plugins.origins[1]"},
 		{"plugins: {trusted_keys: [\"ed25519:AAAA\"]}", "plugins.trusted_keys[0]"},
 		{"listne: 127.0.0.1:1", "listne"},

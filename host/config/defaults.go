@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// BuiltinPlugin names the built-in default mapping in a chain stage, a
+// swap or xDS chains, in place of a plugin file (plugins/native.Ref).
+const BuiltinPlugin = "builtin:openai"
+
 // Default values; documented in docs/configuration.md (TestConfigurationDocumented).
 const (
 	DefaultListen        = "127.0.0.1:8080"
@@ -14,9 +18,12 @@ const (
 	DefaultStorePath     = "data/runedge.db"
 	DefaultCacheDir      = "data/wazero-cache"
 	DefaultMaxPages      = 1024 // 64 MiB per plugin instance
-	// DefaultPlugin maps both endpoints (plugins/openai): every stage
-	// left empty uses it, and the host compiles it once for all of them.
-	DefaultPlugin      = "plugins/build/openai.wasm"
+	// DefaultPlugin maps both endpoints: every stage left empty uses it.
+	// It names the built-in default mapping (plugins/native), which the
+	// host runs natively, compiling nothing; naming its WebAssembly build
+	// (plugins/build/openai.wasm, `make plugins`) runs the same code in
+	// wasm, as any other plugin file.
+	DefaultPlugin      = BuiltinPlugin
 	DefaultAdminListen = "127.0.0.1:8081"
 	// DefaultSessionTTL is how long an operator page login lasts.
 	DefaultSessionTTL   = 8 * time.Hour

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"strings"
 
 	"github.com/runedge/runedge/plugins/signature"
 )
@@ -120,6 +121,11 @@ func (c *Config) Validate() error {
 	for ep := range c.Chains {
 		if ep != ChainChat && ep != ChainResponses {
 			bad("chains."+ep, "unknown endpoint (want %s or %s)", ChainChat, ChainResponses)
+		}
+		for field, v := range map[string]string{"map_request": c.Chains[ep].MapRequest, "translate": c.Chains[ep].Translate} {
+			if strings.HasPrefix(v, "builtin:") && v != BuiltinPlugin {
+				bad("chains."+ep+"."+field, "unknown built-in plugin %q (the built-in one is %s; anything else is a .wasm file)", v, BuiltinPlugin)
+			}
 		}
 	}
 	return errors.Join(errs...)

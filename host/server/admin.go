@@ -20,6 +20,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	bodystage "github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
@@ -196,9 +197,16 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 	} else {
 		var req struct {
 			SHA256 string `json:"sha256"`
+			Plugin string `json:"plugin"`
 		}
-		if err := json.Unmarshal(x.Body, &req); err != nil || !hexDigest.MatchString(req.SHA256) {
-			return apierr.InvalidBody("sha256", "send the plugin's .wasm bytes, or {\"sha256\":\"<64 hex digits>\"} of a stored plugin")
+		err := json.Unmarshal(x.Body, &req)
+		if err == nil && req.Plugin == native.Ref && req.SHA256 == "" {
+			// Back to the built-in default: the binary's own code, which
+			// needs no upload and no signature.
+			return s.swapTo(ctx, x, stage, native.Ref)
+		}
+		if err != nil || !hexDigest.MatchString(req.SHA256) {
+			return apierr.InvalidBody("sha256", "send the plugin's .wasm bytes, {\"sha256\":\"<64 hex digits>\"} of a stored plugin, or {\"plugin\":\""+native.Ref+"\"} for the built-in default")
 		}
 		digest = req.SHA256
 		if err := s.checkSignature(x, digest); err != nil {
@@ -209,6 +217,12 @@ func (s *Server) swapPlugin(ctx context.Context, x *filters.Exchange) error {
 	if _, err := os.Stat(path); err != nil {
 		return apierr.NotFound("no stored plugin with sha256 %s", digest)
 	}
+	return s.swapTo(ctx, x, stage, path)
+}
+
+// swapTo swaps the plugin at path (or native.Ref) into stage for the admin
+// API, naming the caller as the swap's trigger.
+func (s *Server) swapTo(ctx context.Context, x *filters.Exchange, stage, path string) error {
 	trigger := "admin API, token " + x.Identity.Token
 	if strings.HasPrefix(x.Request.UserAgent(), CLIUserAgent) {
 		trigger = "CLI, token " + x.Identity.Token

@@ -65,7 +65,7 @@ func TestPluginStderrNotSent(t *testing.T) {
 // 0600 files.
 func TestPluginStoreModes(t *testing.T) {
 	h := start(t, nil)
-	wasm, err := os.ReadFile(h.cfg.Chains[config.ChainChat].Translate)
+	wasm, err := os.ReadFile(configtest.DefaultWasm(t))
 	if err != nil {
 		t.Fatal(err)
 	}

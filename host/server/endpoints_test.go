@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/host/config"
 )
 
 func TestModels(t *testing.T) {
@@ -25,8 +27,10 @@ func TestModels(t *testing.T) {
 	}
 }
 
-func TestChatCompletion(t *testing.T) {
-	h := start(t, nil)
+func TestChatCompletion(t *testing.T) { eachMapping(t, testChatCompletion) }
+
+func testChatCompletion(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 	res := h.do("POST", "/v1/chat/completions", chatBody,
 		"x-service-actor-id", "u-1", "x-service-actor-name", "Ada", "x-service-tenant-id", "t1",
 		"x-service-request-id", "req-9", "x-service-correlation-id", "corr-9")
@@ -51,8 +55,10 @@ func TestChatCompletion(t *testing.T) {
 	}
 }
 
-func TestChatStream(t *testing.T) {
-	h := start(t, nil)
+func TestChatStream(t *testing.T) { eachMapping(t, testChatStream) }
+
+func testChatStream(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 	for _, usage := range []bool{false, true} {
 		reqBody := `{"model":"service","stream":true,"messages":[{"role":"user","content":"one two three"}]}`
 		if usage {
@@ -106,8 +112,10 @@ func TestChatStream(t *testing.T) {
 	}
 }
 
-func TestResponses(t *testing.T) {
-	h := start(t, nil)
+func TestResponses(t *testing.T) { eachMapping(t, testResponses) }
+
+func testResponses(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 	// input as a list of message items, the way the Vercel AI SDK and
 	// LangChain send it, and text: {}.
 	res := h.do("POST", "/v1/responses", `{"model":"service","instructions":"Be brief.","text":{},"stream":false,
@@ -126,8 +134,10 @@ func TestResponses(t *testing.T) {
 	golden(t, "response.json", b)
 }
 
-func TestResponsesStream(t *testing.T) {
-	h := start(t, nil)
+func TestResponsesStream(t *testing.T) { eachMapping(t, testResponsesStream) }
+
+func testResponsesStream(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 	res := h.do("POST", "/v1/responses", `{"model":"service","input":"alpha beta","stream":true}`)
 	if res.StatusCode != 200 {
 		t.Fatalf("%d %s", res.StatusCode, body(t, res))
@@ -171,8 +181,10 @@ func TestResponsesStream(t *testing.T) {
 	golden(t, "response_stream.txt", []byte(strings.Join(frames, "\n")))
 }
 
-func TestStructuredOutput(t *testing.T) {
-	h := start(t, nil)
+func TestStructuredOutput(t *testing.T) { eachMapping(t, testStructuredOutput) }
+
+func testStructuredOutput(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 	schema := `{"type":"object","additionalProperties":false,"required":["name","born","tags"],
 		"properties":{"name":{"type":"string"},"born":{"type":"integer","minimum":1800},
 		"tags":{"type":"array","items":{"type":"string","enum":["math","poetry"]}}}}`

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -51,5 +54,16 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// eachMapping runs test as one subtest per build of the default mapping
+// (configtest.Mappings: native and wasm), passing the change to make to a
+// test server's configuration: clients must see the same bytes from both.
+func eachMapping(t *testing.T, test func(t *testing.T, mapping func(*config.Config))) {
+	for _, m := range configtest.Mappings {
+		t.Run(m.Name, func(t *testing.T) {
+			test(t, func(c *config.Config) { m.Apply(t, c) })
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
@@ -56,13 +57,18 @@ func (s *Server) loader(ctx context.Context, cfg *config.Config) *loader {
 }
 
 func (l *loader) load(path string) (*held, error) {
-	path = l.cfg.Path(path)
+	if path != native.Ref {
+		path = l.cfg.Path(path)
+	}
 	if h := l.mine[path]; h != nil {
 		return h, nil
 	}
+	if path == native.Ref {
+		return l.builtin()
+	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %w (build the default plugin with `make plugins`)", err)
+		return nil, fmt.Errorf("plugin %w (`make plugins` builds plugins/build/openai.wasm; %s is the built-in default, run natively)", err, native.Ref)
 	}
 	sum := sha256.Sum256(wasm)
 	digest := hex.EncodeToString(sum[:])
@@ -88,6 +94,30 @@ func (l *loader) load(path string) (*held, error) {
 	h.gens.Store(1)
 	l.mine[path] = h
 	l.fresh++
+	return h, nil
+}
+
+// builtin holds the built-in default mapping, run natively: kept from the
+// current generation when it has it, so its "since" stays put. Nothing is
+// compiled: the wasm build of the default is compiled only when a
+// configuration or a swap names its file.
+func (l *loader) builtin() (*held, error) {
+	if cur := l.s.gen.Load(); cur != nil {
+		for _, h := range cur.stages {
+			if h.path == native.Ref {
+				h.gens.Add(1)
+				l.mine[native.Ref] = h
+				return h, nil
+			}
+		}
+	}
+	p, err := native.Load(l.s.engine, runtime.Options{})
+	if err != nil {
+		return nil, err
+	}
+	h := &held{p: p, path: native.Ref, since: time.Now()}
+	h.gens.Store(1)
+	l.mine[native.Ref] = h
 	return h, nil
 }
 

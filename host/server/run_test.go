@@ -128,7 +128,7 @@ func TestRunOwnsEveryGoroutine(t *testing.T) {
 	if err := srv.Reload(context.Background(), cfg); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Reload after close: %v, want ErrClosed", err)
 	}
-	if err := srv.SwapPlugin(context.Background(), "translate", cfg.Chains[config.ChainChat].Translate); !errors.Is(err, ErrClosed) {
+	if err := srv.SwapPlugin(context.Background(), "translate", configtest.DefaultWasm(t)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("SwapPlugin after close: %v, want ErrClosed", err)
 	}
 }

@@ -11,12 +11,16 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/runedge/runedge/host/config"
 )
 
 // The official OpenAI Go SDK as the client, for all three endpoints,
 // streaming and structured output included, on its strict paths.
-func TestOpenAIGoSDK(t *testing.T) {
-	h := start(t, nil)
+func TestOpenAIGoSDK(t *testing.T) { eachMapping(t, testOpenAIGoSDK) }
+
+func testOpenAIGoSDK(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 	ctx := context.Background()
 	client := openai.NewClient(
 		option.WithBaseURL(h.URL+"/v1/"),

@@ -129,6 +129,14 @@ func TestSwapUnderLoad(t *testing.T) {
 			t.Errorf("no reply came from %s", v)
 		}
 	}
+	checkRetired(t, h, retired)
+	t.Logf("%d requests during 50 swaps", requests.Load())
+}
+
+// checkRetired fails t if a plugin of a retired generation that the
+// current one does not hold is still held or still has instances.
+func checkRetired(t *testing.T, h *harness, retired []*held) {
+	t.Helper()
 	current := map[*held]bool{}
 	for _, hd := range h.srv.gen.Load().stages {
 		current[hd] = true
@@ -138,13 +146,12 @@ func TestSwapUnderLoad(t *testing.T) {
 			continue
 		}
 		if n := hd.gens.Load(); n != 0 {
-			t.Fatalf("a retired plugin is still held by %d generations", n)
+			t.Fatalf("a retired plugin (%s) is still held by %d generations", hd.path, n)
 		}
 		if st := hd.p.Stats(); st.Instances != 0 {
-			t.Fatalf("a retired plugin still has %d instances", st.Instances)
+			t.Fatalf("a retired plugin (%s) still has %d instances", hd.path, st.Instances)
 		}
 	}
-	t.Logf("%d requests during 50 swaps", requests.Load())
 }
 
 // oneVersion reports whether a "req/result" stamp names one version.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner/schema"
 )
 
@@ -57,8 +58,10 @@ const (
 
 // The tool-call replies, whole and streamed, on both endpoints: golden
 // files, and every body and event checked against OpenAI's description.
-func TestToolShapes(t *testing.T) {
-	h := start(t, nil)
+func TestToolShapes(t *testing.T) { eachMapping(t, testToolShapes) }
+
+func testToolShapes(t *testing.T, mapping func(*config.Config)) {
+	h := start(t, mapping)
 
 	t.Run("chat", func(t *testing.T) {
 		res := h.do("POST", "/v1/chat/completions", toolChatBody+`}`)

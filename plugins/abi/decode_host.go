@@ -157,8 +157,17 @@ func fastRequest(v gjson.Result, r *native.Request) bool {
 			return jsonfast.Bool(v, &r.NoStore)
 		case 8:
 			return jsonfast.Bool(v, &r.Background)
+		case 9:
+			// A json.RawMessage takes the value's bytes as they are; the
+			// document was validated, so an object needs no decoding (it
+			// was read twice, about 10 µs for a small schema).
+			if !v.IsObject() {
+				return false
+			}
+			r.OutputSchema = append(r.OutputSchema[:0], v.Raw...)
+			return true
 		}
-		return false // schemas, tools: encoding/json
+		return false // tools: encoding/json
 	})
 }
 

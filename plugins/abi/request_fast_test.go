@@ -19,6 +19,10 @@ var requestCases = []string{
 	`{"input":[{"ref":"msg_1","ref_index":2,"role":"","content":""},{"role":"tool","content":"42","tool_call_id":"call_1","tool_calls":[]}]}`,
 	`{"input":[{"role":"user","content":"x"}],"json_object":true,"schema_name":"s"}`,
 	`{"input":[{"role":"user","content":"x"}],"output_schema":{"type":"object"},"schema_name":"s"}`,
+	`{"input":[{"role":"user","content":"x"}],"output_schema":{ "type" : "object", "properties":{"a":{"type":"string"}}}}`,
+	`{"input":[{"role":"user","content":"x"}],"output_schema":null}`,
+	`{"input":[{"role":"user","content":"x"}],"output_schema":[1]}`,
+	`{"input":[{"role":"user","content":"x"}],"output_schema":{},"output_schema":{"a":1}}`,
 	`{"input":[{"role":"assistant","content":"","tool_calls":[{"id":"c","name":"f","arguments":"{}"}]}],"tools":[{"name":"f"}],"tool_choice":"auto"}`,
 	`{"input":[{"role":"user","content":"x"}],"tool_choice":{"name":"f"},"parallel_tool_calls":false}`,
 	`{"input":[{"role":"user","content":"x"}],"Stream":true}`,
@@ -43,7 +47,7 @@ func TestDecodeRequestOutputMatchesJSON(t *testing.T) {
 	for _, s := range requestCases {
 		checkRequestOutput(t, []byte(`{"request":`+s+`,"echo":{"a":1}}`))
 	}
-	for _, s := range requestCases[:5] {
+	for _, s := range requestCases[:6] {
 		if !fastRequest(gjson.Parse(s), new(native.Request)) {
 			t.Errorf("not on the fast path: %s", s)
 		}
@@ -89,10 +93,12 @@ func referenceDecodeRequestOutput(out []byte) (RequestOutput, error) {
 	return o, nil
 }
 
-// normRequest makes empty and nil slices alike and leaves out what is
-// compacted after decoding.
+// normRequest makes empty and nil slices alike and compacts the schema, as
+// DecodeRequestOutput does after decoding.
 func normRequest(r native.Request) native.Request {
-	r.OutputSchema = nil
+	if len(r.OutputSchema) > 0 {
+		r.OutputSchema = compact(r.OutputSchema)
+	}
 	for i := range r.Input {
 		if len(r.Input[i].ToolCalls) == 0 {
 			r.Input[i].ToolCalls = nil

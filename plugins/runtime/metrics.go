@@ -113,6 +113,19 @@ type hookMetrics struct {
 // track starts reporting p's instances and returns its call metrics; nil
 // when m is nil.
 func (m *Metrics) track(p *Plugin) *pluginMetrics {
+	pm := m.series(p)
+	if pm == nil {
+		return nil
+	}
+	m.mu.Lock()
+	m.plugins[p] = struct{}{}
+	m.mu.Unlock()
+	return pm
+}
+
+// series returns p's call metrics without reporting instances (a native
+// plugin has none); nil when m is nil.
+func (m *Metrics) series(p *Plugin) *pluginMetrics {
 	if m == nil {
 		return nil
 	}
@@ -130,9 +143,6 @@ func (m *Metrics) track(p *Plugin) *pluginMetrics {
 			duration: m.duration.WithLabelValues(p.name, hook),
 		}
 	}
-	m.mu.Lock()
-	m.plugins[p] = struct{}{}
-	m.mu.Unlock()
 	return pm
 }
 

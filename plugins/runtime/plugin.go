@@ -90,7 +90,8 @@ type Plugin struct {
 	version string
 	hooks   int32
 	opts    Options
-	pool    *pool
+	pool    *pool // nil for a native plugin
+	native  [hookCount]NativeHook
 	metrics *pluginMetrics // nil: no metrics
 }
 
@@ -116,14 +117,21 @@ type Stats struct {
 
 // Stats returns the current state of the instance pool.
 func (p *Plugin) Stats() Stats {
+	if p.pool == nil {
+		return Stats{}
+	}
 	live, idle := p.pool.stats()
 	return Stats{Instances: live, Idle: idle}
 }
 
 // Close closes the idle instances now; instances in use are closed when their
 // call returns. Later calls fail with a Fault wrapping ErrClosed. The compiled
-// module is released with the last instance.
+// module is released with the last instance. A native plugin holds nothing
+// to release and keeps answering.
 func (p *Plugin) Close(ctx context.Context) error {
+	if p.pool == nil {
+		return nil
+	}
 	p.pool.close(ctx)
 	return nil
 }
@@ -155,6 +163,9 @@ func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 	}
 	if len(in) > p.opts.MaxInputBytes {
 		return nil, p.fault(h, fmt.Errorf("input of %d bytes exceeds the limit of %d", len(in), p.opts.MaxInputBytes))
+	}
+	if p.pool == nil {
+		return p.callNative(h, in)
 	}
 	if err := p.pool.wait(ctx); err != nil {
 		return nil, fmt.Errorf("plugin %s: %s: waiting for an instance: %w", p.name, h, err)
@@ -197,6 +208,9 @@ func (p *Plugin) call(ctx context.Context, h Hook, in []byte) ([]byte, error) {
 // take traffic, such as the new version in a swap: while it runs, Warm holds
 // the instances it counts, so calls may wait.
 func (p *Plugin) Warm(ctx context.Context, n int) error {
+	if p.pool == nil {
+		return nil
+	}
 	n = min(n, p.opts.PoolSize)
 	held := make([]*instance, 0, max(n, 0))
 	defer func() {

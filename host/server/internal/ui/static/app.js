@@ -261,13 +261,13 @@ async function loadStats() {
 
 // ---- plugins ----------------------------------------------------------------
 
-function plugRef(p) { return p ? `${p.plugin} ${p.version} (${(p.sha256 || '').slice(0, 12)})` : '—'; }
+function plugRef(p) { return p ? `${p.plugin} ${p.version}${p.sha256 ? ` (${p.sha256.slice(0, 12)})` : ''}` : '—'; }
 
 async function loadPlugins() {
   const { plugins, swaps } = await api('/ui/api/plugins');
   const pt = $('#plugins-table tbody');
   pt.replaceChildren(...plugins.map((p) => el('tr', {}, el('td', {}, p.stage), el('td', {}, p.plugin), el('td', {}, p.version),
-    el('td', { class: 'mono', title: p.sha256 }, p.sha256.slice(0, 16) + '…'), el('td', {}, fmtTime(p.since)),
+    el('td', { class: 'mono', title: p.sha256 }, p.sha256 ? p.sha256.slice(0, 16) + '…' : 'built in (native)'), el('td', {}, fmtTime(p.since)),
     el('td', {}, p.hooks.join(', ')), el('td', {}, `${p.instances} (${p.idle} idle)`))));
   const st = $('#swaps-table tbody');
   st.replaceChildren(...swaps.map((s) => {

@@ -1,0 +1,61 @@
+package mapping
+
+import (
+	"context"
+	"testing"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/filtertest"
+	"github.com/runedge/runedge/plugins/native"
+	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/plugins/runtime"
+)
+
+// BenchmarkMapRequest is the map-request stage on a small chat request and
+// a responses request with a schema, with the built-in default run natively
+// and with its WebAssembly build: the envelope, the hook call and the
+// decoding of its output into the native request.
+func BenchmarkMapRequest(b *testing.B) {
+	ctx := context.Background()
+	e, err := runtime.NewEngine(ctx, runtime.EngineConfig{CacheDir: plugintest.CacheDir(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(ctx)
+	wasm, err := e.Load(ctx, plugintest.Build(b, "github.com/runedge/runedge/plugins/openai"), runtime.Options{PoolSize: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nat, err := native.Load(e, runtime.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []struct {
+		name string
+		p    *runtime.Plugin
+	}{{"native", nat}, {"wasm", wasm}} {
+		m, err := New(p.p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			ep   filters.Endpoint
+			body string
+		}{
+			{"chat", filters.ChatCompletions, `{"model":"service","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}]}`},
+			{"responses-schema", filters.Responses, `{"model":"service","input":"Ada","text":{"format":{"type":"json_schema","name":"p","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["name","born"],"properties":{"name":{"type":"string"},"born":{"type":"integer"}}}}}}`},
+		} {
+			b.Run(p.name+"/"+c.name, func(b *testing.B) {
+				x, _ := filtertest.Exchange(c.ep, c.body)
+				next := &filtertest.Next{}
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := m.Handle(ctx, x, next); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

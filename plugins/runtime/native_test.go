@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// A native plugin keeps a wasm plugin's contract: a client fault is an
+// *InputError, any other error and a panic a *Fault naming the plugin and
+// the hook (the host keeps serving), an input over MaxInputBytes a Fault
+// before the hook runs, an unimplemented hook a Fault; calls are counted
+// in the plugin metrics like a wasm plugin's, without instances.
+func TestNativePluginContract(t *testing.T) {
+	e, reg := newMetricsEngine(t)
+	p, err := e.Native("nat", "builtin", NativeHooks{
+		MapRequest: func(in []byte) ([]byte, error) {
+			switch string(in) {
+			case "bad":
+				return nil, &InputError{Message: "no", Param: "messages", Code: "invalid_body"}
+			case "boom":
+				panic("boom")
+			case "err":
+				return nil, errors.New("broken")
+			}
+			return append([]byte("out:"), in...), nil
+		},
+	}, Options{MaxInputBytes: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if out, err := p.Call(ctx, MapRequest, []byte("x")); err != nil || string(out) != "out:x" {
+		t.Fatalf("call: %q %v", out, err)
+	}
+	var ie *InputError
+	if _, err := p.Call(ctx, MapRequest, []byte("bad")); !errors.As(err, &ie) || ie.Param != "messages" {
+		t.Fatalf("input error: %v", err)
+	}
+	for in, cause := range map[string]string{"boom": "panic: boom", "err": "broken", "123456789": "exceeds the limit"} {
+		_, err := p.Call(ctx, MapRequest, []byte(in))
+		f := wantFault(t, err)
+		if f.Plugin != "nat" || f.Hook != "map_request" || !strings.Contains(f.Err.Error(), cause) {
+			t.Fatalf("%s: fault %+v", in, f)
+		}
+	}
+	if _, err := p.Call(ctx, MapResult, []byte("x")); wantFault(t, err) == nil {
+		t.Fatal("an unimplemented hook was called")
+	}
+	if !p.IsNative() || p.Version() != "builtin" || p.SHA256() != "" || p.Has(MapResult) || !p.Has(MapRequest) {
+		t.Fatalf("plugin %+v", p)
+	}
+	wantStats(t, p, Stats{})
+	// The over-large input is counted as a call too, as for wasm plugins.
+	wantSeries(t, series(t, reg, "runedge_plugin_calls_total"), map[string]float64{"hook=map_request,plugin=nat": 5})
+	if n := series(t, reg, "runedge_plugin_errors_total")["hook=map_request,kind=input,plugin=nat"]; n != 1 {
+		t.Fatalf("input errors: %v", n)
+	}
+	if inst := series(t, reg, "runedge_plugin_instances"); len(inst) != 0 {
+		t.Fatalf("a native plugin reports instances: %v", inst)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
