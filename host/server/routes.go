@@ -16,7 +16,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/v1/models", methods{http.MethodGet: s.chain(filters.Models)})
 	mux.Handle("/v1/models/{model}", methods{http.MethodGet: s.chain(filters.Models)})
 	mux.Handle("/v1/chat/completions", methods{http.MethodPost: s.chain(filters.ChatCompletions)})
-	mux.Handle("/v1/responses", methods{http.MethodPost: s.chain(filters.Responses)})
+	mux.Handle("/v1/responses", s.upgradable(methods{http.MethodPost: s.chain(filters.Responses)}))
 	mux.Handle("/runner/v1/runs", methods{http.MethodGet: s.nativeChain(listRuns)})
 	mux.Handle("/runner/v1/runs/{id}", methods{http.MethodGet: s.nativeChain(getRun)})
 	mux.Handle("/runner/v1/runs/{id}/cancel", methods{http.MethodPost: s.nativeChain(cancelRun)})
