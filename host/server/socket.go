@@ -71,6 +71,9 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered the client
 	}
+	if rec, ok := w.(*recorder); ok {
+		rec.status = http.StatusSwitchingProtocols // not informational to the metrics: the reply
+	}
 	c.SetReadLimit(maxBody)
 	ws := cfg.WebSocket
 	k := socket.New(c, socket.Config{

@@ -195,6 +195,9 @@ func (k *Conn) turn(ctx context.Context, msg []byte) {
 		r.SessionID, r.ThreadID = t.from.sessionID, t.from.threadID
 	}
 	e = k.cfg.Turn(ctx, r, w)
+	// The chain leaves its last events for the end of the reply, which an
+	// HTTP server writes when the handler returns (filters.Reply.EndStream).
+	w.FlushError()
 	if e != nil && ctx.Err() == nil {
 		w.Error(e)
 	}
