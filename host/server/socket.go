@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runedge/runedge/filters"
@@ -64,10 +63,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		s.fail(x, apierr.Unavailable("the server is shutting down", 1, nil))
 		return
 	}
-	// Browsers cannot send a bearer token on a WebSocket, so the origin
-	// check guards nothing the token does not: clients are programs.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true,
-		CompressionMode: websocket.CompressionDisabled})
+	c, cork, err := socket.Accept(w, r)
 	if err != nil {
 		return // Accept answered the client
 	}
@@ -76,7 +72,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	}
 	c.SetReadLimit(maxBody)
 	ws := cfg.WebSocket
-	k := socket.New(c, socket.Config{
+	k := socket.New(c, cork, socket.Config{
 		MaxAge: ws.Age(), PingInterval: ws.Ping(),
 		MaxCached: ws.Cached(), MaxCachedBytes: int(maxBody) * 4,
 		Model: model.ID,

@@ -63,14 +63,15 @@ type Config struct {
 // Conn is one accepted socket.
 type Conn struct {
 	c     *websocket.Conn
+	cork  *Cork
 	cfg   Config
 	cache *Cache
 	drain chan struct{} // closed by the Hub at shutdown
 }
 
 // New wraps an accepted socket.
-func New(c *websocket.Conn, cfg Config) *Conn {
-	return &Conn{c: c, cfg: cfg, cache: NewCache(cfg.MaxCached, cfg.MaxCachedBytes), drain: make(chan struct{})}
+func New(c *websocket.Conn, cork *Cork, cfg Config) *Conn {
+	return &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cfg.MaxCachedBytes), drain: make(chan struct{})}
 }
 
 // Serve reads client events and runs them as turns, in order, until the
@@ -171,7 +172,7 @@ func (k *Conn) ping(ctx context.Context) {
 func (k *Conn) ageLimit(ctx context.Context) {
 	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, CodeAgeLimit,
 		"Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
-	w := NewWriter(ctx, k.c)
+	w := NewWriter(ctx, k.c, k.cork)
 	w.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	w.Error(e)
 	k.c.Close(CloseAgeLimit, CodeAgeLimit)
@@ -179,13 +180,17 @@ func (k *Conn) ageLimit(ctx context.Context) {
 
 // turn runs one client event to its end.
 func (k *Conn) turn(ctx context.Context, msg []byte) {
-	w := NewWriter(ctx, k.c)
+	w := NewWriter(ctx, k.c, k.cork)
 	t, e := parse(msg, k.cache)
 	if e != nil {
 		w.Error(e)
 		return
 	}
+	defer w.Release()
 	w.prevID = t.local
+	// The outcome matters to the cache when the turn may be remembered or
+	// may evict what it continued.
+	w.keep = !t.store || !t.generate || t.local != ""
 	if !t.generate {
 		k.prewarm(ctx, t, w)
 		return

@@ -3,11 +3,8 @@ package socket
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
-	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -25,19 +22,19 @@ import (
 // turn runs the POST path unchanged; the framing it undoes is a scan for
 // "data: " and the blank line, which never occur inside compacted JSON.
 //
-// Writes go out at the chain's flushes, each event a message, under the
-// write deadline the chain sets (filters.Reply.SetWriteTimeout): a client
-// that stops reading is cut off as on SSE, and the error the chain sees
-// wraps os.ErrDeadlineExceeded so the run is recorded client_stalled.
+// Writes go out at the chain's flushes, each event a message and each
+// flush one write (Cork), under the write deadline the chain sets
+// (filters.Reply.SetWriteTimeout) on the connection: a client that stops
+// reading is cut off as on SSE, and the error the chain sees is the
+// connection's os.ErrDeadlineExceeded, so the run is recorded
+// client_stalled.
 type Writer struct {
 	c      *websocket.Conn
+	cork   *Cork
 	ctx    context.Context // the turn's
 	header http.Header
 	status int
 	buf    []byte // SSE bytes written since the last flush
-
-	mu       sync.Mutex // guards deadline against Abort's goroutine
-	deadline time.Time
 
 	// sent counts the events sent this turn: the next sequence_number.
 	sent int
@@ -45,13 +42,15 @@ type Writer struct {
 	// Response object sent (see Turn.PrevID).
 	prevID string
 	// terminal is a copy of the last response.completed, .failed or
-	// .incomplete event: the turn's outcome and output, for the cache.
+	// .incomplete event: the turn's outcome and output, for the cache;
+	// kept only when keep is set.
 	terminal []byte
+	keep     bool
 }
 
 // NewWriter writes the events of one turn to c.
-func NewWriter(ctx context.Context, c *websocket.Conn) *Writer {
-	return &Writer{c: c, ctx: ctx, header: http.Header{}}
+func NewWriter(ctx context.Context, c *websocket.Conn, cork *Cork) *Writer {
+	return &Writer{c: c, cork: cork, ctx: ctx, header: http.Header{}}
 }
 
 // Header implements http.ResponseWriter: the run headers the chain sets
@@ -80,6 +79,18 @@ func (w *Writer) Write(b []byte) (int, error) {
 // FlushError sends the events written since the last flush
 // (http.ResponseController.Flush).
 func (w *Writer) FlushError() error {
+	w.cork.hold()
+	err := w.events()
+	if rerr := w.cork.release(); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		w.c.CloseNow() // a frame may be cut: the socket is done
+	}
+	return err
+}
+
+func (w *Writer) events() error {
 	b := w.buf
 	for len(b) > 0 {
 		end := bytes.Index(b, []byte("\n\n"))
@@ -107,7 +118,7 @@ func (w *Writer) event(ev []byte) error {
 			ev = nil
 		}
 		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			return w.Send(w.patch(data))
+			return w.send(w.patch(data))
 		}
 	}
 	return nil
@@ -116,6 +127,9 @@ func (w *Writer) event(ev []byte) error {
 // patch restores previous_response_id on the Response objects of a turn
 // whose continuation the socket expanded, and keeps the terminal event.
 func (w *Writer) patch(data []byte) []byte {
+	if w.prevID == "" && !w.keep {
+		return data
+	}
 	typ := gjson.GetBytes(data, "type").Str
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued",
@@ -134,49 +148,36 @@ func (w *Writer) patch(data []byte) []byte {
 	return data
 }
 
-// Send writes one text message, bounded by the current write deadline.
+// Send writes one text message, in a write of its own.
 func (w *Writer) Send(msg []byte) error {
-	ctx, cancel := w.ctx, context.CancelFunc(nil)
-	if d := w.Deadline(); !d.IsZero() {
-		ctx, cancel = context.WithDeadline(w.ctx, d)
-	}
-	err := w.c.Write(ctx, websocket.MessageText, msg)
-	if cancel != nil {
-		cancel()
+	w.cork.hold()
+	err := w.send(msg)
+	if rerr := w.cork.release(); err == nil {
+		err = rerr
 	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return &stalledError{err}
-		}
+		w.c.CloseNow()
+	}
+	return err
+}
+
+// send writes one message into the current burst.
+func (w *Writer) send(msg []byte) error {
+	if err := w.c.Write(w.ctx, websocket.MessageText, msg); err != nil {
 		return err
 	}
 	w.sent++
 	return nil
 }
 
-// stalledError is a write cut off by its deadline: the client stopped
-// reading. It matches os.ErrDeadlineExceeded, as a net.Conn's would.
-type stalledError struct{ err error }
+// SetWriteDeadline bounds the writes that follow, and one in flight
+// (http.ResponseController.SetWriteDeadline): the connection's deadline.
+// Abort calls it from another goroutine, which a net.Conn allows.
+func (w *Writer) SetWriteDeadline(t time.Time) error { return w.cork.SetWriteDeadline(t) }
 
-func (e *stalledError) Error() string   { return "write deadline exceeded: " + e.err.Error() }
-func (e *stalledError) Unwrap() []error { return []error{e.err, os.ErrDeadlineExceeded} }
-
-// SetWriteDeadline bounds the writes that follow
-// (http.ResponseController.SetWriteDeadline); Abort calls it from another
-// goroutine. A write in flight keeps the deadline it started with.
-func (w *Writer) SetWriteDeadline(t time.Time) error {
-	w.mu.Lock()
-	w.deadline = t
-	w.mu.Unlock()
-	return nil
-}
-
-// Deadline is the current write deadline (zero: none).
-func (w *Writer) Deadline() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.deadline
-}
+// Release clears the turn's write deadline, so that pings between turns
+// are not cut by it.
+func (w *Writer) Release() { w.cork.SetWriteDeadline(time.Time{}) }
 
 // SetReadDeadline is a no-op: a turn's body is its event, already read.
 func (w *Writer) SetReadDeadline(time.Time) error { return nil }
