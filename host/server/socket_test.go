@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"net"
 	"net/http"
@@ -377,5 +378,68 @@ func TestSocketShutdownDrains(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The rate limits count the upgrade and every turn; a limited turn is an
+// error event (429) and the socket stays open.
+func TestSocketRateLimitCountsSocketsAndTurns(t *testing.T) {
+	h := start(t, func(c *config.Config) { c.Limits.RatePerSecond, c.Limits.Burst = 0.001, 3 })
+	conn := sdkSocket(t, h)  // 1: the upgrade
+	for i := 0; i < 2; i++ { // 2, 3: two turns
+		if ev := last(socketTurn(t, conn, create(`,"input":"hi"`))); ev.Get("type").Str != "response.completed" {
+			t.Fatalf("turn %d: %s", i, ev.Raw)
+		}
+	}
+	ev := last(socketTurn(t, conn, create(`,"input":"hi"`)))
+	if ev.Get("type").Str != "error" || ev.Get("status").Int() != 429 || ev.Get("error.code").Str != "rate_limit_exceeded" {
+		t.Fatalf("fourth request: %s", ev.Raw)
+	}
+	// A pre-warm counts too, and a new socket is refused before upgrading.
+	if ev := last(socketTurn(t, conn, create(`,"generate":false,"input":"hi"`))); ev.Get("status").Int() != 429 {
+		t.Fatalf("pre-warm over the limit: %s", ev.Raw)
+	}
+	if _, res, err := rawSocket(t, h, bearer(tokApp), nil); err == nil || res == nil || res.StatusCode != 429 {
+		t.Fatalf("a socket over the limit: %v %v", res, err)
+	}
+}
+
+// Pings keep an idle socket open; a peer that answers none is closed.
+func TestSocketPings(t *testing.T) {
+	h := start(t, func(c *config.Config) { p := config.Dur(100 * time.Millisecond); c.WebSocket.PingInterval = &p })
+	conn := sdkSocket(t, h) // the SDK's reader answers pings
+	time.Sleep(700 * time.Millisecond)
+	if ev := last(socketTurn(t, conn, create(`,"input":"after a pause"`))); ev.Get("type").Str != "response.completed" {
+		t.Fatalf("after idling: %s", ev.Raw)
+	}
+	deaf, _, err := rawSocket(t, h, bearer(tokApp), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deaf.CloseNow()
+	time.Sleep(700 * time.Millisecond) // not reading: no pong
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := deaf.Read(ctx); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a socket that answers no ping is still open: %v", err)
+	}
+}
+
+// Socket turns are counted as requests (method WEBSOCKET) with their
+// runs; the upgrade itself is a 101, not a request's latency.
+func TestSocketMetrics(t *testing.T) {
+	h := start(t, func(c *config.Config) { c.Admin.Listen = "127.0.0.1:0" })
+	conn := sdkSocket(t, h)
+	socketTurn(t, conn, create(`,"input":"one"`))
+	socketTurn(t, conn, `{"type":"response.create","model":"nope","input":"two"}`)
+	fams := h.scrape(tokAdmin)
+	if n, _ := sample(t, fams, "runedge_http_requests_total", "endpoint=responses", "method=WEBSOCKET", "status=200"); n != 1 {
+		t.Fatalf("200 turns counted %v", n)
+	}
+	if n, _ := sample(t, fams, "runedge_http_requests_total", "endpoint=responses", "method=WEBSOCKET", "status=404"); n != 1 {
+		t.Fatalf("404 turns counted %v", n)
+	}
+	if n, _ := sample(t, fams, "gen_ai_server_request_duration_seconds", "endpoint=responses"); n != 2 {
+		t.Fatalf("latency observations %v, want the two turns", n)
 	}
 }
