@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, setTracingDisabled, tool, withResponsesWebSocketSession } from '@openai/agents';
-import { z } from 'zod';
+import { setTracingDisabled, withResponsesWebSocketSession } from '@openai/agents';
 import { root, startRunedge } from './stack.mjs';
+import { weatherAgent } from './weather.mjs';
 
 setTracingDisabled(true);
 
@@ -19,16 +19,7 @@ after(async () => { await stack?.stop(); });
 
 test('agent tool loop over the Responses WebSocket session', async () => {
   const calls = [];
-  const getWeather = tool({
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: z.object({ city: z.string() }),
-    execute: async ({ city }) => {
-      calls.push(city);
-      return `sunny in ${city}`;
-    },
-  });
-  const agent = new Agent({ name: 'Weather', instructions: 'Use get_weather to answer.', model: 'service', tools: [getWeather] });
+  const agent = weatherAgent('service', calls);
   const result = await withResponsesWebSocketSession(
     async ({ run }) => run(agent, 'get_weather Paris'),
     { providerOptions: { apiKey: stack.token, baseURL: stack.baseURL } },

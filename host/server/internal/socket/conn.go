@@ -87,21 +87,14 @@ func (k *Conn) Serve(ctx context.Context) {
 	if k.cfg.PingInterval > 0 {
 		go k.ping(ctx)
 	}
-	var age <-chan time.Time
-	if k.cfg.MaxAge > 0 {
-		t := time.NewTimer(k.cfg.MaxAge)
-		defer t.Stop()
-		age = t.C
-	}
+	// The age limit and a drain end the socket; either wins over a
+	// waiting event: no turn starts after it.
+	end := make(chan func(context.Context), 1)
+	go k.ending(ctx, end)
 	for {
-		// The age limit and a drain win over a waiting event: no turn
-		// starts after either.
 		select {
-		case <-age:
-			k.ageLimit(ctx)
-			return
-		case <-k.drain:
-			k.c.Close(CloseShutdown, "server shutting down")
+		case f := <-end:
+			f(ctx)
 			return
 		default:
 		}
@@ -111,15 +104,30 @@ func (k *Conn) Serve(ctx context.Context) {
 				return
 			}
 			k.turn(ctx, msg)
-		case <-age:
-			k.ageLimit(ctx)
-			return
-		case <-k.drain:
-			k.c.Close(CloseShutdown, "server shutting down")
+		case f := <-end:
+			f(ctx)
 			return
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// ending sends on end how the socket is to end: at its age limit or at the
+// hub's drain.
+func (k *Conn) ending(ctx context.Context, end chan<- func(context.Context)) {
+	var age <-chan time.Time
+	if k.cfg.MaxAge > 0 {
+		t := time.NewTimer(k.cfg.MaxAge)
+		defer t.Stop()
+		age = t.C
+	}
+	select {
+	case <-age:
+		end <- k.ageLimit
+	case <-k.drain:
+		end <- func(context.Context) { k.c.Close(CloseShutdown, "server shutting down") }
+	case <-ctx.Done():
 	}
 }
 

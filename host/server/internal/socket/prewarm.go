@@ -31,6 +31,7 @@ var echoed = []struct{ name, def string }{
 	{"tools", "[]"},
 	{"top_p", "1"},
 	{"truncation", `"disabled"`},
+	{"user", "null"},
 }
 
 // prewarm returns the response.created and response.completed events of a
@@ -60,13 +61,6 @@ func prewarm(body []byte, model string) (created, completed []byte) {
 			}
 		}
 		b = append(b, `,"background":false,"usage":{"input_tokens":0,"input_tokens_details":{"cached_tokens":0},"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":0}`...)
-		user := gjson.GetBytes(body, "user")
-		b = append(b, `,"user":`...)
-		if user.Exists() {
-			b = append(b, user.Raw...)
-		} else {
-			b = append(b, "null"...)
-		}
 		meta := gjson.GetBytes(body, "metadata")
 		b = append(b, `,"metadata":`...)
 		if meta.IsObject() {
