@@ -443,3 +443,43 @@ func TestSocketMetrics(t *testing.T) {
 		t.Fatalf("latency observations %v, want the two turns", n)
 	}
 }
+
+// A socket turn is traced like a POST: a span "WEBSOCKET /v1/responses" in
+// the trace the upgrade continued, with the stage spans under it and the
+// run's attributes.
+func TestSocketTracing(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	h := start(t, rcv.config)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	c, _, err := rawSocket(t, h, bearer(tokApp, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(create(`,"input":"traced"`))); err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	for runID == "" {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gjson.GetBytes(b, "type").Str == "response.completed" {
+			runID = gjson.GetBytes(b, "response.metadata.service.run_id").Str
+		}
+	}
+	root := "WEBSOCKET /v1/responses"
+	spans, _ := rcv.trace(t, traceID, append([]string{root}, stageSpans...)...)
+	turn := spans[root]
+	if got := attr(turn, "service.run_id"); got != runID {
+		t.Fatalf("turn span run id %v, want %s", got, runID)
+	}
+	for _, n := range stageSpans {
+		if parentID(spans[n]) != spanID(turn) {
+			t.Fatalf("stage %s is not under the turn's span", n)
+		}
+	}
+}
