@@ -63,6 +63,13 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		s.fail(x, apierr.Unavailable("the server is shutting down", 1, nil))
 		return
 	}
+	if e := handshakeError(r); e != nil {
+		if e.Status == http.StatusUpgradeRequired {
+			w.Header().Set("Sec-WebSocket-Version", "13")
+		}
+		s.fail(x, e) // as JSON, where the library would answer in plain text
+		return
+	}
 	c, cork, err := socket.Accept(w, r)
 	if err != nil {
 		return // Accept answered the client
@@ -82,6 +89,23 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if !s.sockets.Serve(r.Context(), k) {
 		c.Close(socket.CloseShutdown, "server shutting down")
 	}
+}
+
+// handshakeError checks what the upgrade needs beyond "Upgrade: websocket"
+// (RFC 6455 §4.2.1); a version other than 13 is a 426 that names the one
+// supported.
+func handshakeError(r *http.Request) *apierr.Error {
+	switch {
+	case !headerHasToken(r.Header, "Connection", "upgrade"):
+		return apierr.InvalidHeader("Connection", "a WebSocket upgrade needs Connection: Upgrade")
+	case r.Header.Get("Sec-WebSocket-Key") == "":
+		return apierr.InvalidHeader("Sec-WebSocket-Key", "a WebSocket upgrade needs Sec-WebSocket-Key")
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		e := apierr.InvalidHeader("Sec-WebSocket-Version", "WebSocket version 13 is the one supported")
+		e.Status = http.StatusUpgradeRequired
+		return e
+	}
+	return nil
 }
 
 // socketTurn runs the turns of the socket opened by up: each through the
