@@ -82,9 +82,10 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	k := socket.New(c, cork, socket.Config{
 		MaxAge: ws.Age(), PingInterval: ws.Ping(),
 		MaxCached: ws.Cached(), MaxCachedBytes: int(maxBody) * 4,
-		Model: model.ID,
-		Turn:  s.socketTurn(r),
-		Admit: s.socketAdmit(r),
+		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
+		Model:        model.ID,
+		Turn:         s.socketTurn(r),
+		Admit:        s.socketAdmit(r),
 	})
 	if !s.sockets.Serve(r.Context(), k) {
 		c.Close(socket.CloseShutdown, "server shutting down")

@@ -506,3 +506,18 @@ func TestSocketHandshakeErrors(t *testing.T) {
 		}
 	}
 }
+
+// Pings during a turn whose tokens are further apart than write_timeout
+// do not meet a stale write deadline: the turn completes.
+func TestSocketSlowTurnWithPings(t *testing.T) {
+	h := start(t, func(c *config.Config) {
+		c.Limits.WriteTimeout = config.Dur(300 * time.Millisecond)
+		c.Provider.Offline.TokenDelay = config.Dur(500 * time.Millisecond)
+		p := config.Dur(100 * time.Millisecond)
+		c.WebSocket.PingInterval = &p
+	})
+	conn := sdkSocket(t, h)
+	if ev := last(socketTurn(t, conn, create(`,"input":"slow one"`))); ev.Get("type").Str != "response.completed" {
+		t.Fatalf("slow turn: %s", ev.Raw)
+	}
+}

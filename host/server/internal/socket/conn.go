@@ -49,6 +49,10 @@ type Config struct {
 	PingInterval time.Duration
 	// MaxCached and MaxCachedBytes bound the connection-local state.
 	MaxCached, MaxCachedBytes int
+	// WriteTimeout bounds each write the socket makes itself (error
+	// events, pre-warms, the age limit's event), as limits.write_timeout
+	// bounds the chain's (0: a default of 10 s).
+	WriteTimeout time.Duration
 	// Model is the one model the host serves (a pre-warm checks it).
 	Model string
 	// Turn runs one turn through the POST chain, writing its events to w,
@@ -180,21 +184,19 @@ func (k *Conn) ping(ctx context.Context) {
 func (k *Conn) ageLimit(ctx context.Context) {
 	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, CodeAgeLimit,
 		"Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
-	w := NewWriter(ctx, k.c, k.cork)
-	w.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	w := k.writer(ctx)
 	w.Error(e)
 	k.c.Close(CloseAgeLimit, CodeAgeLimit)
 }
 
 // turn runs one client event to its end.
 func (k *Conn) turn(ctx context.Context, msg []byte) {
-	w := NewWriter(ctx, k.c, k.cork)
+	w := k.writer(ctx)
 	t, e := parse(msg, k.cache)
 	if e != nil {
 		w.Error(e)
 		return
 	}
-	defer w.Release()
 	w.prevID = t.local
 	// The outcome matters to the cache when the turn may be remembered or
 	// may evict what it continued.
@@ -212,6 +214,7 @@ func (k *Conn) turn(ctx context.Context, msg []byte) {
 	// HTTP server writes when the handler returns (filters.Reply.EndStream).
 	w.FlushError()
 	if e != nil && ctx.Err() == nil {
+		k.bound(w)
 		w.Error(e)
 	}
 	if ctx.Err() != nil {
@@ -233,11 +236,27 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 		return
 	}
 	created, done := prewarm(t.body, k.cfg.Model)
-	w.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	if w.Send(w.patch(created)) != nil || w.Send(w.patch(done)) != nil {
 		return
 	}
 	t.remember(k.cache, w.Terminal(), "", "", false)
+}
+
+// writer is a Writer for one turn, its writes bounded until the chain
+// sets its own deadline.
+func (k *Conn) writer(ctx context.Context) *Writer {
+	w := NewWriter(ctx, k.c, k.cork)
+	k.bound(w)
+	return w
+}
+
+// bound sets w's write deadline to WriteTimeout from now.
+func (k *Conn) bound(w *Writer) {
+	d := k.cfg.WriteTimeout
+	if d <= 0 {
+		d = 10 * time.Second
+	}
+	w.SetWriteDeadline(time.Now().Add(d))
 }
 
 // drainNow tells the connection to end after the turn in flight.

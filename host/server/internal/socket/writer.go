@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -24,17 +26,23 @@ import (
 //
 // Writes go out at the chain's flushes, each event a message and each
 // flush one write (Cork), under the write deadline the chain sets
-// (filters.Reply.SetWriteTimeout) on the connection: a client that stops
-// reading is cut off as on SSE, and the error the chain sees is the
-// connection's os.ErrDeadlineExceeded, so the run is recorded
-// client_stalled.
+// (filters.Reply.SetWriteTimeout): a client that stops reading is cut off
+// as on SSE, and the error the chain sees is the connection's
+// os.ErrDeadlineExceeded, so the run is recorded client_stalled. The
+// deadline is on the connection only while a flush writes: pings and
+// pongs between the chain's writes (a model slow to its first token) must
+// not meet a deadline armed for a write long done.
 type Writer struct {
-	c      *websocket.Conn
-	cork   *Cork
-	ctx    context.Context // the turn's
-	header http.Header
-	status int
-	buf    []byte // SSE bytes written since the last flush
+	c    *websocket.Conn
+	cork *Cork
+	ctx  context.Context // the turn's
+
+	mu       sync.Mutex // guards deadline against Abort's goroutine
+	deadline time.Time
+	flushing atomic.Bool
+	header   http.Header
+	status   int
+	buf      []byte // SSE bytes written since the last flush
 
 	// sent counts the events sent this turn: the next sequence_number.
 	sent int
@@ -78,10 +86,18 @@ func (w *Writer) Write(b []byte) (int, error) {
 
 // FlushError sends the events written since the last flush
 // (http.ResponseController.Flush).
-func (w *Writer) FlushError() error {
+func (w *Writer) FlushError() error { return w.burst(w.events) }
+
+// burst writes what f sends in one write under the write deadline.
+func (w *Writer) burst(f func() error) error {
 	w.cork.hold()
-	err := w.events()
-	if rerr := w.cork.release(); err == nil {
+	err := f()
+	w.flushing.Store(true)
+	w.cork.SetWriteDeadline(w.Deadline())
+	rerr := w.cork.release()
+	w.flushing.Store(false)
+	w.cork.SetWriteDeadline(time.Time{})
+	if err == nil {
 		err = rerr
 	}
 	if err != nil {
@@ -150,15 +166,7 @@ func (w *Writer) patch(data []byte) []byte {
 
 // Send writes one text message, in a write of its own.
 func (w *Writer) Send(msg []byte) error {
-	w.cork.hold()
-	err := w.send(msg)
-	if rerr := w.cork.release(); err == nil {
-		err = rerr
-	}
-	if err != nil {
-		w.c.CloseNow()
-	}
-	return err
+	return w.burst(func() error { return w.send(msg) })
 }
 
 // send writes one message into the current burst.
@@ -170,14 +178,25 @@ func (w *Writer) send(msg []byte) error {
 	return nil
 }
 
-// SetWriteDeadline bounds the writes that follow, and one in flight
-// (http.ResponseController.SetWriteDeadline): the connection's deadline.
-// Abort calls it from another goroutine, which a net.Conn allows.
-func (w *Writer) SetWriteDeadline(t time.Time) error { return w.cork.SetWriteDeadline(t) }
+// SetWriteDeadline bounds the flushes that follow, and one in flight
+// (http.ResponseController.SetWriteDeadline). Abort calls it from another
+// goroutine to cut a blocked write short.
+func (w *Writer) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	w.deadline = t
+	w.mu.Unlock()
+	if w.flushing.Load() {
+		w.cork.SetWriteDeadline(t)
+	}
+	return nil
+}
 
-// Release clears the turn's write deadline, so that pings between turns
-// are not cut by it.
-func (w *Writer) Release() { w.cork.SetWriteDeadline(time.Time{}) }
+// Deadline is the current write deadline (zero: none).
+func (w *Writer) Deadline() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deadline
+}
 
 // SetReadDeadline is a no-op: a turn's body is its event, already read.
 func (w *Writer) SetReadDeadline(time.Time) error { return nil }
