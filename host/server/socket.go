@@ -49,11 +49,8 @@ func headerHasToken(h http.Header, name, token string) bool {
 // the usual JSON 401/403/429, before any upgrade), then serves the socket
 // until it ends.
 func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
-	g := s.acquire()
 	x := &filters.Exchange{Endpoint: filters.Responses, Request: r, Reply: filters.NewReply(w, filters.Responses)}
-	err := g.auth.Handle(r.Context(), x, filters.HandlerFunc(func(context.Context, *filters.Exchange) error { return nil }))
-	cfg, maxBody := g.cfg, g.maxBody
-	s.release(g)
+	err := s.admit(r.Context(), x)
 	note(w, x)
 	if err != nil {
 		s.fail(x, err)
@@ -77,6 +74,9 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if rec, ok := w.(*recorder); ok {
 		rec.status = http.StatusSwitchingProtocols // not informational to the metrics: the reply
 	}
+	g := s.acquire()
+	cfg, maxBody := g.cfg, g.maxBody
+	s.release(g)
 	c.SetReadLimit(maxBody)
 	ws := cfg.WebSocket
 	k := socket.New(c, cork, socket.Config{
@@ -157,12 +157,17 @@ func (s *Server) socketTurn(up *http.Request) func(context.Context, socket.Reque
 // pre-warm), so that it counts against the rate limits like any turn.
 func (s *Server) socketAdmit(up *http.Request) func(context.Context) *apierr.Error {
 	return func(ctx context.Context) *apierr.Error {
-		g := s.acquire()
-		defer s.release(g)
-		x := &filters.Exchange{Endpoint: filters.Responses, Request: up.WithContext(ctx)}
-		if err := g.auth.Handle(ctx, x, filters.HandlerFunc(func(context.Context, *filters.Exchange) error { return nil })); err != nil {
+		if err := s.admit(ctx, &filters.Exchange{Endpoint: filters.Responses, Request: up.WithContext(ctx)}); err != nil {
 			return apierr.From(err)
 		}
 		return nil
 	}
+}
+
+// admit runs the auth stage alone on x (token, tenant, actor, rate limit)
+// on the current generation.
+func (s *Server) admit(ctx context.Context, x *filters.Exchange) error {
+	g := s.acquire()
+	defer s.release(g)
+	return g.auth.Handle(ctx, x, filters.HandlerFunc(func(context.Context, *filters.Exchange) error { return nil }))
 }
