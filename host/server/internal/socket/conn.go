@@ -71,6 +71,8 @@ type Conn struct {
 	cfg   Config
 	cache *Cache
 	drain chan struct{} // closed by the Hub at shutdown
+	// buf is the SSE buffer the turns' Writers reuse, one turn at a time.
+	buf []byte
 }
 
 // New wraps an accepted socket.
@@ -192,6 +194,11 @@ func (k *Conn) ageLimit(ctx context.Context) {
 // turn runs one client event to its end.
 func (k *Conn) turn(ctx context.Context, msg []byte) {
 	w := k.writer(ctx)
+	defer func() {
+		if cap(w.buf) <= 64<<10 {
+			k.buf = w.buf[:0] // the next turn's; a large one is not kept
+		}
+	}()
 	t, e := parse(msg, k.cache)
 	if e != nil {
 		w.Error(e)
@@ -246,6 +253,7 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 // sets its own deadline.
 func (k *Conn) writer(ctx context.Context) *Writer {
 	w := NewWriter(ctx, k.c, k.cork)
+	w.buf, k.buf = k.buf, nil
 	k.bound(w)
 	return w
 }

@@ -171,7 +171,10 @@ func (w *Writer) Send(msg []byte) error {
 
 // send writes one message into the current burst.
 func (w *Writer) send(msg []byte) error {
-	if err := w.c.Write(w.ctx, websocket.MessageText, msg); err != nil {
+	// Into the Cork's memory: it never blocks, so no context bounds it (a
+	// cancellable one costs coder/websocket a timer per message); the
+	// burst's one write is bounded by the deadline.
+	if err := w.c.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		return err
 	}
 	w.sent++
