@@ -44,6 +44,8 @@ run: build
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 vet:
+	$(GO) mod tidy -diff
+	@! $(GO) list -deps -test ./runner/... | grep '/runedge/host' || { echo "runner imports host (imports flow one way: host -> filters -> runner)"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
@@ -63,7 +65,7 @@ test: vet
 # Go fuzz targets, each run for FUZZTIME (their seed corpora also run in the
 # plain `go test`). One "package:Target" per entry; add yours to the list.
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput
+FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput ./runner/schema:FuzzCheckBoundsValidation
 
 fuzz-short:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -98,7 +100,7 @@ bench: plugins
 # same load; the load on core 0, the targets on core 1 (when there are two).
 # Starts and stops its own PostgreSQL, on the load's core: a fleet's
 # database is another machine, so it must not take the core runedge is
-# measured on (README "At the edge"). BENCH_EDGE_FLAGS e.g. -duration 5s.
+# measured on (docs/performance.md). BENCH_EDGE_FLAGS e.g. -duration 5s.
 BENCH_EDGE_FLAGS ?=
 bench-edge: plugins bin/runedge bin/bench-edge
 	@pin=$$( [ $$(nproc) -ge 2 ] && command -v taskset >/dev/null && echo "taskset -c 0" ) ; \

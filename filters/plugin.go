@@ -1,12 +1,25 @@
 package filters
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/runtime"
 )
+
+// Mapper is what the mapping stages (map-request, translate) use of a
+// plugin. In the host it is always a *runtime.Plugin; the interface is a
+// seam for the stages' own tests, which script a plugin's replies and count
+// its calls without WebAssembly (filtertest.Mapper).
+type Mapper interface {
+	Name() string
+	Has(h runtime.Hook) bool
+	Call(ctx context.Context, h runtime.Hook, in []byte) ([]byte, error)
+}
+
+var _ Mapper = (*runtime.Plugin)(nil)
 
 // PluginError maps an error from a mapping plugin call to the API error the
 // client sees: an input the plugin refused is the client's fault (400, with

@@ -41,3 +41,19 @@ func ParseEventFrames(first int, frames []byte) ([]StoredEvent, error) {
 	}
 	return out, nil
 }
+
+// AppendEventsAfter appends to dst the events of a stored batch (first,
+// frames) whose Seq is after after: a store's paged read (HistoryStore.Events)
+// keeps only what follows the reader's cursor.
+func AppendEventsAfter(dst []StoredEvent, first int, frames []byte, after int) ([]StoredEvent, error) {
+	evs, err := ParseEventFrames(first, frames)
+	if err != nil {
+		return dst, err
+	}
+	for _, ev := range evs {
+		if ev.Seq > after {
+			dst = append(dst, ev)
+		}
+	}
+	return dst, nil
+}

@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -11,18 +14,27 @@ import (
 // API), and it persists them in batches to the HistoryStore so that they
 // outlive the run and any host can replay them. The writer (the run's
 // owner) pays one copy per event and one store write per batch.
+//
+// What it keeps is bounded (HistoryBounds.MaxStoredEvents): past the bound,
+// delta events (response.output_text.delta, …arguments.delta) are counted
+// but neither kept nor stored, so a resumed stream shows a gap in
+// sequence_number and then the done events, which carry the whole text.
+// A deleted response's log is dropped (Drop): nothing more is kept.
 type EventLog struct {
 	svc   *Service
 	runID string
+	max   int // events kept before deltas are dropped
 
 	mu      sync.Mutex
-	events  []StoredEvent
-	arena   []byte // current chunk; event data is sliced from it, never moved
-	flushed int    // events[:flushed] are in the store
+	n       int           // events appended, kept or not: the next Seq
+	events  []StoredEvent // kept events, in Seq order
+	arena   []byte        // current chunk; event data is sliced from it, never moved
+	flushed int           // events[:flushed] are in the store
 	last    time.Time
 	closed  bool
 	wake    chan struct{} // closed on the next append or close; nil if nobody waits
 	err     error         // the first store error; later batches are not written
+	dropped bool          // the response was deleted: nothing more is kept
 }
 
 // Batching: a batch is written when it holds eventBatch events or its
@@ -46,7 +58,7 @@ func (h *Handle) EventLog() *EventLog {
 	if l := s.logs[h.run.ID]; l != nil {
 		return l
 	}
-	l := &EventLog{svc: s, runID: h.run.ID, last: s.now()}
+	l := &EventLog{svc: s, runID: h.run.ID, last: s.now(), max: s.bounds.MaxStoredEvents}
 	s.logs[h.run.ID] = l
 	return l
 }
@@ -63,12 +75,18 @@ func (s *Service) LiveEvents(runID string) *EventLog {
 // data is copied. A due batch is written before Append returns.
 func (l *EventLog) Append(ctx context.Context, name string, data []byte) {
 	l.mu.Lock()
+	seq := l.n
+	l.n++
+	if l.dropped || (len(l.events) >= l.max && strings.HasSuffix(name, ".delta")) {
+		l.mu.Unlock()
+		return
+	}
 	if len(l.arena)+len(data) > cap(l.arena) {
 		l.arena = make([]byte, 0, max(arenaChunk, len(data)))
 	}
 	start := len(l.arena)
 	l.arena = append(l.arena, data...)
-	l.events = append(l.events, StoredEvent{Seq: len(l.events), Name: name, Data: l.arena[start:len(l.arena):len(l.arena)]})
+	l.events = append(l.events, StoredEvent{Seq: seq, Name: name, Data: l.arena[start:len(l.arena):len(l.arena)]})
 	l.notify()
 	// The clock is read every 16th event, not on each: a batch waits at
 	// most 16 events longer than eventFlushAfter.
@@ -90,26 +108,47 @@ func (l *EventLog) notify() {
 	}
 }
 
-// flush writes the events not yet in the store, as one batch. Only the
-// writer calls it, so batches are written in order.
+// flush writes the events not yet in the store, as one batch (or, past
+// MaxStoredEvents, one per run of consecutive sequence numbers: a stored
+// batch numbers its events from its first). Only the writer calls it, so
+// batches are written in order.
 func (l *EventLog) flush(ctx context.Context) {
+	for l.flushOne(ctx) {
+	}
+}
+
+// flushOne writes the next batch of consecutive events and reports
+// whether there may be more.
+func (l *EventLog) flushOne(ctx context.Context) bool {
 	l.mu.Lock()
 	batch := l.events[l.flushed:len(l.events):len(l.events)]
-	failed := l.err != nil
+	for i := 1; i < len(batch); i++ {
+		if batch[i].Seq != batch[i-1].Seq+1 {
+			batch = batch[:i:i]
+			break
+		}
+	}
+	failed := l.err != nil || l.dropped
 	l.mu.Unlock()
 	if len(batch) == 0 || failed {
-		return
+		return false
 	}
 	err := l.svc.history.AppendEvents(context.WithoutCancel(ctx), l.runID, batch)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if errors.Is(err, ErrNotFound) {
+		// Deleted (on another host): the store refuses its events.
+		l.dropLocked()
+		return false
+	}
 	if err != nil {
 		l.err = err
 		l.svc.log.Error("runner: cannot persist stream events", "run_id", l.runID, "err", err)
-		return
+		return false
 	}
 	l.flushed += len(batch)
 	l.last = l.svc.now()
+	return l.flushed < len(l.events)
 }
 
 // Close writes what is left, wakes the readers and forgets the log: from
@@ -135,8 +174,9 @@ func (l *EventLog) Close(ctx context.Context) error {
 func (l *EventLog) Since(after int) (events []StoredEvent, closed bool, more <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if after+1 < len(l.events) {
-		events = l.events[max(after+1, 0):len(l.events):len(l.events)]
+	i := sort.Search(len(l.events), func(i int) bool { return l.events[i].Seq > after })
+	if i < len(l.events) {
+		events = l.events[i:len(l.events):len(l.events)]
 	}
 	if !l.closed && len(events) == 0 {
 		if l.wake == nil {
@@ -147,9 +187,25 @@ func (l *EventLog) Since(after int) (events []StoredEvent, closed bool, more <-c
 	return events, l.closed, more
 }
 
-// Len returns how many events the log holds.
+// Len returns how many events were appended (kept or not): the next
+// event's sequence number.
 func (l *EventLog) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.events)
+	return l.n
+}
+
+// Drop ends the log of a deleted response: its events are let go, later
+// appends are ignored and nothing more is written to the store; readers
+// see the log closed.
+func (l *EventLog) Drop() {
+	l.mu.Lock()
+	l.dropLocked()
+	l.mu.Unlock()
+}
+
+func (l *EventLog) dropLocked() {
+	l.dropped, l.closed = true, true
+	l.events, l.arena, l.flushed = nil, nil, 0
+	l.notify()
 }

@@ -25,6 +25,10 @@ type Handle struct {
 	// final Response object its owner set before Finish.
 	stored, noStore, background bool
 	object                      []byte
+	// deleted: the response was deleted while it ran (DeleteResponse);
+	// its outcome is recorded without output.
+	deleted atomic.Bool
+	token   string // StartSpec.Token, for the per-token bound
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
@@ -38,9 +42,14 @@ type Handle struct {
 	firstToken atomic.Int64
 
 	events chan Event
-	done   chan struct{} // closed when the agent has returned
+	done   chan struct{} // closed when the agent has returned or was abandoned
 	res    Result        // set before done is closed
 	err    error
+	// endMu guards the end of the agent's side (abandon.go): whichever of
+	// the agent and the abandon watch comes first sets res/err and closes
+	// events and done; emit holds it shared so no send hits a closed events.
+	endMu      sync.RWMutex
+	agentEnded bool
 
 	once     sync.Once
 	outcome  error         // what Finish returns
@@ -99,15 +108,18 @@ func (h *Handle) Wait() (Result, error) {
 }
 
 func (h *Handle) execute(agent Agent, req Request) {
-	defer close(h.done)
-	defer close(h.events)
+	stop := h.watchAbandon()
+	var res Result
+	var err error
 	defer func() {
 		if p := recover(); p != nil {
 			h.svc.log.Error("runner: agent panicked", "run_id", h.run.ID, "panic", p, "stack", string(debug.Stack()))
-			h.res, h.err = Result{}, fmt.Errorf("agent panicked: %v", p)
+			res, err = Result{}, fmt.Errorf("agent panicked: %v", p)
 		}
+		stop()
+		h.end(res, err)
 	}()
-	h.res, h.err = agent.Run(h.ctx, req, h.emit)
+	res, err = agent.Run(h.ctx, req, h.emit)
 }
 
 // emit hands one delta to the consumer. It never blocks past the end of the
@@ -122,6 +134,11 @@ func (h *Handle) emit(ev Event) error {
 	}
 	if !h.stream {
 		return nil
+	}
+	h.endMu.RLock()
+	defer h.endMu.RUnlock()
+	if h.agentEnded { // abandoned: events is closed
+		return context.Cause(h.ctx)
 	}
 	select {
 	case h.events <- ev:
@@ -171,7 +188,7 @@ func (h *Handle) finish(res *Result, err error) error {
 		}
 		t.Usage = &u
 	}
-	if h.noStore {
+	if h.noStore || h.deleted.Load() {
 		t.Output = ""
 	}
 	elapsed, firstToken := time.Since(h.begun), time.Duration(h.firstToken.Load())
@@ -207,6 +224,12 @@ func (h *Handle) finish(res *Result, err error) error {
 	h.svc.observer.RunFinished(h.ended(t, elapsed, firstToken))
 	// No Logger.With here: it formats its attributes at once (about 10 µs
 	// per run with the text handler), even for a debug line that is off.
+	var de *DetailError
+	if errors.As(err, &de) && de.Detail != "" {
+		// The words the client did not get: the operator finds them by the
+		// run id the client quotes.
+		h.svc.log.Warn("runner: run failed", "run_id", h.run.ID, "reason", o.reason, "err", de.Err, "detail", de.Detail)
+	}
 	if werr != nil {
 		h.svc.log.Error("runner: cannot record run outcome",
 			"run_id", h.run.ID, "status", o.status, "reason", o.reason, "err", werr)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -91,8 +90,10 @@ type HistoryStore interface {
 	ResponseItems(ctx context.Context, runID string) ([]Item, error)
 	// Conversation returns the items of runID and of the responses before
 	// it along previous_response_id, oldest first, looking back at most
-	// maxTurns responses.
-	Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]Item, error)
+	// maxTurns responses. It stops reading, with ErrHistoryTooLarge, once
+	// the items' stored messages pass maxBytes (0: no bound), so a long
+	// history costs no more memory than the bound.
+	Conversation(ctx context.Context, tenantID, runID string, maxTurns, maxBytes int) ([]Item, error)
 	// GetItem returns one stored item of tenant.
 	GetItem(ctx context.Context, tenantID, id string) (Item, error)
 	// DeleteResponse removes a response's items, object and events and
@@ -100,8 +101,12 @@ type HistoryStore interface {
 	DeleteResponse(ctx context.Context, tenantID, runID string) error
 	// AppendEvents stores a batch of a run's stream events in one write.
 	AppendEvents(ctx context.Context, runID string, batch []StoredEvent) error
-	// Events returns a run's stored events with Seq > after, in order.
-	Events(ctx context.Context, runID string, after int) ([]StoredEvent, error)
+	// Events returns a run's stored events with Seq > after, in order,
+	// read from at most batches stored batches (AppendEvents' writes, each
+	// of at most a few hundred events): a reader pages through a long
+	// stream from its cursor, calling again after the last Seq it got.
+	// An empty result means there is nothing after the cursor.
+	Events(ctx context.Context, runID string, after, batches int) ([]StoredEvent, error)
 }
 
 // HistoryJoiner is implemented by a HistoryStore whose first and last
@@ -157,7 +162,9 @@ func RunIDOf(id string) string {
 // created: item references become the stored messages, and
 // previous_response_id places the run in that response's session and
 // thread and yields the earlier turns. It returns the agent's input
-// (history, then the resolved input).
+// (history, then the resolved input). The request's own input keeps its
+// references (each naming the stored item it finally stands for), so the
+// stored input holds references, not copies (refs.go).
 func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, string, error) {
 	req := &spec.Request
 	hasRef := false
@@ -170,15 +177,17 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 	if s.history == nil {
 		return nil, "", fmt.Errorf("%w: %w", ErrInvalidRequest, ErrNoHistory)
 	}
+	r := s.newResolver(spec.TenantID)
+	input := req.Input
 	if hasRef {
-		resolved, err := s.resolveRefs(ctx, spec.TenantID, req.Input)
+		resolved, err := r.requestInput(ctx, req.Input)
 		if err != nil {
 			return nil, "", err
 		}
-		req.Input = resolved
+		input = resolved
 	}
 	if req.PreviousResponseID == "" {
-		return req.Input, "", nil
+		return input, "", nil
 	}
 	prevRun := RunIDOf(req.PreviousResponseID)
 	if !strings.HasPrefix(req.PreviousResponseID, "resp_") {
@@ -191,21 +200,20 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 		return nil, "", err
 	}
 	prev, err := s.store.GetRun(ctx, spec.TenantID, prevRun)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, "", err // the store failed: not the client's mistake
+	}
 	if err != nil || prev.TenantID != spec.TenantID {
 		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
 	}
 	if spec.SessionID == "" && spec.ThreadID == "" {
 		spec.SessionID, spec.ThreadID = prev.SessionID, prev.ThreadID
 	}
-	items, err := s.history.Conversation(ctx, spec.TenantID, prevRun, MaxTurns)
+	in, err := r.replay(ctx, prevRun)
 	if err != nil {
 		return nil, "", err
 	}
-	in := make([]Message, 0, len(items)+len(req.Input))
-	for _, it := range items {
-		in = append(in, it.Message)
-	}
-	return append(in, req.Input...), prevRun, nil
+	return append(in, input...), prevRun, nil
 }
 
 // inputItems gives the new input messages their item ids.
@@ -220,73 +228,6 @@ func inputItems(runID string, in []Message) []Item {
 // OutputMessageID is the id of a run's output message: msg_ and the run
 // id's random part, the id the Response object gives it.
 func OutputMessageID(runID string) string { return "msg_" + strings.TrimPrefix(runID, "run_") }
-
-// resolveRefs replaces the item references in input with the stored items
-// they name. A stored output message is its text only: its calls are
-// items of their own in the Response (fc_…, FunctionCallID), which a
-// client references separately, as the Vercel AI SDK does in a tool loop.
-// A referenced call joins the assistant message just before it when that
-// message came from a reference too (the message of the same turn, or the
-// call before it), so a turn's text and calls become one assistant
-// message, as a mapping plugin joins consecutive function_call items.
-func (s *Service) resolveRefs(ctx context.Context, tenantID string, input []Message) ([]Message, error) {
-	out := make([]Message, 0, len(input))
-	lastRef := -1 // index in out of the last message resolved from a reference
-	for _, m := range input {
-		if m.Ref == "" {
-			out = append(out, m)
-			continue
-		}
-		notFound := &ItemNotFoundError{Index: m.RefIndex, ID: m.Ref}
-		if msgID, i, ok := parseFunctionCallID(m.Ref); ok {
-			it, err := s.history.GetItem(ctx, tenantID, msgID)
-			if errors.Is(err, ErrNotFound) || (err == nil && (!it.Output || i >= len(it.Message.ToolCalls))) {
-				return nil, notFound
-			}
-			if err != nil {
-				return nil, err
-			}
-			call := it.Message.ToolCalls[i]
-			if lastRef == len(out)-1 && lastRef >= 0 && out[lastRef].Role == "assistant" {
-				out[lastRef].ToolCalls = append(out[lastRef].ToolCalls, call)
-				continue
-			}
-			out = append(out, Message{Role: "assistant", ToolCalls: []ToolCall{call}})
-			lastRef = len(out) - 1
-			continue
-		}
-		it, err := s.history.GetItem(ctx, tenantID, m.Ref)
-		if errors.Is(err, ErrNotFound) {
-			return nil, notFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		msg := it.Message
-		if it.Output {
-			msg.ToolCalls = nil // referenced as fc_ items of their own
-		}
-		out = append(out, msg)
-		lastRef = len(out) - 1
-	}
-	return out, nil
-}
-
-// parseFunctionCallID splits a function_call item id (FunctionCallID:
-// "fc_" + the message's random part + "_" + index) into the id of the
-// stored output message that holds the call and the call's index.
-func parseFunctionCallID(id string) (msgID string, i int, ok bool) {
-	rest, found := strings.CutPrefix(id, "fc_")
-	j := strings.LastIndexByte(rest, '_')
-	if !found || j <= 0 {
-		return "", 0, false
-	}
-	i, err := strconv.Atoi(rest[j+1:])
-	if err != nil || i < 0 {
-		return "", 0, false
-	}
-	return "msg_" + rest[:j], i, true
-}
 
 // A stored response's final object repeats its output text (the message's
 // content part and output_text), and the output item holds it too. A store

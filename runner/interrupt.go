@@ -9,6 +9,15 @@ import (
 // flight; Start refuses another until one ends.
 var ErrTenantBusy = errors.New("tenant at its limit of runs in flight")
 
+// ErrTokenBusy: the token has limits.max_in_flight_per_token runs in
+// flight, over whatever tenants it named; Start refuses another until one
+// ends.
+var ErrTokenBusy = errors.New("token at its limit of runs in flight")
+
+// ErrBackgroundBusy: limits.max_background background runs are in flight
+// on this host; Start refuses another background run until one ends.
+var ErrBackgroundBusy = errors.New("at the limit of background runs in flight")
+
 // ReasonClientStalled: the client stopped reading and a write to it hit
 // its deadline (limits.write_timeout); see ErrClientStalled.
 const ReasonClientStalled = "client_stalled"

@@ -25,6 +25,13 @@ type ServiceConfig struct {
 	// MaxInFlightPerTenant bounds one tenant's concurrent runs; beyond it
 	// Start returns ErrTenantBusy. 0 means unlimited.
 	MaxInFlightPerTenant int
+	// MaxInFlightPerToken bounds the concurrent runs started with one token
+	// (StartSpec.Token), whatever tenants it names; beyond it Start returns
+	// ErrTokenBusy. 0 means unlimited.
+	MaxInFlightPerToken int
+	// MaxBackground bounds concurrent background runs; beyond it Start
+	// returns ErrBackgroundBusy. 0 means unlimited.
+	MaxBackground int
 	// Now is the clock (nil: time.Now); tests pin it.
 	Now func() time.Time
 	// Logger receives the service's logs (nil: discarded).
@@ -38,6 +45,9 @@ type ServiceConfig struct {
 	CancelWait time.Duration
 	// Observer is told when runs start and end (nil: nobody).
 	Observer Observer
+	// Bounds bound what a request may resolve from the response history
+	// and how many stream events a run keeps (zero fields: defaults).
+	Bounds HistoryBounds
 }
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
@@ -66,10 +76,13 @@ type Service struct {
 	stopRelay  context.CancelFunc
 	cancelWait time.Duration
 	observer   Observer
-	// tenantLimit bounds one tenant's runs in flight (0: none); perTenant
-	// counts them (under mu).
-	tenantLimit int
-	perTenant   map[string]int
+	bounds     HistoryBounds
+	// tenantLimit, tokenLimit and bgLimit bound the runs in flight of one
+	// tenant, of one token and in the background (0: none); perTenant,
+	// perToken and background count them (under mu).
+	tenantLimit, tokenLimit, bgLimit int
+	perTenant, perToken              map[string]int
+	background                       int
 
 	mu       sync.Mutex
 	draining bool
@@ -95,8 +108,12 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		host:        cfg.HostID,
 		cancelWait:  cfg.CancelWait,
 		observer:    cfg.Observer,
+		bounds:      cfg.Bounds.withDefaults(),
 		tenantLimit: cfg.MaxInFlightPerTenant,
+		tokenLimit:  cfg.MaxInFlightPerToken,
+		bgLimit:     cfg.MaxBackground,
 		perTenant:   map[string]int{},
+		perToken:    map[string]int{},
 		runs:        map[string]*Handle{},
 		logs:        map[string]*EventLog{},
 		idle:        make(chan struct{}),
@@ -209,10 +226,20 @@ func (s *Service) admit(h *Handle) error {
 	if s.limit > 0 && len(s.runs) >= s.limit {
 		return fmt.Errorf("%w: %d runs in flight", ErrUnavailable, len(s.runs))
 	}
+	if s.bgLimit > 0 && h.background && s.background >= s.bgLimit {
+		return fmt.Errorf("%w: %d background runs in flight", ErrBackgroundBusy, s.background)
+	}
+	if s.tokenLimit > 0 && s.perToken[h.token] >= s.tokenLimit {
+		return fmt.Errorf("%w: %d runs of this token in flight", ErrTokenBusy, s.tokenLimit)
+	}
 	if s.tenantLimit > 0 && s.perTenant[h.run.TenantID] >= s.tenantLimit {
 		return fmt.Errorf("%w: %d runs of this tenant in flight", ErrTenantBusy, s.tenantLimit)
 	}
 	s.perTenant[h.run.TenantID]++
+	s.perToken[h.token]++
+	if h.background {
+		s.background++
+	}
 	if len(s.runs) == 0 {
 		s.idle = make(chan struct{})
 	}
@@ -230,6 +257,12 @@ func (s *Service) release(h *Handle) {
 	delete(s.runs, h.run.ID)
 	if s.perTenant[h.run.TenantID]--; s.perTenant[h.run.TenantID] <= 0 {
 		delete(s.perTenant, h.run.TenantID)
+	}
+	if s.perToken[h.token]--; s.perToken[h.token] <= 0 {
+		delete(s.perToken, h.token)
+	}
+	if h.background {
+		s.background--
 	}
 	if len(s.runs) == 0 {
 		close(s.idle)

@@ -15,6 +15,10 @@ import (
 type StartSpec struct {
 	Endpoint, Model, TenantID string
 	Actor                     Actor
+	// Token names the credential the run was asked for with (the
+	// configured token's name): runs in flight are bounded per token too
+	// (ServiceConfig.MaxInFlightPerToken). It is not recorded.
+	Token string
 	// SessionID and ThreadID continue an existing session/thread of the
 	// tenant. Unknown or other-tenant ids are ErrNotFound; a thread without
 	// a session continues the thread's session; both given must match. A
@@ -96,7 +100,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		Request:       reqJSON,
 	}, spec.Request.Stream)
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == "responses"
-	h.noStore, h.background = spec.Request.NoStore, spec.Request.Background
+	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// Admit before any store work, so the in-flight limit holds under
 	// concurrent Starts and CancelAll reaches a run that is still being set up.
 	if err := s.admit(h); err != nil {
@@ -119,6 +123,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		s.release(h)
 		return nil, err
 	}
+	// The request's JSON is in the store now; a run that waits on its
+	// provider (for minutes, in the background) need not hold a copy.
+	h.run.Request = nil
 	if h.stored && !begun() {
 		if err := s.history.BeginResponse(ctx, rec, input); err != nil {
 			// The run row exists: end it as failed rather than leave it
@@ -177,9 +184,11 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 }
 
 // traceID is the trace id of the span ctx carries (the request's, when
-// the host traces), "" without one.
+// the host traces), "" without one or when it is not sampled: a trace
+// that is not exported leads nowhere, and an unsampled id may be one a
+// client chose.
 func traceID(ctx context.Context) string {
-	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
 		return sc.TraceID().String()
 	}
 	return ""

@@ -10,7 +10,7 @@ import "errors"
 var ErrInvalidTransition = errors.New("run transition not allowed")
 
 // lifecycle lists, per state, the states a run may move to. It is the one place
-// the lifecycle of README.md "Runs" is written down; stores and the service
+// the lifecycle of runner/README.md "States" is written down; stores and the service
 // consult it rather than repeating it.
 var lifecycle = map[Status][]Status{
 	StatusQueued:  {StatusRunning, StatusFailed, StatusCancelled},

@@ -1,6 +1,6 @@
 // Command bench-edge measures what runedge costs in front of a model
 // provider, against a do-nothing reverse proxy in the same run (`make
-// bench-edge`; README "Performance at the edge").
+// bench-edge`; docs/performance.md).
 //
 //	bench-edge run       the whole benchmark, printing a table
 //	bench-edge upstream  the mock OpenAI-compatible upstream alone

@@ -14,15 +14,17 @@ import (
 // response: a NACK names the nonce it refuses and carries the version the
 // node keeps, so the refused version has to be looked up here. Delta
 // requests carry no version at all. It also remembers each stream's node,
-// which only the first request has to carry.
+// which only the first request has to carry, and the names its client
+// certificate vouches for (identity.go).
 type streams struct {
 	mu    sync.Mutex
 	last  map[int64]map[string][2]string // stream → type → {nonce, version}
 	nodes map[int64]*core.Node
+	names map[int64][]string
 }
 
 func newStreams() *streams {
-	return &streams{last: map[int64]map[string][2]string{}, nodes: map[int64]*core.Node{}}
+	return &streams{last: map[int64]map[string][2]string{}, nodes: map[int64]*core.Node{}, names: map[int64][]string{}}
 }
 
 // node returns the node of the stream, remembering n if it is set; first
@@ -62,6 +64,7 @@ func (s *streams) forget(stream int64) *core.Node {
 	n := s.nodes[stream]
 	delete(s.last, stream)
 	delete(s.nodes, stream)
+	delete(s.names, stream)
 	return n
 }
 
@@ -72,7 +75,14 @@ func (s *Server) callbacks() serverv3.Callbacks {
 	// State-of-the-world and delta streams are numbered separately.
 	sotw, delta := newStreams(), newStreams()
 	return serverv3.CallbackFuncs{
+		StreamOpenFunc: func(ctx context.Context, stream int64, _ string) error {
+			sotw.identify(ctx, stream)
+			return nil
+		},
 		StreamRequestFunc: func(stream int64, r *discovery.DiscoveryRequest) error {
+			if err := s.claim(sotw, stream, r.GetNode()); err != nil {
+				return err
+			}
 			s.reply(sotw, stream, r.GetNode(), r.GetTypeUrl(), r.GetResponseNonce(), r.GetVersionInfo(), r.GetErrorDetail())
 			if r.GetErrorDetail() != nil {
 				// The cache answers a request whose version differs from
@@ -91,7 +101,14 @@ func (s *Server) callbacks() serverv3.Callbacks {
 			sotw.record(stream, r.GetTypeUrl(), r.GetNonce(), r.GetVersionInfo())
 		},
 		StreamClosedFunc: func(stream int64, _ *core.Node) { s.closed(sotw, stream) },
+		DeltaStreamOpenFunc: func(ctx context.Context, stream int64, _ string) error {
+			delta.identify(ctx, stream)
+			return nil
+		},
 		StreamDeltaRequestFunc: func(stream int64, r *discovery.DeltaDiscoveryRequest) error {
+			if err := s.claim(delta, stream, r.GetNode()); err != nil {
+				return err
+			}
 			s.reply(delta, stream, r.GetNode(), r.GetTypeUrl(), r.GetResponseNonce(), "", r.GetErrorDetail())
 			return nil
 		},
@@ -124,6 +141,17 @@ func (s *Server) reply(st *streams, stream int64, node *core.Node, typeURL, nonc
 	}
 	s.nodes.ack(node.GetId(), typeURL, version)
 	s.log.Debug("node accepted configuration", "node", node.GetId(), "type", shortType(typeURL), "version", version)
+}
+
+// claim refuses, and logs, a request whose node id the stream's client
+// certificate does not name; the stream ends with the error before the
+// request is recorded or answered.
+func (s *Server) claim(st *streams, stream int64, n *core.Node) error {
+	err := st.claim(stream, n)
+	if err != nil {
+		s.log.Warn("xds: refused a node id its client certificate does not name", "node", n.GetId(), "err", err)
+	}
+	return err
 }
 
 func (s *Server) closed(st *streams, stream int64) {

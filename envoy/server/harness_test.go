@@ -45,7 +45,9 @@ func newPKI(t *testing.T) *pki {
 	t.Helper()
 	p := &pki{PKI: tlstest.New(t, "runedge test CA")}
 	p.serverCert, p.serverKey = p.Server(t, "xds", "127.0.0.1")
-	p.clientCert, p.clientKey = p.Client(t, "node")
+	// The node ids the tests claim with it: the control plane binds a
+	// node id to the names of its certificate.
+	p.clientCert, p.clientKey = p.Client(t, "node", "envoy-1", "envoy-2", "grpc-1", "probe", "host-1", "host-2", "host-early", "grpc-test-client")
 	return p
 }
 
@@ -145,7 +147,13 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 // dial connects to the plane's ADS as a node with a client certificate.
 func dial(t *testing.T, p *plane) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient(p.ads, grpc.WithTransportCredentials(credentials.NewTLS(p.pki.client(t))))
+	return dialAs(t, p, p.pki.client(t))
+}
+
+// dialAs connects to the plane's ADS with the TLS configuration c.
+func dialAs(t *testing.T, p *plane, c *tls.Config) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(p.ads, grpc.WithTransportCredentials(credentials.NewTLS(c)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +166,21 @@ func dial(t *testing.T, p *plane) *grpc.ClientConn {
 type sotw struct {
 	stream discovery.AggregatedDiscoveryService_StreamAggregatedResourcesClient
 	resp   chan *discovery.DiscoveryResponse
+	// err is why the stream ended; read it once resp is closed.
+	err error
 }
 
 func openSotW(t *testing.T, p *plane) *sotw {
 	t.Helper()
+	return openSotWAs(t, p, p.pki.client(t))
+}
+
+// openSotWAs opens a stream with the TLS configuration c.
+func openSotWAs(t *testing.T, p *plane, c *tls.Config) *sotw {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, p)).StreamAggregatedResources(ctx)
+	stream, err := discovery.NewAggregatedDiscoveryServiceClient(dialAs(t, p, c)).StreamAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +190,7 @@ func openSotW(t *testing.T, p *plane) *sotw {
 		for {
 			r, err := stream.Recv()
 			if err != nil {
+				s.err = err
 				return
 			}
 			s.resp <- r

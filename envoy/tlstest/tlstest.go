@@ -13,8 +13,10 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,10 +69,13 @@ func (p *PKI) Server(t testing.TB, name string, hosts ...string) (certFile, keyF
 	return p.issue(t, name, x509.ExtKeyUsageServerAuth, hosts)
 }
 
-// Client issues a client certificate named name.
-func (p *PKI) Client(t testing.TB, name string) (certFile, keyFile string) {
+// Client issues a client certificate named name (its common name), with
+// names as subject alternative names: a URI for one with a scheme
+// (spiffe://…), a DNS name otherwise. The control plane binds node ids to
+// these names.
+func (p *PKI) Client(t testing.TB, name string, names ...string) (certFile, keyFile string) {
 	t.Helper()
-	return p.issue(t, name, x509.ExtKeyUsageClientAuth, nil)
+	return p.issue(t, name, x509.ExtKeyUsageClientAuth, names)
 }
 
 // ClientConfig is a TLS client configuration trusting the CA, presenting
@@ -99,7 +104,9 @@ func (p *PKI) issue(t testing.TB, name string, usage x509.ExtKeyUsage, hosts []s
 		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
 	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
+		if u, err := url.Parse(h); err == nil && strings.Contains(h, "://") {
+			tmpl.URIs = append(tmpl.URIs, u)
+		} else if ip := net.ParseIP(h); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 		} else {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)

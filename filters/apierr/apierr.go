@@ -21,7 +21,8 @@ const (
 	TypeServer         = "server_error"
 )
 
-// Error codes of the DESIGN error table.
+// Error codes. Each has its row in Catalog (catalog.go), with its status
+// and type.
 const (
 	CodeInvalidBody      = "invalid_body"
 	CodeModelNotFound    = "model_not_found"
@@ -47,6 +48,15 @@ const (
 	CodePreviousNotFound     = "previous_response_not_found"
 	CodeItemNotFound         = "item_not_found"
 	CodeInvalidSchema        = "invalid_schema"
+	// The request body did not arrive within limits.read_body_timeout.
+	CodeRequestTimeout = "request_timeout"
+	// The admin API and operator page.
+	CodeAdminRequired    = "admin_required"
+	CodePluginNotTrusted = "plugin_not_trusted"
+	CodeNotLoggedIn      = "not_logged_in"
+	// An unexpected failure with no run to name: its detail is logged,
+	// never sent.
+	CodeInternal = "internal_error"
 )
 
 // Error is an API error. The zero Param renders as null.
@@ -86,14 +96,19 @@ func (e *Error) Header(h http.Header) {
 	}
 }
 
-// From returns the *Error in err's chain, or a 500 server_error that hides
-// the detail of an unexpected error from the client.
+// From returns the client's error for err: the *Error in its chain, else
+// the runner outcome it wraps (FromRunner: a store outage is 503
+// unavailable whichever handler met it), else a 500 internal_error that
+// hides the detail of an unexpected error from the client.
 func From(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: "internal_error",
+	if e := FromRunner(err); e != nil {
+		return e
+	}
+	return &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: CodeInternal,
 		Message: "internal error", Err: err}
 }
 

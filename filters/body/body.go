@@ -21,6 +21,7 @@ import (
 type Body struct {
 	limit   int64
 	timeout time.Duration
+	get     bool // read the body of GET and HEAD requests too
 }
 
 var _ filters.Stage = (*Body)(nil)
@@ -29,12 +30,22 @@ var _ filters.Stage = (*Body)(nil)
 // deadline), which cuts off a client that trickles its body.
 func New(limit int64, timeout time.Duration) *Body { return &Body{limit: limit, timeout: timeout} }
 
+// WithGET returns a stage that reads a GET's body too (within the same
+// limit and deadline): an endpoint that honours a GET body (openai-go sends
+// {"stream":true} on GET /v1/responses/{id}) must not read it with no
+// deadline.
+func (b *Body) WithGET() *Body {
+	c := *b
+	c.get = true
+	return &c
+}
+
 // Name implements filters.Stage.
 func (*Body) Name() string { return "body" }
 
 // Handle implements filters.Stage. Requests without a body (GET) pass.
 func (b *Body) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
-	if x.Body == nil && x.Request.Method != http.MethodGet && x.Request.Method != http.MethodHead {
+	if x.Body == nil && (b.get || x.Request.Method != http.MethodGet && x.Request.Method != http.MethodHead) {
 		body, err := b.read(x)
 		if err != nil {
 			return err
@@ -66,7 +77,7 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		x.Reply.Header().Set("Connection", "close")
-		return nil, apierr.New(http.StatusRequestTimeout, apierr.TypeInvalidRequest, "request_timeout",
+		return nil, apierr.New(http.StatusRequestTimeout, apierr.TypeInvalidRequest, apierr.CodeRequestTimeout,
 			"the request body was not received within "+b.timeout.String())
 	case err != nil:
 		return nil, apierr.InvalidBody("", "reading the request body failed")

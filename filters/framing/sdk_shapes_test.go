@@ -43,7 +43,7 @@ func checkResponse(t *testing.T, r responses.Response) {
 	// The API returns store on every Response although its published
 	// schema (and so the SDK) leaves it out; clients that log it expect it.
 	// output_text and metadata.service are the service's contract
-	// (README.md "Responses that remember"): the SDK computes the first and types
+	// (docs/api.md "Responses that remember"): the SDK computes the first and types
 	// metadata as strings only, so the second is checked by hand.
 	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata")
 	sdkcheck.ServiceMetadata(t, r.RawJSON())

@@ -17,13 +17,14 @@ import (
 
 // Mapping is the map-request stage.
 type Mapping struct {
-	plugin *runtime.Plugin
+	plugin filters.Mapper
 }
 
 var _ filters.Stage = (*Mapping)(nil)
 
-// New builds the stage around a loaded plugin that exports map_request.
-func New(p *runtime.Plugin) (*Mapping, error) {
+// New builds the stage around a loaded plugin (a *runtime.Plugin) that
+// exports map_request.
+func New(p filters.Mapper) (*Mapping, error) {
 	if !p.Has(runtime.MapRequest) {
 		return nil, fmt.Errorf("map-request: plugin %s does not export map_request", p.Name())
 	}

@@ -33,6 +33,10 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	if len(x.Body) == 0 {
 		return apierr.InvalidBody("", "the request body is empty; send a JSON object")
 	}
+	// Before anything parses the body (gjson's validator recurses too).
+	if err := checkDepth(x.Endpoint, x.Body); err != nil {
+		return err
+	}
 	if !gjson.ValidBytes(x.Body) {
 		return apierr.InvalidBody("", "the request body is not valid JSON")
 	}

@@ -61,7 +61,7 @@ func TestOutcomeErrorUnexpectedIsGeneric(t *testing.T) {
 	if e.Status != http.StatusInternalServerError || e.Code != apierr.CodeRunFailed || e.Type != apierr.TypeServer {
 		t.Fatalf("got %d %s/%s", e.Status, e.Type, e.Code)
 	}
-	if e.Message != genericRunFailed || !errors.Is(e, driver) {
+	if e.Message != apierr.GenericRunFailed || !errors.Is(e, driver) {
 		t.Fatalf("message %q (the cause must stay wrapped for the log: %v)", e.Message, errors.Is(e, driver))
 	}
 }
@@ -74,7 +74,7 @@ func TestOutcomeErrorNotRecordedIsGeneric(t *testing.T) {
 	outcome := errors.Join(fmt.Errorf("%w: upstream answered 500", runner.ErrProvider),
 		fmt.Errorf("runner: %w: run run_x: %w", runner.ErrNotRecorded, driver))
 	e := outcomeError(outcome).(*apierr.Error)
-	if e.Status != http.StatusInternalServerError || e.Code != apierr.CodeRunFailed || e.Message != genericRunFailed {
+	if e.Status != http.StatusInternalServerError || e.Code != apierr.CodeRunFailed || e.Message != apierr.GenericRunFailed {
 		t.Fatalf("got %d %s %q", e.Status, e.Code, e.Message)
 	}
 	if !errors.Is(e, driver) {

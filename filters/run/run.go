@@ -108,6 +108,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		Model:    model.ID,
 		TenantID: x.Identity.TenantID,
 		Actor:    x.Identity.Actor,
+		Token:    x.Identity.Token,
 		Request:  x.Native,
 		Echo:     x.Echo,
 	}

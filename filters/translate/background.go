@@ -7,6 +7,7 @@ import (
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/framing"
 	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/runner"
 )
 
 // recordedStream streams a response to its client. Its events are not
@@ -35,6 +36,7 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 	bg := context.WithoutCancel(ctx)
 	log := x.Run.EventLog() // a background response is always stored
 	x.Detached = true
+	x = detach(x)
 	go func() {
 		defer release()
 		var err error
@@ -65,4 +67,15 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 		return nil
 	}
 	return filters.FollowEvents(ctx, x.Reply, log, -1, false)
+}
+
+// detach is what a background run's goroutine keeps of its exchange: not
+// the request body nor the native request, which the run has recorded and
+// handed to its agent, so a run that waits minutes on its provider holds
+// no copy of what it was asked (limits.max_background bounds how many
+// wait). The request's goroutine keeps x as it is.
+func detach(x *filters.Exchange) *filters.Exchange {
+	d := *x
+	d.Body, d.Native, d.Request = nil, runner.Request{}, nil
+	return &d
 }

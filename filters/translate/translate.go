@@ -27,7 +27,7 @@ import (
 
 // Translate is the translate stage.
 type Translate struct {
-	plugin *runtime.Plugin
+	plugin filters.Mapper
 	// window batches streamed text for map_stream (see mapped).
 	window time.Duration
 	// keepalive is how long a stream may stay silent before it sends an
@@ -49,9 +49,10 @@ type runnerEvent = runner.Event
 
 var _ filters.Stage = (*Translate)(nil)
 
-// New builds the stage around a loaded plugin that exports map_result.
-// window batches streamed text for a plugin that exports map_stream.
-func New(p *runtime.Plugin, window time.Duration, opts ...Option) (*Translate, error) {
+// New builds the stage around a loaded plugin (a *runtime.Plugin) that
+// exports map_result. window batches streamed text for a plugin that
+// exports map_stream.
+func New(p filters.Mapper, window time.Duration, opts ...Option) (*Translate, error) {
 	if !p.Has(runtime.MapResult) {
 		return nil, fmt.Errorf("translate: plugin %s does not export map_result", p.Name())
 	}
@@ -133,7 +134,7 @@ func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids repl
 // mapResultWith calls p's map_result on the envelope in and normalises
 // what comes back; a fault or an output the codec refuses is 500
 // plugin_error naming p.
-func mapResultWith(ctx context.Context, p *runtime.Plugin, in []byte) ([]byte, error) {
+func mapResultWith(ctx context.Context, p filters.Mapper, in []byte) ([]byte, error) {
 	out, err := p.Call(ctx, runtime.MapResult, in)
 	if err != nil {
 		return nil, filters.PluginError(err)
@@ -185,7 +186,7 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 // carries the output of a completed run, nil otherwise; status is the
 // Response status ("queued", "in_progress", "completed", "cancelled",
 // "failed").
-func ResponseObject(ctx context.Context, p *runtime.Plugin, r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
+func ResponseObject(ctx context.Context, p filters.Mapper, r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
 	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
 	return mapResultWith(ctx, p, resultEnvelope(nil, x, newReplyIDs(r), status, res))
 }

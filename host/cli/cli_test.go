@@ -167,3 +167,24 @@ func TestRunsRecoverHost(t *testing.T) {
 		t.Fatalf("after recover: a %s/%s, b %s", a.Status, a.StatusReason, b.Status)
 	}
 }
+
+// TestConfigCheckRefusesOpenCacheDir: a plugins.cache_dir that group or
+// others may write is refused by config check and by serve at start.
+func TestConfigCheckRefusesOpenCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(cache, 0o777)
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte("listen: 127.0.0.1:0\nplugins:\n  cache_dir: "+cache+"\n"), 0o644)
+	code, _, errOut := run(t, "config", "check", "--config", path)
+	if code != 1 || !strings.Contains(errOut, "writable by group or others") {
+		t.Fatalf("config check: %d %s", code, errOut)
+	}
+	code, _, errOut = run(t, "serve", "--config", path)
+	if code != 1 || !strings.Contains(errOut, "writable by group or others") {
+		t.Fatalf("serve: %d %s", code, errOut)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/runedge/runedge/plugins/runtime"
 )
 
 func configCmd(args []string, env Env) error {
@@ -19,7 +21,11 @@ func configCmd(args []string, env Env) error {
 	if *path == "" {
 		return errors.New("--config is required")
 	}
-	if _, err := loadConfig(*path); err != nil {
+	cfg, err := loadConfig(*path, env)
+	if err != nil {
+		return err
+	}
+	if err := runtime.CheckCacheDir(cfg.Path(cfg.Plugins.CacheDir)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: ok\n", *path)

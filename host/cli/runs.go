@@ -13,8 +13,8 @@ import (
 
 // openStore opens the store of the configuration at cfgPath (the default
 // configuration without one), or the SQLite file db when given.
-func openStore(ctx context.Context, cfgPath, db string) (runner.Store, error) {
-	cfg, err := loadConfig(cfgPath)
+func openStore(ctx context.Context, cfgPath, db string, env Env) (runner.Store, error) {
+	cfg, err := loadConfig(cfgPath, env)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func recoverHost(ctx context.Context, args []string, env Env) error {
 	if *host == "" {
 		return fmt.Errorf("runs recover: --host is required (the id of a host that is down)")
 	}
-	st, err := openStore(ctx, *cfgPath, *db)
+	st, err := openStore(ctx, *cfgPath, *db, env)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runs(ctx context.Context, args []string, env Env) error {
 	if *status != "" && !runner.Status(*status).Valid() {
 		return fmt.Errorf("--status: unknown state %q", *status)
 	}
-	st, err := openStore(ctx, *cfgPath, *db)
+	st, err := openStore(ctx, *cfgPath, *db, env)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	listen := fs.String("listen", "", "listen address (overrides the file's listen)")
 	var xo xdsClient
 	fs.StringVar(&xo.addr, "xds", "", "a runedge xds control plane (host:port) to take chains and plugins from")
-	fs.StringVar(&xo.node, "node", "", "this host's node id for --xds (default: the host name)")
+	fs.StringVar(&xo.node, "node", "", "this host's node id for --xds, a name of --xds-cert (default: the certificate's common name, or the host name in plaintext)")
 	fs.StringVar(&xo.ca, "xds-ca", "", "CA certificate (PEM) the control plane's certificate must be signed by")
 	fs.StringVar(&xo.cert, "xds-cert", "", "this host's client certificate (PEM) for the control plane")
 	fs.StringVar(&xo.key, "xds-key", "", "the key of --xds-cert (PEM)")
@@ -27,7 +27,7 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*cfgPath)
+	cfg, err := loadConfig(*cfgPath, env)
 	if err != nil {
 		return err
 	}
@@ -41,6 +41,11 @@ func serve(ctx context.Context, args []string, env Env) error {
 	var watchers []server.Watcher
 	if *cfgPath != "" {
 		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
+			// A reload reads the environment as the start did, so the
+			// tracing it configured does not read as a change.
+			if err := c.ApplyEnv(env.Getenv); err != nil {
+				return err
+			}
 			return defaultToken(c, env, false)
 		}))
 	}
@@ -99,11 +104,20 @@ func newLogger(cfg *config.Config, env Env) *slog.Logger {
 	return slog.New(slog.NewTextHandler(env.Stderr, nil))
 }
 
-func loadConfig(path string) (*config.Config, error) {
-	if path == "" {
-		return config.Default(), nil
+// loadConfig loads the file at path (the defaults without one) and the
+// standard OTEL_* variables of env for what the file leaves unset.
+func loadConfig(path string, env Env) (*config.Config, error) {
+	cfg := config.Default()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return nil, err
+		}
 	}
-	return config.Load(path)
+	if err := cfg.ApplyEnv(env.Getenv); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
 }
 
 // defaultToken gives a configuration without tokens one: SERVICE_TOKEN from

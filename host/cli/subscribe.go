@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/runedge/runedge/envoy/ecds"
 	"github.com/runedge/runedge/host/config"
@@ -29,15 +30,7 @@ type xdsClient struct {
 // It returns the subscription as a watcher for Server.Run, which starts it
 // with the server and stops it before the plugin engine closes.
 func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watcher, error) {
-	node := xo.node
-	if node == "" {
-		h, err := os.Hostname()
-		if err != nil {
-			return nil, err
-		}
-		node = h
-	}
-	sub := &ecds.Subscriber{Addr: xo.addr, NodeID: node, CacheDir: cfg.Path("data/xds-plugins"), Log: log,
+	sub := &ecds.Subscriber{Addr: xo.addr, CacheDir: cfg.Path("data/xds-plugins"), Log: log,
 		Origins: cfg.Plugins.Origins, Insecure: xo.insecure}
 	switch {
 	case xo.ca != "" || xo.cert != "" || xo.key != "":
@@ -51,6 +44,10 @@ func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watch
 	case !xo.insecure:
 		return nil, errors.New("--xds needs --xds-ca, --xds-cert and --xds-key (mutual TLS with the control plane), or --xds-insecure for plaintext")
 	}
+	var err error
+	if sub.NodeID, err = nodeID(xo.node, ecds.NodeNames(sub.TLS)); err != nil {
+		return nil, err
+	}
 	// Check the configuration now: a mistake must stop the start, not the
 	// subscription later.
 	for _, o := range sub.Origins {
@@ -58,7 +55,6 @@ func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watch
 			return nil, fmt.Errorf("plugins.origins: %w", err)
 		}
 	}
-	var err error
 	if sub.TrustedKeys, err = signature.ParseKeys(cfg.Plugins.TrustedKeys); err != nil {
 		return nil, fmt.Errorf("plugins.trusted_keys%w", err)
 	}
@@ -71,4 +67,21 @@ func subscribe(cfg *config.Config, xo xdsClient, log *slog.Logger) (server.Watch
 			return srv.ApplyChains(ctx, m)
 		})
 	}, nil
+}
+
+// nodeID is the node id the host subscribes as: --node, which its
+// certificate must name (the control plane refuses a node id the
+// certificate does not name, so the mistake stops the start), or by
+// default the certificate's first name (its common name), or the host
+// name without a certificate.
+func nodeID(flag string, certNames []string) (string, error) {
+	switch {
+	case flag != "" && certNames != nil && !slices.Contains(certNames, flag):
+		return "", fmt.Errorf("--node %q is not a name of --xds-cert (it names %q): the control plane would refuse it", flag, certNames)
+	case flag != "":
+		return flag, nil
+	case len(certNames) > 0:
+		return certNames[0], nil
+	}
+	return os.Hostname()
 }

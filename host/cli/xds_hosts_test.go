@@ -104,7 +104,9 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 	defer cancel()
 	ca := tlstest.New(t, "fleet CA")
 	planeCert, planeKey := ca.Server(t, "xds", "127.0.0.1")
-	hostCert, hostKey := ca.Client(t, "host")
+	// One certificate per host: the control plane takes a node id only
+	// from a certificate that names it.
+	hostCert, hostKey := ca.Client(t, "host-a")
 	ads, httpAddr, _ := startXDSProcess(t, "--config", gw, "--plugins", filepath.Join(dir, "store"),
 		"--tls-cert", planeCert, "--tls-key", planeKey, "--client-ca", ca.CAFile)
 
@@ -118,7 +120,11 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 
 	var hosts []string
 	for _, node := range []string{"host-a", "host-b"} {
-		xo := xdsClient{addr: ads, node: node, ca: ca.CAFile, cert: hostCert, key: hostKey}
+		cert, key := hostCert, hostKey
+		if node != "host-a" {
+			cert, key = ca.Client(t, node)
+		}
+		xo := xdsClient{addr: ads, node: node, ca: ca.CAFile, cert: cert, key: key}
 		hosts = append(hosts, startHost(t, ctx, xo))
 	}
 	waitFingerprint(t, hosts, "/v1")

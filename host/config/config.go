@@ -53,7 +53,9 @@ type Actors struct {
 
 // Limits bound the work a request may cause.
 type Limits struct {
-	MaxBodyBytes  int64    `yaml:"max_body_bytes"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxInFlight bounds the runs in flight on this host (0: the default,
+	// DefaultMaxInFlight; there is no unbounded setting).
 	MaxInFlight   int      `yaml:"max_in_flight"`
 	RunTimeout    Duration `yaml:"run_timeout"`
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
@@ -64,8 +66,17 @@ type Limits struct {
 	TenantRatePerSecond float64 `yaml:"tenant_rate_per_second"`
 	TenantBurst         int     `yaml:"tenant_burst"`
 	// MaxInFlightPerTenant bounds one tenant's runs in flight, so that
-	// it cannot take every max_in_flight slot (0: no bound).
+	// it cannot take every max_in_flight slot (0: half of max_in_flight).
 	MaxInFlightPerTenant int `yaml:"max_in_flight_per_tenant"`
+	// MaxInFlightPerToken bounds the runs in flight of one token, whatever
+	// tenants it names: an unbound token cannot escape the tenant bound
+	// by naming a fresh tenant for each run (0: half of max_in_flight).
+	MaxInFlightPerToken int `yaml:"max_in_flight_per_token"`
+	// MaxBackground bounds the background runs in flight on this host
+	// (responses with background: true), which hold memory with no
+	// connection open; they count against the other bounds too (0: the
+	// default).
+	MaxBackground int `yaml:"max_background"`
 	// WriteTimeout bounds each write to a client: one that stops reading
 	// for longer is cut off and its run recorded cancelled/client_stalled.
 	WriteTimeout Duration `yaml:"write_timeout"`
@@ -78,6 +89,9 @@ type Limits struct {
 	// SSEKeepalive is how often a stream that has nothing to send writes a
 	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
 	SSEKeepalive *Duration `yaml:"sse_keepalive"`
+	// History bounds references, replayed turns, stored stream events and
+	// stream readers (history.go).
+	History History `yaml:"history"`
 }
 
 // Host identifies this runedge process among the hosts sharing a store.
@@ -176,6 +190,11 @@ type AdminUI struct {
 	SecureCookie bool `yaml:"secure_cookie"`
 	// SessionTTL is how long a login lasts (default 8h).
 	SessionTTL Duration `yaml:"session_ttl"`
+	// TrustedProxies are the addresses (CIDR, or a single IP) of proxies
+	// in front of the admin listener whose X-Forwarded-For is believed:
+	// the login throttle then counts the client address they name. From
+	// any other peer the header is ignored. Default: none.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // Chain is one endpoint's chain: the plugin files of its mapping stages.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Default values; documented in README.md.
+// Default values; documented in docs/configuration.md (TestConfigurationDocumented).
 const (
 	DefaultListen        = "127.0.0.1:8080"
 	DefaultMaxBodyBytes  = 1 << 20
@@ -23,13 +23,22 @@ const (
 	DefaultStoreDir     = "data/plugins"
 	DefaultStreamWindow = 20 * time.Millisecond
 
+	// DefaultMaxInFlight bounds the runs in flight on a host; a tenant and
+	// a token may each have half of it by default (limits.max_in_flight_per_*
+	// unset), so that no one tenant or token takes every slot.
+	DefaultMaxInFlight = 512
+	// DefaultMaxBackground bounds background runs, which hold memory with
+	// no client connected (about one request body each while their
+	// provider call lasts).
+	DefaultMaxBackground = 32
+
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadBodyTimeout   = 30 * time.Second
 	DefaultMaxAdminBodyBytes = 64 << 20
 	// DefaultCallTimeoutPerMiB: mapping 1 MiB of 34,000 small messages
 	// took up to 1.1 s end to end on a 2-core machine at load average 24
-	// (RATIONALE.md, "Plugin budget and input size").
+	// (RATIONALE.md, "The time budget: a step counter").
 	DefaultCallTimeoutPerMiB = 2 * time.Second
 	DefaultCommitWindow      = 0 // see runner/store/sqlite.DefaultCommitWindow
 	DefaultCommitBatch       = 128
@@ -56,6 +65,22 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.Limits.MaxInFlight == 0 {
+		c.Limits.MaxInFlight = DefaultMaxInFlight
+	}
+	half := max(1, c.Limits.MaxInFlight/2)
+	if c.Limits.MaxInFlightPerTenant == 0 {
+		c.Limits.MaxInFlightPerTenant = half
+	}
+	if c.Limits.MaxInFlightPerToken == 0 {
+		c.Limits.MaxInFlightPerToken = half
+	}
+	if c.Limits.MaxBackground == 0 {
+		c.Limits.MaxBackground = DefaultMaxBackground
+	}
+	if c.Metrics.MaxTenantLabels == 0 {
+		c.Metrics.MaxTenantLabels = DefaultMaxTenantLabels
+	}
 	if c.Limits.RunTimeout == (Duration{}) {
 		c.Limits.RunTimeout = Dur(DefaultRunTimeout)
 	}
@@ -74,6 +99,7 @@ func (c *Config) applyDefaults() {
 	if c.Plugins.CallTimeoutPerMiB == (Duration{}) {
 		c.Plugins.CallTimeoutPerMiB = Dur(DefaultCallTimeoutPerMiB)
 	}
+	c.Limits.History.applyDefaults()
 	if c.Limits.MaxAdminBodyBytes == 0 {
 		c.Limits.MaxAdminBodyBytes = DefaultMaxAdminBodyBytes
 	}

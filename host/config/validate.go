@@ -52,8 +52,15 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxBodyBytes < 0 {
 		bad("limits.max_body_bytes", "must be positive")
 	}
-	if c.Limits.MaxInFlight < 0 {
-		bad("limits.max_in_flight", "must not be negative")
+	c.Limits.History.validate(bad)
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{"limits.max_in_flight", c.Limits.MaxInFlight}, {"limits.max_in_flight_per_tenant", c.Limits.MaxInFlightPerTenant},
+		{"limits.max_in_flight_per_token", c.Limits.MaxInFlightPerToken}, {"limits.max_background", c.Limits.MaxBackground}} {
+		if n.v < 0 {
+			bad(n.field, "must not be negative (0 or absent: the default)")
+		}
 	}
 	for _, d := range []struct {
 		field string
@@ -81,9 +88,6 @@ func (c *Config) Validate() error {
 	if c.Limits.TenantBurst < 0 {
 		bad("limits.tenant_burst", "must not be negative")
 	}
-	if c.Limits.MaxInFlightPerTenant < 0 {
-		bad("limits.max_in_flight_per_tenant", "must not be negative")
-	}
 	if c.Limits.MaxAdminBodyBytes < 0 {
 		bad("limits.max_admin_body_bytes", "must be positive")
 	}
@@ -106,6 +110,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateObservability(bad)
+	c.validateAccess(bad)
 	c.validateWebSocket(bad)
 	c.validateTracing(bad)
 	for i, o := range c.Plugins.Origins {

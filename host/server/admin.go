@@ -85,7 +85,7 @@ func (s *Server) adminHTTP(h http.Handler) http.HandlerFunc {
 }
 
 func errAdminRequired() error {
-	return apierr.New(http.StatusForbidden, apierr.TypePermission, "admin_required",
+	return apierr.New(http.StatusForbidden, apierr.TypePermission, apierr.CodeAdminRequired,
 		"the admin API needs a token marked admin in the configuration")
 }
 

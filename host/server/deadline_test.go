@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner"
 )
@@ -31,6 +33,24 @@ func rawRequest(t *testing.T, base, method, path, token string, contentLength in
 		t.Fatal(err)
 	}
 	return c
+}
+
+// trickle writes b to c every 300 ms until the returned stop is called.
+func trickle(c net.Conn, b string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(300 * time.Millisecond):
+				if _, err := c.Write([]byte(b)); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // readStatus reads the response head from c within d.
@@ -122,22 +142,10 @@ func TestTrickledBodyIsCutOff(t *testing.T) {
 		{h.Admin, "PUT", "/admin/v1/plugins/translate", tokAdmin},
 	} {
 		c := rawRequest(t, tc.base, tc.method, tc.path, tc.token, 1000)
-		stop := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(300 * time.Millisecond):
-					if _, err := c.Write([]byte("{")); err != nil {
-						return
-					}
-				}
-			}
-		}()
+		stop := trickle(c, "{")
 		began := time.Now()
 		res, err := readStatus(t, c, 10*time.Second)
-		close(stop)
+		stop()
 		if err != nil {
 			t.Fatalf("%s%s: no reply to a trickled body: %v", tc.base, tc.path, err)
 		}
@@ -216,5 +224,29 @@ func TestAdminUploadLimit(t *testing.T) {
 	res, b := h.admin("PUT", "/admin/v1/plugins/translate", "application/wasm", make([]byte, 2000), tokAdmin)
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+}
+
+// TestTrickledGetBodyIsCutOff: GET /v1/responses/{id} honours a JSON body
+// (openai-go sends {"stream":true} there), and reads it under
+// limits.read_body_timeout like any body: a GET that trickles its body
+// does not hold the connection past the limit.
+func TestTrickledGetBodyIsCutOff(t *testing.T) {
+	h := start(t, func(c *config.Config) { c.Limits.ReadBodyTimeout = config.Dur(time.Second) })
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"hello"}`)
+	id := gjson.GetBytes(body(t, res), "id").Str
+	if res.StatusCode != 200 || id == "" {
+		t.Fatalf("create: %d", res.StatusCode)
+	}
+	c := rawRequest(t, h.URL, "GET", "/v1/responses/"+id, tokApp, 1000)
+	defer trickle(c, " ")()
+	began := time.Now()
+	got, err := readStatus(t, c, 20*time.Second)
+	el := time.Since(began)
+	if err != nil {
+		t.Fatalf("no reply to a trickled GET body within 20 s: %v", err)
+	}
+	if got.StatusCode != http.StatusRequestTimeout || el > 3*time.Second {
+		t.Fatalf("trickled GET body: status %d after %s; want 408 within the 1 s body limit", got.StatusCode, el)
 	}
 }

@@ -3,8 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +17,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -125,6 +130,66 @@ func TestAdminNonLoopbackWarns(t *testing.T) {
 		<-done
 		if got := strings.Contains(logs.String(), "admin.listen is not a loopback address"); got != tc.warn {
 			t.Fatalf("%s: warned %v, want %v\n%s", tc.addr, got, tc.warn, logs.String())
+		}
+	}
+}
+
+// TestUpstreamErrorTextNotSent: what an upstream says when it fails (its
+// own message, quoting an internal address and a file path) reaches
+// neither the client nor the run record; the client gets a stable message
+// with the status class (502 provider_error for an error answer, whole or
+// mid-stream), and the log has the upstream's words under the run id.
+func TestUpstreamErrorTextNotSent(t *testing.T) {
+	const secret = "dial 10.20.30.40:5432 failed: open /srv/models/llama/weights.bin"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if gjson.GetBytes(b, "stream").Bool() {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"error":{"message":"`+secret+`","type":"server_error"}}`+"\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"`+secret+`","type":"invalid_request_error"}}`)
+	}))
+	defer up.Close()
+	var logs syncBuffer
+	cfg := configtest.New(t)
+	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}, {Name: "ops", Hash: auth.HashToken(tokAdmin), Admin: true}}
+	viaOpenAI(up.URL+"/v1", func(o *config.OpenAI) { o.MaxAttempts = 1 })(cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := serveConfigLog(t, cfg, &logs)
+	leaks := func(s string) bool {
+		return strings.Contains(s, "10.20.30.40") || strings.Contains(s, "/srv/models") || strings.Contains(s, "weights.bin")
+	}
+
+	res := h.do("POST", "/v1/chat/completions", chatBody)
+	b := wantError(t, res, http.StatusBadGateway, "api_error", "provider_error")
+	id := checkRunHeaders(t, res.Header)
+	if leaks(string(b)) || !strings.Contains(gjson.GetBytes(b, "error.message").Str, "400") {
+		t.Fatalf("client body %s: want the status class, not the upstream's text", b)
+	}
+	if r := h.run(id); r.Error == nil || leaks(r.Error.Message) {
+		t.Fatalf("run record error %+v", r.Error)
+	}
+
+	res = h.do("POST", "/v1/chat/completions", `{"model":"service","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	sid := checkRunHeaders(t, res.Header)
+	sb := body(t, res)
+	if leaks(string(sb)) || !strings.Contains(string(sb), "provider_error") {
+		t.Fatalf("stream %s", sb)
+	}
+	for _, rid := range []string{id, sid} {
+		found := false
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "run_id="+rid) && strings.Contains(line, "10.20.30.40:5432") && strings.Contains(line, "/srv/models/llama/weights.bin") {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("no log line with run %s and the upstream's text:\n%s", rid, logs.String())
 		}
 	}
 }

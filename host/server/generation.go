@@ -14,6 +14,7 @@ import (
 	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/agent"
@@ -29,7 +30,7 @@ type generation struct {
 	cfg    *config.Config
 	chains map[filters.Endpoint]filters.Handler
 	// native holds the chains of the native run API, by operation.
-	native map[nativeOp]filters.Handler
+	native map[httproute.Op]filters.Handler
 	// stages maps a stage key ("chat.completions/translate") to its plugin.
 	stages  map[string]*held
 	auth    *auth.Auth
@@ -59,7 +60,7 @@ func (g *generation) close(ctx context.Context) {
 // build loads the plugins and builds every chain of cfg. On error nothing
 // is left open, and the heap the loads used is given back.
 func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, err error) {
-	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, native: map[nativeOp]filters.Handler{},
+	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, native: map[httproute.Op]filters.Handler{},
 		stages: map[string]*held{}, maxBody: cfg.Limits.MaxBodyBytes}
 	var loader *loader
 	defer func() {
@@ -100,21 +101,24 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		}
 	}
 	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
-	g.native[listRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
-	g.native[getRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
-	g.native[cancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
+	g.native[httproute.ListRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
+	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
+	g.native[httproute.CancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
 		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
-	g.native[runEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
+	g.native[httproute.RunEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
 	// A stored response without its final object is rebuilt by this
 	// generation's Responses result mapping plugin.
 	rp := g.stages[config.ChainResponses+"/"+StageTranslate].p
 	withPlugin := func(op func(context.Context, *filters.Exchange, *runtime.Plugin) error) filters.Handler {
 		return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error { return op(ctx, x, rp) })
 	}
-	g.native[getResponse] = builtin.Authenticated(a, withPlugin(s.getResponse))
-	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
-	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
-	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	// Its GET body ({"stream":true}, openai-go) is read under the body
+	// deadline, and small.
+	getBody := bodystage.New(4<<10, cfg.Limits.ReadBodyTimeout.Std()).WithGET()
+	g.native[httproute.GetResponse] = builtin.Authenticated(a, withPlugin(s.getResponse), getBody)
+	g.native[httproute.DeleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
+	g.native[httproute.CancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
+	g.native[httproute.ListInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
 	g.fresh = loader.fresh > 0
 	return g, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -22,12 +23,16 @@ import (
 // exist (gen_ai.server.request.duration → gen_ai_server_request_duration_seconds,
 // and so on); the rest are runedge_*. Labels are bounded: endpoint, method,
 // status, reason and token type take a handful of values each; run, actor
-// and session ids never appear, and tenant only with metrics.tenant_label.
+// and session ids never appear, and tenant only with metrics.tenant_label,
+// and then only configured tenants by name (tenantLabel).
 type metrics struct {
 	reg     *prometheus.Registry
 	swaps   *prometheus.CounterVec
 	plugins *runtime.Metrics
 	tenant  bool // metrics.tenant_label
+	// tenants are the tenants that keep their label value (the current
+	// configuration's; setTenants); any other is otherTenant.
+	tenants atomic.Pointer[map[string]struct{}]
 	// off skips the run and store observations; only
 	// BenchmarkObservability sets it, to measure what metrics cost.
 	off atomic.Bool
@@ -71,7 +76,7 @@ func newMetrics(tenantLabel bool) *metrics {
 		}, []string{"stage", "result"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runedge_http_requests_total",
-			Help: "HTTP requests answered, by endpoint (chat.completions, responses, models, runner, unknown), method and status.",
+			Help: "HTTP requests answered, by endpoint (the route table's labels, internal/httproute; unknown for no route), method and status.",
 		}, withTenant("endpoint", "method", "status")),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gen_ai_server_request_duration_seconds",
@@ -132,14 +137,40 @@ func (m *metrics) inFlight(svc *runner.Service) {
 func (m *metrics) request(endpoint, method string, status int, tenant string, d time.Duration) {
 	code := statusText(status)
 	if m.tenant {
-		m.requests.WithLabelValues(endpoint, method, code, tenant).Inc()
+		m.requests.WithLabelValues(endpoint, method, code, m.tenantLabel(tenant)).Inc()
 	} else {
 		m.requests.WithLabelValues(endpoint, method, code).Inc()
 	}
 	// An upgrade's duration is its socket's life, not a request's.
-	if (endpoint == endpointChat || endpoint == endpointResponses) && status != 101 { // 101 Switching Protocols
+	if (endpoint == httproute.LabelChat || endpoint == httproute.LabelResponses) && status != 101 { // 101 Switching Protocols
 		m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
 	}
+}
+
+// otherTenant is the tenant label of every tenant the configuration does
+// not name: clients choose tenant names, and each value would be a series
+// a scraper keeps (5,000 made-up names made 5,000 series).
+const otherTenant = "other"
+
+// setTenants sets the tenants that keep their label value; install calls
+// it with each configuration, so tokens added by a reload are labelled.
+func (m *metrics) setTenants(names []string) {
+	set := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		set[n] = struct{}{}
+	}
+	m.tenants.Store(&set)
+}
+
+// tenantLabel is the label value of tenant: its name when configured,
+// otherTenant when not.
+func (m *metrics) tenantLabel(tenant string) string {
+	if set := m.tenants.Load(); set != nil {
+		if _, ok := (*set)[tenant]; ok {
+			return tenant
+		}
+	}
+	return otherTenant
 }
 
 // statusText avoids strconv for the common statuses.
@@ -167,7 +198,7 @@ func (m *metrics) RunFinished(r *runner.Run) {
 		return
 	}
 	if m.tenant {
-		m.runs.WithLabelValues(r.Endpoint, string(r.Status), r.StatusReason, r.TenantID).Inc()
+		m.runs.WithLabelValues(r.Endpoint, string(r.Status), r.StatusReason, m.tenantLabel(r.TenantID)).Inc()
 	} else {
 		m.runs.WithLabelValues(r.Endpoint, string(r.Status), r.StatusReason).Inc()
 	}
@@ -183,7 +214,7 @@ func (m *metrics) RunFinished(r *runner.Run) {
 			n    int
 		}{{"input", r.Usage.InputTokens}, {"output", r.Usage.OutputTokens}} {
 			if m.tenant {
-				m.tokens.WithLabelValues(r.Endpoint, u.kind, r.TenantID).Observe(float64(u.n))
+				m.tokens.WithLabelValues(r.Endpoint, u.kind, m.tenantLabel(r.TenantID)).Observe(float64(u.n))
 			} else {
 				m.tokens.WithLabelValues(r.Endpoint, u.kind).Observe(float64(u.n))
 			}

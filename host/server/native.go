@@ -12,20 +12,6 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// nativeOp names an operation of the native run API.
-type nativeOp int
-
-const (
-	listRuns nativeOp = iota
-	getRun
-	cancelRun
-	runEvents
-	getResponse
-	deleteResponse
-	cancelResponse
-	listInputItems
-)
-
 // scope is what the caller may see: its own tenant, or all with an admin
 // token.
 func scope(x *filters.Exchange) runner.Scope {
@@ -106,19 +92,30 @@ func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
 		}
 		after = n
 	}
+	h := s.runs.History()
+	if h != nil && r.Endpoint == "responses" {
+		// A response's events are its history's: a deleted response, or
+		// one of store:false, has none to show.
+		if _, err := h.GetResponse(ctx, r.TenantID, r.ID); err != nil {
+			return runError(err, x.Request.PathValue("id"))
+		}
+	}
+	release, err := s.replaySlot(x)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if live := s.runs.LiveEvents(r.ID); live != nil {
 		return filters.FollowEvents(ctx, x.Reply, live, after, true)
-	}
-	var evs []runner.StoredEvent
-	if h := s.runs.History(); h != nil {
-		if evs, err = h.Events(ctx, r.ID, after); err != nil {
-			return err
-		}
 	}
 	if err := x.Reply.StartStream(); err != nil {
 		return &filters.ClientGoneError{Err: err}
 	}
-	return filters.WriteEvents(x.Reply, evs, true)
+	if h == nil {
+		return nil
+	}
+	_, err = writeStored(ctx, x, h, r.ID, after, true)
+	return err
 }
 
 func (s *Server) cancelRun(ctx context.Context, x *filters.Exchange) error {

@@ -7,35 +7,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/internal/httproute"
 )
-
-// Endpoint labels of the request metrics and the access log: the route a
-// request matched, never its path (paths carry run ids).
-const (
-	endpointChat      = string(filters.ChatCompletions)
-	endpointResponses = string(filters.Responses)
-	endpointModels    = string(filters.Models)
-	endpointRunner    = string(filters.Native)
-	endpointHealth    = "healthz"
-	endpointUnknown   = "unknown"
-)
-
-// endpointOf maps the pattern the router matched to its label.
-func endpointOf(pattern string) string {
-	switch pattern {
-	case "/v1/chat/completions":
-		return endpointChat
-	case "/v1/responses":
-		return endpointResponses
-	case "/v1/models", "/v1/models/{model}":
-		return endpointModels
-	case "/runner/v1/runs", "/runner/v1/runs/{id}", "/runner/v1/runs/{id}/cancel":
-		return endpointRunner
-	case "/healthz":
-		return endpointHealth
-	}
-	return endpointUnknown
-}
 
 // recorder remembers what was written to a response, for the metrics and
 // the access log. The chain tells it what only the chain knows (tenant,
@@ -93,7 +66,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			endRequest(span, r, rec.status)
 		}
 		d := time.Since(start)
-		ep := endpointOf(r.Pattern)
+		ep := httproute.Label(r.Pattern)
 		s.metrics.request(ep, r.Method, rec.status, rec.tenant, d)
 		s.accessLog(r, rec, ep, d)
 	})

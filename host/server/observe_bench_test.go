@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -61,7 +62,7 @@ func BenchmarkInstrumentationPerRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		m.request(endpointChat, "POST", 200, "acme", time.Since(start))
+		m.request(httproute.LabelChat, "POST", 200, "acme", time.Since(start))
 		m.RunFinished(r)
 		ts.observe("start", start)
 		ts.observe("finish", start)

@@ -27,6 +27,8 @@ type otlpReceiver struct {
 	spans []*tracepb.Span
 	// service is the service.name of the last batch's resource.
 	service string
+	// resource holds the string attributes of the resources received.
+	resource map[string]string
 }
 
 func newOTLPReceiver(t testing.TB) *otlpReceiver {
@@ -49,6 +51,10 @@ func newOTLPReceiver(t testing.TB) *otlpReceiver {
 		o.mu.Lock()
 		for _, rs := range req.ResourceSpans {
 			for _, a := range rs.GetResource().GetAttributes() {
+				if o.resource == nil {
+					o.resource = map[string]string{}
+				}
+				o.resource[a.Key] = a.Value.GetStringValue()
 				if a.Key == "service.name" {
 					o.service = a.Value.GetStringValue()
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -102,11 +101,17 @@ func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtim
 		return apierr.InvalidBody("stream", "stream must be true or false")
 	}
 	// openai-go's GetStreaming asks with a JSON body {"stream":true} on
-	// the GET rather than the query; both are honoured.
-	if b, err := io.ReadAll(io.LimitReader(x.Request.Body, 4<<10)); err == nil && gjson.GetBytes(b, "stream").Bool() {
+	// the GET rather than the query; both are honoured. The body stage
+	// read it (getBody), under the body deadline.
+	if gjson.GetBytes(x.Body, "stream").Bool() {
 		stream = true
 	}
 	if stream {
+		release, err := s.replaySlot(x)
+		if err != nil {
+			return err
+		}
+		defer release()
 		return s.replayStream(ctx, x, run, q.Get("starting_after"))
 	}
 	obj, err := responseObject(ctx, p, rec, run)
@@ -140,18 +145,30 @@ func (s *Server) replayStream(ctx context.Context, x *filters.Exchange, run runn
 		}
 		return filters.FollowEvents(ctx, x.Reply, live, after, false)
 	}
-	evs, err := s.runs.History().Events(ctx, run.ID, -1)
+	h := s.runs.History()
+	last, err := writeStored(ctx, x, h, run.ID, after, false)
+	if err != nil || last > after {
+		return err
+	}
+	// Nothing after the cursor: the stream has no events, the client has
+	// its last one (an empty stream), or it asks beyond it.
+	evs, err := h.Events(ctx, run.ID, -1, 1)
 	if err != nil {
 		return err
 	}
-	if last := len(evs) - 1; last < 0 || after > last {
-		return beyond(last)
+	if len(evs) == 0 {
+		return beyond(-1)
 	}
-	evs = evs[after+1:]
+	if evs, err = h.Events(ctx, run.ID, after-1, 1); err != nil {
+		return err
+	}
+	if len(evs) == 0 || evs[0].Seq != after {
+		return apierr.InvalidBody("starting_after", "starting_after %d is beyond the stream's last event", after)
+	}
 	if err := x.Reply.StartStream(); err != nil {
 		return &filters.ClientGoneError{Err: err}
 	}
-	return filters.WriteEvents(x.Reply, evs, false)
+	return nil
 }
 
 // deleteResponse answers DELETE /v1/responses/{id}: the stored input,
@@ -161,7 +178,7 @@ func (s *Server) deleteResponse(ctx context.Context, x *filters.Exchange) error 
 	if err != nil {
 		return err
 	}
-	if err := s.runs.History().DeleteResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
+	if err := s.runs.DeleteResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
 			return apierr.NotFound("no response with id %q", x.Request.PathValue("id"))
 		}
@@ -242,7 +259,7 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 	}
 	if after := q.Get("after"); after != "" {
 		i := 0
-		for i < len(items) && items[i].ID != after {
+		for i < len(items) && itemID(items[i]) != after {
 			i++
 		}
 		if i == len(items) {
@@ -258,7 +275,7 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 		page.Data = append(page.Data, itemJSON(it))
 	}
 	if len(items) > 0 {
-		first, last := items[0].ID, items[len(items)-1].ID
+		first, last := itemID(items[0]), itemID(items[len(items)-1])
 		page.FirstID, page.LastID = &first, &last
 	}
 	return writeJSON(x, page)
@@ -272,9 +289,27 @@ type itemPage struct {
 	HasMore bool              `json:"has_more"`
 }
 
+// itemID is the id a listed item shows: its own, or for a reference the
+// id of the item it names.
+func itemID(it runner.Item) string {
+	if it.Message.Ref != "" {
+		return it.Message.Ref
+	}
+	return it.ID
+}
+
 // itemJSON renders a stored native message as a Responses item: an input
-// message, or an assistant output message with output_text.
+// message, an assistant output message with output_text, or the
+// item_reference the client sent (the stored input keeps references, not
+// copies of what they name: listing them costs what the request did).
 func itemJSON(it runner.Item) json.RawMessage {
+	if it.Message.Ref != "" {
+		b, _ := json.Marshal(struct { // cannot fail: strings only
+			Type string `json:"type"`
+			ID   string `json:"id"`
+		}{"item_reference", it.Message.Ref})
+		return b
+	}
 	type part struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`

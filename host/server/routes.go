@@ -7,29 +7,61 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/httproute"
 )
 
-// routes maps paths to handlers. Routing comes before auth: an unknown path
-// is a 404 and a wrong method a 405 with Allow, both as JSON, for anyone.
+// routes serves the route table (internal/httproute). Routing comes before
+// auth: an unknown path is a 404 and a wrong method a 405 with Allow, both
+// as JSON, for anyone.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/v1/models", methods{http.MethodGet: s.chain(filters.Models)})
-	mux.Handle("/v1/models/{model}", methods{http.MethodGet: s.chain(filters.Models)})
-	mux.Handle("/v1/chat/completions", methods{http.MethodPost: s.chain(filters.ChatCompletions)})
-	mux.Handle("/v1/responses", s.upgradable(methods{http.MethodPost: s.chain(filters.Responses)}))
-	mux.Handle("/runner/v1/runs", methods{http.MethodGet: s.nativeChain(listRuns)})
-	mux.Handle("/runner/v1/runs/{id}", methods{http.MethodGet: s.nativeChain(getRun)})
-	mux.Handle("/runner/v1/runs/{id}/cancel", methods{http.MethodPost: s.nativeChain(cancelRun)})
-	mux.Handle("/runner/v1/runs/{id}/events", methods{http.MethodGet: s.nativeChain(runEvents)})
-	mux.Handle("/v1/responses/{id}", methods{http.MethodGet: s.responsesOp(getResponse),
-		http.MethodDelete: s.responsesOp(deleteResponse)})
-	mux.Handle("/v1/responses/{id}/input_items", methods{http.MethodGet: s.responsesOp(listInputItems)})
-	mux.Handle("/v1/responses/{id}/cancel", methods{http.MethodPost: s.responsesOp(cancelResponse)})
-	mux.HandleFunc("/healthz", s.healthz)
+	for _, rt := range httproute.Table {
+		m := methods{}
+		for _, rm := range rt.Methods {
+			h := s.handlerOf(rm.Op)
+			if h == nil {
+				panic("host/server: no handler for operation " + string(rm.Op) + " of route " + rt.Pattern)
+			}
+			if rm.Method == httproute.AnyMethod {
+				mux.HandleFunc(rt.Pattern, h)
+				continue
+			}
+			m[rm.Method] = h
+		}
+		if len(m) > 0 {
+			var h http.Handler = m
+			if rt.Upgrade != "" {
+				h = upgradable(s.handlerOf(rt.Upgrade), m)
+			}
+			mux.Handle(rt.Pattern, h)
+		}
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
 	})
 	return mux
+}
+
+// handlerOf returns the handler of an operation of the route table, nil
+// for one it does not know.
+func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
+	switch op {
+	case httproute.Models:
+		return s.chain(filters.Models)
+	case httproute.ChatCompletions:
+		return s.chain(filters.ChatCompletions)
+	case httproute.Responses:
+		return s.chain(filters.Responses)
+	case httproute.ResponsesSocket:
+		return s.socket
+	case httproute.ListRuns, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
+		return s.nativeChain(op)
+	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse:
+		return s.responsesOp(op)
+	case httproute.Health:
+		return s.healthz
+	}
+	return nil
 }
 
 // methods dispatches on the request method; others get 405 with Allow.
@@ -61,7 +93,7 @@ func (s *Server) chain(ep filters.Endpoint) http.HandlerFunc {
 	}
 }
 
-func (s *Server) nativeChain(op nativeOp) http.HandlerFunc {
+func (s *Server) nativeChain(op httproute.Op) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		g := s.acquire()
 		defer s.release(g)
@@ -71,7 +103,7 @@ func (s *Server) nativeChain(op nativeOp) http.HandlerFunc {
 
 // responsesOp serves an operation on stored responses (GET, DELETE,
 // input_items, cancel); errors render as on /v1/responses.
-func (s *Server) responsesOp(op nativeOp) http.HandlerFunc {
+func (s *Server) responsesOp(op httproute.Op) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		g := s.acquire()
 		defer s.release(g)

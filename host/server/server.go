@@ -56,6 +56,8 @@ type Server struct {
 	// stream of runs starting and ending.
 	ui     *ui.UI
 	uiRuns *ui.Hub
+	// replays counts each tenant's stream readers (replay.go).
+	replays replayLimit
 	// sockets are the open WebSockets of /v1/responses (socket.go).
 	sockets *socket.Hub
 }
@@ -89,7 +91,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
+		MaxInFlightPerToken:  cfg.Limits.MaxInFlightPerToken,
+		MaxBackground:        cfg.Limits.MaxBackground,
 		HostID:               cfg.Host.ID,
+		Bounds: runner.HistoryBounds{MaxReferences: cfg.Limits.History.MaxReferences,
+			MaxReferenceBytes: cfg.Limits.History.MaxReferenceBytes, MaxHistoryBytes: cfg.Limits.History.MaxHistoryBytes,
+			MaxStoredEvents: cfg.Limits.History.MaxStoredEvents},
 	})
 	if err != nil {
 		return nil, err
@@ -121,7 +128,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	s.ui = ui.New(ui.Config{Backend: uiBackend{s}, Gatherer: s.metrics.reg, SecureCookie: cfg.Admin.UI.SecureCookie,
-		SessionTTL: cfg.Admin.UI.SessionTTL.Std(), Log: log}, s.uiRuns)
+		SessionTTL: cfg.Admin.UI.SessionTTL.Std(), TrustedProxies: cfg.Admin.UI.Proxies(), Log: log}, s.uiRuns)
 	// The admin API streams nothing but the operator page's run stream,
 	// which sets a deadline per write: whole-request deadlines are right.
 	s.admin = &http.Server{

@@ -25,7 +25,7 @@ func (s *Server) checkSignature(x *filters.Exchange, sha256Hex string) error {
 		err = signature.Verify(keys, sha256Hex, x.Request.Header.Get(SignatureHeader))
 	}
 	if err != nil {
-		return apierr.New(http.StatusForbidden, apierr.TypePermission, "plugin_not_trusted",
+		return apierr.New(http.StatusForbidden, apierr.TypePermission, apierr.CodePluginNotTrusted,
 			"plugin "+sha256Hex+" is not signed by a key in plugins.trusted_keys (send its signature in "+SignatureHeader+")")
 	}
 	return nil

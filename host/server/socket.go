@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/host/server/internal/socket"
+	"github.com/runedge/runedge/internal/httproute"
 )
 
 // The WebSocket mode of /v1/responses (host/server/internal/socket): GET
@@ -22,12 +23,12 @@ import (
 // names its span: "WEBSOCKET /v1/responses".
 const methodSocket = "WEBSOCKET"
 
-// upgradable sends a GET that asks for a WebSocket to the socket; every
-// other request, a plain GET included (405 with Allow), goes to next.
-func (s *Server) upgradable(next http.Handler) http.Handler {
+// upgradable sends a GET that asks for a WebSocket to socket; every other
+// request, a plain GET included (405 with Allow), goes to next.
+func upgradable(socket http.HandlerFunc, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && headerHasToken(r.Header, "Upgrade", "websocket") {
-			s.socket(w, r)
+			socket(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -147,8 +148,8 @@ func (s *Server) socketTurn(up *http.Request) func(context.Context, socket.Reque
 			endRequest(span, r, rec.status)
 		}
 		d := time.Since(start)
-		s.metrics.request(endpointResponses, methodSocket, rec.status, rec.tenant, d)
-		s.accessLog(r, rec, endpointResponses, d)
+		s.metrics.request(httproute.LabelResponses, methodSocket, rec.status, rec.tenant, d)
+		s.accessLog(r, rec, httproute.LabelResponses, d)
 		return e
 	}
 }

@@ -23,7 +23,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (runne
 			log.Warn("store.dsn holds a password, so the configuration file does: put the DSN in an environment variable and name it in store.dsn_env")
 		}
 		st, err := postgres.Open(ctx, sc.PostgresDSN(), postgres.Options{
-			CommitWindow: sc.CommitWindow.Std(), CommitBatch: sc.CommitBatch,
+			CommitWindow: sc.CommitWindow.Std(), CommitBatch: sc.CommitBatch, Logger: log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sc.DSNField(), err)

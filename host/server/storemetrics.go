@@ -25,14 +25,7 @@ func instrumentStore(st runner.Store, m *metrics) runner.Store {
 		co.SetCommitObserver(m)
 		ts.selfReport = true
 	}
-	if relay, ok := st.(runner.CancelRelay); ok {
-		// Keep relayed cancels: the service looks for them on its store.
-		return struct {
-			*timedStore
-			runner.CancelRelay
-		}{ts, relay}
-	}
-	return ts
+	return keepRelay(ts, st)
 }
 
 func (t *timedStore) observe(op string, start time.Time) {

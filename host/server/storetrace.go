@@ -43,17 +43,9 @@ func traceStore(st runner.Store, h runner.HistoryStore, tracer trace.Tracer, dri
 	}
 	db := attribute.String("db.system.name", driver)
 	if h != nil {
-		h = &tracedHistory{HistoryStore: h, tracer: tracer, db: db}
+		h = keepJoiner(&tracedHistory{HistoryStore: h, tracer: tracer, db: db}, h)
 	}
-	ts := &tracedStore{Store: st, tracer: tracer, db: db}
-	if relay, ok := st.(runner.CancelRelay); ok {
-		// Keep relayed cancels: the service looks for them on its store.
-		return struct {
-			*tracedStore
-			runner.CancelRelay
-		}{ts, relay}, h
-	}
-	return ts, h
+	return keepRelay(&tracedStore{Store: st, tracer: tracer, db: db}, st), h
 }
 
 // storeSpan opens the span of one store write of run runID.

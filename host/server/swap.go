@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"strings"
 
 	"github.com/runedge/runedge/host/config"
@@ -33,6 +32,7 @@ func (s *Server) release(g *generation) {
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
 	s.limits.Configure(rates(g.cfg))
+	s.metrics.setTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)
 	if old == nil {
 		return
@@ -41,31 +41,31 @@ func (s *Server) install(g *generation) {
 	if old.active.Load() == 0 {
 		old.close(s.closeCtx)
 	}
+	if s.ui != nil {
+		s.ui.Revalidate() // a token removed or rotated ends its sessions now
+	}
 }
 
 // Reload builds a generation from cfg and swaps it in. Plugins whose files
-// did not change are kept. Fields that need a restart (listen, store,
-// provider, plugin runtime settings) are reported and keep their old value.
-// On error the current generation keeps serving.
+// did not change are kept. The settings read only at start
+// (config.RestartOnly: listeners, store, provider, plugin runtime,
+// telemetry, host id, the run service's limits) keep their running value,
+// and each one that changed is reported. On error the current generation
+// keeps serving.
 func (s *Server) Reload(ctx context.Context, cfg *config.Config) error {
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
-	cur := s.gen.Load().cfg
-	for _, f := range restartOnly(cur, cfg) {
+	next := *cfg
+	for _, f := range config.KeepRestartOnly(s.gen.Load().cfg, &next) {
 		s.log.Warn("configuration change needs a restart; keeping the running value", "field", f)
 	}
-	next := *cfg
 	if s.xdsChains != nil { // the control plane's chains win over the file's
 		next.Chains = maps.Clone(next.Chains)
 		maps.Copy(next.Chains, s.xdsChains)
 	}
-	next.Listen, next.Store, next.Provider, next.Plugins, next.Admin = cur.Listen, cur.Store, cur.Provider, cur.Plugins, cur.Admin
-	next.Limits.RunTimeout, next.Limits.MaxInFlight, next.Limits.ShutdownGrace = cur.Limits.RunTimeout, cur.Limits.MaxInFlight, cur.Limits.ShutdownGrace
-	next.Limits.MaxInFlightPerTenant, next.Limits.ReadHeaderTimeout = cur.Limits.MaxInFlightPerTenant, cur.Limits.ReadHeaderTimeout
-	next.Log, next.Metrics = cur.Log, cur.Metrics
 	return s.rebuild(ctx, &next, "reload")
 }
 
@@ -174,33 +174,4 @@ func stageKeys(stage string) ([]string, error) {
 		keys[i] = e + "/" + st
 	}
 	return keys, nil
-}
-
-// restartOnly names the fields that differ between a and b but only take
-// effect at start.
-func restartOnly(a, b *config.Config) []string {
-	var out []string
-	if a.Listen != b.Listen {
-		out = append(out, "listen")
-	}
-	if a.Store != b.Store {
-		out = append(out, "store")
-	}
-	if a.Provider != b.Provider {
-		out = append(out, "provider")
-	}
-	if !reflect.DeepEqual(a.Plugins, b.Plugins) { // it holds slices (origins)
-		out = append(out, "plugins")
-	}
-	if a.Admin != b.Admin {
-		out = append(out, "admin")
-	}
-	if a.Limits.RunTimeout != b.Limits.RunTimeout || a.Limits.MaxInFlight != b.Limits.MaxInFlight ||
-		a.Limits.ShutdownGrace != b.Limits.ShutdownGrace {
-		out = append(out, "limits.run_timeout/max_in_flight/shutdown_grace")
-	}
-	if a.Log != b.Log || a.Metrics != b.Metrics {
-		out = append(out, "log/metrics")
-	}
-	return out
 }

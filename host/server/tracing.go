@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel"
@@ -63,29 +65,54 @@ func newTracing(ctx context.Context, tc config.Tracing, hostID string, log *slog
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	res := resource.NewSchemaless(
-		attribute.String("service.name", "runedge"),
-		attribute.String("service.instance.id", hostID),
-	)
+	// The SDK's own reading of OTEL_SERVICE_NAME and
+	// OTEL_RESOURCE_ATTRIBUTES overrides runedge's defaults.
+	res, err := resource.New(ctx,
+		resource.WithAttributes(
+			attribute.String("service.name", "runedge"),
+			attribute.String("service.instance.id", hostID)),
+		resource.WithFromEnv())
+	if err != nil {
+		// A malformed OTEL_RESOURCE_ATTRIBUTES: what parsed is kept.
+		log.Warn("tracing: resource attributes from the environment", "err", err)
+	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(tc.Batch())),
-		// A caller's sampling decision (traceparent flags) wins; new traces
-		// are sampled at sample_ratio.
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(tc.Ratio()))),
+		sdktrace.WithSampler(samplerOf(tc)),
 		sdktrace.WithResource(res),
 	)
 	return &tracing{tp: tp, tracer: tp.Tracer(tracerName), prop: propagation.TraceContext{}}, nil
 }
 
 func newExporter(ctx context.Context, tc config.Tracing) (*otlptrace.Exporter, error) {
+	url := strings.Contains(tc.Endpoint, "://")
 	if tc.Protocol == config.TracingGRPC {
-		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(tc.Endpoint)}
+		var opts []otlptracegrpc.Option
+		switch {
+		case tc.FromEnv: // the SDK reads OTEL_EXPORTER_OTLP_* itself
+		case url:
+			opts = append(opts, otlptracegrpc.WithEndpointURL(tc.Endpoint))
+		default:
+			opts = append(opts, otlptracegrpc.WithEndpoint(tc.Endpoint))
+		}
 		if tc.Insecure {
 			opts = append(opts, otlptracegrpc.WithInsecure())
 		}
 		return otlptracegrpc.New(ctx, opts...)
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(tc.Endpoint)}
+	var opts []otlptracehttp.Option
+	switch {
+	case tc.FromEnv:
+	case url:
+		opts = append(opts, otlptracehttp.WithEndpointURL(tc.Endpoint))
+		if u, err := neturl.Parse(tc.Endpoint); err == nil && (u.Path == "" || u.Path == "/") {
+			// A base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is: the SDK would
+			// post to it as it is.
+			opts = append(opts, otlptracehttp.WithURLPath("/v1/traces"))
+		}
+	default:
+		opts = append(opts, otlptracehttp.WithEndpoint(tc.Endpoint))
+	}
 	if tc.Insecure {
 		opts = append(opts, otlptracehttp.WithInsecure())
 	}
@@ -119,7 +146,8 @@ func (t *tracing) startRequest(w http.ResponseWriter, r *http.Request) (*http.Re
 			attribute.String("http.request.method", r.Method),
 			attribute.String("url.path", r.URL.Path),
 		))
-	if sc := span.SpanContext(); sc.HasTraceID() {
+	if sc := span.SpanContext(); sc.IsSampled() {
+		// Only a trace that is exported can be looked up.
 		w.Header().Set(HeaderTraceID, sc.TraceID().String())
 	}
 	return r.WithContext(ctx), span

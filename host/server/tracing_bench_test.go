@@ -27,8 +27,8 @@ import (
 // server tracing every request (sample_ratio 1) through the real batch
 // span processor and OTLP/HTTP exporter, to a receiver on 127.0.0.1 that
 // reads and discards the batches (decoding them is a collector's cost, not
-// runedge's). CPU time of the whole process per request; README and
-// RATIONALE quote the ratios.
+// runedge's). CPU time of the whole process per request; RATIONALE.md
+// quotes the ratios.
 func BenchmarkRequestTracing(b *testing.B) {
 	var exported atomic.Int64
 	ranOn := false

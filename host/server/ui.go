@@ -12,8 +12,8 @@ import (
 
 // uiBackend is what the operator page (internal/ui) reads: runs with admin
 // scope, plugins and their swap history, and the configured admin tokens
-// of the current generation (a reload that removes a token ends the
-// sessions opened with it).
+// of the current generation (a reload that removes or rotates a token
+// ends the sessions opened with it: install calls ui.Revalidate).
 type uiBackend struct{ s *Server }
 
 var _ ui.Backend = uiBackend{}
@@ -32,12 +32,21 @@ func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
 	return runView(r), nil
 }
 
-func (b uiBackend) RunEvents(ctx context.Context, id string) ([]runner.StoredEvent, error) {
+// RunEvents reads the first stored events page by page (replayBatches
+// batches, a SQL LIMIT, per read) until it has max: the operator page's
+// event view costs what it shows, however long the stream.
+func (b uiBackend) RunEvents(ctx context.Context, id string, max int) ([]runner.StoredEvent, error) {
 	h := b.s.runs.History()
-	if h == nil {
-		return nil, nil
+	var out []runner.StoredEvent
+	for after := -1; h != nil && len(out) < max; {
+		evs, err := h.Events(ctx, id, after, replayBatches)
+		if err != nil || len(evs) == 0 {
+			return out, err
+		}
+		out = append(out, evs...)
+		after = evs[len(evs)-1].Seq
 	}
-	return h.Events(ctx, id, -1)
+	return out, nil
 }
 
 func (b uiBackend) Plugins() any { return b.s.Plugins() }
@@ -45,9 +54,9 @@ func (b uiBackend) Swaps() any   { return b.s.SwapHistory() }
 
 // AdminToken compares secret's hash with every admin token's, in constant
 // time, as the auth stage does.
-func (b uiBackend) AdminToken(secret string) (string, bool) {
+func (b uiBackend) AdminToken(secret string) (string, [sha256.Size]byte, bool) {
 	if secret == "" {
-		return "", false
+		return "", [sha256.Size]byte{}, false
 	}
 	sum := sha256.Sum256([]byte(secret))
 	g := b.s.acquire()
@@ -62,16 +71,21 @@ func (b uiBackend) AdminToken(secret string) (string, bool) {
 			name, found = t.Name, true
 		}
 	}
-	return name, found
+	return name, sum, found
 }
 
-func (b uiBackend) AdminTokenNamed(name string) bool {
+// AdminTokenValid reports whether the current configuration still has
+// an admin token of that name and hash: a session ends with its token,
+// and with the hash it was opened under (a rotated token).
+func (b uiBackend) AdminTokenValid(name string, hash [sha256.Size]byte) bool {
 	g := b.s.acquire()
 	defer b.s.release(g)
 	for _, t := range g.cfg.Tokens {
-		if t.Name == name && t.Admin {
-			return true
+		if t.Name != name || !t.Admin {
+			continue
 		}
+		h, err := auth.ParseHash(t.Hash)
+		return err == nil && subtle.ConstantTimeCompare(hash[:], h[:]) == 1
 	}
 	return false
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // checkChatField checks a chat.completions field that the mapping does not
-// carry to the agent. Such fields fall in two groups (README "Request
-// fields of /v1/chat/completions"):
+// carry to the agent. Such fields fall in two groups (docs/api.md
+// "Chat completions"):
 //
 //   - fields that change the answer and that runedge cannot honour (log
 //     probabilities, stop sequences, audio output, web search) are refused

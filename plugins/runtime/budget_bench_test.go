@@ -98,7 +98,7 @@ func benchInstance(b *testing.B, instrumented, closeOnDone bool) *instance {
 			b.Fatal(err)
 		}
 	}
-	cache, err := sharedCache(plugintest.CacheDir(b))
+	cache, _, err := sharedCache(plugintest.CacheDir(b))
 	if err != nil {
 		b.Fatal(err)
 	}

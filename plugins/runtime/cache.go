@@ -15,31 +15,48 @@ import (
 // each compiled module and frees its code when the last one is closed.
 var sharedCaches = struct {
 	sync.Mutex
-	byDir map[string]wazero.CompilationCache
-}{byDir: make(map[string]wazero.CompilationCache)}
+	byDir map[string]sharedEntry
+}{byDir: make(map[string]sharedEntry)}
 
-// sharedCache returns the process-wide compilation cache for dir.
-func sharedCache(dir string) (wazero.CompilationCache, error) {
+type sharedEntry struct {
+	cache wazero.CompilationCache
+	disk  *diskCache // nil: in memory only
+}
+
+// sharedCache returns the process-wide compilation cache for dir, and its
+// signed directory (cachedir.go; nil for the in-memory cache). A directory
+// that group or others may write is refused.
+func sharedCache(dir string) (wazero.CompilationCache, *diskCache, error) {
 	key := dir
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return nil, fmt.Errorf("compilation cache dir %q: %w", dir, err)
+			return nil, nil, fmt.Errorf("compilation cache dir %q: %w", dir, err)
 		}
 		key = abs
 	}
 	sharedCaches.Lock()
 	defer sharedCaches.Unlock()
 	if c, ok := sharedCaches.byDir[key]; ok {
-		return c, nil
-	}
-	c := wazero.NewCompilationCache()
-	if key != "" {
-		var err error
-		if c, err = wazero.NewCompilationCacheWithDir(key); err != nil {
-			return nil, fmt.Errorf("compilation cache dir %q: %w", dir, err)
+		// Checked again: the directory may have changed since.
+		if c.disk != nil {
+			if err := ownerOnly(c.disk.dir); err != nil {
+				return nil, nil, fmt.Errorf("compilation cache dir: %w", err)
+			}
 		}
+		return c.cache, c.disk, nil
+	}
+	c := sharedEntry{cache: wazero.NewCompilationCache()}
+	if key != "" {
+		disk, err := openDiskCache(key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("compilation cache dir: %w", err)
+		}
+		if c.cache, err = wazero.NewCompilationCacheWithDir(disk.entries); err != nil {
+			return nil, nil, fmt.Errorf("compilation cache dir %q: %w", dir, err)
+		}
+		c.disk = disk
 	}
 	sharedCaches.byDir[key] = c
-	return c, nil
+	return c.cache, c.disk, nil
 }

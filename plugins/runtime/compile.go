@@ -60,7 +60,7 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 	e.mu.Unlock()
 
 	if !found {
-		entry.mod, entry.err = compileInstrumented(ctx, rt, wasm)
+		entry.mod, entry.err = e.compileInstrumented(ctx, rt, wasm)
 		close(entry.ready)
 	} else {
 		select {
@@ -81,12 +81,26 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 }
 
 // compileInstrumented instruments wasm (see instrument.go) and compiles it.
-func compileInstrumented(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
+// With a cache directory, unsigned entries are deleted before wazero looks
+// there and the ones it wrote are signed after (cachedir.go).
+func (e *Engine) compileInstrumented(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
 	instrumented, err := instrument(wasm)
 	if err != nil {
 		return nil, fmt.Errorf("instrument: %w", err)
 	}
-	return rt.CompileModule(ctx, instrumented)
+	if e.disk != nil {
+		if err := e.disk.verify(); err != nil {
+			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+	}
+	mod, err := rt.CompileModule(ctx, instrumented)
+	if err == nil && e.disk != nil {
+		if serr := e.disk.sign(); serr != nil {
+			_ = mod.Close(ctx)
+			return nil, fmt.Errorf("compilation cache: %w", serr)
+		}
+	}
+	return mod, err
 }
 
 // release drops one reference to entry. With the last one the entry joins the

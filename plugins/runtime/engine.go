@@ -28,7 +28,8 @@ type EngineConfig struct {
 // bytes share compiled code. It is safe for concurrent use.
 type Engine struct {
 	cache   wazero.CompilationCache
-	metrics *Metrics // nil: none
+	disk    *diskCache // the cache's signed directory; nil: in memory
+	metrics *Metrics   // nil: none
 
 	mu       sync.Mutex
 	closed   bool
@@ -40,12 +41,13 @@ type Engine struct {
 
 // NewEngine creates an Engine with the runtime for the default memory limit.
 func NewEngine(ctx context.Context, cfg EngineConfig) (*Engine, error) {
-	cache, err := sharedCache(cfg.CacheDir)
+	cache, disk, err := sharedCache(cfg.CacheDir)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
 		cache:    cache,
+		disk:     disk,
 		metrics:  cfg.Metrics,
 		runtimes: make(map[uint32]wazero.Runtime),
 		compiled: make(map[compiledKey]*compiledEntry),

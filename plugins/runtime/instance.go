@@ -45,7 +45,7 @@ func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.Modu
 	// The budget is the outermost value: tick looks it up on every check.
 	inst.ctx = context.WithValue(experimental.WithMemoryAllocator(context.Background(), memoryAllocator), budgetKey{}, &inst.budget)
 	inst.budget.start(setup)
-	mod, err := rt.InstantiateModule(inst.ctx, cm, config.WithStderr(inst.stderr))
+	mod, err := rt.InstantiateModule(inst.ctx, cm, withHostBudget(config, &inst.budget, inst.stderr))
 	if err != nil {
 		if inst.budget.expired {
 			err = &budgetError{setup}

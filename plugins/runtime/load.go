@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -66,19 +65,15 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		return nil, err
 	}
 
-	// Every instance gets real clocks and randomness: wazero's defaults are
-	// deterministic fakes that would surprise a plugin reading the time.
-	// Sleep keeps wazero's default, which returns at once: a guest sleeping
-	// in the host could not be stopped at its deadline, while one that spins
-	// instead runs into it. A wasip1 reactor is initialised by _initialize,
+	// Every instance gets real clocks and randomness (wazero's defaults are
+	// deterministic fakes that would surprise a plugin reading the time),
+	// each charged against the running call's budget: instantiate adds them
+	// (hostcalls.go). A wasip1 reactor is initialised by _initialize,
 	// not _start, and an empty name lets one runtime hold many instances of
 	// the module.
 	config := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
-		WithSysWalltime().
-		WithSysNanotime().
-		WithRandSource(rand.Reader)
+		WithStartFunctions("_initialize")
 	p := &Plugin{name: opts.Name, sha256: hex.EncodeToString(sum[:]), opts: opts}
 	setup := opts.setupBudget()
 	create := func(context.Context) (*instance, error) {

@@ -59,15 +59,19 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		Stream:            req.Stream,
 		Attempt:           1,
 	}
+	// From here on only preq holds the messages, and the provider call
+	// is its last use: a long call does not keep them alive (a background
+	// run's input may be megabytes).
+	o := offer{tools: req.Tools, choice: req.ToolChoice}
 	if sch == nil && !req.JSONObject {
 		res, err := a.p.Generate(ctx, preq, emit)
 		res.Attempts = 1
 		if err == nil {
-			err = checkCalls(req, res)
+			err = checkCalls(o, res)
 		}
 		return res, err
 	}
-	return a.structured(ctx, req, preq, sch, emit)
+	return a.structured(ctx, o, preq, sch, emit)
 }
 
 // messages puts the instructions first, as a system message, the way chat

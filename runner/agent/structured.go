@@ -18,7 +18,7 @@ const maxAttempts = 2
 // structured asks for a JSON answer, buffers it, checks it, and either
 // emits it whole or asks once more with the problem spelt out. Usage adds
 // up over the attempts: the client's account paid for both.
-func (a *Agent) structured(ctx context.Context, req runner.Request, preq runner.ProviderRequest, sch *schema.Schema, emit func(runner.Event) error) (runner.Result, error) {
+func (a *Agent) structured(ctx context.Context, o offer, preq runner.ProviderRequest, sch *schema.Schema, emit func(runner.Event) error) (runner.Result, error) {
 	var usage runner.Usage
 	conversation := preq.Messages
 	for attempt := 1; ; attempt++ {
@@ -32,7 +32,7 @@ func (a *Agent) structured(ctx context.Context, req runner.Request, preq runner.
 		if len(res.ToolCalls) > 0 {
 			// Not the final answer yet: the schema applies after the
 			// tool results come back.
-			if err := checkCalls(req, res); err != nil {
+			if err := checkCalls(o, res); err != nil {
 				return res, err
 			}
 			return res, emitCalls(res.ToolCalls, emit)

@@ -19,6 +19,12 @@ func emitCalls(calls []runner.ToolCall, emit func(runner.Event) error) error {
 	return nil
 }
 
+// offer is what a request offered the model: its tools and tool_choice.
+type offer struct {
+	tools  []runner.Tool
+	choice runner.ToolChoice
+}
+
 // checkCalls refuses an answer whose calls break the client's rules: a call
 // of a tool that was not offered, calls when tool_choice is none, or a call
 // of another function than the one tool_choice names. A model that does
@@ -26,20 +32,23 @@ func emitCalls(calls []runner.ToolCall, emit func(runner.Event) error) error {
 // run something it never offered. (An answer without calls despite
 // tool_choice required is passed on: some compatible upstreams do not
 // enforce it, and text is something every client can handle.)
-func checkCalls(req runner.Request, res runner.Result) error {
+//
+// It takes the offer, not the request, so that the agent holds no reference
+// to the request's messages while it waits on the provider.
+func checkCalls(o offer, res runner.Result) error {
 	if len(res.ToolCalls) == 0 {
 		return nil
 	}
-	if req.ToolChoice.Mode == runner.ToolChoiceNone {
+	if o.choice.Mode == runner.ToolChoiceNone {
 		return fmt.Errorf("%w: the model called a tool although tool_choice is none", runner.ErrProvider)
 	}
 	for _, c := range res.ToolCalls {
-		offered := slices.ContainsFunc(req.Tools, func(t runner.Tool) bool { return t.Name == c.Name })
+		offered := slices.ContainsFunc(o.tools, func(t runner.Tool) bool { return t.Name == c.Name })
 		if !offered {
 			return fmt.Errorf("%w: the model called %q, which was not offered", runner.ErrProvider, c.Name)
 		}
-		if req.ToolChoice.Mode == runner.ToolChoiceFunction && c.Name != req.ToolChoice.Name {
-			return fmt.Errorf("%w: the model called %q, but tool_choice names %q", runner.ErrProvider, c.Name, req.ToolChoice.Name)
+		if o.choice.Mode == runner.ToolChoiceFunction && c.Name != o.choice.Name {
+			return fmt.Errorf("%w: the model called %q, but tool_choice names %q", runner.ErrProvider, c.Name, o.choice.Name)
 		}
 	}
 	return nil

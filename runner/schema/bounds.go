@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
-	"strconv"
-	"strings"
+
+	"github.com/runedge/runedge/internal/jsondepth"
 )
 
 // Limits on the schemas clients send. A schema is a program the server
@@ -70,6 +69,9 @@ func Check(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	if compiled.bounds != nil {
+		return nil, compiled.bounds
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var root any
@@ -99,33 +101,7 @@ func CheckDepth(raw []byte) error {
 
 // jsonDepth returns how deeply raw's arrays and objects nest, counting no
 // further than limit+1, without decoding it (a decoder would recurse).
-func jsonDepth(raw []byte, limit int) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			if deepest = max(deepest, depth); deepest > limit {
-				return deepest
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
-}
+func jsonDepth(raw []byte, limit int) int { return jsondepth.Depth(raw, limit) }
 
 // estimator computes a lower bound of the size of the documents a schema
 // allows, or that it allows none.
@@ -409,34 +385,4 @@ func numOr(sch map[string]any, kw string, def int64) int64 {
 }
 
 // lookup resolves a local reference ("#", "#/$defs/x") in the root.
-func (e *estimator) lookup(ref string) (any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil, false
-	}
-	if f, err := url.PathUnescape(frag); err == nil {
-		frag = f
-	}
-	cur := e.root
-	if frag == "" {
-		return cur, true
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			if cur, ok = c[tok]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
+func (e *estimator) lookup(ref string) (any, bool) { return lookupPointer(e.root, ref) }

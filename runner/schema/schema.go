@@ -26,6 +26,11 @@ const location = "urn:runedge:output-schema"
 // Schema is a compiled JSON Schema, safe for concurrent use.
 type Schema struct {
 	compiled *jsonschema.Schema
+	// levels[k] is the most subschema evaluations one value k levels
+	// deep can cost (expand.go); bounds is why there is no such bound
+	// (Check refuses the schema, Validate refuses every document).
+	levels []int64
+	bounds error
 }
 
 // Compile parses and compiles raw. Schemas without "$schema" are read as
@@ -70,16 +75,31 @@ func compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{compiled: cs}, nil
+	levels, bounds := evaluationsPerLevel(doc)
+	return &Schema{compiled: cs, levels: levels, bounds: bounds}, nil
 }
 
 // Validate checks that doc is JSON and satisfies the schema. The error names
 // each place the document failed, as JSON pointers ("at '/items/0/price':
 // got string, want number").
+//
+// Validation has a budget: a document nesting deeper than MaxInstanceDepth,
+// or one whose values times the evaluations each may cost (expand.go) is
+// over MaxValidationCost, is refused before the validator runs, so no
+// document pins a core.
 func (s *Schema) Validate(doc []byte) error {
+	if s.bounds != nil {
+		return fmt.Errorf("output cannot be validated: %w", s.bounds)
+	}
+	if jsonDepth(doc, MaxInstanceDepth) > MaxInstanceDepth {
+		return fmt.Errorf("output nests deeper than %d levels", MaxInstanceDepth)
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return fmt.Errorf("output is not valid JSON: %w", err)
+	}
+	if cost := s.cost(v); cost > MaxValidationCost {
+		return budgetError(cost)
 	}
 	if err := s.compiled.Validate(v); err != nil {
 		return fmt.Errorf("output does not match the schema: %s", describe(err))
@@ -110,6 +130,9 @@ func compileError(err error) error {
 	return fmt.Errorf("schema: %s", strings.ReplaceAll(err.Error(), location, "schema"))
 }
 
+// maxLeaves bounds the failing places an error message lists.
+const maxLeaves = 20
+
 // describe flattens a validation error tree into its leaves, the places
 // where the instance actually failed; the inner nodes only repeat "anyOf
 // failed" or "allOf failed".
@@ -137,5 +160,10 @@ func describe(err error) string {
 	// The library walks maps, so the order of siblings varies; sorted, the
 	// same document always gets the same message.
 	slices.Sort(leaves)
+	// A message names a few places, not thousands: a schema that applies
+	// one subschema many times fails in as many places.
+	if n := len(leaves); n > maxLeaves {
+		leaves = append(leaves[:maxLeaves], fmt.Sprintf("and %d more", n-maxLeaves))
+	}
 	return strings.Join(leaves, "; ")
 }

@@ -17,7 +17,7 @@ import (
 // gRPC target names (xds:///<cluster>).
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
-// Defaults of the timeouts; documented in README.md.
+// Defaults of the timeouts; documented in envoy/README.md.
 const (
 	DefaultConnect      = 5 * time.Second
 	DefaultStreamIdle   = 5 * time.Minute

@@ -11,7 +11,9 @@ import (
 // the stored responses beneath
 // /v1/responses/, a prefix for the native run API (/runner/v1/runs,
 // /runner/v1/runs/{id}/events, …), which is routed only on a listener whose
-// gateway file entry asks for it (native_api: true).
+// gateway file entry asks for it (native_api: true). They are prefixes of
+// the host's route table (internal/httproute), which
+// TestRoutesCoverTheRouteTable checks them against.
 //
 // The responses route lets a client upgrade to a WebSocket (GET
 // /v1/responses upgraded: the socket mode); the host authenticates the

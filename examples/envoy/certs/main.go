@@ -63,7 +63,10 @@ func run(dir string, envoyUID int) error {
 		dns   []string
 	}{
 		{"xds", x509.ExtKeyUsageServerAuth, []string{"xds"}},
-		{"envoy", x509.ExtKeyUsageClientAuth, nil},
+		// The control plane takes a node id only from a certificate that
+		// names it (common name or subject alternative name): Envoy's
+		// bootstrap says edge-1, the hosts' --node runedge-N.
+		{"envoy", x509.ExtKeyUsageClientAuth, []string{"edge-1"}},
 		{"runedge-1", x509.ExtKeyUsageClientAuth, nil},
 		{"runedge-2", x509.ExtKeyUsageClientAuth, nil},
 		{"runedge-3", x509.ExtKeyUsageClientAuth, nil},

@@ -12,7 +12,7 @@ import (
 	"github.com/runedge/runedge/runner/schema"
 )
 
-// The offline provider's tool rule (README.md, "Tools"): with tools offered
+// The offline provider's tool rule (its README.md, "Tools"): with tools offered
 // and tool_choice not none, a last user message that names offered tools
 // gets a call of each (the first only when parallel_tool_calls is false),
 // and tool_choice required or {name} forces a call; arguments are generated

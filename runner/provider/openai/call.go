@@ -25,7 +25,7 @@ func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func
 	defer cancel(nil)
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return runner.Result{}, providerFailure(false, "cannot build the request: %v", err)
+		return runner.Result{}, providerFailure(false, "cannot build the request").saying("%v", err)
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")

@@ -11,10 +11,13 @@ import (
 // failure is one failed attempt: the error the run records (it wraps a
 // runner sentinel, so the edge maps it to the right status), whether
 // another attempt could help, and how long the upstream asked us to wait.
+// err is in our words only; what the upstream or the transport said goes
+// in detail, which reaches the log and nothing else (runner.DetailError).
 type failure struct {
-	err   error
-	retry bool
-	after time.Duration
+	err    error
+	detail string
+	retry  bool
+	after  time.Duration
 }
 
 func (f *failure) Error() string { return f.err.Error() }
@@ -22,10 +25,20 @@ func (f *failure) Unwrap() error { return f.err }
 
 // final is the error of the whole call after attempts tries.
 func (f *failure) final(attempts int) error {
-	if attempts <= 1 {
-		return f.err
+	err := f.err
+	if attempts > 1 {
+		err = fmt.Errorf("%w (after %d attempts)", f.err, attempts)
 	}
-	return fmt.Errorf("%w (after %d attempts)", f.err, attempts)
+	if f.detail != "" {
+		return &runner.DetailError{Err: err, Detail: f.detail}
+	}
+	return err
+}
+
+// saying adds what the upstream or the transport said, for the log.
+func (f *failure) saying(format string, args ...any) *failure {
+	f.detail = fmt.Sprintf(format, args...)
+	return f
 }
 
 // asFailure finds the failure in err. Anything else (the consumer's emit

@@ -53,7 +53,8 @@ func TestConnectionRefused(t *testing.T) {
 func TestServerErrorsAreRetried(t *testing.T) {
 	u := newUpstream(t, fails(500, "boom"))
 	_, _, err := generate(t, u.provider(nil), ask("hi", true))
-	wantFailure(t, err, runner.ErrProvider, "answered 500 Internal Server Error: boom (after 3 attempts)")
+	wantFailure(t, err, runner.ErrProvider, "answered 500 Internal Server Error (after 3 attempts)")
+	wantDetail(t, err, "boom")
 	wantRequests(t, u, 3)
 
 	u = newUpstream(t, fails(503, "busy"), streams("ok"))
@@ -65,7 +66,8 @@ func TestServerErrorsAreRetried(t *testing.T) {
 
 	u = newUpstream(t, fails(500, "boom"))
 	_, _, err = generate(t, u.provider(func(c *openai.Config) { c.MaxAttempts = 1 }), ask("hi", false))
-	wantFailure(t, err, runner.ErrProvider, "answered 500 Internal Server Error: boom")
+	wantFailure(t, err, runner.ErrProvider, "answered 500 Internal Server Error")
+	wantDetail(t, err, "boom")
 	wantRequests(t, u, 1)
 }
 
@@ -73,7 +75,8 @@ func TestRateLimit(t *testing.T) {
 	t.Run("long retry-after is passed on, not waited for", func(t *testing.T) {
 		u := newUpstream(t, fails(429, "slow down", "Retry-After", "7"))
 		_, _, err := generate(t, u.provider(nil), ask("hi", true))
-		wantFailure(t, err, runner.ErrRateLimited, "answered 429 Too Many Requests: slow down")
+		wantFailure(t, err, runner.ErrRateLimited, "answered 429 Too Many Requests")
+		wantDetail(t, err, "slow down")
 		if errors.Is(err, runner.ErrProvider) {
 			t.Fatal("a 429 reads as a provider failure")
 		}
@@ -231,7 +234,7 @@ func TestMalformedUpstream(t *testing.T) {
 		{"error event mid-stream", true, func(w http.ResponseWriter, r *http.Request) {
 			startSSE(w)
 			send(w, chunk("a"), `data: {"error":{"message":"overloaded","type":"server_error"}}`+"\n\n")
-		}, "reported an error mid-stream: overloaded"},
+		}, "reported an error mid-stream"},
 		{"model refusal", false, func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`)
 		}, "the model refused: I can't help with that."},
@@ -246,6 +249,7 @@ func TestMalformedUpstream(t *testing.T) {
 			_, _, err := generate(t, u.provider(nil), ask("hi", c.stream))
 			wantFailure(t, err, runner.ErrProvider, c.msg)
 			if c.name == "error event mid-stream" {
+				wantDetail(t, err, "overloaded")
 				return // an error event after a delta: not retried either
 			}
 			wantRequests(t, u, 1) // malformed answers are not retried
@@ -308,13 +312,15 @@ func TestKeyIsNeverQuoted(t *testing.T) {
 	t.Run("echoed in a 400", func(t *testing.T) {
 		u := newUpstream(t, fails(400, "bad header Bearer sk-test-secret-key-123456 and sk-abc***wxyz"))
 		_, _, err := generate(t, u.provider(nil), ask("hi", true))
-		wantFailure(t, err, runner.ErrProvider, "rejected the request (400 Bad Request): bad header Bearer [redacted] and [redacted]")
+		wantFailure(t, err, runner.ErrProvider, "rejected the request (400 Bad Request)")
+		wantDetail(t, err, "bad header Bearer [redacted] and [redacted]")
 	})
 	t.Run("a key that is not sk- shaped", func(t *testing.T) {
 		u := newUpstream(t, fails(404, "no model for token plainkey42"))
 		p := u.provider(func(c *openai.Config) { c.APIKey = "plainkey42" })
 		_, _, err := generate(t, p, ask("hi", false))
-		wantFailure(t, err, runner.ErrProvider, "rejected the request (404 Not Found): no model for token [redacted]")
+		wantFailure(t, err, runner.ErrProvider, "rejected the request (404 Not Found)")
+		wantDetail(t, err, "no model for token [redacted]")
 	})
 }
 
@@ -322,7 +328,7 @@ func TestErrorBodyShapes(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"error":"model 'llama9' not found"}`, "model 'llama9' not found"},                                 // Ollama
 		{`{"object":"error","message":"The model does not exist.","code":404}`, "The model does not exist."}, // vLLM
-		{`{"detail":"Not Found"}`, "Not Found"},
+		{`{"detail":"no such route"}`, "no such route"},
 		{"plain text\nsecond line", "plain text"},
 	} {
 		u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -330,8 +336,9 @@ func TestErrorBodyShapes(t *testing.T) {
 			io.WriteString(w, c.body)
 		})
 		_, _, err := generate(t, u.provider(nil), ask("hi", false))
-		wantFailure(t, err, runner.ErrProvider, "(404 Not Found): "+c.want)
-		if strings.Contains(err.Error(), "second line") {
+		wantFailure(t, err, runner.ErrProvider, "(404 Not Found)")
+		wantDetail(t, err, c.want)
+		if strings.Contains(detail(err), "second line") {
 			t.Fatalf("quoted more than the first line: %v", err)
 		}
 	}

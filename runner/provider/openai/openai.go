@@ -70,13 +70,16 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 	if err != nil {
 		return runner.Result{}, fmt.Errorf("%w: openai upstream: cannot encode the request: %v", runner.ErrProvider, err)
 	}
+	// req is not used past this point: the messages it holds are in body,
+	// and a long call keeps one copy of them, not two.
+	stream := req.Stream
 	emitted := false
 	tracked := func(ev runner.Event) error {
 		emitted = true
 		return emit(ev)
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := p.call(ctx, body, req.Stream, tracked)
+		res, err := p.call(ctx, body, stream, tracked)
 		if err == nil {
 			return res, nil
 		}

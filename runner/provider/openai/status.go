@@ -30,20 +30,20 @@ func statusFailure(res *http.Response, apiKey string, now time.Time) *failure {
 		return providerFailure(false, "refused the API key (%s)", status)
 	}
 	msg := upstreamMessage(res.Body, apiKey)
-	if msg != "" {
-		msg = ": " + msg
-	}
 	after := retryAfter(res.Header, now)
+	// The client learns the status class; the upstream's own words may
+	// name its internals (hosts, paths), so they go to the log only.
 	switch {
 	case code == http.StatusTooManyRequests:
-		return &failure{err: &runner.RateLimitError{Seconds: ceilSeconds(after),
-			Detail: "openai upstream answered " + status + msg}, retry: true, after: after}
+		f := &failure{err: &runner.RateLimitError{Seconds: ceilSeconds(after),
+			Detail: "openai upstream answered " + status}, retry: true, after: after}
+		return f.saying("%s", msg)
 	case code == http.StatusRequestTimeout || code >= 500:
-		f := providerFailure(true, "answered %s%s", status, msg)
+		f := providerFailure(true, "answered %s", status).saying("%s", msg)
 		f.after = after
 		return f
 	}
-	return providerFailure(false, "rejected the request (%s)%s", status, msg)
+	return providerFailure(false, "rejected the request (%s)", status).saying("%s", msg)
 }
 
 // upstreamMessage is the message of an error body, whatever shape the

@@ -124,14 +124,14 @@ func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *wa
 	}
 	var c wireChunk
 	if err := decodeChunk(data, &c); err != nil {
-		return providerFailure(false, "sent a malformed stream event (%v): %s", err, redact(clip(string(data), 120), p.cfg.APIKey))
+		return providerFailure(false, "sent a malformed stream event").saying("%v: %s", err, redact(clip(string(data), 120), p.cfg.APIKey))
 	}
 	if event == "error" || hasError(c.Error) {
 		raw := c.Error
 		if !hasError(raw) {
 			raw = data
 		}
-		return providerFailure(true, "reported an error mid-stream: %s", errorText(raw, p.cfg.APIKey))
+		return providerFailure(true, "reported an error mid-stream").saying("%s", errorText(raw, p.cfg.APIKey))
 	}
 	if c.Usage != nil {
 		st.usage = c.Usage

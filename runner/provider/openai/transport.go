@@ -29,9 +29,9 @@ func (p *Provider) transportFailure(reqCtx context.Context, err error) error {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return providerFailure(true, "refused the connection")
 	case errors.As(err, &dns):
-		return providerFailure(!dns.IsNotFound, "host name %q does not resolve", dns.Name)
+		return providerFailure(!dns.IsNotFound, "its host name does not resolve").saying("%v", dns)
 	case errors.As(err, &certErr):
-		return providerFailure(false, "TLS certificate not trusted: %v", certErr.Err)
+		return providerFailure(false, "its TLS certificate is not trusted").saying("%v", certErr.Err)
 	case errors.As(err, &recErr):
 		return providerFailure(false, "TLS handshake failed: the upstream does not speak TLS (an https base URL for an http server?)")
 	case errors.As(err, &netErr) && netErr.Timeout():
@@ -43,7 +43,7 @@ func (p *Provider) transportFailure(reqCtx context.Context, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return providerFailure(true, "request failed: %v", err)
+	return providerFailure(true, "the request failed").saying("%v", err)
 }
 
 // readFailure says what went wrong while reading the answer.
@@ -54,7 +54,7 @@ func readFailure(reqCtx context.Context, err error, what string) error {
 	if reqCtx.Err() != nil {
 		return context.Cause(reqCtx)
 	}
-	return providerFailure(true, "%s: %v", what, err)
+	return providerFailure(true, "%s", what).saying("%v", err)
 }
 
 // watchdogFailure is the timeout that cancelled the request, if one did.

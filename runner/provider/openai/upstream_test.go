@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -178,8 +179,26 @@ func generate(t *testing.T, p *openai.Provider, req runner.ProviderRequest) ([]s
 
 func wantNoKey(t *testing.T, err error) {
 	t.Helper()
-	if err != nil && strings.Contains(err.Error(), "secret-key") {
+	if err != nil && strings.Contains(err.Error()+detail(err), "secret-key") {
 		t.Fatalf("error leaks the API key: %v", err)
+	}
+}
+
+// detail is what the failure told the log only ("" for none).
+func detail(err error) string {
+	var de *runner.DetailError
+	if errors.As(err, &de) {
+		return de.Detail
+	}
+	return ""
+}
+
+// wantDetail checks that the upstream's words are in the log's detail and
+// not in the error's text (the client's and the run record's).
+func wantDetail(t *testing.T, err error, said string) {
+	t.Helper()
+	if !strings.Contains(detail(err), said) || strings.Contains(err.Error(), said) {
+		t.Fatalf("err %q, detail %q: want %q in the detail only", err, detail(err), said)
 	}
 }
 

@@ -22,10 +22,10 @@ func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watch
 	}
 	var c wireCompletion
 	if err := decodeCompletion(b, &c); err != nil {
-		return runner.Result{}, providerFailure(false, "answered with a body that is not JSON (%v): %s", err, redact(clip(string(b), 120), p.cfg.APIKey))
+		return runner.Result{}, providerFailure(false, "answered with a body that is not JSON").saying("%v: %s", err, redact(clip(string(b), 120), p.cfg.APIKey))
 	}
 	if hasError(c.Error) {
-		return runner.Result{}, providerFailure(true, "answered with an error: %s", errorText(c.Error, p.cfg.APIKey))
+		return runner.Result{}, providerFailure(true, "answered with an error").saying("%s", errorText(c.Error, p.cfg.APIKey))
 	}
 	var choice *wireChoice
 	for i := range c.Choices {
@@ -35,7 +35,7 @@ func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watch
 		}
 	}
 	if choice == nil {
-		return runner.Result{}, providerFailure(false, "answered without a choice: %s", redact(clip(string(b), 120), p.cfg.APIKey))
+		return runner.Result{}, providerFailure(false, "answered without a choice").saying("%s", redact(clip(string(b), 120), p.cfg.APIKey))
 	}
 	calls := toolCalls(choice.Message.ToolCalls)
 	if choice.Message.Content == "" && len(calls) == 0 && choice.Message.Refusal != "" {

@@ -191,11 +191,11 @@ func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item,
 	if err != nil {
 		return nil, wrap("items of "+runID, err)
 	}
-	return scanItems(rows)
+	return scanItems(rows, 0)
 }
 
 // Conversation implements runner.HistoryStore.
-func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]runner.Item, error) {
+func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns, maxBytes int) ([]runner.Item, error) {
 	rows, err := s.pool.Query(ctx, `WITH RECURSIVE chain(run_id, depth) AS (
 			SELECT run_id, 0 FROM responses WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted
 			UNION ALL
@@ -208,17 +208,23 @@ func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTur
 	if err != nil {
 		return nil, wrap("conversation of "+runID, err)
 	}
-	return scanItems(rows)
+	return scanItems(rows, maxBytes)
 }
 
-func scanItems(rows pgx.Rows) ([]runner.Item, error) {
+// scanItems reads items until their stored messages pass maxBytes (0: no
+// bound), then stops with runner.ErrHistoryTooLarge.
+func scanItems(rows pgx.Rows, maxBytes int) ([]runner.Item, error) {
 	defer rows.Close()
 	var items []runner.Item
+	var budget runner.ByteBudget
 	for rows.Next() {
 		var it runner.Item
 		var msg string
 		if err := rows.Scan(&it.ID, &it.RunID, &it.Output, &msg); err != nil {
 			return nil, wrap("items", err)
+		}
+		if err := budget.Spend(len(msg), maxBytes); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(msg), &it.Message); err != nil {
 			return nil, err
@@ -239,7 +245,7 @@ func (s *Store) GetItem(ctx context.Context, tenantID, id string) (runner.Item, 
 	if err != nil {
 		return runner.Item{}, wrap("get item "+id, err)
 	}
-	items, err := scanItems(rows)
+	items, err := scanItems(rows, 0)
 	if err != nil {
 		return runner.Item{}, err
 	}
@@ -270,22 +276,30 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 	})
 }
 
-// AppendEvents implements runner.HistoryStore.
+// AppendEvents implements runner.HistoryStore. A batch of a deleted
+// response is not kept (runner.ErrNotFound): the INSERT takes its row from
+// the undeleted response record, so no read comes first.
 func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES ($1, $2, $3, $4)`,
-		runID, batch[0].Seq, batch[len(batch)-1].Seq, runner.AppendEventFrames(nil, batch)); err != nil {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
+		SELECT run_id, $2, $3, $4 FROM responses WHERE run_id = $1 AND NOT deleted`,
+		runID, batch[0].Seq, batch[len(batch)-1].Seq, runner.AppendEventFrames(nil, batch))
+	if err != nil {
 		return wrap("events of "+runID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("response of run", runID)
 	}
 	return nil
 }
 
-// Events implements runner.HistoryStore.
-func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.StoredEvent, error) {
+// Events implements runner.HistoryStore: the SQL LIMIT bounds what one
+// call reads, whatever the stream's length.
+func (s *Store) Events(ctx context.Context, runID string, after, batches int) ([]runner.StoredEvent, error) {
 	rows, err := s.pool.Query(ctx, `SELECT first_seq, frames FROM run_events
-		WHERE run_id = $1 AND last_seq > $2 ORDER BY first_seq`, runID, after)
+		WHERE run_id = $1 AND last_seq > $2 ORDER BY first_seq LIMIT $3`, runID, after, max(batches, 1))
 	if err != nil {
 		return nil, wrap("events of "+runID, err)
 	}
@@ -297,14 +311,8 @@ func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.S
 		if err := rows.Scan(&first, &frames); err != nil {
 			return nil, wrap("events of "+runID, err)
 		}
-		evs, err := runner.ParseEventFrames(first, frames)
-		if err != nil {
+		if out, err = runner.AppendEventsAfter(out, first, frames, after); err != nil {
 			return nil, err
-		}
-		for _, ev := range evs {
-			if ev.Seq > after {
-				out = append(out, ev)
-			}
 		}
 	}
 	return out, rows.Err()

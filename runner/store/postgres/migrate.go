@@ -66,7 +66,7 @@ var migrations = []string{
 	// 4: the host that runs each run.
 	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_host_status ON runs(host_id, status);`,
-	// 5: the response history (README.md "Responses that remember"); see the SQLite
+	// 5: the response history (docs/api.md "Responses that remember"); see the SQLite
 	// migration of the same number.
 	`CREATE TABLE responses (
 		run_id          TEXT PRIMARY KEY,

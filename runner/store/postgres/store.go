@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +30,9 @@ type Options struct {
 	// MaxConns bounds the pool (default 16): the writer holds one
 	// connection per batch, the cancel listener one, readers the rest.
 	MaxConns int32
+	// Logger receives the warning of a connection that may go without TLS
+	// (nil: none).
+	Logger *slog.Logger
 }
 
 // DefaultCommitWindow is the group-commit window when none is configured:
@@ -50,11 +55,15 @@ var (
 // password or an unreachable server fails here, at start) and brings the
 // schema up to date; several hosts may do so at once.
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := parseDSN(dsn, os.Getenv("PGSSLMODE"))
 	if err != nil {
 		// pgx's parse errors quote the string; never echo a DSN, it may
 		// hold a password.
 		return nil, errors.New("runner/store/postgres: the DSN does not parse (want postgres://user@host:port/db or key=value pairs)")
+	}
+	if hosts := plaintextHosts(&cfg.ConnConfig.Config); len(hosts) > 0 && o.Logger != nil {
+		o.Logger.Warn("store: PostgreSQL traffic to these hosts may be plaintext (sslmode disable, allow or prefer): set sslmode=verify-full",
+			"hosts", hosts)
 	}
 	cfg.MaxConns = o.MaxConns
 	if cfg.MaxConns <= 0 {

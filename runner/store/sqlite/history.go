@@ -43,7 +43,8 @@ const (
 // goes through the group-commit writer (up to groupedItems input items):
 // under concurrent requests it shares their transaction instead of taking
 // the single write connection for a commit of its own.
-func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) error {
+func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (err error) {
+	defer outage(&err)
 	op, err := s.beginOp(ctx, rec, input)
 	if err == nil {
 		do := s.writer.Do
@@ -87,7 +88,8 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 // EndResponse implements runner.HistoryStore. Output items follow the
 // input items in position order. The object is kept compact
 // (runner.CompactObject): its output text is in the output item already.
-func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) error {
+func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) (err error) {
+	defer outage(&err)
 	op, err := s.endOp(ctx, runID, object, output)
 	if err == nil {
 		err = s.writer.Do(ctx, op)
@@ -187,10 +189,11 @@ func commit(tx *sql.Tx, what, runID string) error {
 }
 
 // GetResponse implements runner.HistoryStore.
-func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner.ResponseRecord, error) {
+func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (_ runner.ResponseRecord, err error) {
+	defer outage(&err)
 	rec := runner.ResponseRecord{RunID: runID}
 	var echo, object string
-	err := s.r.QueryRowContext(ctx, `SELECT tenant_id, previous_run_id, background, echo, object
+	err = s.r.QueryRowContext(ctx, `SELECT tenant_id, previous_run_id, background, echo, object
 		FROM responses WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID).
 		Scan(&rec.TenantID, &rec.PreviousRunID, &rec.Background, &echo, &object)
 	switch {
@@ -235,19 +238,21 @@ func expand(object []byte, msg string, err error) ([]byte, error) {
 }
 
 // ResponseItems implements runner.HistoryStore.
-func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item, error) {
+func (s *Store) ResponseItems(ctx context.Context, runID string) (_ []runner.Item, err error) {
+	defer outage(&err)
 	rows, err := s.r.QueryContext(ctx, `SELECT id, run_id, output, message FROM response_items
 		WHERE run_id = ? ORDER BY position`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("items: %w", err)
 	}
-	return scanItems(rows)
+	return scanItems(rows, 0)
 }
 
 // Conversation implements runner.HistoryStore: one recursive query walks
 // the previous_response_id chain back from runID and returns its items
-// oldest turn first.
-func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns int) ([]runner.Item, error) {
+// oldest turn first; reading stops past maxBytes.
+func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns, maxBytes int) (_ []runner.Item, err error) {
+	defer outage(&err)
 	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE chain(run_id, depth) AS (
 			SELECT run_id, 0 FROM responses WHERE run_id = ? AND tenant_id = ? AND deleted = 0
 			UNION ALL
@@ -260,17 +265,23 @@ func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTur
 	if err != nil {
 		return nil, fmt.Errorf("runner/store/sqlite: conversation of %s: %w", runID, err)
 	}
-	return scanItems(rows)
+	return scanItems(rows, maxBytes)
 }
 
-func scanItems(rows *sql.Rows) ([]runner.Item, error) {
+// scanItems reads items until their stored messages pass maxBytes (0: no
+// bound), then stops with runner.ErrHistoryTooLarge.
+func scanItems(rows *sql.Rows, maxBytes int) ([]runner.Item, error) {
 	defer rows.Close()
 	var items []runner.Item
+	var budget runner.ByteBudget
 	for rows.Next() {
 		var it runner.Item
 		var msg string
 		if err := rows.Scan(&it.ID, &it.RunID, &it.Output, &msg); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: items: %w", err)
+		}
+		if err := budget.Spend(len(msg), maxBytes); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(msg), &it.Message); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: item %s: %w", it.ID, err)
@@ -284,14 +295,15 @@ func scanItems(rows *sql.Rows) ([]runner.Item, error) {
 }
 
 // GetItem implements runner.HistoryStore.
-func (s *Store) GetItem(ctx context.Context, tenantID, id string) (runner.Item, error) {
+func (s *Store) GetItem(ctx context.Context, tenantID, id string) (_ runner.Item, err error) {
+	defer outage(&err)
 	rows, err := s.r.QueryContext(ctx, `SELECT i.id, i.run_id, i.output, i.message FROM response_items i
 		JOIN responses r ON r.run_id = i.run_id AND r.deleted = 0
 		WHERE i.id = ? AND i.tenant_id = ?`, id, tenantID)
 	if err != nil {
 		return runner.Item{}, fmt.Errorf("runner/store/sqlite: get item %s: %w", id, err)
 	}
-	items, err := scanItems(rows)
+	items, err := scanItems(rows, 0)
 	if err != nil {
 		return runner.Item{}, err
 	}
@@ -302,7 +314,8 @@ func (s *Store) GetItem(ctx context.Context, tenantID, id string) (runner.Item, 
 }
 
 // DeleteResponse implements runner.HistoryStore.
-func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {
+func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err error) {
+	defer outage(&err)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
@@ -327,26 +340,40 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 
 // AppendEvents implements runner.HistoryStore: the batch is one row
 // (runner.AppendEventFrames), written through the group-commit writer so
-// that concurrent streams' batches share commits.
-func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
+// that concurrent streams' batches share commits. A batch of a deleted
+// response is not kept (runner.ErrNotFound): the INSERT takes its row from
+// the undeleted response record, so no read comes first.
+func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) (err error) {
+	defer outage(&err)
 	if len(batch) == 0 {
 		return nil
 	}
 	frames := runner.AppendEventFrames(nil, batch)
+	kept := true
 	if err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`,
-			runID, batch[0].Seq, batch[len(batch)-1].Seq, frames)
+		res, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
+			SELECT run_id, ?, ?, ? FROM responses WHERE run_id = ? AND deleted = 0`,
+			batch[0].Seq, batch[len(batch)-1].Seq, frames, runID)
+		if err == nil {
+			n, _ := res.RowsAffected()
+			kept = n > 0
+		}
 		return err
 	}); err != nil {
 		return fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 	}
+	if !kept {
+		return notFound("response of run", runID)
+	}
 	return nil
 }
 
-// Events implements runner.HistoryStore.
-func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.StoredEvent, error) {
+// Events implements runner.HistoryStore: the SQL LIMIT bounds what one
+// call reads, whatever the stream's length.
+func (s *Store) Events(ctx context.Context, runID string, after, batches int) (_ []runner.StoredEvent, err error) {
+	defer outage(&err)
 	rows, err := s.r.QueryContext(ctx, `SELECT first_seq, frames FROM run_events
-		WHERE run_id = ? AND last_seq > ? ORDER BY first_seq`, runID, after)
+		WHERE run_id = ? AND last_seq > ? ORDER BY first_seq LIMIT ?`, runID, after, max(batches, 1))
 	if err != nil {
 		return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 	}
@@ -358,14 +385,8 @@ func (s *Store) Events(ctx context.Context, runID string, after int) ([]runner.S
 		if err := rows.Scan(&first, &frames); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 		}
-		evs, err := runner.ParseEventFrames(first, frames)
-		if err != nil {
+		if out, err = runner.AppendEventsAfter(out, first, frames, after); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
-		}
-		for _, ev := range evs {
-			if ev.Seq > after {
-				out = append(out, ev)
-			}
 		}
 	}
 	return out, rows.Err()

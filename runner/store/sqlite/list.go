@@ -18,7 +18,8 @@ const (
 // created_at: runs created in the same second still page in a stable order.
 // An After id that is unknown (or of another tenant, when TenantID is set)
 // yields an empty page, so a cursor cannot probe other tenants' ids.
-func (s *Store) ListRuns(ctx context.Context, q runner.ListQuery) ([]runner.Run, bool, error) {
+func (s *Store) ListRuns(ctx context.Context, q runner.ListQuery) (_ []runner.Run, _ bool, err error) {
+	defer outage(&err)
 	limit := q.Limit
 	if limit <= 0 {
 		limit = defaultLimit

@@ -63,7 +63,7 @@ var migrations = []string{
 	// leaves the live runs of the others alone. Older runs read "".
 	`ALTER TABLE runs ADD COLUMN host_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX runs_host_status ON runs(host_id, status);`,
-	// 5: the response history (README.md "Responses that remember"). A stored
+	// 5: the response history (docs/api.md "Responses that remember"). A stored
 	// response has a row in responses; store:false runs have none. Items
 	// hold native messages by the id clients reference; stream events are
 	// kept in batches, one row per batch, so a long stream costs a few

@@ -16,7 +16,8 @@ import (
 // implies a new thread. A new session or thread whose id is taken is an
 // error, a new thread in a session that is not the tenant's ErrNotFound;
 // continuing a thread adds nothing to check (ThreadSession found it).
-func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
+func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) (err error) {
+	defer outage(&err)
 	args, err := runArgs(r)
 	if err != nil {
 		return err
@@ -76,7 +77,8 @@ func runArgs(r *runner.Run) ([]any, error) {
 }
 
 // GetRun returns one run; tenantID "" means any tenant (admin).
-func (s *Store) GetRun(ctx context.Context, tenantID, id string) (runner.Run, error) {
+func (s *Store) GetRun(ctx context.Context, tenantID, id string) (_ runner.Run, err error) {
+	defer outage(&err)
 	var row *sql.Row
 	if tenantID == "" {
 		row = s.st.getRun.QueryRowContext(ctx, id)
@@ -101,7 +103,8 @@ const interruptedMessage = "the runner stopped before the run finished"
 // at start-up, before any run of this process exists, so every such run
 // belongs to a process that is gone. Waiting runs are left alone: they are
 // paused on purpose and can still be resumed or cancelled.
-func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error) {
+func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (_ int64, err error) {
+	defer outage(&err)
 	// Not a run's write: straight on the writer connection, outside the
 	// group commit (database/sql queues it behind the writer's batch).
 	// The statuses are literals so that the planner proves the partial
@@ -121,7 +124,8 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (i
 // history kept of them (input and output items, the final object, stored
 // stream events). A background job, it writes outside the group commit, in
 // one transaction of its own on the writer connection.
-func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
+func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err error) {
+	defer outage(&err)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)

@@ -13,7 +13,8 @@ import (
 // UPDATE's WHERE clause, so a concurrent writer cannot change the run
 // between check and write; in particular two terminal writes race safely and
 // the first one wins. Fields left zero in t keep their stored value.
-func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) error {
+func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) (err error) {
+	defer outage(&err)
 	if !t.Status.Valid() {
 		return fmt.Errorf("%w: unknown status %q", runner.ErrInvalidTransition, t.Status)
 	}
@@ -31,7 +32,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		args = append(args, f)
 	}
 	var n int64
-	err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, ts.stmt).ExecContext(ctx, args...)
 		if err != nil {
 			return err

@@ -36,7 +36,7 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	turn("r2", "r1", "b", "B")
 	turn("r3", "r2", "c", "C")
 
-	items, err := h.Conversation(c, "t1", "r3", runner.MaxTurns)
+	items, err := h.Conversation(c, "t1", "r3", runner.MaxTurns, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +47,10 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	if got != "aAbBcC" {
 		t.Errorf("conversation %q, want aAbBcC", got)
 	}
-	if items, _ := h.Conversation(c, "t1", "r3", 2); len(items) != 4 {
+	if items, _ := h.Conversation(c, "t1", "r3", 2, 0); len(items) != 4 {
 		t.Errorf("conversation of 2 turns: %d items, want 4", len(items))
 	}
-	if items, _ := h.Conversation(c, "t2", "r3", runner.MaxTurns); len(items) != 0 {
+	if items, _ := h.Conversation(c, "t2", "r3", runner.MaxTurns, 0); len(items) != 0 {
 		t.Errorf("another tenant reads the conversation: %+v", items)
 	}
 	rec, err := h.GetResponse(c, "t1", "r2")
@@ -83,10 +83,12 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	if err := h.AppendEvents(c, "r3", batch(3, 4)); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := h.Events(c, "r3", 1)
+	evs, err := h.Events(c, "r3", 1, 10)
 	if err != nil || len(evs) != 5 || evs[0].Seq != 2 || evs[4].Seq != 6 || string(evs[4].Data) != `{"n":6}` {
 		t.Errorf("Events after 1: %+v %v", evs, err)
 	}
+	conversationBound(t, h)
+	eventPages(t, h)
 
 	if err := h.DeleteResponse(c, "t2", "r1"); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("another tenant deletes: %v", err)
@@ -97,7 +99,7 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	if _, err := h.GetResponse(c, "t1", "r3"); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("deleted response found: %v", err)
 	}
-	if evs, _ := h.Events(c, "r3", -1); len(evs) != 0 {
+	if evs, _ := h.Events(c, "r3", -1, 10); len(evs) != 0 {
 		t.Errorf("deleted response's events: %d", len(evs))
 	}
 	if _, err := h.GetItem(c, "t1", "msg_out_r3"); !errors.Is(err, runner.ErrNotFound) {
@@ -105,6 +107,14 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	}
 	if err := h.DeleteResponse(c, "t1", "r3"); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
+	}
+	// A deleted response's stream is not written to any more (its run
+	// may still be running on some host).
+	if err := h.AppendEvents(c, "r3", batch(7, 2)); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("events of a deleted response: %v, want ErrNotFound", err)
+	}
+	if evs, _ := h.Events(c, "r3", -1, 10); len(evs) != 0 {
+		t.Errorf("deleted response's events after a late write: %d", len(evs))
 	}
 
 	// A response deleted while it ran keeps nothing of its end (EndResponse

@@ -99,7 +99,7 @@ func (u *UI) runEvents(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, err)
 		return
 	}
-	evs, err := u.cfg.Backend.RunEvents(r.Context(), id)
+	evs, err := u.cfg.Backend.RunEvents(r.Context(), id, maxEvents+1)
 	if err != nil {
 		u.fail(w, err)
 		return
@@ -128,11 +128,12 @@ func (u *UI) fail(w http.ResponseWriter, err error) {
 		writeError(w, apierr.NotFound("no such run"))
 		return
 	}
-	var ae *apierr.Error
-	if errors.As(err, &ae) {
-		writeError(w, ae)
-		return
+	e := apierr.From(err) // a store outage is 503 here too
+	if e.Status >= 500 {
+		u.cfg.Log.Error("operator page", "err", err)
 	}
-	u.cfg.Log.Error("operator page", "err", err)
-	writeError(w, apierr.New(http.StatusInternalServerError, apierr.TypeServer, "server_error", "reading the run store failed"))
+	if e.Code == apierr.CodeInternal {
+		e.Message = "reading the run store failed"
+	}
+	writeError(w, e)
 }

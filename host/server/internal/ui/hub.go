@@ -104,7 +104,16 @@ func (h *Hub) Close() {
 // stream answers GET /ui/api/stream: server-sent events run.started and
 // run.ended carrying the run object, ": keepalive" comments while quiet,
 // and a final "reload" event when this page fell behind.
+//
+// The stream lasts as long as its session: logout, the session's lifetime,
+// and a reload that removes or rotates its token end it at once (the
+// session's done channel), and each keepalive checks the session again.
 func (u *UI) stream(w http.ResponseWriter, r *http.Request) {
+	sess, ok := u.current(r)
+	if !ok {
+		writeError(w, errNoSession)
+		return
+	}
 	s := u.hub.subscribe()
 	if s == nil {
 		writeError(w, apierr.Unavailable("too many live streams open; reload later", 5, nil))
@@ -130,6 +139,8 @@ func (u *UI) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(keepaliveEvery)
 	defer tick.Stop()
+	expiry := time.NewTimer(time.Until(sess.expires))
+	defer expiry.Stop()
 	for {
 		select {
 		case msg := <-s.ch:
@@ -137,9 +148,16 @@ func (u *UI) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-tick.C:
+			if _, ok := u.current(r); !ok {
+				return
+			}
 			if !write([]byte(": keepalive\n\n")) {
 				return
 			}
+		case <-sess.done:
+			return
+		case <-expiry.C:
+			return
 		case <-s.done:
 			u.hub.mu.Lock()
 			slow := s.slow

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,10 +39,12 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 
 // The handler of a dropped subscriber ends its stream with a reload event.
 func TestStreamReloadHint(t *testing.T) {
-	u := &UI{hub: NewHub()}
+	u := New(Config{Backend: oneAdmin{}}, NewHub())
+	id, _ := u.sessions.open("ops", [sha256.Size]byte{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, "GET", "/ui/api/stream", nil)
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: id})
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})
 	go func() { defer close(done); u.stream(rec, req) }()
@@ -75,6 +78,13 @@ func TestStreamReloadHint(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d", rec.Code)
 	}
+}
+
+// oneAdmin is a Backend whose one admin token is "ops" with the zero hash.
+type oneAdmin struct{ Backend }
+
+func (oneAdmin) AdminTokenValid(name string, hash [sha256.Size]byte) bool {
+	return name == "ops" && hash == [sha256.Size]byte{}
 }
 
 // BenchmarkHubPublish is what the live stream costs each run start and

@@ -46,9 +46,9 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.renderLogin(w, http.StatusForbidden, "Cross-site login refused.")
 		return
 	}
-	ip := clientIP(r)
+	ip := clientAddr(r, u.cfg.TrustedProxies)
 	if wait, ok := u.throttle.allow(ip); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
+		retryAfter(w, wait)
 		u.renderLogin(w, http.StatusTooManyRequests, "Too many failed logins; try again later.")
 		return
 	}
@@ -57,14 +57,20 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.renderLogin(w, http.StatusBadRequest, "The login form could not be read.")
 		return
 	}
-	name, ok := u.cfg.Backend.AdminToken(r.PostForm.Get("token"))
+	name, hash, ok := u.cfg.Backend.AdminToken(r.PostForm.Get("token"))
 	if !ok {
 		u.throttle.failed(ip)
-		u.cfg.Log.Warn("operator page: login refused", "remote", r.RemoteAddr)
+		u.cfg.Log.Warn("operator page: login refused", "remote", r.RemoteAddr, "client", ip)
 		u.renderLogin(w, http.StatusUnauthorized, "That is not an admin token.")
 		return
 	}
-	id, expires := u.sessions.open(name)
+	if wait, ok := u.throttle.opened(name); !ok {
+		retryAfter(w, wait)
+		u.cfg.Log.Warn("operator page: too many logins with one token", "token", name, "remote", ip)
+		u.renderLogin(w, http.StatusTooManyRequests, "Too many logins with this token; try again later.")
+		return
+	}
+	id, expires := u.sessions.open(name, hash)
 	u.setCookie(w, r, id, expires)
 	u.cfg.Log.Info("operator page: logged in", "token", name, "remote", r.RemoteAddr)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
@@ -81,4 +87,9 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	u.clearCookie(w, r)
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
+}
+
+// retryAfter sets Retry-After to wait, in whole seconds rounded up.
+func retryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
 }

@@ -1,32 +1,38 @@
 package ui
 
 import (
-	"net"
-	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 )
 
 // throttle slows token guessing at the login form. Admin tokens are long
 // random strings, so this is defence in depth, not the main guard; it also
-// keeps a broken script from filling the log. Only failures count:
+// keeps a broken script from filling the log. Only failures count, and
+// only against where they came from, never against everyone: a global
+// limit would let anyone lock every operator out (100 failures from 20
+// addresses did), so there is none.
 //
-//   - per client address, perIP failures per window; then that address is
-//     refused until its window ends, right token or not;
-//   - over all addresses, global failures per window, so guessing from many
-//     addresses is no faster than from a few.
+//   - per client address, perAddr failures per window; then that address
+//     is refused until its window ends, right token or not;
+//   - per network (the address's /24 for IPv4, /64 for IPv6: what one
+//     client usually holds), perNet failures per window, so one host with
+//     many addresses guesses no faster than a few;
+//   - per account: a token (by name) opens at most perAccount sessions per
+//     window. A failed login names no account (the token is the
+//     credential), so this bounds what one token, leaked or scripted, can
+//     do to the session table that every operator shares.
 //
-// Counters are fixed windows in a map of at most maxKeys addresses; when it
-// is full of live windows, new addresses are refused (fail closed).
+// Counters are fixed windows in a map of at most maxKeys keys; when it is
+// full of live windows, new keys are refused (fail closed).
 type throttle struct {
-	perIP, global int
-	window        time.Duration
-	maxKeys       int
-	now           func() time.Time
+	perAddr, perNet, perAccount int
+	window                      time.Duration
+	maxKeys                     int
+	now                         func() time.Time
 
-	mu    sync.Mutex
-	ips   map[string]*window
-	total window
+	mu   sync.Mutex
+	keys map[string]*window
 }
 
 type window struct {
@@ -35,65 +41,102 @@ type window struct {
 }
 
 func newThrottle() *throttle {
-	return &throttle{perIP: 5, global: 100, window: 5 * time.Minute, maxKeys: 10_000, now: time.Now,
-		ips: map[string]*window{}}
+	return &throttle{perAddr: 5, perNet: 20, perAccount: 30, window: 5 * time.Minute, maxKeys: 10_000,
+		now: time.Now, keys: map[string]*window{}}
 }
 
-// allow reports whether a login attempt from ip may be checked, and if not
-// how long until it may.
-func (t *throttle) allow(ip string) (time.Duration, bool) {
+// allow reports whether a login attempt from addr may be checked, and if
+// not how long until it may.
+func (t *throttle) allow(addr string) (time.Duration, bool) {
+	ak, nk := addrKeys(addr)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.under(t.now(), limit{ak, t.perAddr}, limit{nk, t.perNet})
+}
+
+// failed counts a wrong token from addr.
+func (t *throttle) failed(addr string) {
+	ak, nk := addrKeys(addr)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	if now.Before(t.total.reset) && t.total.count >= t.global {
-		return t.total.reset.Sub(now), false
+	t.count(now, ak)
+	t.count(now, nk)
+}
+
+// opened reports whether the named token may open another session now,
+// and counts it if so.
+func (t *throttle) opened(token string) (time.Duration, bool) {
+	k := "token:" + token
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	if wait, ok := t.under(now, limit{k, t.perAccount}); !ok {
+		return wait, false
 	}
-	if w := t.ips[ip]; w != nil && now.Before(w.reset) && w.count >= t.perIP {
-		return w.reset.Sub(now), false
-	}
-	if _, known := t.ips[ip]; !known && len(t.ips) >= t.maxKeys {
-		t.sweep(now)
-		if len(t.ips) >= t.maxKeys {
-			return t.window, false
+	t.count(now, k)
+	return 0, true
+}
+
+// limit is a throttle key and the failures (or sessions) it may have per
+// window.
+type limit struct {
+	key string
+	max int
+}
+
+// under reports whether every key is under its limit and, if not, how
+// long until it is. Called with mu held.
+func (t *throttle) under(now time.Time, ls ...limit) (time.Duration, bool) {
+	for _, l := range ls {
+		w := t.keys[l.key]
+		if w != nil && now.Before(w.reset) && w.count >= l.max {
+			return w.reset.Sub(now), false
+		}
+		if w == nil && len(t.keys) >= t.maxKeys {
+			t.sweep(now)
+			if len(t.keys) >= t.maxKeys {
+				return t.window, false
+			}
 		}
 	}
 	return 0, true
 }
 
-// failed counts a wrong token from ip.
-func (t *throttle) failed(ip string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	if !now.Before(t.total.reset) {
-		t.total = window{reset: now.Add(t.window)}
-	}
-	t.total.count++
-	w := t.ips[ip]
+// count adds one to k's window. Called with mu held.
+func (t *throttle) count(now time.Time, k string) {
+	w := t.keys[k]
 	if w == nil || !now.Before(w.reset) {
-		if w == nil && len(t.ips) >= t.maxKeys {
-			return // allow refuses new addresses meanwhile
+		if w == nil && len(t.keys) >= t.maxKeys {
+			return // under refuses new keys meanwhile
 		}
 		w = &window{reset: now.Add(t.window)}
-		t.ips[ip] = w
+		t.keys[k] = w
 	}
 	w.count++
 }
 
 func (t *throttle) sweep(now time.Time) {
-	for k, w := range t.ips {
+	for k, w := range t.keys {
 		if !now.Before(w.reset) {
-			delete(t.ips, k)
+			delete(t.keys, k)
 		}
 	}
 }
 
-// clientIP is the peer's address, never a forwarding header (the client
-// writes those).
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// addrKeys are the throttle keys of a client address: the address, and
+// its network (/24 or /64). Something that is not an address is its own
+// key for both.
+func addrKeys(addr string) (string, string) {
+	a, err := netip.ParseAddr(addr)
 	if err != nil {
-		return r.RemoteAddr
+		return "addr:" + addr, "net:" + addr
 	}
-	return host
+	a = a.Unmap()
+	bits := 64
+	if a.Is4() {
+		bits = 24
+	}
+	p, _ := a.Prefix(bits) // bits fits either family
+	return "addr:" + a.String(), "net:" + p.String()
 }

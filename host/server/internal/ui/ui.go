@@ -11,10 +11,12 @@ package ui
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,18 +32,21 @@ type Backend interface {
 	// Run returns the run object with its input and output; an unknown id
 	// is runner.ErrNotFound.
 	Run(ctx context.Context, id string) (any, error)
-	// RunEvents returns the run's stored stream events.
-	RunEvents(ctx context.Context, id string) ([]runner.StoredEvent, error)
+	// RunEvents returns the run's first stored stream events: at least
+	// max when it has that many, and not much more (the store is read in
+	// pages with a SQL LIMIT, whatever the stream's length).
+	RunEvents(ctx context.Context, id string, max int) ([]runner.StoredEvent, error)
 	// Plugins and Swaps are the plugins each stage runs and the recent
 	// swaps, as JSON-ready values.
 	Plugins() any
 	Swaps() any
 	// AdminToken reports whether secret is a configured admin token, and
-	// its name (compared in constant time).
-	AdminToken(secret string) (name string, ok bool)
-	// AdminTokenNamed reports whether a token of that name is still
-	// configured and marked admin: a session ends when its token goes.
-	AdminTokenNamed(name string) bool
+	// its name and configured hash (compared in constant time).
+	AdminToken(secret string) (name string, hash [sha256.Size]byte, ok bool)
+	// AdminTokenValid reports whether the token of that name is still
+	// configured, marked admin, with that hash: a session ends when its
+	// token goes or is rotated.
+	AdminTokenValid(name string, hash [sha256.Size]byte) bool
 }
 
 // Config configures the page.
@@ -52,7 +57,10 @@ type Config struct {
 	// terminator in front); over TLS it always is.
 	SecureCookie bool
 	SessionTTL   time.Duration
-	Log          *slog.Logger
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client address the login throttle counts (admin.ui.trusted_proxies).
+	TrustedProxies []netip.Prefix
+	Log            *slog.Logger
 }
 
 // UI serves the page. It is also the runner.Observer that feeds the live
@@ -139,7 +147,7 @@ func writeError(w http.ResponseWriter, e *apierr.Error) {
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeError(w, apierr.New(http.StatusInternalServerError, apierr.TypeServer, "server_error", "encoding the reply failed"))
+		writeError(w, apierr.New(http.StatusInternalServerError, apierr.TypeServer, apierr.CodeInternal, "encoding the reply failed"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

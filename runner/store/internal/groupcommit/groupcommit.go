@@ -12,6 +12,7 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,12 @@ type Config struct {
 
 // ErrClosed is returned by Do after Close.
 var ErrClosed = errors.New("groupcommit: writer closed")
+
+// ErrStalled is returned, wrapping the driver's error, for the writes of a
+// batch the database did not commit within Config.Timeout: it stopped
+// answering (a lock held elsewhere, a connection gone), which is not the
+// writes' fault.
+var ErrStalled = errors.New("groupcommit: the database did not commit in time")
 
 type request[Tx any] struct {
 	op   Op[Tx]
@@ -337,6 +344,16 @@ func unwrapOp(err error) error {
 func (w *Writer[Tx]) run(batch []*request[Tx]) error {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
 	defer cancel()
+	err := w.runIn(ctx, batch)
+	if err != nil && ctx.Err() != nil {
+		// Out of time: the database's fault, not one write's (no retry
+		// alone, which would wait as long again).
+		return fmt.Errorf("%w: %w", ErrStalled, unwrapOp(err))
+	}
+	return err
+}
+
+func (w *Writer[Tx]) runIn(ctx context.Context, batch []*request[Tx]) error {
 	tx, err := w.drv.Begin(ctx)
 	if err != nil {
 		return err

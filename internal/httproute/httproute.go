@@ -1,0 +1,117 @@
+// Package httproute is the one table of runedge's HTTP routes: for each
+// path pattern, the methods it serves and the operation (handler) each runs,
+// the endpoint label its requests carry in the metrics and the access log,
+// and whether Envoy routes it. The host's router, its telemetry and the
+// Envoy route test all read this table, so a route cannot be served yet
+// labelled "unknown", or labelled yet not routed by Envoy.
+//
+// The package holds data only and imports nothing of runedge: the host
+// maps each Op to its handler, the control plane checks its routes against
+// Exposure.
+package httproute
+
+// Op names the handler a method of a route runs. The host maps every Op to
+// one handler and refuses to start with one it does not know.
+type Op string
+
+// The operations.
+const (
+	Models          Op = "models"           // the model list and one model
+	ChatCompletions Op = "chat.completions" // POST /v1/chat/completions
+	Responses       Op = "responses"        // POST /v1/responses
+	ResponsesSocket Op = "responses.socket" // GET /v1/responses upgraded to a WebSocket
+	ListRuns        Op = "runs.list"
+	GetRun          Op = "runs.get"
+	CancelRun       Op = "runs.cancel"
+	RunEvents       Op = "runs.events"
+	GetResponse     Op = "responses.get" // and stream resumption (?stream=true)
+	DeleteResponse  Op = "responses.delete"
+	ListInputItems  Op = "responses.input_items"
+	CancelResponse  Op = "responses.cancel"
+	Health          Op = "healthz"
+)
+
+// Exposure says who can reach a route through Envoy.
+type Exposure int
+
+const (
+	// Public routes are routed on every Envoy listener.
+	Public Exposure = iota
+	// Native routes (the native run API) are routed only on a listener
+	// whose gateway entry asks for them (native_api: true).
+	Native
+	// HostOnly routes are the host's own (the health check): Envoy answers
+	// them 404.
+	HostOnly
+)
+
+// AnyMethod in a route's Methods serves every method with one handler (no
+// 405).
+const AnyMethod = ""
+
+// Method is one method of a route and the operation that serves it.
+type Method struct {
+	Method string
+	Op     Op
+}
+
+// Route is one path pattern (net/http ServeMux syntax, without a method).
+type Route struct {
+	Pattern string
+	Methods []Method
+	// Label is the endpoint label of its requests' metrics and access log
+	// lines: bounded, never the path (paths carry ids).
+	Label    string
+	Exposure Exposure
+	// Upgrade is the operation a GET asking for a WebSocket upgrade runs
+	// ("" for none). It is not in Methods: a plain GET keeps its 405.
+	Upgrade Op
+}
+
+// Endpoint labels. Chat and Responses label the generation endpoints,
+// whose request durations are measured.
+const (
+	LabelModels         = "models"
+	LabelChat           = "chat.completions"
+	LabelResponses      = "responses"
+	LabelStoredResponse = "responses.stored"
+	LabelInputItems     = "responses.input_items"
+	LabelCancelResponse = "responses.cancel"
+	LabelRunner         = "runner"
+	LabelHealth         = "healthz"
+	// LabelUnknown labels every request that matched no route.
+	LabelUnknown = "unknown"
+)
+
+// Table is every route runedge serves on its API listener.
+var Table = []Route{
+	{"/v1/models", []Method{{"GET", Models}}, LabelModels, Public, ""},
+	{"/v1/models/{model}", []Method{{"GET", Models}}, LabelModels, Public, ""},
+	{"/v1/chat/completions", []Method{{"POST", ChatCompletions}}, LabelChat, Public, ""},
+	{"/v1/responses", []Method{{"POST", Responses}}, LabelResponses, Public, ResponsesSocket},
+	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public, ""},
+	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public, ""},
+	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public, ""},
+	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs/{id}/events", []Method{{"GET", RunEvents}}, LabelRunner, Native, ""},
+	{"/healthz", []Method{{AnyMethod, Health}}, LabelHealth, HostOnly, ""},
+}
+
+var labels = func() map[string]string {
+	m := make(map[string]string, len(Table))
+	for _, r := range Table {
+		m[r.Pattern] = r.Label
+	}
+	return m
+}()
+
+// Label returns the endpoint label of the route whose pattern a request
+// matched (http.Request.Pattern), LabelUnknown for none.
+func Label(pattern string) string {
+	if l, ok := labels[pattern]; ok {
+		return l
+	}
+	return LabelUnknown
+}
