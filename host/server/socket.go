@@ -62,9 +62,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := handshakeError(r); e != nil {
-		if e.Status == http.StatusUpgradeRequired {
-			w.Header().Set("Sec-WebSocket-Version", "13")
-		}
+		w.Header().Set("Sec-WebSocket-Version", "13")
 		s.fail(x, e) // as JSON, where the library would answer in plain text
 		return
 	}
@@ -94,8 +92,8 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 }
 
 // handshakeError checks what the upgrade needs beyond "Upgrade: websocket"
-// (RFC 6455 §4.2.1); a version other than 13 is a 426 that names the one
-// supported.
+// (RFC 6455 §4.2.1); a version other than 13 is refused with the header
+// naming the one supported (§4.2.2).
 func handshakeError(r *http.Request) *apierr.Error {
 	switch {
 	case !headerHasToken(r.Header, "Connection", "upgrade"):
@@ -103,9 +101,7 @@ func handshakeError(r *http.Request) *apierr.Error {
 	case r.Header.Get("Sec-WebSocket-Key") == "":
 		return apierr.InvalidHeader("Sec-WebSocket-Key", "a WebSocket upgrade needs Sec-WebSocket-Key")
 	case r.Header.Get("Sec-WebSocket-Version") != "13":
-		e := apierr.InvalidHeader("Sec-WebSocket-Version", "WebSocket version 13 is the one supported")
-		e.Status = http.StatusUpgradeRequired
-		return e
+		return apierr.InvalidHeader("Sec-WebSocket-Version", "WebSocket version 13 is the one supported")
 	}
 	return nil
 }

@@ -494,15 +494,15 @@ func TestSocketHandshakeErrors(t *testing.T) {
 	}{
 		{[]string{"Upgrade", "websocket", "Connection", "keep-alive"}, 400, "Connection"},
 		{[]string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Version", "13"}, 400, "Sec-WebSocket-Key"},
-		{[]string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version", "8"}, 426, "Sec-WebSocket-Version"},
+		{[]string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version", "8"}, 400, "Sec-WebSocket-Version"},
 	} {
 		res := h.do("GET", "/v1/responses", "", tc.headers...)
 		b := body(t, res)
 		if res.StatusCode != tc.status || res.Header.Get("Content-Type") != "application/json" || gjson.GetBytes(b, "error.param").Str != tc.param {
 			t.Fatalf("%v: %d %s", tc.headers, res.StatusCode, b)
 		}
-		if tc.status == 426 && res.Header.Get("Sec-WebSocket-Version") != "13" {
-			t.Fatalf("426 without Sec-WebSocket-Version: %v", res.Header)
+		if res.Header.Get("Sec-WebSocket-Version") != "13" {
+			t.Fatalf("refused without Sec-WebSocket-Version: %v", res.Header)
 		}
 	}
 }

@@ -28,9 +28,6 @@ const (
 	CloseBinary = websocket.StatusUnsupportedData
 )
 
-// CodeAgeLimit is the error code of the event sent at the age limit.
-const CodeAgeLimit = "websocket_connection_limit_reached"
-
 // Request is one turn for the host to run.
 type Request struct {
 	// Body is the create body for the chain (stream on).
@@ -184,11 +181,11 @@ func (k *Conn) ping(ctx context.Context) {
 // ageLimit ends a connection that reached MaxAge: an error event the SDKs
 // know (they reconnect), then a normal closure.
 func (k *Conn) ageLimit(ctx context.Context) {
-	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, CodeAgeLimit,
+	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeWebSocketLimit,
 		"Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
 	w := k.writer(ctx)
 	w.Error(e)
-	k.c.Close(CloseAgeLimit, CodeAgeLimit)
+	k.c.Close(CloseAgeLimit, apierr.CodeWebSocketLimit)
 }
 
 // turn runs one client event to its end.
