@@ -100,3 +100,18 @@ func TestWatchReportsChanges(t *testing.T) {
 		t.Fatalf("bad change: %s", v)
 	}
 }
+
+func TestWebSocketConfig(t *testing.T) {
+	c := Default()
+	if c.WebSocket.Age() != DefaultWebSocketMaxAge || c.WebSocket.Ping() != DefaultWebSocketPing || c.WebSocket.Cached() != DefaultWebSocketCached {
+		t.Fatalf("defaults: %v %v %v", c.WebSocket.Age(), c.WebSocket.Ping(), c.WebSocket.Cached())
+	}
+	short, bad := Dur(time.Millisecond), Duration{bad: "soon"}
+	c.WebSocket = WebSocket{MaxAge: &bad, PingInterval: &short, MaxCachedResponses: -1}
+	err := c.Validate()
+	for _, f := range []string{"websocket.max_age", "websocket.ping_interval", "websocket.max_cached_responses"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Fatalf("want an error naming %s, got %v", f, err)
+		}
+	}
+}
