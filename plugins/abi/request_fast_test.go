@@ -18,6 +18,10 @@ var requestCases = []string{
 	`{"input":[{"role":"user","content":"a\nb \"q\" é \ud83d\ude00"}],"previous_response_id":"resp_1","no_store":true,"background":false}`,
 	`{"input":[{"ref":"msg_1","ref_index":2,"role":"","content":""},{"role":"tool","content":"42","tool_call_id":"call_1","tool_calls":[]}]}`,
 	`{"input":[{"role":"user","content":"x"}],"json_object":true,"schema_name":"s"}`,
+	`{"input":[{"role":"user","content":"x"}],"max_tool_calls":2,"upstream":{"reasoning_effort":"low","prompt_cache_key":"k","safety_identifier":"s","service_tier":"flex","user":"u"}}`,
+	`{"input":[{"role":"user","content":"x"}],"upstream":null}`,
+	`{"input":[{"role":"user","content":"x"}],"upstream":{"user":5}}`,
+	`{"input":[{"role":"user","content":"x"}],"upstream":{"USER":"u","other":1}}`,
 	`{"input":[{"role":"user","content":"x"}],"output_schema":{"type":"object"},"schema_name":"s"}`,
 	`{"input":[{"role":"assistant","content":"","tool_calls":[{"id":"c","name":"f","arguments":"{}"}]}],"tools":[{"name":"f"}],"tool_choice":"auto"}`,
 	`{"input":[{"role":"user","content":"x"}],"tool_choice":{"name":"f"},"parallel_tool_calls":false}`,
@@ -43,7 +47,7 @@ func TestDecodeRequestOutputMatchesJSON(t *testing.T) {
 	for _, s := range requestCases {
 		checkRequestOutput(t, []byte(`{"request":`+s+`,"echo":{"a":1}}`))
 	}
-	for _, s := range requestCases[:5] {
+	for _, s := range requestCases[:6] {
 		if !fastRequest(gjson.Parse(s), new(native.Request)) {
 			t.Errorf("not on the fast path: %s", s)
 		}

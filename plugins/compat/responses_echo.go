@@ -13,6 +13,9 @@ type responsesEcho struct {
 	metadata, temperature, topP, toolChoice, tools value
 	parallelToolCalls, store, truncation, user     value
 	previousResponseID, background                 value
+	// The Open Responses fields (responses_fields.go).
+	presencePenalty, frequencyPenalty, topLogprobs, maxToolCalls value
+	serviceTier, safetyIdentifier, promptCacheKey, reasoning     value
 }
 
 // collect keeps member k if it is an echoed setting.
@@ -40,6 +43,8 @@ func (e *responsesEcho) collect(k, v value) {
 		e.previousResponseID = v
 	case k.Is("background"):
 		e.background = v
+	default:
+		e.collectFields(k, v)
 	}
 }
 
@@ -92,8 +97,10 @@ func (e *responsesEcho) check() error {
 	if _, err := optBool(e.parallelToolCalls, "parallel_tool_calls"); err != nil {
 		return err
 	}
-	_, err := optBool(e.store, "store")
-	return err
+	if _, err := optBool(e.store, "store"); err != nil {
+		return err
+	}
+	return e.checkFields()
 }
 
 // appendTo appends the echo object, with the API's defaults for settings the
@@ -122,7 +129,7 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 		dst = appendOr(dst, e.toolChoice, `"auto"`)
 	}
 	dst = append(dst, `,"tools":`...)
-	dst = appendOr(dst, e.tools, `[]`)
+	dst = appendToolsEcho(dst, e.tools)
 	dst = append(dst, `,"parallel_tool_calls":`...)
 	dst = appendOr(dst, e.parallelToolCalls, `true`)
 	dst = append(dst, `,"store":`...)
@@ -139,6 +146,7 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = appendOptString(dst, e.previousResponseID)
 	dst = append(dst, `,"background":`...)
 	dst = appendOr(dst, e.background, `false`)
+	dst = e.appendFields(dst)
 	return append(dst, '}')
 }
 
@@ -149,7 +157,10 @@ func appendTextConfig(dst []byte, text value) []byte {
 	if !text.IsObject() {
 		return append(dst, `{"format":{"type":"text"}}`...)
 	}
-	if text.Get("format").IsObject() {
+	if f := text.Get("format"); f.IsObject() {
+		if f.Get("type").Is("json_schema") {
+			return appendSchemaTextConfig(dst, text)
+		}
 		return guestjson.AppendCompact(dst, string(text))
 	}
 	dst = append(dst, `{"format":{"type":"text"}`...)

@@ -40,6 +40,9 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 	if emit == nil {
 		emit = func(runner.Event) error { return nil }
 	}
+	if req.MaxToolCalls > 0 {
+		emit = boundCalls(req.MaxToolCalls, emit)
+	}
 	var sch *schema.Schema
 	if len(req.OutputSchema) > 0 {
 		var err error
@@ -57,17 +60,31 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		JSONObject:        req.JSONObject,
 		MaxOutputTokens:   req.MaxOutputTokens,
 		Stream:            req.Stream,
+		Upstream:          req.Upstream,
 		Attempt:           1,
 	}
+	if req.MaxToolCalls == 1 && len(req.Tools) > 0 {
+		// One call at most: ask the model for no parallel calls.
+		off := false
+		preq.ParallelToolCalls = &off
+	}
+	var (
+		res runner.Result
+		err error
+	)
 	if sch == nil && !req.JSONObject {
-		res, err := a.p.Generate(ctx, preq, emit)
+		res, err = a.p.Generate(ctx, preq, emit)
 		res.Attempts = 1
 		if err == nil {
 			err = checkCalls(req, res)
 		}
-		return res, err
+	} else {
+		res, err = a.structured(ctx, req, preq, sch, emit)
 	}
-	return a.structured(ctx, req, preq, sch, emit)
+	if req.MaxToolCalls > 0 && len(res.ToolCalls) > req.MaxToolCalls {
+		res.ToolCalls = res.ToolCalls[:req.MaxToolCalls]
+	}
+	return res, err
 }
 
 // messages puts the instructions first, as a system message, the way chat
