@@ -56,9 +56,9 @@ func TestResponseStreamEndingsGolden(t *testing.T) {
 	s := NewResponseStream(streamResponseID, streamMessageID)
 	frames := [][]byte{
 		s.AppendCompleted(nil, 8, mapResultFile(t, "testdata/result/responses_incomplete.json")),
-		s.AppendError(nil, 3, "provider_error", "The provider failed: \"upstream\" closed.", ""),
-		s.AppendError(nil, 1, "invalid_body", "bad text.format", "text.format"),
-		s.AppendError(nil, 0, "", "no code", ""),
+		s.AppendError(nil, 3, "api_error", "provider_error", "The provider failed: \"upstream\" closed.", ""),
+		s.AppendError(nil, 1, "invalid_request_error", "invalid_body", "bad text.format", "text.format"),
+		s.AppendError(nil, 0, "server_error", "", "no code", ""),
 	}
 	checkGolden(t, "testdata/stream/responses_endings.golden", joinFrames(t, frames))
 }
