@@ -115,6 +115,9 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[deleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[cancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[listInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	if g.native[inputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
+		return nil, fmt.Errorf("chains.responses: %w", err)
+	}
 	g.fresh = loader.fresh > 0
 	return g, nil
 }

@@ -24,6 +24,7 @@ const (
 	deleteResponse
 	cancelResponse
 	listInputItems
+	inputTokens // inputtokens.go
 )
 
 // scope is what the caller may see: its own tenant, or all with an admin

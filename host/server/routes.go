@@ -25,6 +25,7 @@ func (s *Server) routes() http.Handler {
 		http.MethodDelete: s.responsesOp(deleteResponse)})
 	mux.Handle("/v1/responses/{id}/input_items", methods{http.MethodGet: s.responsesOp(listInputItems)})
 	mux.Handle("/v1/responses/{id}/cancel", methods{http.MethodPost: s.responsesOp(cancelResponse)})
+	mux.Handle("/v1/responses/input_tokens", methods{http.MethodPost: s.responsesOp(inputTokens)})
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))

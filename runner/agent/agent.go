@@ -97,3 +97,8 @@ func messages(req runner.Request) []runner.Message {
 	out = append(out, runner.Message{Role: "system", Content: req.Instructions})
 	return append(out, req.Input...)
 }
+
+// Messages is the conversation the agent sends its provider for req, whose
+// Input is resolved (runner.Service.Input): the instructions first, as a
+// system message, then the input.
+func Messages(req runner.Request) []runner.Message { return messages(req) }
