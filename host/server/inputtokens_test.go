@@ -31,15 +31,7 @@ func TestInputTokens(t *testing.T) {
 		}
 		return gjson.GetBytes(out, "input_tokens").Int()
 	}
-	post := func(b string) string {
-		t.Helper()
-		res := h.do("POST", "/v1/responses", b, "x-service-tenant-id", "t1")
-		out := string(body(t, res))
-		if res.StatusCode != 200 {
-			t.Fatalf("POST %s: %d %s", b, res.StatusCode, out)
-		}
-		return out
-	}
+	post := func(b string) string { t.Helper(); return postT1(t, h, b) }
 
 	first := post(`{"model":"service","input":"alpha beta gamma","instructions":"be brief"}`)
 	for _, b := range []string{

@@ -13,9 +13,7 @@ type responsesEcho struct {
 	metadata, temperature, topP, toolChoice, tools value
 	parallelToolCalls, store, truncation, user     value
 	previousResponseID, background                 value
-	// The Open Responses fields (responses_fields.go).
-	presencePenalty, frequencyPenalty, topLogprobs, maxToolCalls value
-	serviceTier, safetyIdentifier, promptCacheKey, reasoning     value
+	openFields                                     // the Open Responses fields (responses_fields.go)
 }
 
 // collect keeps member k if it is an echoed setting.
@@ -44,7 +42,7 @@ func (e *responsesEcho) collect(k, v value) {
 	case k.Is("background"):
 		e.background = v
 	default:
-		e.collectFields(k, v)
+		e.openFields.collect(k, v)
 	}
 }
 

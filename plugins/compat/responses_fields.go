@@ -21,25 +21,32 @@ import (
 //   - top_logprobs above 0, truncation "auto" and context_management are
 //     refused (responses_request.go), as runedge cannot do what they ask.
 
-// collectFields keeps member k if it is one of these fields.
-func (e *responsesEcho) collectFields(k, v value) {
+// openFields are these fields as raw JSON values: the request's, and then
+// their echo as MapResult reads it back.
+type openFields struct {
+	presencePenalty, frequencyPenalty, topLogprobs, maxToolCalls value
+	serviceTier, safetyIdentifier, promptCacheKey, reasoning     value
+}
+
+// collect keeps member k if it is one of these fields.
+func (f *openFields) collect(k, v value) {
 	switch {
 	case k.Is("presence_penalty"):
-		e.presencePenalty = v
+		f.presencePenalty = v
 	case k.Is("frequency_penalty"):
-		e.frequencyPenalty = v
+		f.frequencyPenalty = v
 	case k.Is("top_logprobs"):
-		e.topLogprobs = v
+		f.topLogprobs = v
 	case k.Is("max_tool_calls"):
-		e.maxToolCalls = v
+		f.maxToolCalls = v
 	case k.Is("service_tier"):
-		e.serviceTier = v
+		f.serviceTier = v
 	case k.Is("safety_identifier"):
-		e.safetyIdentifier = v
+		f.safetyIdentifier = v
 	case k.Is("prompt_cache_key"):
-		e.promptCacheKey = v
+		f.promptCacheKey = v
 	case k.Is("reasoning"):
-		e.reasoning = v
+		f.reasoning = v
 	}
 }
 

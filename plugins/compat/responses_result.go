@@ -9,11 +9,10 @@ import (
 // responseEcho holds the echoed request settings as raw JSON, each with the
 // API default in case the echo lacks it.
 type responseEcho struct {
-	instructions, metadata, temperature, topP, maxOutputTokens   value
-	text, toolChoice, tools, parallelToolCalls, store            value
-	truncation, user, previousResponseID, background             value
-	presencePenalty, frequencyPenalty, topLogprobs, maxToolCalls value
-	serviceTier, safetyIdentifier, promptCacheKey, reasoning     value
+	instructions, metadata, temperature, topP, maxOutputTokens value
+	text, toolChoice, tools, parallelToolCalls, store          value
+	truncation, user, previousResponseID, background           value
+	openFields
 }
 
 func readResponseEcho(echo value) responseEcho {
@@ -22,9 +21,9 @@ func readResponseEcho(echo value) responseEcho {
 		maxOutputTokens: "null", text: `{"format":{"type":"text"}}`, toolChoice: `"auto"`,
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
 		user: "null", previousResponseID: "null", background: "false",
-		presencePenalty: "0", frequencyPenalty: "0", topLogprobs: "0", maxToolCalls: "null",
-		serviceTier: `"default"`, safetyIdentifier: "null", promptCacheKey: "null",
-		reasoning: `{"effort":null,"summary":null}`,
+		openFields: openFields{presencePenalty: "0", frequencyPenalty: "0", topLogprobs: "0", maxToolCalls: "null",
+			serviceTier: `"default"`, safetyIdentifier: "null", promptCacheKey: "null",
+			reasoning: `{"effort":null,"summary":null}`},
 	}
 	echo.Members(func(k, v value) bool {
 		switch {
@@ -57,34 +56,11 @@ func readResponseEcho(echo value) responseEcho {
 		case k.Is("background"):
 			e.background = v
 		default:
-			e.readFields(k, v)
+			e.openFields.collect(k, v)
 		}
 		return true
 	})
 	return e
-}
-
-// readFields reads the echo of the Open Responses fields
-// (responses_fields.go).
-func (e *responseEcho) readFields(k, v value) {
-	switch {
-	case k.Is("presence_penalty"):
-		e.presencePenalty = v
-	case k.Is("frequency_penalty"):
-		e.frequencyPenalty = v
-	case k.Is("top_logprobs"):
-		e.topLogprobs = v
-	case k.Is("max_tool_calls"):
-		e.maxToolCalls = v
-	case k.Is("service_tier"):
-		e.serviceTier = v
-	case k.Is("safety_identifier"):
-		e.safetyIdentifier = v
-	case k.Is("prompt_cache_key"):
-		e.promptCacheKey = v
-	case k.Is("reasoning"):
-		e.reasoning = v
-	}
 }
 
 // mapResponsesResult builds a Response object with every key the Responses
