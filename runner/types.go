@@ -144,6 +144,8 @@ type (
 	Usage = native.Usage
 	// Result is what the agent produced.
 	Result = native.Result
+	// Upstream is what a provider passes on to its upstream.
+	Upstream = native.Upstream
 )
 
 // Event is one streamed piece of the agent's answer.

@@ -10,6 +10,11 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
+// StartError maps an error of the runner's request preparation
+// (runner.Service.Start, or Input for POST /v1/responses/input_tokens) as
+// the run stage does.
+func StartError(ep filters.Endpoint, err error) error { return startError(ep, err) }
+
 // startError maps a refusal to start a run that only this stage can word
 // (the param names the request's field). None of these created a run. The
 // rest — the service draining or full, the tenant at its share, the store

@@ -56,7 +56,7 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 			// stream would.
 			e := apierr.From(outcome)
 			rs := framing.NewResponseStream(ids.response, ids.message)
-			log.Append(bg, "error", rs.AppendError(nil, log.Len(), e.Code, e.Message, e.Param))
+			log.Append(bg, "error", rs.AppendError(nil, log.Len(), e.Type, e.Code, e.Message, e.Param))
 		}
 		log.Close(bg)
 	}()

@@ -151,6 +151,7 @@ func mapResultWith(ctx context.Context, p filters.Mapper, in []byte) ([]byte, er
 type replyIDs struct {
 	completion, response, message string
 	created                       int64
+	ended                         int64 // the run's end, 0 while it runs
 	session, run                  string
 }
 
@@ -160,8 +161,12 @@ func newReplyIDs(r runner.Run) replyIDs {
 	if created == 0 {
 		created = time.Now().Unix()
 	}
-	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
+	ids := replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
 		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
+	if r.EndedAt != nil {
+		ids.ended = *r.EndedAt
+	}
+	return ids
 }
 
 // resultEnvelope appends the map_result input (abi.ResultInput). res is nil
@@ -174,6 +179,14 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 	}
 	if res != nil {
 		in.Result = *res
+	}
+	if status == abi.ResultCompleted {
+		// A Response's completed_at: when the run ended, or now, as the
+		// final object is built the moment the answer is complete.
+		in.Completed = ids.ended
+		if in.Completed == 0 {
+			in.Completed = time.Now().Unix()
+		}
 	}
 	return in.AppendJSON(dst)
 }

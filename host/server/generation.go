@@ -119,6 +119,9 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[httproute.DeleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[httproute.CancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[httproute.ListInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	if g.native[httproute.InputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
+		return nil, fmt.Errorf("chains.responses: %w", err)
+	}
 	g.fresh = loader.fresh > 0
 	return g, nil
 }

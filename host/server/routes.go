@@ -56,7 +56,8 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.socket
 	case httproute.ListRuns, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
 		return s.nativeChain(op)
-	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse:
+	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse,
+		httproute.InputTokens:
 		return s.responsesOp(op)
 	case httproute.Health:
 		return s.healthz

@@ -28,6 +28,7 @@ const (
 	DeleteResponse  Op = "responses.delete"
 	ListInputItems  Op = "responses.input_items"
 	CancelResponse  Op = "responses.cancel"
+	InputTokens     Op = "responses.input_tokens" // counts a request's input; creates no run
 	Health          Op = "healthz"
 )
 
@@ -77,6 +78,7 @@ const (
 	LabelStoredResponse = "responses.stored"
 	LabelInputItems     = "responses.input_items"
 	LabelCancelResponse = "responses.cancel"
+	LabelInputTokens    = "responses.input_tokens"
 	LabelRunner         = "runner"
 	LabelHealth         = "healthz"
 	// LabelUnknown labels every request that matched no route.
@@ -91,6 +93,7 @@ var Table = []Route{
 	{"/v1/responses", []Method{{"POST", Responses}}, LabelResponses, Public, ResponsesSocket},
 	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public, ""},
 	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public, ""},
+	{"/v1/responses/input_tokens", []Method{{"POST", InputTokens}}, LabelInputTokens, Public, ""},
 	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public, ""},
 	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native, ""},
