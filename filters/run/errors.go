@@ -86,7 +86,7 @@ func startError(ep filters.Endpoint, err error) error {
 }
 
 // outcomeError is the error the client sees for how a run ended (what
-// runner.Handle.Finish returned); the finisher in run.go is its only
+// runner.Handle.Finish returned); end in run.go is its only
 // caller. Only messages written for clients pass through (an
 // *apierr.Error's, or as the runner outcome map says); anything
 // unexpected — a store driver's error, say, which may name files, tables

@@ -117,11 +117,6 @@ func (s *Server) responsesOp(op httproute.Op) http.HandlerFunc {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
 	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
 	x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
-	// A background run keeps the generation (its plugins) until it ends.
-	x.Hold = func() func() {
-		g.active.Add(1)
-		return func() { s.release(g) }
-	}
 	err := h.Handle(r.Context(), x)
 	if err != nil {
 		s.fail(x, err)
