@@ -11,6 +11,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/filters/run"
@@ -23,7 +24,14 @@ import (
 // (/v1/chat/completions, /v1/responses).
 // body comes right after auth: no body is read for a caller without a
 // valid token.
-var Order = []string{"auth", "body", "model", "map-request", "run", "translate"}
+// compaction opens the compaction items the mapping passed through, before
+// the run is created.
+var Order = []string{"auth", "body", "model", "map-request", "compaction", "run", "translate"}
+
+// CompactOrder is the order of the stages of POST /v1/responses/compact:
+// the Responses mapping, then a compaction run answered by
+// compaction.Reply instead of translate.
+var CompactOrder = []string{"auth", "body", "model", "map-request", "compaction", "run"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -46,6 +54,8 @@ type Deps struct {
 	// Tracer, when set, makes each stage a span (filters.Traced); nil
 	// (tracing off) builds the chain without any wrapper.
 	Tracer trace.Tracer
+	// Compaction seals and opens compaction items (compaction.keys).
+	Compaction *compaction.Keys
 }
 
 // enclosing are the stages whose span covers the rest of the chain: the
@@ -53,9 +63,20 @@ type Deps struct {
 var enclosing = map[string]bool{"run": true}
 
 // Chain builds the POST chain of one endpoint in Order.
-func Chain(d Deps) (filters.Handler, error) {
-	stages := make([]filters.Stage, 0, len(Order))
-	for _, name := range Order {
+func Chain(d Deps) (filters.Handler, error) { return build(d, Order, nil) }
+
+// CompactChain builds the chain of POST /v1/responses/compact in
+// CompactOrder, ending in compaction.Reply.
+func CompactChain(d Deps) (filters.Handler, error) {
+	return build(d, CompactOrder, compaction.NewReply(d.Compaction))
+}
+
+func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, error) {
+	if d.Compaction == nil {
+		return nil, fmt.Errorf("no compaction keys")
+	}
+	stages := make([]filters.Stage, 0, len(order))
+	for _, name := range order {
 		var (
 			st  filters.Stage
 			err error
@@ -69,6 +90,12 @@ func Chain(d Deps) (filters.Handler, error) {
 			st = model.New()
 		case "map-request":
 			st, err = mapping.New(d.Plugins.Request)
+		case "compaction":
+			if terminal != nil {
+				st = compaction.NewCompact(d.Compaction)
+			} else {
+				st = compaction.New(d.Compaction)
+			}
 		case "run":
 			st = run.New(d.Runner)
 		case "translate":
@@ -84,7 +111,7 @@ func Chain(d Deps) (filters.Handler, error) {
 		}
 		stages = append(stages, st)
 	}
-	return filters.Chain(nil, stages...), nil
+	return filters.Chain(terminal, stages...), nil
 }
 
 // Authenticated builds the chain of the GET and native endpoints: auth, then

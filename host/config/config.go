@@ -25,6 +25,8 @@ type Config struct {
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
+	// Compaction: the keys of compaction items (compaction.go).
+	Compaction Compaction `yaml:"compaction"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
