@@ -109,7 +109,7 @@ func (k *Keys) Open(blob string) (string, error) {
 	if !known {
 		return "", fmt.Errorf("%w (key id %q)", ErrUnknownKey, id)
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
 	if err != nil || len(raw) < a.NonceSize() {
 		return "", ErrTampered
 	}

@@ -1,0 +1,90 @@
+package compaction
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func ring(t *testing.T, ids ...string) *Keys {
+	t.Helper()
+	var keys []Key
+	for _, id := range ids {
+		keys = append(keys, Key{ID: id, Secret: []byte("secret " + id)})
+	}
+	k, err := NewKeys(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// Sealed text opens with the same ring and with a ring that holds the key
+// among others; the blob names its key and hides the text; each seal is
+// different (a fresh nonce).
+func TestSealOpen(t *testing.T) {
+	a := ring(t, "a")
+	blob := a.Seal("the summary")
+	if !strings.HasPrefix(blob, "rc1.a.") || strings.Contains(blob, "summary") {
+		t.Fatalf("blob %q", blob)
+	}
+	if blob == a.Seal("the summary") {
+		t.Error("two seals of one text are equal: the nonce is not fresh")
+	}
+	for _, k := range []*Keys{a, ring(t, "b", "a")} {
+		got, err := k.Open(blob)
+		if err != nil || got != "the summary" {
+			t.Errorf("Open = %q, %v", got, err)
+		}
+	}
+}
+
+// Every change of a blob is refused: a flipped bit anywhere in the sealed
+// part, a key id swapped for another key the ring holds, a truncation; an
+// unknown key id is ErrUnknownKey.
+func TestOpenRefuses(t *testing.T) {
+	k := ring(t, "a", "b")
+	blob := k.Seal("the summary")
+	head := len("rc1.a.")
+	for i := head; i < len(blob); i++ {
+		b := []byte(blob)
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		if _, err := k.Open(string(b)); !errors.Is(err, ErrTampered) {
+			t.Fatalf("byte %d changed: %v", i, err)
+		}
+	}
+	for name, c := range map[string]struct {
+		blob string
+		want error
+	}{
+		"other key id":   {strings.Replace(blob, "rc1.a.", "rc1.b.", 1), ErrTampered},
+		"unknown key id": {strings.Replace(blob, "rc1.a.", "rc1.z.", 1), ErrUnknownKey},
+		"other version":  {strings.Replace(blob, "rc1.", "rc2.", 1), ErrTampered},
+		"truncated":      {blob[:head+4], ErrTampered},
+		"empty":          {"", ErrTampered},
+	} {
+		if _, err := k.Open(c.blob); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+}
+
+// A ring refuses ids that would not survive in a blob, duplicates and
+// empty secrets.
+func TestNewKeysRefuses(t *testing.T) {
+	for name, keys := range map[string][]Key{
+		"none":         nil,
+		"empty id":     {{ID: "", Secret: []byte("s")}},
+		"dotted id":    {{ID: "a.b", Secret: []byte("s")}},
+		"duplicate":    {{ID: "a", Secret: []byte("s")}, {ID: "a", Secret: []byte("t")}},
+		"empty secret": {{ID: "a"}},
+	} {
+		if _, err := NewKeys(keys); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
