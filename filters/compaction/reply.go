@@ -29,7 +29,7 @@ func (r *Reply) Handle(ctx context.Context, x *filters.Exchange) error {
 	if err != nil {
 		return x.Finish(nil, err)
 	}
-	body, err := json.Marshal(object(x.Run.Run(), x.Run.Input(), r.keys.Seal(res.Text), res.Usage))
+	body, err := json.Marshal(object(x.Run.Run(), x.Run.Input(), r.keys.Seal(x.Identity.TenantID, res.Text), res.Usage))
 	if err != nil {
 		return x.Finish(nil, err)
 	}

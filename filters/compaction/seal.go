@@ -84,22 +84,24 @@ func ProcessKeys() *Keys {
 	return k
 }
 
-// Seal returns "rc1.<key id>.<base64url(nonce|ciphertext)>". The version
-// and key id are authenticated too (GCM's additional data), so neither can
-// be swapped without Open failing.
-func (k *Keys) Seal(plain string) string {
+// Seal returns "rc1.<key id>.<base64url(nonce|ciphertext)>" for tenant.
+// The version, the key id and the tenant are authenticated too (GCM's
+// additional data), so none can be swapped without Open failing: an item
+// opens only for the tenant it was sealed for.
+func (k *Keys) Seal(tenant, plain string) string {
 	a := k.aeads[k.seal]
 	nonce := make([]byte, a.NonceSize(), a.NonceSize()+len(plain)+a.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		panic("compaction: no randomness: " + err.Error())
 	}
 	head := sealVersion + "." + k.seal
-	out := a.Seal(nonce, nonce, []byte(plain), []byte(head))
+	out := a.Seal(nonce, nonce, []byte(plain), additional(head, tenant))
 	return head + "." + base64.RawURLEncoding.EncodeToString(out)
 }
 
-// Open returns what Seal sealed, ErrUnknownKey or ErrTampered.
-func (k *Keys) Open(blob string) (string, error) {
+// Open returns what Seal sealed for tenant, ErrUnknownKey or ErrTampered
+// (which includes another tenant's item).
+func (k *Keys) Open(tenant, blob string) (string, error) {
 	version, rest, ok := strings.Cut(blob, ".")
 	id, body, ok2 := strings.Cut(rest, ".")
 	if !ok || !ok2 || version != sealVersion {
@@ -113,9 +115,15 @@ func (k *Keys) Open(blob string) (string, error) {
 	if err != nil || len(raw) < a.NonceSize() {
 		return "", ErrTampered
 	}
-	plain, err := a.Open(nil, raw[:a.NonceSize()], raw[a.NonceSize():], []byte(version+"."+id))
+	plain, err := a.Open(nil, raw[:a.NonceSize()], raw[a.NonceSize():], additional(version+"."+id, tenant))
 	if err != nil {
 		return "", ErrTampered
 	}
 	return string(plain), nil
+}
+
+// additional is the authenticated, unencrypted part: the blob's head and
+// the tenant, NUL-separated (neither holds a NUL).
+func additional(head, tenant string) []byte {
+	return []byte(head + "\x00" + tenant)
 }

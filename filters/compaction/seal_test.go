@@ -24,15 +24,15 @@ func ring(t *testing.T, ids ...string) *Keys {
 // different (a fresh nonce).
 func TestSealOpen(t *testing.T) {
 	a := ring(t, "a")
-	blob := a.Seal("the summary")
+	blob := a.Seal("t1", "the summary")
 	if !strings.HasPrefix(blob, "rc1.a.") || strings.Contains(blob, "summary") {
 		t.Fatalf("blob %q", blob)
 	}
-	if blob == a.Seal("the summary") {
+	if blob == a.Seal("t1", "the summary") {
 		t.Error("two seals of one text are equal: the nonce is not fresh")
 	}
 	for _, k := range []*Keys{a, ring(t, "b", "a")} {
-		got, err := k.Open(blob)
+		got, err := k.Open("t1", blob)
 		if err != nil || got != "the summary" {
 			t.Errorf("Open = %q, %v", got, err)
 		}
@@ -41,10 +41,10 @@ func TestSealOpen(t *testing.T) {
 
 // Every change of a blob is refused: a flipped bit anywhere in the sealed
 // part, a key id swapped for another key the ring holds, a truncation; an
-// unknown key id is ErrUnknownKey.
+// unknown key id is ErrUnknownKey; another tenant cannot open it.
 func TestOpenRefuses(t *testing.T) {
 	k := ring(t, "a", "b")
-	blob := k.Seal("the summary")
+	blob := k.Seal("t1", "the summary")
 	head := len("rc1.a.")
 	for i := head; i < len(blob); i++ {
 		b := []byte(blob)
@@ -53,9 +53,12 @@ func TestOpenRefuses(t *testing.T) {
 		} else {
 			b[i] = 'A'
 		}
-		if _, err := k.Open(string(b)); !errors.Is(err, ErrTampered) {
+		if _, err := k.Open("t1", string(b)); !errors.Is(err, ErrTampered) {
 			t.Fatalf("byte %d changed: %v", i, err)
 		}
+	}
+	if _, err := k.Open("t2", blob); !errors.Is(err, ErrTampered) {
+		t.Errorf("another tenant opened the item: %v", err)
 	}
 	for name, c := range map[string]struct {
 		blob string
@@ -67,7 +70,7 @@ func TestOpenRefuses(t *testing.T) {
 		"truncated":      {blob[:head+4], ErrTampered},
 		"empty":          {"", ErrTampered},
 	} {
-		if _, err := k.Open(c.blob); !errors.Is(err, c.want) {
+		if _, err := k.Open("t1", c.blob); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
 	}

@@ -45,7 +45,7 @@ func (*Stage) Name() string { return "compaction" }
 
 // Handle rewrites x.Native.Input, then calls next.
 func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
-	in, err := s.open(x.Native.Input)
+	in, err := s.open(x.Identity.TenantID, x.Native.Input)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 // open replaces each compaction item of in with the system message of its
 // summary; a compaction_trigger is refused for now (refuseAutomatic's
 // reason). in is copied before the first change.
-func (s *Stage) open(in []runner.Message) ([]runner.Message, error) {
+func (s *Stage) open(tenant string, in []runner.Message) ([]runner.Message, error) {
 	out := in
 	copied := false
 	for i, m := range in {
@@ -71,10 +71,10 @@ func (s *Stage) open(in []runner.Message) ([]runner.Message, error) {
 		default:
 			continue
 		}
-		summary, err := s.keys.Open(m.Content)
+		summary, err := s.keys.Open(tenant, m.Content)
 		if err != nil {
 			param := fmt.Sprintf("input[%d].encrypted_content", m.RefIndex)
-			why := "was not sealed by this service or was altered since"
+			why := "was not sealed by this service for this tenant, or was altered since"
 			if errors.Is(err, ErrUnknownKey) {
 				why = "was sealed with a key this service does not hold (rotated out, or another deployment's)"
 			}

@@ -55,8 +55,8 @@ func withEncrypted(item string, f func(string) string) string {
 // user messages then exactly one compaction item, and the compaction is a
 // completed run of the history. A new chain that carries the item
 // (store:false) gives the agent the summary, which the offline provider
-// names. A tampered item, or one naming an unknown key, is a 400 naming
-// the input item.
+// names. A tampered item, one naming an unknown key, or another tenant's,
+// is a 400 naming the input item.
 func TestCompactRoundTrip(t *testing.T) {
 	h := start(t, compactKeys(t, "k1"))
 	prev := ""
@@ -133,6 +133,12 @@ func TestCompactRoundTrip(t *testing.T) {
 		if name == "unknown key" && !strings.Contains(gjson.Get(e, "error.message").Str, "key") {
 			t.Errorf("unknown key: the message does not say so: %s", e)
 		}
+	}
+	// Another tenant's item does not open: it answers as a forgery.
+	res := h.do("POST", "/v1/responses", `{"model":"service","store":false,"input":[`+item+`,{"role":"user","content":"hi"}]}`,
+		"x-service-tenant-id", "t2")
+	if e := body(t, res); res.StatusCode != 400 || gjson.GetBytes(e, "error.param").Str != "input[0].encrypted_content" {
+		t.Errorf("tenant t2 with t1's item: %d %s", res.StatusCode, e)
 	}
 }
 
