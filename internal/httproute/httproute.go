@@ -16,9 +16,9 @@ type Op string
 
 // The operations.
 const (
-	Models          Op = "models"           // the model list and one model
-	ChatCompletions Op = "chat.completions" // POST /v1/chat/completions
-	Responses       Op = "responses"        // POST /v1/responses
+	Models          Op = "models"            // the model list and one model
+	ChatCompletions Op = "chat.completions"  // POST /v1/chat/completions
+	Responses       Op = "responses"         // POST /v1/responses
 	CompactResponse Op = "responses.compact" // POST /v1/responses/compact
 	ListRuns        Op = "runs.list"
 	GetRun          Op = "runs.get"
