@@ -31,7 +31,10 @@ var Order = []string{"auth", "body", "model", "map-request", "compaction", "run"
 // CompactOrder is the order of the stages of POST /v1/responses/compact:
 // the Responses mapping, then a compaction run answered by
 // compaction.Reply instead of translate.
-var CompactOrder = []string{"auth", "body", "model", "map-request", "compaction", "run"}
+// compact-input gives a body without input the compaction prompt as its
+// input (input is optional there, required of a Responses body).
+// It runs before model, whose shape check requires input.
+var CompactOrder = []string{"auth", "body", "compact-input", "model", "map-request", "compaction", "run"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -90,6 +93,8 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			st = model.New()
 		case "map-request":
 			st, err = mapping.New(d.Plugins.Request)
+		case "compact-input":
+			st = compaction.Input{}
 		case "compaction":
 			if terminal != nil {
 				st = compaction.NewCompact(d.Compaction)

@@ -96,13 +96,16 @@ func unsupported(param, msg string) *apierr.Error {
 	return e
 }
 
-// prepare makes x a compaction run: the summary prompt after the input,
+// prepare makes x a compaction run: the summary prompt after the input
+// (unless Input put it there already),
 // one whole answer (no stream, no tools, no output schema), recorded as
 // endpoint responses.compact, so it is a run in the history but no
 // stored response.
 func prepare(x *filters.Exchange) {
 	n := &x.Native
-	n.Input = append(n.Input[:len(n.Input):len(n.Input)], runner.Message{Role: "user", Content: runner.CompactionPrompt})
+	if k := len(n.Input); k == 0 || !runner.IsCompactionPrompt(n.Input[k-1]) {
+		n.Input = append(n.Input[:k:k], runner.Message{Role: "user", Content: runner.CompactionPrompt})
+	}
 	n.Stream, x.Stream = false, false
 	n.Background = false
 	n.Tools, n.ToolChoice, n.ParallelToolCalls = nil, runner.ToolChoice{}, nil

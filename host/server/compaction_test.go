@@ -150,6 +150,7 @@ func TestCompactRefusals(t *testing.T) {
 		body, code, param string
 	}{
 		{`{"input":"hi"}`, "", "model"},
+		{`{"model":"service","previous_response_id":"resp_x"}`, "previous_response_not_found", "previous_response_id"},
 		{`{"model":"service","input":"hi","conversation":"conv_1"}`, "unsupported_parameter", "conversation"},
 	} {
 		code, e := h.post("/v1/responses/compact", c.body)
