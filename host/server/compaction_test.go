@@ -113,6 +113,17 @@ func TestCompactRoundTrip(t *testing.T) {
 		t.Errorf("the agent answered %q, want %q", got, want)
 	}
 
+	// Compacting again folds the earlier summary into the new one; a
+	// stream:true there is ignored (the answer is one JSON object).
+	code, again := h.post("/v1/responses/compact", `{"model":"service","stream":true,"input":[`+item+`,{"role":"user","content":"and a dog"}]}`)
+	if code != 200 {
+		t.Fatalf("compact again: %d %s", code, again)
+	}
+	code, answer = next(compactItem(t, again))
+	if want := "(earlier: Summary: my name is Ada | I like green tea | my cat is Tom | keep the plan | and a dog)"; code != 200 || !strings.Contains(gjson.Get(answer, "output_text").Str, want) {
+		t.Errorf("after a second compaction: %d %s, want it to name %q", code, answer, want)
+	}
+
 	for name, f := range map[string]func(string) string{
 		"tampered": func(s string) string {
 			b := []byte(s)
