@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -91,7 +92,7 @@ func (s *Stage) open(tenant string, in []runner.Message) ([]runner.Message, erro
 }
 
 func unsupported(param, msg string) *apierr.Error {
-	e := apierr.New(400, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter, msg)
+	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter, msg)
 	e.Param = param
 	return e
 }
