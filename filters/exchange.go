@@ -16,6 +16,10 @@ const (
 	Models          Endpoint = "models"
 	ChatCompletions Endpoint = "chat.completions"
 	Responses       Endpoint = "responses"
+	// ResponsesCompact is recorded on compaction runs (POST
+	// /v1/responses/compact); their requests are mapped as Responses
+	// requests, so the compaction stage sets it after the mapping.
+	ResponsesCompact Endpoint = "responses.compact"
 	// Native is the runner's own API (/runner/v1/...).
 	Native Endpoint = "runner"
 )

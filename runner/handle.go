@@ -25,6 +25,9 @@ type Handle struct {
 	// final Response object its owner set before Finish.
 	stored, noStore, background bool
 	object                      []byte
+	// input is what the agent was given (history, then the request's
+	// input, references resolved): compaction lists its user messages.
+	input []Message
 	// deleted: the response was deleted while it ran (DeleteResponse);
 	// its outcome is recorded without output.
 	deleted atomic.Bool
@@ -80,6 +83,11 @@ func (h *Handle) discard() {
 
 // Run returns the run record as created (ids, times, status running).
 func (h *Handle) Run() Run { return h.run }
+
+// Input returns the agent's input: the earlier turns of a continued
+// response, then the request's own input, references resolved. The
+// caller must not modify it.
+func (h *Handle) Input() []Message { return h.input }
 
 // Stored reports whether the run is a stored response: its items and
 // final object are kept, and its stream events may be (Service.History).

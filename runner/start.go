@@ -101,6 +101,11 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}, spec.Request.Stream)
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == "responses"
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
+	if spec.Endpoint == EndpointCompact {
+		// Only a compaction lists what its agent was given; any other run
+		// would hold its whole input for as long as it runs.
+		h.input = agentInput
+	}
 	// Admit before any store work, so the in-flight limit holds under
 	// concurrent Starts and CancelAll reaches a run that is still being set up.
 	if err := s.admit(h); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/filters/run"
@@ -23,7 +24,17 @@ import (
 // (/v1/chat/completions, /v1/responses).
 // body comes right after auth: no body is read for a caller without a
 // valid token.
-var Order = []string{"auth", "body", "model", "map-request", "run", "translate"}
+// compaction opens the compaction items the mapping passed through, before
+// the run is created.
+var Order = []string{"auth", "body", "model", "map-request", "compaction", "run", "translate"}
+
+// CompactOrder is the order of the stages of POST /v1/responses/compact:
+// the Responses mapping, then a compaction run answered by
+// compaction.Reply instead of translate.
+// compact-input gives a body without input the compaction prompt as its
+// input (input is optional there, required of a Responses body).
+// It runs before model, whose shape check requires input.
+var CompactOrder = []string{"auth", "body", "compact-input", "model", "map-request", "compaction", "run"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -49,6 +60,8 @@ type Deps struct {
 	// Hold keeps the generation the chain is built for alive for a run
 	// detached to the background, until the returned func (run.Hold).
 	Hold func() (release func())
+	// Compaction seals and opens compaction items (compaction.keys).
+	Compaction *compaction.Keys
 }
 
 // enclosing are the stages whose span covers the rest of the chain: the
@@ -56,9 +69,20 @@ type Deps struct {
 var enclosing = map[string]bool{"run": true}
 
 // Chain builds the POST chain of one endpoint in Order.
-func Chain(d Deps) (filters.Handler, error) {
-	stages := make([]filters.Stage, 0, len(Order))
-	for _, name := range Order {
+func Chain(d Deps) (filters.Handler, error) { return build(d, Order, nil) }
+
+// CompactChain builds the chain of POST /v1/responses/compact in
+// CompactOrder, ending in compaction.Reply.
+func CompactChain(d Deps) (filters.Handler, error) {
+	return build(d, CompactOrder, compaction.NewReply(d.Compaction))
+}
+
+func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, error) {
+	if d.Compaction == nil {
+		return nil, fmt.Errorf("no compaction keys")
+	}
+	stages := make([]filters.Stage, 0, len(order))
+	for _, name := range order {
 		var (
 			st  filters.Stage
 			err error
@@ -72,6 +96,14 @@ func Chain(d Deps) (filters.Handler, error) {
 			st = model.New()
 		case "map-request":
 			st, err = mapping.New(d.Plugins.Request)
+		case "compact-input":
+			st = compaction.Input{}
+		case "compaction":
+			if terminal != nil {
+				st = compaction.NewCompact(d.Compaction)
+			} else {
+				st = compaction.New(d.Compaction)
+			}
 		case "run":
 			st = run.New(d.Runner, run.Hold(d.Hold))
 		case "translate":
@@ -87,7 +119,7 @@ func Chain(d Deps) (filters.Handler, error) {
 		}
 		stages = append(stages, st)
 	}
-	return filters.Chain(nil, stages...), nil
+	return filters.Chain(terminal, stages...), nil
 }
 
 // Authenticated builds the chain of the GET and native endpoints: auth, then

@@ -14,6 +14,7 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
+	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/filtertest"
 	"github.com/runedge/runedge/plugins/runtime/runtimetest"
 	"github.com/runedge/runedge/runner"
@@ -34,7 +35,7 @@ func chain(t *testing.T) (filters.Handler, *filtertest.Runs, *tracetest.SpanReco
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 	h, err := builtin.Chain(builtin.Deps{Auth: a, Body: body.New(1<<20, 0), Runner: runs.Service,
-		Plugins: builtin.Plugins{Request: p, Result: p}, Tracer: tp.Tracer("test")})
+		Plugins: builtin.Plugins{Request: p, Result: p}, Tracer: tp.Tracer("test"), Compaction: compaction.ProcessKeys()})
 	if err != nil {
 		t.Fatal(err)
 	}

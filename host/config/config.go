@@ -27,6 +27,8 @@ type Config struct {
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
 	// WebSocket is the WebSocket mode of /v1/responses; see websocket.go.
 	WebSocket WebSocket `yaml:"websocket"`
+	// Compaction: the keys of compaction items (compaction.go).
+	Compaction Compaction `yaml:"compaction"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`

@@ -54,6 +54,7 @@ func (c *Config) Validate() error {
 		bad("limits.max_body_bytes", "must be positive")
 	}
 	c.Limits.History.validate(bad)
+	c.Compaction.validate(bad)
 	for _, n := range []struct {
 		field string
 		v     int

@@ -82,6 +82,10 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		g.active.Add(1)
 		return func() { s.release(g) }
 	}
+	keys, err := s.compactionKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
 	for key, ep := range map[string]filters.Endpoint{config.ChainChat: filters.ChatCompletions, config.ChainResponses: filters.Responses} {
 		ch := cfg.Chains[key]
 		var d builtin.Deps
@@ -90,6 +94,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		d.Tracer = s.tracing.tracerOf()
 		d.Hold = hold
+		d.Compaction = keys
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -104,6 +109,12 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		}
 		if g.chains[ep], err = builtin.Chain(d); err != nil {
 			return nil, fmt.Errorf("chains.%s: %w", key, err)
+		}
+		if ep == filters.Responses {
+			// Compaction maps its body as a Responses request.
+			if g.chains[filters.ResponsesCompact], err = builtin.CompactChain(d); err != nil {
+				return nil, fmt.Errorf("chains.%s: %w", key, err)
+			}
 		}
 	}
 	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))

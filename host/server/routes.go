@@ -54,6 +54,8 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.chain(filters.Responses)
 	case httproute.ResponsesSocket:
 		return s.socket
+	case httproute.CompactResponse:
+		return s.compactChain
 	case httproute.ListRuns, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
 		return s.nativeChain(op)
 	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse,
@@ -92,6 +94,14 @@ func (s *Server) chain(ep filters.Endpoint) http.HandlerFunc {
 		defer s.release(g)
 		s.serve(w, r, ep, g, g.chains[ep])
 	}
+}
+
+// compactChain serves POST /v1/responses/compact: a Responses request (as
+// the mapping and the error shape see it) through the compact chain.
+func (s *Server) compactChain(w http.ResponseWriter, r *http.Request) {
+	g := s.acquire()
+	defer s.release(g)
+	s.serve(w, r, filters.Responses, g, g.chains[filters.ResponsesCompact])
 }
 
 func (s *Server) nativeChain(op httproute.Op) http.HandlerFunc {

@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/runedge/runedge/filters/compaction"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -29,8 +30,11 @@ type Server struct {
 	runs   *runner.Service
 	engine *runtime.Engine
 	gen    atomic.Pointer[generation]
-	http   *http.Server
-	admin  *http.Server
+	// ownKeys seal compaction items when compaction.keys is empty: random,
+	// for the life of the Server (compaction.go).
+	ownKeys *compaction.Keys
+	http    *http.Server
+	admin   *http.Server
 
 	// swapMu serialises reloads and swaps; requests never take it.
 	swapMu sync.Mutex
@@ -69,7 +73,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel),
-		uiRuns: ui.NewHub(), sockets: socket.NewHub()}
+		uiRuns: ui.NewHub(), sockets: socket.NewHub(), ownKeys: compaction.ProcessKeys()}
 	defer func() {
 		if err != nil {
 			s.close(ctx)

@@ -24,7 +24,7 @@ import (
 )
 
 // stageSpans are the spans of the POST chains' stages (filters/builtin.Order).
-var stageSpans = []string{"auth", "body", "model", "map-request", "run", "translate"}
+var stageSpans = []string{"auth", "body", "model", "map-request", "compaction", "run", "translate"}
 
 // tracedUpstream is an OpenAI-compatible upstream that streams an answer,
 // or fails with a 500 when the first message says "fail", and keeps the

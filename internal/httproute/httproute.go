@@ -16,10 +16,11 @@ type Op string
 
 // The operations.
 const (
-	Models          Op = "models"           // the model list and one model
-	ChatCompletions Op = "chat.completions" // POST /v1/chat/completions
-	Responses       Op = "responses"        // POST /v1/responses
-	ResponsesSocket Op = "responses.socket" // GET /v1/responses upgraded to a WebSocket
+	Models          Op = "models"            // the model list and one model
+	ChatCompletions Op = "chat.completions"  // POST /v1/chat/completions
+	Responses       Op = "responses"         // POST /v1/responses
+	ResponsesSocket Op = "responses.socket"  // GET /v1/responses upgraded to a WebSocket
+	CompactResponse Op = "responses.compact" // POST /v1/responses/compact
 	ListRuns        Op = "runs.list"
 	GetRun          Op = "runs.get"
 	CancelRun       Op = "runs.cancel"
@@ -75,6 +76,7 @@ const (
 	LabelModels         = "models"
 	LabelChat           = "chat.completions"
 	LabelResponses      = "responses"
+	LabelCompact        = "responses.compact"
 	LabelStoredResponse = "responses.stored"
 	LabelInputItems     = "responses.input_items"
 	LabelCancelResponse = "responses.cancel"
@@ -91,6 +93,9 @@ var Table = []Route{
 	{"/v1/models/{model}", []Method{{"GET", Models}}, LabelModels, Public, ""},
 	{"/v1/chat/completions", []Method{{"POST", ChatCompletions}}, LabelChat, Public, ""},
 	{"/v1/responses", []Method{{"POST", Responses}}, LabelResponses, Public, ResponsesSocket},
+	// A literal segment is more specific than {id}: compact is routed
+	// here, never read as a response id.
+	{"/v1/responses/compact", []Method{{"POST", CompactResponse}}, LabelCompact, Public, ""},
 	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public, ""},
 	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public, ""},
 	{"/v1/responses/input_tokens", []Method{{"POST", InputTokens}}, LabelInputTokens, Public, ""},

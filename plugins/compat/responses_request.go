@@ -172,7 +172,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 	if !item.IsObject() {
 		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content, callID, name, args, output, id value
+	var typ, role, content, callID, name, args, output, id, enc value
 	item.Members(func(k, v value) bool {
 		switch {
 		case k.Is("type"):
@@ -191,6 +191,8 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			output = v
 		case k.Is("id"):
 			id = v
+		case k.Is("encrypted_content"):
+			enc = v
 		}
 		return true
 	})
@@ -227,8 +229,11 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		return append(dst, '}'), false, nil
 	}
+	if dst, ok, err := appendCompactionItem(dst, typ, enc, i); ok {
+		return dst, false, err
+	}
 	if !typ.IsNull() && !typ.Is("message") {
-		return dst, false, invalid(where+".type", "only message, item_reference, function_call and function_call_output input items are supported")
+		return dst, false, invalid(where+".type", "only message, item_reference, function_call, function_call_output, compaction and compaction_trigger input items are supported")
 	}
 	dst, err := appendInputMessage(dst, role, content, i)
 	return dst, false, err

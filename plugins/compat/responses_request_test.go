@@ -106,6 +106,14 @@ func TestMapResponsesRequest(t *testing.T) {
 				`"previous_response_id":null`, `"previous_response_id":"resp_1"`, 1),
 		},
 		{
+			name: "a compaction item and Codex's compaction_trigger pass through for the host to open",
+			body: `{"model":"service","input":[{"type":"compaction","id":"cmp_1","encrypted_content":"rc1.k.abc"},
+				{"role":"user","content":"go on"},{"type":"compaction_trigger"}]}`,
+			request: `{"input":[{"role":"compaction","content":"rc1.k.abc","ref_index":0},{"role":"user","content":"go on"},
+				{"role":"compaction_trigger","content":"","ref_index":2}]}`,
+			echo: defaultEcho,
+		},
+		{
 			name: "nulls take the defaults",
 			body: `{"model":"service","input":"x","instructions":null,"metadata":null,"temperature":null,"top_p":null,"text":null,
 				"tool_choice":null,"tools":null,"parallel_tool_calls":null,"store":null,"truncation":null,"user":null,
@@ -153,6 +161,8 @@ func TestMapResponsesRequestInvalid(t *testing.T) {
 		{"input empty", `{"model":"service","input":[]}`, "input"},
 		{"item not an object", `{"model":"service","input":["hi"]}`, "input[0]"},
 		{"item reference without id", `{"model":"service","input":[{"type":"item_reference"}]}`, "input[0].id"},
+		{"compaction without encrypted_content", `{"model":"service","input":[{"type":"compaction"}]}`, "input[0].encrypted_content"},
+		{"compaction with a numeric encrypted_content", `{"model":"service","input":[{"type":"compaction","encrypted_content":1}]}`, "input[0].encrypted_content"},
 		{"item reference with a numeric id", `{"model":"service","input":[{"type":"item_reference","id":7}]}`, "input[0].id"},
 		{"item reference with an empty id", `{"model":"service","input":[{"type":"item_reference","id":""}]}`, "input[0].id"},
 		{"background without store", `{"model":"service","input":"x","background":true,"store":false}`, "background"},

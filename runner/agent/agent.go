@@ -68,25 +68,34 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		off := false
 		preq.ParallelToolCalls = &off
 	}
-	// From here on only preq holds the messages, and the provider call
-	// is its last use: a long call does not keep them alive (a background
-	// run's input may be megabytes).
 	o := offer{tools: req.Tools, choice: req.ToolChoice}
-	var (
-		res runner.Result
-		err error
-	)
-	if sch == nil && !req.JSONObject {
-		res, err = a.p.Generate(ctx, preq, emit)
-		res.Attempts = 1
-		if err == nil {
-			err = checkCalls(o, res)
-		}
+	maxCalls, plain := req.MaxToolCalls, sch == nil && !req.JSONObject
+	// From here on only preq holds the messages, and the provider call is
+	// its last use: a long call must not keep a second copy alive (a
+	// background run's input may be megabytes). req is cleared rather than
+	// left to liveness analysis, which keeps a struct argument whole.
+	req = runner.Request{}
+	var res runner.Result
+	var err error
+	if plain {
+		res, err = a.generate(ctx, o, preq, emit)
 	} else {
 		res, err = a.structured(ctx, o, preq, sch, emit)
 	}
-	if req.MaxToolCalls > 0 && len(res.ToolCalls) > req.MaxToolCalls {
-		res.ToolCalls = res.ToolCalls[:req.MaxToolCalls]
+	if maxCalls > 0 && len(res.ToolCalls) > maxCalls {
+		res.ToolCalls = res.ToolCalls[:maxCalls]
+	}
+	return res, err
+}
+
+// generate is one provider call without an output schema. It is a function
+// of its own so that the messages (in preq) are not live in Run's frame
+// while the call waits: a background run's input may be megabytes.
+func (a *Agent) generate(ctx context.Context, o offer, preq runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
+	res, err := a.p.Generate(ctx, preq, emit)
+	res.Attempts = 1
+	if err == nil {
+		err = checkCalls(o, res)
 	}
 	return res, err
 }

@@ -99,6 +99,12 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 // pieces of a JSON document for structured output.
 func answer(req runner.ProviderRequest, msgs []runner.Message, said string, d directive) ([]string, error) {
 	echo := strings.TrimSpace("You said: " + said)
+	if s := earlierSummary(msgs); s != "" {
+		echo += " (earlier: " + s + ")"
+	}
+	if sum, ok := compactionAnswer(msgs); ok {
+		echo, said = sum, sum
+	}
 	if endsInToolResults(msgs) {
 		echo = quoteResults(msgs)
 		said = echo

@@ -1,0 +1,115 @@
+// Package compaction seals conversation summaries into compaction items
+// and opens them again: POST /v1/responses/compact (Compact, Reply) and
+// the compaction items of later input (every Responses request, Stage).
+// See README.md.
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/runner"
+)
+
+// The native roles the mapping plugin gives compaction input items
+// (plugins/compat/compaction.go).
+const (
+	roleItem    = "compaction"
+	roleTrigger = "compaction_trigger"
+)
+
+// Stage opens the compaction items of a request's input before its run
+// starts: each becomes a system message carrying its summary
+// (runner.CompactedContextPrefix). On the compact endpoint it also turns
+// the request into a compaction run.
+type Stage struct {
+	keys    *Keys
+	compact bool
+}
+
+var _ filters.Stage = (*Stage)(nil)
+
+// New returns the stage of the Responses chain: it opens compaction items.
+func New(keys *Keys) *Stage { return &Stage{keys: keys} }
+
+// NewCompact returns the stage of the compact chain: it opens compaction
+// items, then asks the agent for a summary (runner.CompactionPrompt) in a
+// run recorded as endpoint responses.compact.
+func NewCompact(keys *Keys) *Stage { return &Stage{keys: keys, compact: true} }
+
+// Name is "compaction".
+func (*Stage) Name() string { return "compaction" }
+
+// Handle rewrites x.Native.Input, then calls next.
+func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
+	in, err := s.open(x.Identity.TenantID, x.Native.Input)
+	if err != nil {
+		return err
+	}
+	x.Native.Input = in
+	if s.compact {
+		prepare(x)
+	}
+	return next.Handle(ctx, x)
+}
+
+// open replaces each compaction item of in with the system message of its
+// summary; a compaction_trigger is refused for now (refuseAutomatic's
+// reason). in is copied before the first change.
+func (s *Stage) open(tenant string, in []runner.Message) ([]runner.Message, error) {
+	out := in
+	copied := false
+	for i, m := range in {
+		switch m.Role {
+		case roleItem:
+		case roleTrigger:
+			return nil, unsupported(fmt.Sprintf("input[%d]", m.RefIndex),
+				"compaction_trigger input items are not supported yet: compact with POST /v1/responses/compact")
+		default:
+			continue
+		}
+		summary, err := s.keys.Open(tenant, m.Content)
+		if err != nil {
+			param := fmt.Sprintf("input[%d].encrypted_content", m.RefIndex)
+			why := "was not sealed by this service for this tenant, or was altered since"
+			if errors.Is(err, ErrUnknownKey) {
+				why = "was sealed with a key this service does not hold (rotated out, or another deployment's)"
+			}
+			e := apierr.InvalidBody(param, "%s %s", param, why)
+			e.Err = err
+			return nil, e
+		}
+		if !copied {
+			out, copied = append([]runner.Message(nil), in...), true
+		}
+		out[i] = runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary}
+	}
+	return out, nil
+}
+
+func unsupported(param, msg string) *apierr.Error {
+	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter, msg)
+	e.Param = param
+	return e
+}
+
+// prepare makes x a compaction run: the summary prompt after the input
+// (unless Input put it there already),
+// one whole answer (no stream, no tools, no output schema), recorded as
+// endpoint responses.compact, so it is a run in the history but no
+// stored response.
+func prepare(x *filters.Exchange) {
+	n := &x.Native
+	if k := len(n.Input); k == 0 || !runner.IsCompactionPrompt(n.Input[k-1]) {
+		n.Input = append(n.Input[:k:k], runner.Message{Role: "user", Content: runner.CompactionPrompt})
+	}
+	n.Stream, x.Stream = false, false
+	n.Background = false
+	n.Tools, n.ToolChoice, n.ParallelToolCalls = nil, runner.ToolChoice{}, nil
+	n.OutputSchema, n.SchemaName, n.JSONObject = nil, "", false
+	x.Endpoint = filters.ResponsesCompact
+}
