@@ -52,6 +52,11 @@ type Exchange struct {
 	// echo object handed back to the result mapping.
 	Native runner.Request
 	Echo   []byte
+	// SessionID and ThreadID, set by a request stage whose body names
+	// them (the native run request), are the session and thread the run
+	// continues; the run stage reads them as it reads the
+	// x-service-session-id and x-service-thread-id headers.
+	SessionID, ThreadID string
 
 	// Set by run.
 	Run *runner.Handle

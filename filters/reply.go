@@ -237,6 +237,11 @@ func (r *Reply) Error(e *apierr.Error) error {
 		}{"error", e.Code, e.Message, nilIfEmpty(e.Param), r.NextSeq()})
 		return r.Event("error", ev)
 	}
+	if r.endpoint == Native {
+		// Named, and without an id: a client resuming with Last-Event-ID
+		// resumes after the last event it got.
+		return r.Event("error", e.Body())
+	}
 	return r.Event("", e.Body())
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/filters/nativereq"
 	"github.com/runedge/runedge/filters/run"
 	"github.com/runedge/runedge/filters/translate"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -24,6 +25,12 @@ import (
 // body comes right after auth: no body is read for a caller without a
 // valid token.
 var Order = []string{"auth", "body", "model", "map-request", "run", "translate"}
+
+// NativeRunOrder is the order of the stages of POST /runner/v1/runs: its
+// body is the native run request, so native-request stands for model and
+// map-request, and the host's terminal answers in place of translate (the
+// run object, or the run's events).
+var NativeRunOrder = []string{"auth", "body", "native-request", "run"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -54,8 +61,18 @@ var enclosing = map[string]bool{"run": true}
 
 // Chain builds the POST chain of one endpoint in Order.
 func Chain(d Deps) (filters.Handler, error) {
-	stages := make([]filters.Stage, 0, len(Order))
-	for _, name := range Order {
+	return build(d, Order, nil)
+}
+
+// NativeRun builds the chain of POST /runner/v1/runs in NativeRunOrder,
+// ending in terminal.
+func NativeRun(d Deps, terminal filters.Handler) (filters.Handler, error) {
+	return build(d, NativeRunOrder, terminal)
+}
+
+func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, error) {
+	stages := make([]filters.Stage, 0, len(order))
+	for _, name := range order {
 		var (
 			st  filters.Stage
 			err error
@@ -69,6 +86,8 @@ func Chain(d Deps) (filters.Handler, error) {
 			st = model.New()
 		case "map-request":
 			st, err = mapping.New(d.Plugins.Request)
+		case "native-request":
+			st = nativereq.New()
 		case "run":
 			st = run.New(d.Runner)
 		case "translate":
@@ -84,7 +103,7 @@ func Chain(d Deps) (filters.Handler, error) {
 		}
 		stages = append(stages, st)
 	}
-	return filters.Chain(nil, stages...), nil
+	return filters.Chain(terminal, stages...), nil
 }
 
 // Authenticated builds the chain of the GET and native endpoints: auth, then

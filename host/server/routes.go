@@ -48,7 +48,7 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.chain(filters.ChatCompletions)
 	case httproute.Responses:
 		return s.chain(filters.Responses)
-	case httproute.ListRuns, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
+	case httproute.ListRuns, httproute.StartRun, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
 		return s.nativeChain(op)
 	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse:
 		return s.responsesOp(op)

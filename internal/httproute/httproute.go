@@ -20,6 +20,7 @@ const (
 	ChatCompletions Op = "chat.completions" // POST /v1/chat/completions
 	Responses       Op = "responses"        // POST /v1/responses
 	ListRuns        Op = "runs.list"
+	StartRun        Op = "runs.start" // POST /runner/v1/runs
 	GetRun          Op = "runs.get"
 	CancelRun       Op = "runs.cancel"
 	RunEvents       Op = "runs.events"
@@ -88,7 +89,7 @@ var Table = []Route{
 	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public},
 	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public},
 	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public},
-	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native},
+	{"/runner/v1/runs", []Method{{"GET", ListRuns}, {"POST", StartRun}}, LabelRunner, Native},
 	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native},
 	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native},
 	{"/runner/v1/runs/{id}/events", []Method{{"GET", RunEvents}}, LabelRunner, Native},
