@@ -79,6 +79,17 @@ type Exchange struct {
 	Hold func() (release func())
 }
 
+// Settle waits for the agent and records the run's end (Finish) with its
+// result: what a stage that answers after the agent returned calls. The
+// error is the agent's (for the run stage to record) or Finish's answer.
+func (x *Exchange) Settle() (runner.Result, error) {
+	res, err := x.Run.Wait()
+	if err != nil {
+		return res, err
+	}
+	return res, x.Finish(&res, nil)
+}
+
 // ClientGoneError reports that writing to the client failed: it went away.
 // There is nobody left to render an error for; the run is recorded as
 // cancelled by client disconnect.

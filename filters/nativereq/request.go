@@ -149,15 +149,24 @@ func (p *Parsed) field(name string, v gjson.Result) error {
 var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
 func (p *Parsed) input(v gjson.Result) error {
+	return each("input", v, "input must be a non-empty array of messages", func(param string, m gjson.Result) error {
+		msg, err := message(param, m)
+		p.Request.Input = append(p.Request.Input, msg)
+		return err
+	})
+}
+
+// each calls fn on every element of the array v, named param[i]; a v that
+// is not an array is refused with msg.
+func each(param string, v gjson.Result, msg string, fn func(param string, item gjson.Result) error) error {
 	if !v.IsArray() {
-		return apierr.InvalidBody("input", "input must be a non-empty array of messages")
+		return apierr.InvalidBody(param, "%s", msg)
 	}
 	var err error
-	v.ForEach(func(_, m gjson.Result) bool {
-		param := "input[" + strconv.Itoa(len(p.Request.Input)) + "]"
-		var msg runner.Message
-		msg, err = message(param, m)
-		p.Request.Input = append(p.Request.Input, msg)
+	i := 0
+	v.ForEach(func(_, item gjson.Result) bool {
+		err = fn(param+"["+strconv.Itoa(i)+"]", item)
+		i++
 		return err == nil
 	})
 	return err
@@ -205,48 +214,36 @@ func message(param string, m gjson.Result) (runner.Message, error) {
 }
 
 func toolCalls(param string, v gjson.Result) ([]runner.ToolCall, error) {
-	if !v.IsArray() {
-		return nil, apierr.InvalidBody(param, "%s must be an array of {id, name, arguments}", param)
-	}
 	var calls []runner.ToolCall
-	var err error
-	v.ForEach(func(_, c gjson.Result) bool {
-		f := param + "[" + strconv.Itoa(len(calls)) + "]"
+	err := each(param, v, param+" must be an array of {id, name, arguments}", func(f string, c gjson.Result) error {
 		var tc runner.ToolCall
 		if !c.IsObject() {
-			err = apierr.InvalidBody(f, "%s must be an object {id, name, arguments}", f)
-			return false
+			return apierr.InvalidBody(f, "%s must be an object {id, name, arguments}", f)
 		}
 		for _, m := range []struct {
 			name string
 			dst  *string
 		}{{"id", &tc.ID}, {"name", &tc.Name}, {"arguments", &tc.Arguments}} {
-			if err = str(f+"."+m.name, c.Get(m.name), m.dst); err != nil {
-				return false
+			if err := str(f+"."+m.name, c.Get(m.name), m.dst); err != nil {
+				return err
 			}
 			if *m.dst == "" && m.name != "arguments" {
-				err = apierr.InvalidBody(f+"."+m.name, "%s.%s is required", f, m.name)
-				return false
+				return apierr.InvalidBody(f+"."+m.name, "%s.%s is required", f, m.name)
 			}
 		}
 		calls = append(calls, tc)
-		return true
+		return nil
 	})
 	return calls, err
 }
 
 func (p *Parsed) tools(v gjson.Result) error {
-	if !v.IsArray() {
-		return apierr.InvalidBody("tools", "tools must be an array of {name, description, parameters, strict}")
-	}
-	var err error
-	v.ForEach(func(_, t gjson.Result) bool {
-		f := "tools[" + strconv.Itoa(len(p.Request.Tools)) + "]"
+	return each("tools", v, "tools must be an array of {name, description, parameters, strict}", func(f string, t gjson.Result) error {
 		var tool runner.Tool
 		if !t.IsObject() {
-			err = apierr.InvalidBody(f, "%s must be an object {name, description, parameters, strict}", f)
-			return false
+			return apierr.InvalidBody(f, "%s must be an object {name, description, parameters, strict}", f)
 		}
+		var err error
 		t.ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "name":
@@ -269,9 +266,8 @@ func (p *Parsed) tools(v gjson.Result) error {
 			err = apierr.InvalidBody(f+".name", "%s.name is required", f)
 		}
 		p.Request.Tools = append(p.Request.Tools, tool)
-		return err == nil
+		return err
 	})
-	return err
 }
 
 func str(param string, v gjson.Result, dst *string) error {

@@ -47,11 +47,7 @@ func (s *Server) startRun(keepalive time.Duration) filters.Handler {
 		}
 		for range x.Run.Events() { // drained only if the runner sent any
 		}
-		res, err := x.Run.Wait()
-		if err != nil {
-			return err
-		}
-		if err := x.Finish(&res, nil); err != nil {
+		if _, err := x.Settle(); err != nil {
 			return err
 		}
 		v, err := s.endedRun(ctx, x)
@@ -153,11 +149,8 @@ func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive t
 			}
 		}
 	}
-	res, err := x.Run.Wait()
+	res, err := x.Settle()
 	if err != nil {
-		return err
-	}
-	if err := x.Finish(&res, nil); err != nil {
 		return err
 	}
 	if err := start(); err != nil {

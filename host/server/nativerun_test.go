@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,49 +51,6 @@ func TestNativeRunCreate(t *testing.T) {
 	}
 }
 
-// idEvent is one SSE event with its id.
-type idEvent struct {
-	ID    int
-	Event string
-	Data  string
-}
-
-// readIDEvents reads a stream whose events carry ids.
-func readIDEvents(t *testing.T, r io.Reader) []idEvent {
-	t.Helper()
-	var out []idEvent
-	cur := idEvent{ID: -1}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.Data != "" {
-				out = append(out, cur)
-			}
-			cur = idEvent{ID: -1}
-		case strings.HasPrefix(line, "id: "):
-			n, err := strconv.Atoi(strings.TrimPrefix(line, "id: "))
-			if err != nil {
-				t.Fatalf("id line %q", line)
-			}
-			cur.ID = n
-		case strings.HasPrefix(line, "event: "):
-			cur.Event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.Data = strings.TrimPrefix(line, "data: ")
-		case strings.HasPrefix(line, ":"):
-		default:
-			t.Fatalf("unexpected SSE line %q", line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // stream:true streams the run's events with ids: run.created, the deltas,
 // run.completed with the run as recorded.
 func TestNativeRunStream(t *testing.T) {
@@ -105,15 +60,15 @@ func TestNativeRunStream(t *testing.T) {
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("%d %s: %s", res.StatusCode, res.Header.Get("Content-Type"), body(t, res))
 	}
-	evs := readIDEvents(t, res.Body)
+	evs := readEvents(t, res.Body)
 	res.Body.Close()
 	if len(evs) < 3 || evs[0].Event != "run.created" || evs[len(evs)-1].Event != "run.completed" {
 		t.Fatalf("events: %+v", evs)
 	}
 	var text strings.Builder
 	for i, ev := range evs {
-		if ev.ID != i {
-			t.Fatalf("event %d has id %d", i, ev.ID)
+		if ev.ID != strconv.Itoa(i) {
+			t.Fatalf("event %d has id %q", i, ev.ID)
 		}
 		if i > 0 && i < len(evs)-1 {
 			if ev.Event != "run.output_text.delta" {
