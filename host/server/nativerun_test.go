@@ -264,3 +264,55 @@ func TestNativeRunClientDisconnect(t *testing.T) {
 		t.Fatalf("whole: recorded %s/%s", r.Status, r.StatusReason)
 	}
 }
+
+// Per-token limits hold for native runs: the token's rate (auth) and its
+// runs in flight (run stage), both 429 with Retry-After and no run.
+func TestNativeRunTokenLimits(t *testing.T) {
+	h := start(t, func(c *config.Config) {
+		c.Limits.RatePerSecond, c.Limits.Burst = 0.001, 1
+	})
+	body(t, h.do("POST", "/runner/v1/runs", nativeBody, "x-service-tenant-id", "t1"))
+	res := h.do("POST", "/runner/v1/runs", nativeBody, "x-service-tenant-id", "t2")
+	if res.Header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+	wantError(t, res, http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded")
+
+	h = start(t, func(c *config.Config) {
+		c.Limits.MaxInFlightPerToken = 1
+		c.Provider.Offline.TokenDelay = config.Dur(30 * time.Millisecond)
+	})
+	long := `{"stream":true,"input":[{"role":"user","content":"` + strings.Repeat("word ", 100) + `"}]}`
+	first, _, cancel := streamUntilFirstEvent(t, h, "/runner/v1/runs", long)
+	defer cancel()
+	defer first.Body.Close()
+	wantError(t, h.do("POST", "/runner/v1/runs", nativeBody, "x-service-tenant-id", "t3"),
+		http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded")
+	if n := gjson.GetBytes(body(t, h.do("GET", "/runner/v1/runs?limit=100", "", "Authorization", "Bearer "+tokAdmin)), "data.#").Int(); n != 1 {
+		t.Fatalf("%d runs, want the one in flight", n)
+	}
+}
+
+// A run cancelled through the native API while its creator streams it ends
+// that stream with an error event (the OpenAI error body, no id).
+func TestNativeRunStreamCancelled(t *testing.T) {
+	h := start(t, func(c *config.Config) { c.Provider.Offline.TokenDelay = config.Dur(30 * time.Millisecond) })
+	long := `{"stream":true,"input":[{"role":"user","content":"` + strings.Repeat("word ", 100) + `"}]}`
+	res, br, cancel := streamUntilFirstEvent(t, h, "/runner/v1/runs", long)
+	defer cancel()
+	defer res.Body.Close()
+	id := checkRunHeaders(t, res.Header)
+	if c := h.do("POST", "/runner/v1/runs/"+id+"/cancel", ""); c.StatusCode != 200 {
+		t.Fatalf("cancel: %d %s", c.StatusCode, body(t, c))
+	} else {
+		body(t, c)
+	}
+	evs := readEvents(t, br)
+	last := evs[len(evs)-1]
+	if last.Event != "error" || last.ID != "" || gjson.Get(last.Data, "error.code").Str != "run_cancelled" {
+		t.Fatalf("last event %+v", last)
+	}
+	if r := h.run(id); r.Status != runner.StatusCancelled || r.StatusReason != runner.ReasonCancelRequested {
+		t.Fatalf("recorded %s/%s", r.Status, r.StatusReason)
+	}
+}
