@@ -103,11 +103,15 @@ func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive t
 		}
 		return nil
 	}
+	// The keepalive fires after keepalive of silence: every event pushes it
+	// back.
 	var tick <-chan time.Time
+	quiet := func() {}
 	if keepalive > 0 {
-		t := time.NewTicker(keepalive)
+		t := time.NewTimer(keepalive)
 		defer t.Stop()
 		tick = t.C
+		quiet = func() { t.Reset(keepalive) }
 	}
 	events := x.Run.Events()
 	text, calls := false, false
@@ -121,6 +125,7 @@ func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive t
 			if ev.Delta == "" && ev.ToolCall == nil {
 				continue
 			}
+			quiet()
 			if err := start(); err != nil {
 				return err
 			}
@@ -147,6 +152,7 @@ func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive t
 			if err := x.Reply.Comment("keepalive"); err != nil {
 				return &filters.ClientGoneError{Err: err}
 			}
+			quiet()
 		}
 	}
 	res, err := x.Settle()
