@@ -321,18 +321,7 @@ func TestNativeRunStreamCancelled(t *testing.T) {
 func TestNativeRunKeepalive(t *testing.T) {
 	h := slowStreams(t, 100*time.Millisecond)
 	lines := rawLines(t, h, "/runner/v1/runs", `{"stream":true,"input":[{"role":"user","content":"one two three"}]}`)
-	between, inGap := 0, false
-	for _, l := range lines {
-		switch {
-		case l == ": keepalive":
-			inGap = true
-		case strings.HasPrefix(l, "event: run.output_text.delta"):
-			if inGap {
-				between++
-			}
-			inGap = false
-		}
-	}
+	between := keepalivesBetween(lines, "event: run.output_text.delta")
 	if between < 2 {
 		t.Fatalf("%d keepalives between deltas, want at least 2:\n%s", between, strings.Join(lines, "\n"))
 	}
