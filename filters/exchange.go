@@ -56,6 +56,11 @@ type Exchange struct {
 	// echo object handed back to the result mapping.
 	Native runner.Request
 	Echo   []byte
+	// SessionID and ThreadID, set by a request stage whose body names
+	// them (the native run request), are the session and thread the run
+	// continues; the run stage reads them as it reads the
+	// x-service-session-id and x-service-thread-id headers.
+	SessionID, ThreadID string
 
 	// Set by run.
 	Run *runner.Handle
@@ -63,6 +68,17 @@ type Exchange struct {
 	// once (End.Finish) and handing it to a background goroutine
 	// (End.Detach).
 	End *End
+}
+
+// Settle waits for the agent and records the run's end (End.Finish) with its
+// result: what a stage that answers after the agent returned calls. The
+// error is the agent's (for the run stage to record) or Finish's answer.
+func (x *Exchange) Settle() (runner.Result, error) {
+	res, err := x.Run.Wait()
+	if err != nil {
+		return res, err
+	}
+	return res, x.End.Finish(&res, nil)
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

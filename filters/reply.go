@@ -230,5 +230,10 @@ func (r *Reply) Error(e *apierr.Error) error {
 	if r.endpoint == Responses {
 		return r.Event("error", framing.AppendErrorEvent(nil, r.NextSeq(), e.Type, e.Code, e.Message, e.Param))
 	}
+	if r.endpoint == Native {
+		// Named, and without an id: a client resuming with Last-Event-ID
+		// resumes after the last event it got.
+		return r.Event("error", e.Body())
+	}
 	return r.Event("", e.Body())
 }

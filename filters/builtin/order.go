@@ -14,6 +14,7 @@ import (
 	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/filters/nativereq"
 	"github.com/runedge/runedge/filters/run"
 	"github.com/runedge/runedge/filters/translate"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -35,6 +36,12 @@ var Order = []string{"auth", "body", "model", "map-request", "compaction", "run"
 // input (input is optional there, required of a Responses body).
 // It runs before model, whose shape check requires input.
 var CompactOrder = []string{"auth", "body", "compact-input", "model", "map-request", "compaction", "run"}
+
+// NativeRunOrder is the order of the stages of POST /runner/v1/runs: its
+// body is the native run request, so native-request stands for model and
+// map-request, and the host's terminal answers in place of translate (the
+// run object, or the run's events).
+var NativeRunOrder = []string{"auth", "body", "native-request", "run"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -77,10 +84,13 @@ func CompactChain(d Deps) (filters.Handler, error) {
 	return build(d, CompactOrder, compaction.NewReply(d.Compaction))
 }
 
+// NativeRun builds the chain of POST /runner/v1/runs in NativeRunOrder,
+// ending in terminal.
+func NativeRun(d Deps, terminal filters.Handler) (filters.Handler, error) {
+	return build(d, NativeRunOrder, terminal)
+}
+
 func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, error) {
-	if d.Compaction == nil {
-		return nil, fmt.Errorf("no compaction keys")
-	}
 	stages := make([]filters.Stage, 0, len(order))
 	for _, name := range order {
 		var (
@@ -99,11 +109,16 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 		case "compact-input":
 			st = compaction.Input{}
 		case "compaction":
+			if d.Compaction == nil {
+				return nil, fmt.Errorf("no compaction keys")
+			}
 			if terminal != nil {
 				st = compaction.NewCompact(d.Compaction)
 			} else {
 				st = compaction.New(d.Compaction)
 			}
+		case "native-request":
+			st = nativereq.New()
 		case "run":
 			st = run.New(d.Runner, run.Hold(d.Hold))
 		case "translate":

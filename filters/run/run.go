@@ -17,6 +17,7 @@ import (
 	"errors"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/runner"
 )
@@ -119,6 +120,25 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 			return spec, err
 		}
 		*f.dst = v
+	}
+	// A body that names the session or thread (the native run request)
+	// says it once: a header naming another is a contradiction, not a
+	// choice to make for the client.
+	for _, f := range []struct {
+		dst         *string
+		body, param string
+		header      string
+	}{
+		{&spec.SessionID, x.SessionID, "session_id", filters.HeaderSessionID},
+		{&spec.ThreadID, x.ThreadID, "thread_id", filters.HeaderThreadID},
+	} {
+		switch {
+		case f.body == "":
+		case *f.dst != "" && *f.dst != f.body:
+			return spec, apierr.InvalidBody(f.param, "%s names %q but the %s header names %q", f.param, f.body, f.header, *f.dst)
+		default:
+			*f.dst = f.body
+		}
 	}
 	return spec, nil
 }

@@ -74,11 +74,8 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 			}
 		}
 	}
-	res, err := x.Run.Wait()
+	res, err := x.Settle()
 	if err != nil {
-		return err
-	}
-	if err := x.End.Finish(&res, nil); err != nil {
 		return err
 	}
 	if !started {

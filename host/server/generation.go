@@ -119,6 +119,11 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	}
 	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
 	g.native[httproute.ListRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
+	if g.native[httproute.StartRun], err = builtin.NativeRun(builtin.Deps{Auth: a, Runner: s.runs,
+		Body:   bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()),
+		Tracer: s.tracing.tracerOf()}, s.startRun(cfg.Limits.KeepaliveInterval())); err != nil {
+		return nil, fmt.Errorf("native run chain: %w", err)
+	}
 	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
 	g.native[httproute.CancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
 		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))

@@ -188,8 +188,10 @@ func (h *harness) waitRun(id string, cond func(runner.Run) bool) runner.Run {
 	}
 }
 
-// sseEvent is one server-sent event.
+// sseEvent is one server-sent event; ID is its id line's value, "" without
+// one.
 type sseEvent struct {
+	ID    string
 	Event string
 	Data  string
 }
@@ -209,6 +211,8 @@ func readEvents(t *testing.T, r io.Reader) []sseEvent {
 				out = append(out, cur)
 			}
 			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			cur.Event = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):

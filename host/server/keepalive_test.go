@@ -51,22 +51,12 @@ func TestSSEKeepalive(t *testing.T) {
 
 	lines := rawLines(t, h, "/v1/chat/completions",
 		`{"model":"service","stream":true,"messages":[{"role":"user","content":"one two three"}]}`)
-	// Count the gaps between two chunks that carry a keepalive.
-	between, inGap := 0, false
 	for _, l := range lines {
-		switch {
-		case l == ": keepalive":
-			inGap = true
-		case strings.HasPrefix(l, "data: "):
-			if inGap {
-				between++
-			}
-			inGap = false
-		default:
+		if l != ": keepalive" && !strings.HasPrefix(l, "data: ") {
 			t.Fatalf("unexpected line %q", l)
 		}
 	}
-	if between < 3 { // four pauses of 250 ms between five tokens
+	if between := keepalivesBetween(lines, "data: "); between < 3 { // four pauses of 250 ms between five tokens
 		t.Fatalf("%d keepalives between chunks, want at least 3:\n%s", between, strings.Join(lines, "\n"))
 	}
 
@@ -159,4 +149,22 @@ func personSchemaJSON(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// keepalivesBetween counts the gaps between two lines starting with chunk
+// that carry a keepalive comment.
+func keepalivesBetween(lines []string, chunk string) int {
+	between, inGap := 0, false
+	for _, l := range lines {
+		switch {
+		case l == ": keepalive":
+			inGap = true
+		case strings.HasPrefix(l, chunk):
+			if inGap {
+				between++
+			}
+			inGap = false
+		}
+	}
+	return between
 }

@@ -81,7 +81,14 @@ func storeRoutes(ids outageIDs) [][2]string {
 			if strings.HasPrefix(r.Pattern, "/runner/") {
 				id = ids.run
 			}
-			out = append(out, [2]string{m.Method, strings.ReplaceAll(r.Pattern, "{id}", id)})
+			path := strings.ReplaceAll(r.Pattern, "{id}", id)
+			switch m.Op { // POST routes whose body is not the endpoint's plain one
+			case httproute.StartRun:
+				path += "#" + `{"input":[{"role":"user","content":"during the outage"}]}`
+			case httproute.CompactResponse:
+				path += "#" + `{"model":"service","input":"during the outage"}`
+			}
+			out = append(out, [2]string{m.Method, path})
 		}
 	}
 	// And the variants that read or write the store differently: streamed

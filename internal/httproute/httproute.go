@@ -22,6 +22,7 @@ const (
 	ResponsesSocket Op = "responses.socket"  // GET /v1/responses upgraded to a WebSocket
 	CompactResponse Op = "responses.compact" // POST /v1/responses/compact
 	ListRuns        Op = "runs.list"
+	StartRun        Op = "runs.start" // POST /runner/v1/runs
 	GetRun          Op = "runs.get"
 	CancelRun       Op = "runs.cancel"
 	RunEvents       Op = "runs.events"
@@ -100,7 +101,7 @@ var Table = []Route{
 	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public, ""},
 	{"/v1/responses/input_tokens", []Method{{"POST", InputTokens}}, LabelInputTokens, Public, ""},
 	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public, ""},
-	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs", []Method{{"GET", ListRuns}, {"POST", StartRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}/events", []Method{{"GET", RunEvents}}, LabelRunner, Native, ""},
