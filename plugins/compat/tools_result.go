@@ -2,6 +2,7 @@ package compat
 
 import (
 	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Tool calls in replies. The native result carries them as
@@ -38,15 +39,82 @@ func (r *resultInput) appendChatToolCalls(dst []byte) []byte {
 	return append(dst, ']')
 }
 
-// appendFunctionCallItems appends the function_call output items, each
-// preceded by a comma when comma is set or it is not the first.
-func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool) []byte {
+// appendFunctionCallItems appends the output items of the calls, each
+// preceded by a comma when comma is set or it is not the first: a
+// function_call, with its namespace when the function was offered inside
+// one, or a custom_tool_call when tools (the echo, as the client sent
+// them) offered a custom tool of that name.
+func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool, tools value) []byte {
 	msgID := r.MessageID.Str()
 	r.eachCall(func(i int, id, name, args value) {
 		if comma || i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = abi.AppendFunctionCallItem(dst, FunctionCallID(msgID, i), id.Str(), name.Str(), args.Str(), "completed")
+		itemID := FunctionCallID(msgID, i)
+		ns, custom := toolKind(tools, name)
+		if !custom && ns == "" {
+			dst = abi.AppendFunctionCallItem(dst, itemID, id.Str(), name.Str(), args.Str(), "completed")
+			return
+		}
+		dst = appendNamespacedCall(dst, itemID, id, name, args, ns, custom)
 	})
 	return dst
+}
+
+// appendNamespacedCall appends a call of a namespaced function or of a
+// custom tool, whose input is the input argument of the function it was
+// offered as (the whole arguments text when the model sent no such string).
+func appendNamespacedCall(dst []byte, itemID string, id, name, args, ns value, custom bool) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = guestjson.AppendString(dst, itemID)
+	if custom {
+		dst = append(dst, `,"type":"custom_tool_call","status":"completed","call_id":`...)
+	} else {
+		dst = append(dst, `,"type":"function_call","status":"completed","call_id":`...)
+	}
+	dst = appendString(dst, id)
+	if ns != "" {
+		dst = append(dst, `,"namespace":`...)
+		dst = append(dst, ns...)
+	}
+	dst = append(dst, `,"name":`...)
+	dst = appendString(dst, name)
+	if !custom {
+		dst = append(dst, `,"arguments":`...)
+		dst = appendString(dst, args)
+		return append(dst, '}')
+	}
+	dst = append(dst, `,"input":`...)
+	in := guestjson.Parse(guestjson.View([]byte(args.Str()))).Get("input")
+	if in.IsString() {
+		dst = guestjson.AppendCompact(dst, string(in))
+	} else {
+		dst = appendString(dst, args)
+	}
+	return append(dst, '}')
+}
+
+// toolKind finds the tool a call names among the client's tools: the
+// namespace it sits in (its JSON string, "" for none) and whether it is a
+// custom tool.
+func toolKind(tools, name value) (ns value, custom bool) {
+	n := name.Str()
+	tools.Elements(func(t value) bool {
+		typ := t.Get("type")
+		switch {
+		case typ.Is("namespace"):
+			t.Get("tools").Elements(func(it value) bool {
+				if it.Get("name").Is(n) {
+					ns, custom = t.Get("name"), it.Get("type").Is("custom")
+				}
+				return ns == ""
+			})
+			return ns == ""
+		case typ.Is("custom") && t.Get("name").Is(n):
+			custom = true
+			return false
+		}
+		return true
+	})
+	return ns, custom
 }

@@ -60,6 +60,11 @@ type Request struct {
 	Tools             []Tool     `json:"tools,omitempty"`
 	ToolChoice        ToolChoice `json:"tool_choice,omitzero"`
 	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
+	// WithheldTools are the client's hosted tools (web_search, mcp …) that
+	// the mapping did not offer to the model, because the agent cannot run
+	// them: recorded with the run, counted by the host, or refused by it
+	// (tools.hosted: refuse).
+	WithheldTools []WithheldTool `json:"withheld_tools,omitempty"`
 }
 
 // Usage counts tokens.

@@ -102,3 +102,10 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 	}
 	return errToolChoice
 }
+
+// WithheldTool is a hosted tool the client offered and the model was not:
+// its index in the client's tools and its type.
+type WithheldTool struct {
+	Index int    `json:"index"`
+	Type  string `json:"type"`
+}
