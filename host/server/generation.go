@@ -84,6 +84,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		d.Tracer = s.tracing.tracerOf()
+		d.Hosted = s.metrics.hosted(cfg)
 		for _, st := range []struct {
 			stage string
 			path  string

@@ -26,6 +26,14 @@ func TestMapToolKindsRequest(t *testing.T) {
 				"tool_choice":{"name":"apply_patch"},"withheld_tools":[{"index":2,"type":"web_search"},{"index":4,"type":"mcp"}]}`,
 		},
 		{
+			name: "a custom call and its output replayed",
+			body: `{"model":"service","tools":[{"type":"custom","name":"apply_patch"}],"input":[{"role":"user","content":"x"},
+				{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"a \"b\""},{"type":"custom_tool_call_output","call_id":"c1","output":"done"}]}`,
+			request: `{"input":[{"role":"user","content":"x"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"apply_patch","arguments":"{\"input\":\"a \\\"b\\\"\"}"}]},
+				{"role":"tool","content":"done","tool_call_id":"c1"}],
+				"tools":[{"name":"apply_patch","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false}}]}`,
+		},
+		{
 			name:    "only hosted tools: no tools offered",
 			body:    `{"model":"service","input":"x","tools":[{"type":"file_search","vector_store_ids":[]}]}`,
 			request: `{"input":[{"role":"user","content":"x"}],"withheld_tools":[{"index":0,"type":"file_search"}]}`,
