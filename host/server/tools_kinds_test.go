@@ -136,3 +136,39 @@ func TestNamespaceAndCustomToolsOpenAIGo(t *testing.T) {
 		t.Fatalf("custom result: %s", r.RawJSON())
 	}
 }
+
+// Streamed, the call items are framed in the client's shape too: the
+// namespaced call's items carry its namespace, the custom call streams
+// custom_tool_call items and its input events, and every done item is the
+// item response.completed lists.
+func TestNamespaceAndCustomToolsStreamed(t *testing.T) {
+	h := start(t, nil)
+	res := h.do("POST", "/v1/responses", `{"model":"service","stream":true,"input":"spawn_agent review apply_patch fix",`+kindsTools+`}`)
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, body(t, res))
+	}
+	var added, done []gjson.Result
+	var input, completed string
+	for _, ev := range readEvents(t, res.Body) {
+		d := gjson.Parse(ev.Data)
+		switch ev.Event {
+		case "response.output_item.added":
+			added = append(added, d.Get("item"))
+		case "response.output_item.done":
+			done = append(done, d.Get("item"))
+		case "response.custom_tool_call_input.done":
+			input = d.Get("input").Str
+		case "response.completed":
+			completed = d.Get("response.output").Raw
+		}
+	}
+	if len(added) != 2 || added[0].Get("namespace").Str != "multi_agent_v1" || added[1].Get("type").Str != "custom_tool_call" {
+		t.Fatalf("items added: %v", added)
+	}
+	if len(done) != 2 || input != "fix" || done[1].Get("input").Str != "fix" || done[0].Get("namespace").Str != "multi_agent_v1" {
+		t.Fatalf("items done %v, custom input %q", done, input)
+	}
+	if want := "[" + done[0].Raw + "," + done[1].Raw + "]"; completed != want {
+		t.Fatalf("response.completed output\n got: %s\nwant: %s", completed, want)
+	}
+}

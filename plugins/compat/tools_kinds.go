@@ -10,7 +10,9 @@ import (
 //
 //   - namespace {"name","description","tools":[function or custom…]}: each
 //     inner tool is offered under its own name, its description headed by
-//     the namespace's; a call of it comes back with "namespace" set.
+//     the namespace's; a call of it comes back with "namespace" set. The
+//     native tool keeps "namespace" (and "custom":true for a custom tool),
+//     for the host's stream framing.
 //   - custom {"name","description","format"}: free-form input, offered as a
 //     function of one string argument, input; a call of it comes back as a
 //     custom_tool_call whose input is that string. A grammar (format
@@ -33,9 +35,9 @@ func (o *toolOptions) appendResponsesTool(dst []byte, t value, i int) ([]byte, e
 	typ := t.Get("type")
 	switch {
 	case typ.Is("function"):
-		return o.appendFunction(dst, t, where, false, "")
+		return o.appendFunction(dst, t, where, false, "", "")
 	case typ.Is("custom"):
-		return o.appendCustom(dst, t, where, "")
+		return o.appendCustom(dst, t, where, "", "")
 	case typ.Is("namespace"):
 		return o.appendNamespace(dst, t, where)
 	case !typ.IsString() || typ == `""`:
@@ -73,9 +75,9 @@ func (o *toolOptions) appendNamespace(dst []byte, t value, where string) ([]byte
 		w := indexed(where+".tools", j)
 		j++
 		if it.Get("type").Is("custom") {
-			dst, err = o.appendCustom(dst, it, w, string(head))
+			dst, err = o.appendCustom(dst, it, w, name.Str(), string(head))
 		} else {
-			dst, err = o.appendFunction(dst, it, w, false, string(head))
+			dst, err = o.appendFunction(dst, it, w, false, name.Str(), string(head))
 		}
 		return err == nil
 	})
@@ -86,7 +88,7 @@ func (o *toolOptions) appendNamespace(dst []byte, t value, where string) ([]byte
 }
 
 // appendCustom appends a custom tool as a function of one string argument.
-func (o *toolOptions) appendCustom(dst []byte, t value, where, nsDesc string) ([]byte, error) {
+func (o *toolOptions) appendCustom(dst []byte, t value, where, ns, nsDesc string) ([]byte, error) {
 	name, desc, format := t.Get("name"), t.Get("description"), t.Get("format")
 	n := name.Str()
 	if !name.IsString() || !validSchemaName(n) {
@@ -117,7 +119,19 @@ func (o *toolOptions) appendCustom(dst []byte, t value, where, nsDesc string) ([
 	dst = append(dst, `,"parameters":{"type":"object","properties":{"input":{"type":"string","description":"`...)
 	dst = append(dst, `The tool's free-form input.`...)
 	dst = append(dst, grammar...)
-	return append(dst, `"}},"required":["input"],"additionalProperties":false}}`...), nil
+	dst = append(dst, `"}},"required":["input"],"additionalProperties":false},"custom":true`...)
+	return appendNamespace(dst, ns), nil
+}
+
+// appendNamespace closes a native tool, naming the namespace it was offered
+// in (ns needs no escaping: checked by validSchemaName).
+func appendNamespace(dst []byte, ns string) []byte {
+	if ns != "" {
+		dst = append(dst, `,"namespace":"`...)
+		dst = append(dst, ns...)
+		dst = append(dst, '"')
+	}
+	return append(dst, '}')
 }
 
 // customGrammar checks a custom tool's format and returns the JSON-escaped

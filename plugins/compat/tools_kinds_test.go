@@ -20,9 +20,9 @@ func TestMapToolKindsRequest(t *testing.T) {
 				{"type":"custom","name":"apply_patch","description":"Patch.","format":{"type":"grammar","syntax":"lark","definition":"start: \"*\""}},
 				{"type":"mcp","server_label":"s"}],"tool_choice":{"type":"custom","name":"apply_patch"}}`,
 			request: `{"input":[{"role":"user","content":"x"}],"tools":[{"name":"shell","parameters":{"type":"object"}},
-				{"name":"spawn_agent","description":"multi_agent_v1: Sub \"agents\"\n\nSpawn."},
-				{"name":"note","description":"multi_agent_v1: Sub \"agents\"\n\n","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false}},
-				{"name":"apply_patch","description":"Patch.","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input. It must match this lark grammar:\nstart: \"*\""}},"required":["input"],"additionalProperties":false}}],
+				{"name":"spawn_agent","description":"multi_agent_v1: Sub \"agents\"\n\nSpawn.","namespace":"multi_agent_v1"},
+				{"name":"note","description":"multi_agent_v1: Sub \"agents\"\n\n","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false},"custom":true,"namespace":"multi_agent_v1"},
+				{"name":"apply_patch","description":"Patch.","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input. It must match this lark grammar:\nstart: \"*\""}},"required":["input"],"additionalProperties":false},"custom":true}],
 				"tool_choice":{"name":"apply_patch"},"withheld_tools":[{"index":2,"type":"web_search"},{"index":4,"type":"mcp"}]}`,
 		},
 		{
@@ -31,7 +31,7 @@ func TestMapToolKindsRequest(t *testing.T) {
 				{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"a \"b\""},{"type":"custom_tool_call_output","call_id":"c1","output":"done"}]}`,
 			request: `{"input":[{"role":"user","content":"x"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"apply_patch","arguments":"{\"input\":\"a \\\"b\\\"\"}"}]},
 				{"role":"tool","content":"done","tool_call_id":"c1"}],
-				"tools":[{"name":"apply_patch","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false}}]}`,
+				"tools":[{"name":"apply_patch","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false},"custom":true}]}`,
 		},
 		{
 			name:    "only hosted tools: no tools offered",

@@ -48,7 +48,7 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 		b = append(b, '[')
 		tools.Elements(func(t value) bool {
 			if chat {
-				b, err = o.appendFunction(b, t, indexed("tools", i), true, "")
+				b, err = o.appendFunction(b, t, indexed("tools", i), true, "", "")
 			} else {
 				b, err = o.appendResponsesTool(b, t, i)
 			}
@@ -75,9 +75,9 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 
 // appendFunction appends function tool t (tools[i], or a namespace's
 // tools[i].tools[j], as where names it) in native form and records its
-// name. On chat the function's fields sit in its function member; nsDesc, when set, heads the description: the model sees the namespace's
+// name. On chat the function's fields sit in its function member; ns and nsDesc, when set, heads the description: the model sees the namespace's
 // purpose with each of its functions.
-func (o *toolOptions) appendFunction(dst []byte, t value, where string, chat bool, nsDesc string) ([]byte, error) {
+func (o *toolOptions) appendFunction(dst []byte, t value, where string, chat bool, ns, nsDesc string) ([]byte, error) {
 	if !t.IsObject() {
 		return dst, invalid(where, "each tool must be an object with a type")
 	}
@@ -97,7 +97,7 @@ func (o *toolOptions) appendFunction(dst []byte, t value, where string, chat boo
 	if len(o.names) > 0 {
 		dst = append(dst, ',')
 	}
-	dst, name, err := appendTool(dst, fn, where, nsDesc)
+	dst, name, err := appendTool(dst, fn, where, ns, nsDesc)
 	if err == nil {
 		err = o.add(name, where)
 	}
@@ -116,8 +116,9 @@ func (o *toolOptions) add(name, where string) error {
 	return nil
 }
 
-// appendTool appends the function fn in native form and returns its name.
-func appendTool(dst []byte, fn value, where, nsDesc string) ([]byte, string, error) {
+// appendTool appends the function fn in native form and returns its name;
+// ns is the namespace it was offered in, if any.
+func appendTool(dst []byte, fn value, where, ns, nsDesc string) ([]byte, string, error) {
 	var name, desc, params, strict value
 	fn.Members(func(k, v value) bool {
 		switch {
@@ -162,7 +163,7 @@ func appendTool(dst []byte, fn value, where, nsDesc string) ([]byte, string, err
 	if s {
 		dst = append(dst, `,"strict":true`...)
 	}
-	return append(dst, '}'), n, nil
+	return appendNamespace(dst, ns), n, nil
 }
 
 // readToolChoice returns the native tool_choice ("" for auto). A named

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"github.com/runedge/runedge/plugins/abi"
-	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // Tool calls in replies. The native result carries them as
@@ -50,48 +49,11 @@ func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool, tools valu
 		if comma || i > 0 {
 			dst = append(dst, ',')
 		}
-		itemID := FunctionCallID(msgID, i)
 		ns, custom := toolKind(tools, name)
-		if !custom && ns == "" {
-			dst = abi.AppendFunctionCallItem(dst, itemID, id.Str(), name.Str(), args.Str(), "completed")
-			return
-		}
-		dst = appendNamespacedCall(dst, itemID, id, name, args, ns, custom)
+		dst = abi.AppendCallItem(dst, abi.CallItem{ItemID: FunctionCallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
+			Name: name.Str(), Arguments: args.Str(), Status: "completed", Custom: custom})
 	})
 	return dst
-}
-
-// appendNamespacedCall appends a call of a namespaced function or of a
-// custom tool, whose input is the input argument of the function it was
-// offered as (the whole arguments text when the model sent no such string).
-func appendNamespacedCall(dst []byte, itemID string, id, name, args, ns value, custom bool) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = guestjson.AppendString(dst, itemID)
-	if custom {
-		dst = append(dst, `,"type":"custom_tool_call","status":"completed","call_id":`...)
-	} else {
-		dst = append(dst, `,"type":"function_call","status":"completed","call_id":`...)
-	}
-	dst = appendString(dst, id)
-	if ns != "" {
-		dst = append(dst, `,"namespace":`...)
-		dst = append(dst, ns...)
-	}
-	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, name)
-	if !custom {
-		dst = append(dst, `,"arguments":`...)
-		dst = appendString(dst, args)
-		return append(dst, '}')
-	}
-	dst = append(dst, `,"input":`...)
-	in := guestjson.Parse(guestjson.View([]byte(args.Str()))).Get("input")
-	if in.IsString() {
-		dst = guestjson.AppendCompact(dst, string(in))
-	} else {
-		dst = appendString(dst, args)
-	}
-	return append(dst, '}')
 }
 
 // toolKind finds the tool a call names among the client's tools: the
