@@ -29,7 +29,11 @@ func (s *Server) routes() http.Handler {
 			m[rm.Method] = h
 		}
 		if len(m) > 0 {
-			mux.Handle(rt.Pattern, m)
+			var h http.Handler = m
+			if rt.Upgrade != "" {
+				h = upgradable(s.handlerOf(rt.Upgrade), m)
+			}
+			mux.Handle(rt.Pattern, h)
 		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +52,8 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.chain(filters.ChatCompletions)
 	case httproute.Responses:
 		return s.chain(filters.Responses)
+	case httproute.ResponsesSocket:
+		return s.socket
 	case httproute.ListRuns, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
 		return s.nativeChain(op)
 	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse:
