@@ -61,6 +61,9 @@ type Deps struct {
 	// SSEKeepalive is the silence after which a stream sends a comment
 	// (0: never).
 	SSEKeepalive time.Duration
+	// Hosted is what map-request does with withheld hosted tools
+	// (tools.hosted).
+	Hosted mapping.Hosted
 	// Tracer, when set, makes each stage a span (filters.Traced); nil
 	// (tracing off) builds the chain without any wrapper.
 	Tracer trace.Tracer
@@ -105,7 +108,10 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 		case "model":
 			st = model.New()
 		case "map-request":
-			st, err = mapping.New(d.Plugins.Request)
+			var m *mapping.Mapping
+			if m, err = mapping.New(d.Plugins.Request); err == nil {
+				st = m.WithHosted(d.Hosted)
+			}
 		case "compact-input":
 			st = compaction.Input{}
 		case "compaction":

@@ -27,14 +27,39 @@ func (s *ChatStream) AppendToolCall(dst []byte, index int, id, name, arguments s
 	return append(dst, `}}]`+chunkOpen...)
 }
 
-// AppendFunctionCallAdded appends response.output_item.added for a
-// function_call item, in progress with no arguments yet.
-func (s *ResponseStream) AppendFunctionCallAdded(dst []byte, seq, outputIndex int, itemID, callID, name string) []byte {
+// AppendCallAdded appends response.output_item.added for a call item (a
+// function_call, namespaced or not, or a custom_tool_call), in progress
+// with no arguments or input yet.
+func (s *ResponseStream) AppendCallAdded(dst []byte, seq, outputIndex int, c abi.CallItem) []byte {
 	dst = head(dst, "response.output_item.added", seq)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
-	dst = abi.AppendFunctionCallItem(dst, itemID, callID, name, "", "in_progress")
+	c.Arguments, c.Status = "", "in_progress"
+	dst = abi.AppendCallItem(dst, c)
+	return append(dst, '}')
+}
+
+// AppendCustomInput appends response.custom_tool_call_input.delta (done
+// false) or .done (done true) with the whole input: a custom call's input is
+// the input argument of the function it was offered as, known once the
+// arguments are complete, so it is sent in one piece.
+func (s *ResponseStream) AppendCustomInput(dst []byte, seq, outputIndex int, itemID, input string, done bool) []byte {
+	if done {
+		dst = head(dst, "response.custom_tool_call_input.done", seq)
+	} else {
+		dst = head(dst, "response.custom_tool_call_input.delta", seq)
+	}
+	dst = append(dst, `,"item_id":`...)
+	dst = guestjson.AppendString(dst, itemID)
+	dst = append(dst, `,"output_index":`...)
+	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
+	if done {
+		dst = append(dst, `,"input":`...)
+	} else {
+		dst = append(dst, `,"delta":`...)
+	}
+	dst = guestjson.AppendString(dst, input)
 	return append(dst, '}')
 }
 
@@ -65,13 +90,14 @@ func (s *ResponseStream) AppendArgumentsDone(dst []byte, seq, outputIndex int, i
 	return append(dst, '}')
 }
 
-// AppendFunctionCallDone appends response.output_item.done for a completed
-// function_call item.
-func (s *ResponseStream) AppendFunctionCallDone(dst []byte, seq, outputIndex int, itemID, callID, name, arguments string) []byte {
+// AppendCallDone appends response.output_item.done for a completed call
+// item.
+func (s *ResponseStream) AppendCallDone(dst []byte, seq, outputIndex int, c abi.CallItem) []byte {
 	dst = head(dst, "response.output_item.done", seq)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
-	dst = abi.AppendFunctionCallItem(dst, itemID, callID, name, arguments, "completed")
+	c.Status = "completed"
+	dst = abi.AppendCallItem(dst, c)
 	return append(dst, '}')
 }

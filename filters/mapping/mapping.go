@@ -18,6 +18,7 @@ import (
 // Mapping is the map-request stage.
 type Mapping struct {
 	plugin filters.Mapper
+	hosted Hosted
 }
 
 var _ filters.Stage = (*Mapping)(nil)
@@ -29,6 +30,12 @@ func New(p filters.Mapper) (*Mapping, error) {
 		return nil, fmt.Errorf("map-request: plugin %s does not export map_request", p.Name())
 	}
 	return &Mapping{plugin: p}, nil
+}
+
+// WithHosted sets what the stage does with withheld hosted tools.
+func (m *Mapping) WithHosted(h Hosted) *Mapping {
+	m.hosted = h
+	return m
 }
 
 // Name implements filters.Stage.
@@ -54,6 +61,9 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 		return filters.PluginOutputError(m.plugin.Name(), runtime.MapRequest, err)
 	}
 	if err := checkSchemaDepth(x, o.Request.OutputSchema); err != nil {
+		return err
+	}
+	if err := m.hosted.check(o.Request.WithheldTools); err != nil {
 		return err
 	}
 	x.Native = o.Request

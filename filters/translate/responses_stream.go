@@ -36,12 +36,14 @@ type responseEvents struct {
 	calls    []callItem
 }
 
-// callItem is a function_call item being streamed.
+// callItem is a call item being streamed: a function_call, or a
+// custom_tool_call when the native tool says the client offered a custom
+// tool (its input is sent whole when the arguments are complete).
 type callItem struct {
-	itemID, callID, name string
-	output               int
-	args                 strings.Builder
-	open                 bool
+	item   abi.CallItem
+	output int
+	args   strings.Builder
+	open   bool
 }
 
 // send and buffer queue an event without flushing: the stream loop
@@ -123,11 +125,12 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 			e.calls = append(e.calls, callItem{})
 		}
 		c := &e.calls[d.Index]
-		c.itemID, c.callID, c.name = abi.FunctionCallID(e.ids.message, d.Index), d.ID, d.Name
+		c.item = abi.CallItem{ItemID: abi.FunctionCallID(e.ids.message, d.Index), CallID: d.ID, Name: d.Name}
+		c.item.Namespace, c.item.Custom = e.toolKind(d.Name)
 		c.output, c.open = e.outputs, true
 		e.outputs++
 		if err := e.send("response.output_item.added",
-			e.rs.AppendFunctionCallAdded(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, c.callID, c.name)); err != nil {
+			e.rs.AppendCallAdded(e.buf[:0], e.out.nextSeq(), c.output, c.item)); err != nil {
 			return err
 		}
 	}
@@ -136,8 +139,11 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 		return nil
 	}
 	c.args.WriteString(d.Arguments)
+	if c.item.Custom {
+		return nil // sent whole by closeCalls
+	}
 	return e.buffer("response.function_call_arguments.delta",
-		e.rs.AppendArgumentsDelta(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, d.Arguments))
+		e.rs.AppendArgumentsDelta(e.buf[:0], e.out.nextSeq(), c.output, c.item.ItemID, d.Arguments))
 }
 
 // closeCalls sends the done events of the calls still open.
@@ -148,17 +154,43 @@ func (e *responseEvents) closeCalls() error {
 			continue
 		}
 		c.open = false
-		args := c.args.String()
-		if err := e.send("response.function_call_arguments.done",
-			e.rs.AppendArgumentsDone(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, c.name, args)); err != nil {
+		c.item.Arguments = c.args.String()
+		if err := e.closeArguments(c); err != nil {
 			return err
 		}
 		if err := e.send("response.output_item.done",
-			e.rs.AppendFunctionCallDone(e.buf[:0], e.out.nextSeq(), c.output, c.itemID, c.callID, c.name, args)); err != nil {
+			e.rs.AppendCallDone(e.buf[:0], e.out.nextSeq(), c.output, c.item)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// closeArguments sends the event that ends a call's arguments: for a
+// custom call, its whole input (a delta, then done).
+func (e *responseEvents) closeArguments(c *callItem) error {
+	if !c.item.Custom {
+		return e.send("response.function_call_arguments.done",
+			e.rs.AppendArgumentsDone(e.buf[:0], e.out.nextSeq(), c.output, c.item.ItemID, c.item.Name, c.item.Arguments))
+	}
+	input := abi.CustomInput(c.item.Arguments)
+	if err := e.send("response.custom_tool_call_input.delta",
+		e.rs.AppendCustomInput(e.buf[:0], e.out.nextSeq(), c.output, c.item.ItemID, input, false)); err != nil {
+		return err
+	}
+	return e.send("response.custom_tool_call_input.done",
+		e.rs.AppendCustomInput(e.buf[:0], e.out.nextSeq(), c.output, c.item.ItemID, input, true))
+}
+
+// toolKind reports how the client offered the tool name (the native
+// request's tools): its namespace, and whether it is a custom tool.
+func (e *responseEvents) toolKind(name string) (string, bool) {
+	for _, t := range e.x.Native.Tools {
+		if t.Name == name {
+			return t.Namespace, t.Custom
+		}
+	}
+	return "", false
 }
 
 // finish closes what is open and sends the terminal event with final, the

@@ -22,6 +22,7 @@ type Config struct {
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
+	Tools    Tools            `yaml:"tools"`   // see tools.go
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go

@@ -66,6 +66,7 @@ func (c *Config) applyDefaults() {
 	if c.Actors.Missing == "" {
 		c.Actors.Missing = "token"
 	}
+	c.Tools.applyDefaults()
 	if c.Actors.DefaultTenant == "" {
 		c.Actors.DefaultTenant = "default"
 	}

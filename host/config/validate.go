@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	if c.Actors.Missing != "token" && c.Actors.Missing != "require" {
 		bad("actors.missing", "want token or require, got %q", c.Actors.Missing)
 	}
+	c.Tools.validate(bad)
 	if !tenantRE.MatchString(c.Actors.DefaultTenant) {
 		bad("actors.default_tenant", "%q is not a tenant id", c.Actors.DefaultTenant)
 	}

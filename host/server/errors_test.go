@@ -56,7 +56,7 @@ func TestRefusalsCreateNoRun(t *testing.T) {
 		{"invalid json", "POST", chat, `{"model":`, nil, 400, "invalid_request_error", "invalid_body", ""},
 		{"bad shape", "POST", chat, `{"model":"service","messages":[{"role":"wizard","content":"x"}]}`, nil, 400, "invalid_request_error", "invalid_body", "messages[0].role"},
 		{"bad responses input item", "POST", "/v1/responses", `{"model":"service","input":[{"type":"function_call"}]}`, nil, 400, "invalid_request_error", "invalid_body", "input[0].call_id"},
-		{"built-in tool", "POST", "/v1/responses", `{"model":"service","input":"x","tools":[{"type":"web_search"}]}`, nil, 400, "invalid_request_error", "unsupported_parameter", "tools[0].type"},
+		{"forced hosted tool", "POST", "/v1/responses", `{"model":"service","input":"x","tools":[{"type":"web_search"}],"tool_choice":{"type":"web_search"}}`, nil, 400, "invalid_request_error", "unsupported_parameter", "tool_choice"},
 		{"custom chat tool", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"x"}],"tools":[{"type":"custom","custom":{"name":"f"}}]}`, nil, 400, "invalid_request_error", "unsupported_parameter", "tools[0].type"},
 		{"tool schema", "POST", chat, `{"model":"service","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"nonsense"}}}]}`, nil, 400, "invalid_request_error", "invalid_body", "tools[0].function.parameters"},
 		{"tool schema responses", "POST", "/v1/responses", `{"model":"service","input":"x","tools":[{"type":"function","name":"f"},{"type":"function","name":"g","parameters":{"type":"object","properties":{"a":{"minimum":"x"}}}}]}`, nil, 400, "invalid_request_error", "invalid_body", "tools[1].parameters"},

@@ -47,6 +47,8 @@ type metrics struct {
 	storeWrite  *prometheus.HistogramVec // op
 	storeCommit prometheus.Histogram
 	storeBatch  prometheus.Histogram
+
+	withheld *prometheus.CounterVec // type (toolmetrics.go)
 }
 
 // Bucket boundaries: the GenAI conventions' advice, with finer steps below
@@ -122,6 +124,7 @@ func newMetrics(tenantLabel bool) *metrics {
 		m.storeWrite, m.storeCommit, m.storeBatch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.plugins = runtime.NewMetrics(m.reg)
+	m.withheld = newWithheldCounter(m.reg)
 	return m
 }
 

@@ -275,17 +275,54 @@ func FunctionCallID(messageID string, i int) string {
 // responses mapping (the final Response) both write the item with it, so
 // the two spell it alike.
 func AppendFunctionCallItem(dst []byte, itemID, callID, name, arguments, status string) []byte {
+	return AppendCallItem(dst, CallItem{ItemID: itemID, CallID: callID, Name: name, Arguments: arguments, Status: status})
+}
+
+// CallItem is a tool call output item: a function_call (with its namespace
+// when the function was offered inside one) or, for a custom tool, a
+// custom_tool_call whose input is the input argument of the function it
+// was offered as (see CustomInput).
+type CallItem struct {
+	ItemID, CallID, Namespace, Name, Arguments, Status string
+	Custom                                             bool
+}
+
+// AppendCallItem appends c as a Response shows it.
+func AppendCallItem(dst []byte, c CallItem) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = guestjson.AppendString(dst, itemID)
-	dst = append(dst, `,"type":"function_call","status":`...)
-	dst = guestjson.AppendString(dst, status)
+	dst = guestjson.AppendString(dst, c.ItemID)
+	if c.Custom {
+		dst = append(dst, `,"type":"custom_tool_call","status":`...)
+	} else {
+		dst = append(dst, `,"type":"function_call","status":`...)
+	}
+	dst = guestjson.AppendString(dst, c.Status)
 	dst = append(dst, `,"call_id":`...)
-	dst = guestjson.AppendString(dst, callID)
+	dst = guestjson.AppendString(dst, c.CallID)
+	if c.Namespace != "" {
+		dst = append(dst, `,"namespace":`...)
+		dst = guestjson.AppendString(dst, c.Namespace)
+	}
 	dst = append(dst, `,"name":`...)
-	dst = guestjson.AppendString(dst, name)
-	dst = append(dst, `,"arguments":`...)
-	dst = guestjson.AppendString(dst, arguments)
+	dst = guestjson.AppendString(dst, c.Name)
+	if c.Custom {
+		dst = append(dst, `,"input":`...)
+		dst = guestjson.AppendString(dst, CustomInput(c.Arguments))
+	} else {
+		dst = append(dst, `,"arguments":`...)
+		dst = guestjson.AppendString(dst, c.Arguments)
+	}
 	return append(dst, '}')
+}
+
+// CustomInput is a custom tool call's input: the string argument input of
+// the function the tool was offered as, or the whole arguments text when
+// the model sent no such string.
+func CustomInput(arguments string) string {
+	if in := guestjson.Parse(guestjson.View([]byte(arguments))).Get("input"); in.IsString() {
+		return in.Str()
+	}
+	return arguments
 }
 
 // AppendChatUsage appends a chat.completion usage object. The host's stream

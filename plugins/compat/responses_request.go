@@ -172,7 +172,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 	if !item.IsObject() {
 		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content, callID, name, args, output, id, enc value
+	var typ, role, content, callID, name, args, output, id, enc, input value
 	item.Members(func(k, v value) bool {
 		switch {
 		case k.Is("type"):
@@ -193,10 +193,19 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			id = v
 		case k.Is("encrypted_content"):
 			enc = v
+		case k.Is("input"):
+			input = v
 		}
 		return true
 	})
 	where := indexed("input", i)
+	if typ.Is("custom_tool_call") {
+		var err error
+		if args, err = customArguments(input, where+".input"); err != nil {
+			return dst, inCalls, err
+		}
+		typ = `"function_call"`
+	}
 	if typ.Is("function_call") {
 		switch {
 		case inCalls:
@@ -215,7 +224,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 	if i > 0 {
 		dst = append(dst, ',')
 	}
-	if typ.Is("function_call_output") {
+	if typ.Is("function_call_output") || typ.Is("custom_tool_call_output") {
 		dst, err := appendCallOutput(dst, callID, output, where)
 		return dst, false, err
 	}
@@ -233,7 +242,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 		return dst, false, err
 	}
 	if !typ.IsNull() && !typ.Is("message") {
-		return dst, false, invalid(where+".type", "only message, item_reference, function_call, function_call_output, compaction and compaction_trigger input items are supported")
+		return dst, false, invalid(where+".type", "only message, item_reference, function_call, function_call_output, custom_tool_call, custom_tool_call_output, compaction and compaction_trigger input items are supported")
 	}
 	dst, err := appendInputMessage(dst, role, content, i)
 	return dst, false, err

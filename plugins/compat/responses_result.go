@@ -128,7 +128,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 			out = r.appendText(out)
 			out = append(out, outputTextTail...)
 		}
-		out = r.appendFunctionCallItems(out, message)
+		out = r.appendFunctionCallItems(out, message, e.tools)
 	}
 	// output_text is the text of the message items, which clients that
 	// read the wire (and the service's contract) rely on.

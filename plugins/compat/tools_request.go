@@ -11,10 +11,9 @@ import "github.com/runedge/runedge/plugins/guestjson"
 //	"tool_choice":"none"|"required"|{"name":"…"},   (left out for auto)
 //	"parallel_tool_calls":true|false                 (left out when not sent)
 //
-// Anything but a function tool (web_search, file_search, code_interpreter,
-// computer_use, mcp, image_generation, local_shell, custom tools …) is
-// refused with unsupported_parameter naming tools[i].type: runedge cannot run
-// them, and ignoring them would answer a different question than was asked.
+// On chat, anything but a function tool is refused with unsupported_parameter
+// naming tools[i].type. On responses, namespace and custom tools become
+// function tools and hosted tools are withheld (tools_kinds.go).
 
 // CodeUnsupportedParameter is the OpenAI error code for a parameter that
 // would change the answer but is not supported.
@@ -30,6 +29,9 @@ type toolOptions struct {
 	names    []string
 	choice   string // native tool_choice JSON, "" for auto
 	parallel value  // the client's parallel_tool_calls, when a boolean
+	// withheld are the hosted tools not offered to the model, in
+	// native form: {"index":i,"type":"…"}, comma-separated.
+	withheld []byte
 }
 
 // readTools reads tools, tool_choice and parallel_tool_calls. chat selects
@@ -45,19 +47,18 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 		b := make([]byte, 0, len(tools)+16)
 		b = append(b, '[')
 		tools.Elements(func(t value) bool {
-			if i > 0 {
-				b = append(b, ',')
+			if chat {
+				b, err = o.appendFunction(b, t, indexed("tools", i), true, "", "")
+			} else {
+				b, err = o.appendResponsesTool(b, t, i)
 			}
-			var name string
-			b, name, err = appendTool(b, t, i, chat)
-			o.names = append(o.names, name)
 			i++
 			return err == nil
 		})
 		if err != nil {
 			return o, err
 		}
-		if i > 0 {
+		if len(o.names) > 0 {
 			o.tools = append(b, ']')
 		}
 	}
@@ -72,24 +73,52 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 	return o, err
 }
 
-// appendTool appends tool i in native form and returns its name.
-func appendTool(dst []byte, t value, i int, chat bool) ([]byte, string, error) {
+// appendFunction appends function tool t (tools[i], or a namespace's
+// tools[i].tools[j], as where names it) in native form and records its
+// name. On chat the function's fields sit in its function member; ns and nsDesc, when set, heads the description: the model sees the namespace's
+// purpose with each of its functions.
+func (o *toolOptions) appendFunction(dst []byte, t value, where string, chat bool, ns, nsDesc string) ([]byte, error) {
 	if !t.IsObject() {
-		return dst, "", invalid(indexed("tools", i), "each tool must be an object with a type")
+		return dst, invalid(where, "each tool must be an object with a type")
 	}
 	typ := t.Get("type")
 	if !typ.Is("function") {
-		return dst, "", unsupported(indexed("tools", i)+".type",
-			"only function tools are supported: built-in tools (web_search, file_search, code_interpreter, computer_use, mcp, image_generation, local_shell …) and custom tools are not")
+		return dst, unsupported(where+".type",
+			"only function tools are supported here: built-in tools (web_search, file_search, code_interpreter, computer_use, mcp, image_generation, local_shell …) and custom tools are not")
 	}
-	fn, where := t, indexed("tools", i)
+	fn := t
 	if chat {
 		where += ".function"
 		fn = t.Get("function")
 		if !fn.IsObject() {
-			return dst, "", invalid(where, where+" must be an object with a name")
+			return dst, invalid(where, where+" must be an object with a name")
 		}
 	}
+	if len(o.names) > 0 {
+		dst = append(dst, ',')
+	}
+	dst, name, err := appendTool(dst, fn, where, ns, nsDesc)
+	if err == nil {
+		err = o.add(name, where)
+	}
+	return dst, err
+}
+
+// add records an offered native name; two tools of one name (a namespace's
+// function and a top-level one, say) could not be told apart in a call.
+func (o *toolOptions) add(name, where string) error {
+	for _, n := range o.names {
+		if n == name {
+			return invalid(where+".name", where+".name "+name+" is offered twice: tool names must be unique, namespaced ones included")
+		}
+	}
+	o.names = append(o.names, name)
+	return nil
+}
+
+// appendTool appends the function fn in native form and returns its name;
+// ns is the namespace it was offered in, if any.
+func appendTool(dst []byte, fn value, where, ns, nsDesc string) ([]byte, string, error) {
 	var name, desc, params, strict value
 	fn.Members(func(k, v value) bool {
 		switch {
@@ -121,8 +150,9 @@ func appendTool(dst []byte, t value, i int, chat bool) ([]byte, string, error) {
 	dst = append(dst, `{"name":"`...)
 	dst = append(dst, n...) // checked: needs no escaping
 	dst = append(dst, '"')
-	if desc.IsString() {
+	if desc.IsString() || nsDesc != "" {
 		dst = append(dst, `,"description":"`...)
+		dst = append(dst, nsDesc...) // escaped by the caller
 		dst = guestjson.AppendStringValue(dst, desc)
 		dst = append(dst, '"')
 	}
@@ -133,7 +163,7 @@ func appendTool(dst []byte, t value, i int, chat bool) ([]byte, string, error) {
 	if s {
 		dst = append(dst, `,"strict":true`...)
 	}
-	return append(dst, '}'), n, nil
+	return appendNamespace(dst, ns), n, nil
 }
 
 // readToolChoice returns the native tool_choice ("" for auto). A named
@@ -153,8 +183,11 @@ func readToolChoice(c value, names []string, chat bool) (string, error) {
 	case !c.IsObject():
 		return "", invalid("tool_choice", `tool_choice must be "auto", "none", "required" or a function to call`)
 	}
-	if !c.Get("type").Is("function") {
-		return "", unsupported("tool_choice", "tool_choice can only name a function tool: allowed_tools, built-in and custom tools are not supported")
+	if typ := c.Get("type"); !typ.Is("function") && (chat || !typ.Is("custom")) {
+		if !chat && hostedChoice(typ) {
+			return "", unsupported("tool_choice", "tool_choice forces the hosted tool "+typ.Str()+", which this service cannot run")
+		}
+		return "", unsupported("tool_choice", "tool_choice can only name a function or custom tool: allowed_tools and built-in tools are not supported")
 	}
 	name, param := c.Get("name"), "tool_choice.name"
 	if chat {
@@ -185,6 +218,11 @@ func (o *toolOptions) appendTo(dst []byte) []byte {
 	if o.parallel != "" {
 		dst = append(dst, `,"parallel_tool_calls":`...)
 		dst = append(dst, o.parallel...)
+	}
+	if o.withheld != nil {
+		dst = append(dst, `,"withheld_tools":[`...)
+		dst = append(dst, o.withheld...)
+		dst = append(dst, ']')
 	}
 	return dst
 }

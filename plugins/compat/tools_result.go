@@ -38,15 +38,45 @@ func (r *resultInput) appendChatToolCalls(dst []byte) []byte {
 	return append(dst, ']')
 }
 
-// appendFunctionCallItems appends the function_call output items, each
-// preceded by a comma when comma is set or it is not the first.
-func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool) []byte {
+// appendFunctionCallItems appends the output items of the calls, each
+// preceded by a comma when comma is set or it is not the first: a
+// function_call, with its namespace when the function was offered inside
+// one, or a custom_tool_call when tools (the echo, as the client sent
+// them) offered a custom tool of that name.
+func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool, tools value) []byte {
 	msgID := r.MessageID.Str()
 	r.eachCall(func(i int, id, name, args value) {
 		if comma || i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = abi.AppendFunctionCallItem(dst, FunctionCallID(msgID, i), id.Str(), name.Str(), args.Str(), "completed")
+		ns, custom := toolKind(tools, name)
+		dst = abi.AppendCallItem(dst, abi.CallItem{ItemID: FunctionCallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
+			Name: name.Str(), Arguments: args.Str(), Status: "completed", Custom: custom})
 	})
 	return dst
+}
+
+// toolKind finds the tool a call names among the client's tools: the
+// namespace it sits in (its JSON string, "" for none) and whether it is a
+// custom tool.
+func toolKind(tools, name value) (ns value, custom bool) {
+	n := name.Str()
+	tools.Elements(func(t value) bool {
+		typ := t.Get("type")
+		switch {
+		case typ.Is("namespace"):
+			t.Get("tools").Elements(func(it value) bool {
+				if it.Get("name").Is(n) {
+					ns, custom = t.Get("name"), it.Get("type").Is("custom")
+				}
+				return ns == ""
+			})
+			return ns == ""
+		case typ.Is("custom") && t.Get("name").Is(n):
+			custom = true
+			return false
+		}
+		return true
+	})
+	return ns, custom
 }

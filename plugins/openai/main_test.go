@@ -80,7 +80,7 @@ func TestPluginReportsClientErrors(t *testing.T) {
 "]}}`, "stop", "unsupported_parameter"},
 		{`{"endpoint":"chat.completions","body":{"model":"service","messages":[{"role":"user","content":"x"}],"temperature":"hot"}}`, "temperature", "invalid_body"},
 		{`{"endpoint":"responses","body":{"model":"service","input":[{"type":"function_call_output","output":"1"}]}}`, "input[0].call_id", "invalid_body"},
-		{`{"endpoint":"responses","body":{"model":"service","input":"x","tools":[{"type":"web_search"}]}}`, "tools[0].type", "unsupported_parameter"},
+		{`{"endpoint":"responses","body":{"model":"service","input":"x","tools":[{"type":"web_search"}],"tool_choice":{"type":"web_search"}}}`, "tool_choice", "unsupported_parameter"},
 	} {
 		_, err := p.Call(context.Background(), runtime.MapRequest, []byte(c.in))
 		var ie *runtime.InputError

@@ -68,6 +68,11 @@ type Request struct {
 	// client gave them (Responses: reasoning.effort, prompt_cache_key,
 	// safety_identifier, service_tier, user).
 	Upstream Upstream `json:"upstream,omitzero"`
+	// WithheldTools are the client's hosted tools (web_search, mcp …) that
+	// the mapping did not offer to the model, because the agent cannot run
+	// them: recorded with the run, counted by the host, or refused by it
+	// (tools.hosted: refuse).
+	WithheldTools []WithheldTool `json:"withheld_tools,omitempty"`
 }
 
 // Upstream is what a provider passes on to a model upstream unchanged. A

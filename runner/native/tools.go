@@ -21,6 +21,13 @@ type Tool struct {
 	Parameters json.RawMessage `json:"parameters,omitempty"`
 	// Strict asks for arguments that match Parameters exactly.
 	Strict bool `json:"strict,omitempty"`
+	// Namespace and Custom say how a Responses client offered the tool: a
+	// function inside that namespace, or a custom tool (free-form input,
+	// offered as a function of one string argument, input). The model sees
+	// only the function; the host frames streamed calls in the client's
+	// shape with them.
+	Namespace string `json:"namespace,omitempty"`
+	Custom    bool   `json:"custom,omitempty"`
 }
 
 // ToolCall is one call of a function tool, by the model.
@@ -101,4 +108,11 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	return errToolChoice
+}
+
+// WithheldTool is a hosted tool the client offered and the model was not:
+// its index in the client's tools and its type.
+type WithheldTool struct {
+	Index int    `json:"index"`
+	Type  string `json:"type"`
 }

@@ -13,7 +13,9 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 const artifacts = join(root, 'artifacts');
 
 // opts: tokenDelay (the offline provider's pause between tokens) and
-// sseKeepalive (limits.sse_keepalive), as durations like '250ms'.
+// sseKeepalive (limits.sse_keepalive), as durations like '250ms';
+// upstream, a chat-completions API root (scripted-model.mjs) that the
+// openai provider then serves instead of the offline one.
 export async function startRunedge(name, opts = {}) {
   mkdirSync(artifacts, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'runedge-node-'));
@@ -25,7 +27,9 @@ export async function startRunedge(name, opts = {}) {
     'store:',
     `  path: ${join(dir, 'runs.db')}`,
     'provider:',
-    '  kind: offline',
+    ...(opts.upstream
+      ? ['  kind: openai', '  openai:', `    base_url: ${opts.upstream}`, '    model: scripted']
+      : ['  kind: offline']),
     ...(opts.tokenDelay ? ['  offline:', `    token_delay: ${opts.tokenDelay}`] : []),
     ...(opts.sseKeepalive ? ['limits:', `  sse_keepalive: ${opts.sseKeepalive}`] : []),
     'plugins:',

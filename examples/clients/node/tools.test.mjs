@@ -119,8 +119,42 @@ test('a run that ends in tool calls is completed with reason tool_calls', async 
     data.choices[0].message.tool_calls.map((c) => [c.id, c.function.name, c.function.arguments]));
 });
 
-test('built-in tools are refused, not ignored', async () => {
+// Hosted tools (web_search …) cannot run here: withheld from the model, the
+// request served and the tools echoed as sent; forcing one is refused.
+test('hosted tools are withheld, and refused when forced', async () => {
+  const tools = [{ type: 'web_search' }];
+  const r = await client.responses.create({ model: 'service', input: 'hello', tools });
+  assert.equal(r.status, 'completed');
+  assert.equal(r.output_text, 'You said: hello');
+  assert.equal(r.tools[0].type, 'web_search');
   await assert.rejects(
-    client.responses.create({ model: 'service', input: 'x', tools: [{ type: 'web_search' }] }),
-    (e) => e.status === 400 && e.code === 'unsupported_parameter' && e.param === 'tools[0].type');
+    client.responses.create({ model: 'service', input: 'x', tools, tool_choice: { type: 'web_search' } }),
+    (e) => e.status === 400 && e.code === 'unsupported_parameter' && e.param === 'tool_choice');
+});
+
+// Codex's tool kinds: a namespace of functions and a custom tool, each
+// round-tripped (call out, result back in the next turn).
+test('namespace and custom tools round-trip', async () => {
+  const tools = [
+    { type: 'namespace', name: 'multi_agent_v1', description: 'Sub-agents.', tools: [{ type: 'function', name: 'spawn_agent', parameters }] },
+    { type: 'custom', name: 'apply_patch', description: 'Patch files.' },
+  ];
+  const ask = [{ role: 'user', content: 'spawn_agent Lima' }];
+  let r = await client.responses.create({ model: 'service', input: ask, tools, store: false });
+  const fc = r.output[0];
+  assert.equal(fc.type, 'function_call');
+  assert.equal(fc.namespace, 'multi_agent_v1');
+  assert.equal(fc.name, 'spawn_agent');
+  r = await client.responses.create({ model: 'service', tools, store: false,
+    input: [...ask, fc, { type: 'function_call_output', call_id: fc.call_id, output: 'spawned' }] });
+  assert.equal(r.output_text, 'spawn_agent returned: spawned');
+
+  const patch = [{ role: 'user', content: 'apply_patch fix it' }];
+  r = await client.responses.create({ model: 'service', input: patch, tools, store: false });
+  const cc = r.output[0];
+  assert.equal(cc.type, 'custom_tool_call');
+  assert.equal(cc.input, 'fix it');
+  r = await client.responses.create({ model: 'service', tools, store: false,
+    input: [...patch, cc, { type: 'custom_tool_call_output', call_id: cc.call_id, output: 'patched' }] });
+  assert.equal(r.output_text, 'apply_patch returned: patched');
 });
