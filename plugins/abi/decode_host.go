@@ -115,7 +115,7 @@ var (
 	requestNames = []string{"input", "instructions", "schema_name", "json_object", "stream", "max_output_tokens",
 		"previous_response_id", "no_store", "background",
 		"output_schema", "tools", "tool_choice", "parallel_tool_calls"}
-	messageNames = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls"}
+	messageNames = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls", "phase", "parts", "reasoning"}
 )
 
 // fastRequest decodes a native request as json.Unmarshal would, or reports
@@ -137,8 +137,10 @@ func fastRequest(v gjson.Result, r *native.Request) bool {
 						return jsonfast.Int(v, &m.RefIndex)
 					case 4:
 						return jsonfast.String(v, &m.ToolCallID)
+					case 6:
+						return jsonfast.String(v, &m.Phase)
 					}
-					return jsonfast.Empty(v)
+					return jsonfast.Empty(v) // tool calls, parts, reasoning: encoding/json
 				})
 			})
 		case 1:
