@@ -90,7 +90,10 @@ type Result struct {
 	// before calling).
 	FinishReason string     `json:"finish_reason"`
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
-	Usage        Usage      `json:"usage"`
+	// Reasoning is the model's reasoning text, when the upstream gave it
+	// (reasoning_content or reasoning in chat completions); "" otherwise.
+	Reasoning string `json:"reasoning,omitempty"`
+	Usage     Usage  `json:"usage"`
 	// Attempts is how many times the agent asked the provider for this
 	// answer: 1, or 2 when structured output needed a repair. The agent
 	// sets it on failures too, so the run records what it cost.

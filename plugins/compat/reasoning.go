@@ -1,6 +1,9 @@
 package compat
 
-import "github.com/runedge/runedge/plugins/guestjson"
+import (
+	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // Replayed reasoning items. Clients that began a session on a reasoning
 // model (Codex CLI, the Agents SDK) replay its reasoning items with the
@@ -79,4 +82,19 @@ func appendReasoningTexts(dst []byte, list value, name, part, where string) ([]b
 		return true
 	})
 	return append(dst, ']'), err
+}
+
+// appendReasoningItem appends the reasoning item of an answer whose
+// upstream gave its reasoning, after the answer's other items (comma: one
+// came before). It comes last so that the items streamed while the answer
+// arrived keep their output_index (filters/translate sends its events when
+// the answer is complete).
+func (r *resultInput) appendReasoningItem(dst []byte, comma bool) []byte {
+	if !r.Reasoning.IsString() || r.Reasoning == `""` {
+		return dst
+	}
+	if comma {
+		dst = append(dst, ',')
+	}
+	return abi.AppendReasoningItem(dst, abi.ReasoningID(r.MessageID.Str()), r.Reasoning.Str())
 }
