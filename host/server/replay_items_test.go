@@ -84,4 +84,7 @@ func TestUnansweredCustomOutputRefused(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || gjson.GetBytes(b, "error.type").Str != "invalid_request_error" {
 		t.Errorf("%d %s", res.StatusCode, b)
 	}
+	if gjson.GetBytes(b, "error.param").Str == "input[1].type" {
+		t.Errorf("refused as an unknown item, not as an unanswered result: %s", b)
+	}
 }
