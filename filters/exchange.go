@@ -55,23 +55,10 @@ type Exchange struct {
 
 	// Set by run.
 	Run *runner.Handle
-	// Finish, set by run, records the run's outcome (res and err as for
-	// runner.Handle.Finish) and returns the error to render: nil when the
-	// run completed, else the client's error, already mapped (an
-	// *apierr.Error, or the *ClientGoneError that ended it). The run stage
-	// is the only caller of Handle.Finish and the only place an outcome
-	// becomes a client error; a later stage calls this when it must record
-	// the end before its reply's last byte, and the run stage finishes what
-	// nobody did. Calls after the first record nothing.
-	Finish func(res *runner.Result, err error) error
-	// Detached is set by translate when it handed a background run to a
-	// goroutine of its own, which calls Finish; the run stage must not.
-	Detached bool
-	// Hold, set by the edge, keeps what the request uses (its
-	// configuration generation: chains and plugins) alive past the reply,
-	// for a background run; the returned func releases it. Nil: nothing to
-	// hold.
-	Hold func() (release func())
+	// End, set by run with Run, owns the run's end: recording it exactly
+	// once (End.Finish) and handing it to a background goroutine
+	// (End.Detach).
+	End *End
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

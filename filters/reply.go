@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/framing"
 )
 
 // Reply writes one response: a JSON body, or an SSE stream. It remembers
@@ -228,21 +228,7 @@ func (r *Reply) Error(e *apierr.Error) error {
 		return nil
 	}
 	if r.endpoint == Responses {
-		ev, _ := json.Marshal(struct { // cannot fail: strings and ints
-			Type    string  `json:"type"`
-			Code    string  `json:"code"`
-			Message string  `json:"message"`
-			Param   *string `json:"param"`
-			Seq     int     `json:"sequence_number"`
-		}{"error", e.Code, e.Message, nilIfEmpty(e.Param), r.NextSeq()})
-		return r.Event("error", ev)
+		return r.Event("error", framing.AppendErrorEvent(nil, r.NextSeq(), e.Type, e.Code, e.Message, e.Param))
 	}
 	return r.Event("", e.Body())
-}
-
-func nilIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -22,6 +22,10 @@ type ProviderRequest struct {
 	Tools             []Tool
 	ToolChoice        ToolChoice
 	ParallelToolCalls *bool
+	// Upstream holds the client's settings for the upstream (reasoning
+	// effort, prompt cache key, …), passed on unchanged where the upstream
+	// takes them (Request.Upstream).
+	Upstream Upstream
 	// MaxOutputTokens caps the answer; 0 means the provider's default.
 	MaxOutputTokens int
 	// Stream says the client is reading the answer as it is produced; a

@@ -144,6 +144,8 @@ type (
 	Usage = native.Usage
 	// Result is what the agent produced.
 	Result = native.Result
+	// Upstream is what a provider passes on to its upstream.
+	Upstream = native.Upstream
 	// Part is a content part of a message beyond text (images, files,
 	// audio); Reasoning a replayed or produced reasoning item.
 	Part      = native.Part

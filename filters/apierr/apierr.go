@@ -57,6 +57,9 @@ const (
 	// An unexpected failure with no run to name: its detail is logged,
 	// never sent.
 	CodeInternal = "internal_error"
+	// A WebSocket of /v1/responses reached its age (websocket.max_age):
+	// OpenAI's code, on which its SDKs and Codex reconnect.
+	CodeWebSocketLimit = "websocket_connection_limit_reached"
 )
 
 // Error is an API error. The zero Param renders as null.

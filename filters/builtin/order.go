@@ -46,6 +46,9 @@ type Deps struct {
 	// Tracer, when set, makes each stage a span (filters.Traced); nil
 	// (tracing off) builds the chain without any wrapper.
 	Tracer trace.Tracer
+	// Hold keeps the generation the chain is built for alive for a run
+	// detached to the background, until the returned func (run.Hold).
+	Hold func() (release func())
 }
 
 // enclosing are the stages whose span covers the rest of the chain: the
@@ -70,7 +73,7 @@ func Chain(d Deps) (filters.Handler, error) {
 		case "map-request":
 			st, err = mapping.New(d.Plugins.Request)
 		case "run":
-			st = run.New(d.Runner)
+			st = run.New(d.Runner, run.Hold(d.Hold))
 		case "translate":
 			st, err = translate.New(d.Plugins.Result, d.StreamWindow, translate.Keepalive(d.SSEKeepalive))
 		default:

@@ -22,7 +22,7 @@ func TestStreamBuildersDoNotAllocate(t *testing.T) {
 		"AppendPartDone":  func() { buf = resp.AppendPartDone(buf[:0], 5, "text") },
 		"AppendItemDone":  func() { buf = resp.AppendItemDone(buf[:0], 6, "text") },
 		"AppendCompleted": func() { buf = resp.AppendCompleted(buf[:0], 7, response) },
-		"AppendError":     func() { buf = resp.AppendError(buf[:0], 8, "provider_error", "failed", "") },
+		"AppendError":     func() { buf = resp.AppendError(buf[:0], 8, "api_error", "provider_error", "failed", "") },
 	} {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
 			t.Errorf("%s allocates %.0f times per call", name, n)

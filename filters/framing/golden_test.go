@@ -62,9 +62,9 @@ func testResponseStreamEndingsGolden(t *testing.T, p *runtime.Plugin) {
 	s := NewResponseStream(streamResponseID, streamMessageID)
 	frames := [][]byte{
 		s.AppendCompleted(nil, 8, mapResultFile(t, p, "testdata/result/responses_incomplete.json")),
-		s.AppendError(nil, 3, "provider_error", "The provider failed: \"upstream\" closed.", ""),
-		s.AppendError(nil, 1, "invalid_body", "bad text.format", "text.format"),
-		s.AppendError(nil, 0, "", "no code", ""),
+		s.AppendError(nil, 3, "api_error", "provider_error", "The provider failed: \"upstream\" closed.", ""),
+		s.AppendError(nil, 1, "invalid_request_error", "invalid_body", "bad text.format", "text.format"),
+		s.AppendError(nil, 0, "server_error", "", "no code", ""),
 	}
 	checkGolden(t, "testdata/stream/responses_endings.golden", joinFrames(t, frames))
 }

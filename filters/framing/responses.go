@@ -143,17 +143,30 @@ const (
 	outputTextPartTail  = `,"annotations":[],"logprobs":[]}`
 )
 
-// AppendError appends an error event. An empty code or param is written as
+// AppendError appends an error event (AppendErrorEvent).
+func (s *ResponseStream) AppendError(dst []byte, seq int, typ, code, message, param string) []byte {
+	return AppendErrorEvent(dst, seq, typ, code, message, param)
+}
+
+// AppendErrorEvent appends a Responses error event. It carries the error
+// twice: flat (code, message, param), as the OpenAI API and its SDKs read
+// it, and as the object "error" {type, code, message, param} that the Open
+// Responses specification requires. An empty code or param is written as
 // null, as the API does for errors that have none.
-func (s *ResponseStream) AppendError(dst []byte, seq int, code, message, param string) []byte {
+func AppendErrorEvent(dst []byte, seq int, typ, code, message, param string) []byte {
 	dst = head(dst, "error", seq)
+	mark := len(dst)
 	dst = append(dst, `,"code":`...)
 	dst = appendStringOrNull(dst, code)
 	dst = append(dst, `,"message":`...)
 	dst = guestjson.AppendString(dst, message)
 	dst = append(dst, `,"param":`...)
 	dst = appendStringOrNull(dst, param)
-	return append(dst, '}')
+	fields := len(dst)
+	dst = append(dst, `,"error":{"type":`...)
+	dst = guestjson.AppendString(dst, typ)
+	dst = append(dst, dst[mark:fields]...)
+	return append(dst, "}}"...)
 }
 
 func appendStringOrNull(dst []byte, s string) []byte {

@@ -46,7 +46,8 @@ func checkResponse(t *testing.T, r responses.Response) {
 	// output_text and metadata.service are the service's contract
 	// (docs/api.md "Responses that remember"): the SDK computes the first and types
 	// metadata as strings only, so the second is checked by hand.
-	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata")
+	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata",
+		"presence_penalty", "frequency_penalty") // Open Responses requires both; openai-go v3 predates them
 	sdkcheck.ServiceMetadata(t, r.RawJSON())
 	sdkcheck.Keys(t, "reasoning", r.Reasoning)
 	sdkcheck.Keys(t, "text", r.Text)

@@ -10,6 +10,11 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
+// StartError maps an error of the runner's request preparation
+// (runner.Service.Start, or Input for POST /v1/responses/input_tokens) as
+// the run stage does.
+func StartError(ep filters.Endpoint, err error) error { return startError(ep, err) }
+
 // startError maps a refusal to start a run that only this stage can word
 // (the param names the request's field). None of these created a run. The
 // rest — the service draining or full, the tenant at its share, the store
@@ -81,7 +86,7 @@ func startError(ep filters.Endpoint, err error) error {
 }
 
 // outcomeError is the error the client sees for how a run ended (what
-// runner.Handle.Finish returned); the finisher in run.go is its only
+// runner.Handle.Finish returned); end in run.go is its only
 // caller. Only messages written for clients pass through (an
 // *apierr.Error's, or as the runner outcome map says); anything
 // unexpected — a store driver's error, say, which may name files, tables

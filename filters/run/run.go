@@ -5,16 +5,16 @@
 // stages do, the run ends recorded.
 //
 // This stage owns the run's end: it alone calls runner.Handle.Finish, and
-// it alone maps the outcome to the client's error (errors.go). A later
-// stage that must record the end before its reply's last byte (translate)
-// calls the function this stage puts on the exchange (filters.Exchange.Finish).
+// it alone maps the outcome to the client's error (errors.go). It hands the
+// end to the later stages as a filters.End (Exchange.End): one that must
+// record the end before its reply's last byte (translate) calls End.Finish,
+// one that moves the run to a background goroutine calls End.Detach, and
+// this stage finishes what nobody did (End.Close).
 package run
 
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
@@ -25,13 +25,30 @@ const maxIDHeaderLen = 128
 
 // Run is the run stage.
 type Run struct {
-	svc *runner.Service
+	svc  *runner.Service
+	hold func() (release func())
 }
 
 var _ filters.Stage = (*Run)(nil)
 
+// Option configures the stage.
+type Option func(*Run)
+
+// Hold gives the stage what keeps its chain's configuration generation
+// (chains and plugins) alive past a reply: a run detached to a background
+// goroutine holds it until it ends (filters.End.Detach). The hold belongs
+// to the generation the chain is built for, not to a request, so it is
+// given here once; without it nothing is held.
+func Hold(hold func() (release func())) Option { return func(s *Run) { s.hold = hold } }
+
 // New builds the stage on the run service.
-func New(svc *runner.Service) *Run { return &Run{svc: svc} }
+func New(svc *runner.Service, opts ...Option) *Run {
+	s := &Run{svc: svc}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Name implements filters.Stage.
 func (*Run) Name() string { return "run" }
@@ -57,41 +74,15 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()
 
-	f := &finisher{h: h}
-	x.Finish = f.finish
-	err = next.Handle(ctx, x)
-	if x.Detached {
-		return err // a background run: its goroutine calls x.Finish
-	}
-	if f.done.Load() {
-		// A later stage recorded the end before its last byte; err is
-		// what it met after (the client gone) or Finish's own answer.
-		return err
-	}
-	return f.finish(nil, err)
+	e := filters.NewEnd(func(res *runner.Result, err error) error { return end(h, res, err) }, s.hold)
+	x.End = e
+	return e.Close(next.Handle(ctx, x))
 }
 
-// finisher is the one owner of a run's end in the HTTP path: it records the
-// outcome (runner.Handle.Finish, once) and maps it to the client's error
-// (outcomeError), for the run stage and, through filters.Exchange.Finish,
-// for the stages after it.
-type finisher struct {
-	h    *runner.Handle
-	once sync.Once
-	done atomic.Bool // read by the run stage after the chain returns
-	err  error       // what the first call returned; later calls repeat it
-}
-
-func (f *finisher) finish(res *runner.Result, err error) error {
-	f.once.Do(func() {
-		f.err = f.end(res, err)
-		f.done.Store(true)
-	})
-	return f.err
-}
-
-func (f *finisher) end(res *runner.Result, err error) error {
-	outcome := f.h.Finish(res, err)
+// end records the run's outcome (runner.Handle.Finish) and maps it to the
+// client's error (outcomeError). filters.End calls it, once.
+func end(h *runner.Handle, res *runner.Result, err error) error {
+	outcome := h.Finish(res, err)
 	if outcome == nil {
 		return nil
 	}

@@ -21,7 +21,8 @@ func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids
 
 // background answers a background response at once and runs the rest in a
 // goroutine of its own that outlives the request: it maps the result,
-// records the final object and finishes the run (x.Finish). The reply is the
+// records the final object and finishes the run (x.End.Finish, after
+// x.End.Detach handed it the run's end). The reply is the
 // in-progress Response object, or, streaming, the run's events as they are
 // logged; a client that goes away stops only its own reading.
 func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
@@ -29,13 +30,9 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 	if err != nil {
 		return err
 	}
-	release := func() {}
-	if x.Hold != nil {
-		release = x.Hold()
-	}
+	release := x.End.Detach()
 	bg := context.WithoutCancel(ctx)
 	log := x.Run.EventLog() // a background response is always stored
-	x.Detached = true
 	x = detach(x)
 	go func() {
 		defer release()
@@ -45,9 +42,9 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 		} else {
 			_, err = t.complete(bg, x, ids)
 		}
-		// x.Finish records what complete or responseStream did not, and
-		// maps the outcome as for a foreground run.
-		outcome := x.Finish(nil, err)
+		// x.End.Finish records what complete or responseStream did not,
+		// and maps the outcome as for a foreground run.
+		outcome := x.End.Finish(nil, err)
 		if log == nil {
 			return
 		}
@@ -56,7 +53,7 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 			// stream would.
 			e := apierr.From(outcome)
 			rs := framing.NewResponseStream(ids.response, ids.message)
-			log.Append(bg, "error", rs.AppendError(nil, log.Len(), e.Code, e.Message, e.Param))
+			log.Append(bg, "error", rs.AppendError(nil, log.Len(), e.Type, e.Code, e.Message, e.Param))
 		}
 		log.Close(bg)
 	}()

@@ -78,7 +78,7 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 	if err != nil {
 		return err
 	}
-	if err := x.Finish(&res, nil); err != nil {
+	if err := x.End.Finish(&res, nil); err != nil {
 		return err
 	}
 	if !started {
@@ -167,7 +167,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		return err
 	}
 	x.Run.SetObject(final)
-	if err := x.Finish(&res, nil); err != nil {
+	if err := x.End.Finish(&res, nil); err != nil {
 		return err
 	}
 	return rs.finish(res, final)

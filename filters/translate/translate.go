@@ -5,10 +5,11 @@
 // (filters/framing) so that a long stream costs no WebAssembly call per token.
 //
 // The run's terminal state is recorded before the reply's last byte: after
-// mapping the result and before writing it, the stage calls x.Finish, the
-// run stage's finishing function (the run stage owns the end and the
+// mapping the result and before writing it, the stage calls x.End.Finish,
+// the end the run stage handed it (the run stage owns the end and the
 // mapping of outcomes to client errors; this stage never calls
-// runner.Handle.Finish itself).
+// runner.Handle.Finish itself). A background response detaches the end
+// (x.End.Detach) to a goroutine of its own.
 package translate
 
 import (
@@ -103,7 +104,7 @@ func (t *Translate) whole(ctx context.Context, x *filters.Exchange, ids replyIDs
 
 // complete waits for the agent, maps its result and records the outcome
 // (with the mapped object, for a stored response). A failure before the
-// record is returned as is: the caller passes it on to x.Finish.
+// record is returned as is: the caller passes it on to x.End.Finish.
 func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids replyIDs) ([]byte, error) {
 	for range x.Run.Events() { // drained only if the runner sent any
 	}
@@ -116,7 +117,7 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 		return nil, err
 	}
 	x.Run.SetObject(body)
-	if err := x.Finish(&res, nil); err != nil {
+	if err := x.End.Finish(&res, nil); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -151,6 +152,7 @@ func mapResultWith(ctx context.Context, p filters.Mapper, in []byte) ([]byte, er
 type replyIDs struct {
 	completion, response, message string
 	created                       int64
+	ended                         int64 // the run's end, 0 while it runs
 	session, run                  string
 }
 
@@ -160,8 +162,12 @@ func newReplyIDs(r runner.Run) replyIDs {
 	if created == 0 {
 		created = time.Now().Unix()
 	}
-	return replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
+	ids := replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
 		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
+	if r.EndedAt != nil {
+		ids.ended = *r.EndedAt
+	}
+	return ids
 }
 
 // resultEnvelope appends the map_result input (abi.ResultInput). res is nil
@@ -175,18 +181,13 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 	if res != nil {
 		in.Result = *res
 	}
+	if status == abi.ResultCompleted {
+		// A Response's completed_at: when the run ended, or now, as the
+		// final object is built the moment the answer is complete.
+		in.Completed = ids.ended
+		if in.Completed == 0 {
+			in.Completed = time.Now().Unix()
+		}
+	}
 	return in.AppendJSON(dst)
-}
-
-// ResponseObject builds the Response object of a stored response that has
-// no final object (yet): still running, or ended without one. p is the
-// Responses chain's result mapping plugin (its map_result), so the object
-// has the shape of the one in response.created and response.completed,
-// whichever plugin is configured (the built-in default runs natively). res
-// carries the output of a completed run, nil otherwise; status is the
-// Response status ("queued", "in_progress", "completed", "cancelled",
-// "failed").
-func ResponseObject(ctx context.Context, p filters.Mapper, r runner.Run, echo []byte, status string, res *runner.Result) ([]byte, error) {
-	x := &filters.Exchange{Endpoint: filters.Responses, Echo: echo}
-	return mapResultWith(ctx, p, resultEnvelope(nil, x, newReplyIDs(r), status, res))
 }

@@ -25,6 +25,8 @@ type Config struct {
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
+	// WebSocket is the WebSocket mode of /v1/responses; see websocket.go.
+	WebSocket WebSocket `yaml:"websocket"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`

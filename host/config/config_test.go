@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -90,13 +91,47 @@ func TestWatchReportsChanges(t *testing.T) {
 		}
 		got <- c.Listen
 	})
-	time.Sleep(30 * time.Millisecond) // unchanged: no call
-	os.WriteFile(path, []byte("listen: 127.0.0.1:9002\n"), 0o644)
-	if v := <-got; v != "127.0.0.1:9002" {
+	// Watch takes the file's first digest when its goroutine runs, which a
+	// loaded machine may delay past a write: each change is written again,
+	// a comment apart, until Watch reports it.
+	change := func(doc string) string {
+		for i := 0; i < 100; i++ {
+			if err := os.WriteFile(path, []byte(fmt.Sprintf("%s# %d\n", doc, i)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case v := <-got:
+				return v
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		t.Fatalf("no change reported for %q", doc)
+		return ""
+	}
+	select {
+	case v := <-got:
+		t.Fatalf("unchanged file reported: %s", v)
+	case <-time.After(30 * time.Millisecond):
+	}
+	if v := change("listen: 127.0.0.1:9002\n"); v != "127.0.0.1:9002" {
 		t.Fatalf("first change: %s", v)
 	}
-	os.WriteFile(path, []byte("listen: nowhere\n"), 0o644)
-	if v := <-got; !strings.Contains(v, "listen") {
+	if v := change("listen: nowhere\n"); !strings.Contains(v, "listen") {
 		t.Fatalf("bad change: %s", v)
+	}
+}
+
+func TestWebSocketConfig(t *testing.T) {
+	c := Default()
+	if c.WebSocket.Age() != DefaultWebSocketMaxAge || c.WebSocket.Ping() != DefaultWebSocketPing || c.WebSocket.Cached() != DefaultWebSocketCached {
+		t.Fatalf("defaults: %v %v %v", c.WebSocket.Age(), c.WebSocket.Ping(), c.WebSocket.Cached())
+	}
+	short, bad := Dur(time.Millisecond), Duration{bad: "soon"}
+	c.WebSocket = WebSocket{MaxAge: &bad, PingInterval: &short, MaxCachedResponses: -1}
+	err := c.Validate()
+	for _, f := range []string{"websocket.max_age", "websocket.ping_interval", "websocket.max_cached_responses"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Fatalf("want an error naming %s, got %v", f, err)
+		}
 	}
 }

@@ -112,6 +112,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateObservability(bad)
 	c.validateAccess(bad)
+	c.validateWebSocket(bad)
 	c.validateTracing(bad)
 	for i, o := range c.Plugins.Origins {
 		if u, err := url.Parse(o); err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {

@@ -11,13 +11,20 @@ import (
 )
 
 // fail renders the error of an exchange, once: a JSON body while nothing is
-// written, an SSE error event once the stream has started. Server faults are
-// logged with their cause, which the client never sees.
+// written, an SSE error event once the stream has started.
 func (s *Server) fail(x *filters.Exchange, err error) {
+	if e := s.failure(x, err); e != nil {
+		x.Reply.Error(e)
+	}
+}
+
+// failure is the client's error for err, nil when the client went away.
+// Server faults are logged with their cause, which the client never sees.
+func (s *Server) failure(x *filters.Exchange, err error) *apierr.Error {
 	var gone *filters.ClientGoneError
 	if errors.As(err, &gone) || (errors.Is(err, context.Canceled) && x.Request.Context().Err() != nil) {
 		s.log.Debug("client went away", "path", x.Request.URL.Path, "err", err)
-		return
+		return nil
 	}
 	e := apierr.From(err)
 	level := slog.LevelDebug
@@ -34,7 +41,7 @@ func (s *Server) fail(x *filters.Exchange, err error) {
 		c.Message += " (run " + runID + ")"
 		e = &c
 	}
-	x.Reply.Error(e)
+	return e
 }
 
 // writeError renders an error outside any chain (router, 405).

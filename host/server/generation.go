@@ -77,6 +77,11 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	}
 	g.auth = a
 	loader = s.loader(ctx, cfg)
+	// A background run keeps the generation (its plugins) until it ends.
+	hold := func() func() {
+		g.active.Add(1)
+		return func() { s.release(g) }
+	}
 	for key, ep := range map[string]filters.Endpoint{config.ChainChat: filters.ChatCompletions, config.ChainResponses: filters.Responses} {
 		ch := cfg.Chains[key]
 		var d builtin.Deps
@@ -84,6 +89,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		d.Tracer = s.tracing.tracerOf()
+		d.Hold = hold
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -119,6 +125,9 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[httproute.DeleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[httproute.CancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[httproute.ListInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	if g.native[httproute.InputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
+		return nil, fmt.Errorf("chains.responses: %w", err)
+	}
 	g.fresh = loader.fresh > 0
 	return g, nil
 }

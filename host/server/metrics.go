@@ -141,7 +141,8 @@ func (m *metrics) request(endpoint, method string, status int, tenant string, d 
 	} else {
 		m.requests.WithLabelValues(endpoint, method, code).Inc()
 	}
-	if endpoint == httproute.LabelChat || endpoint == httproute.LabelResponses {
+	// An upgrade's duration is its socket's life, not a request's.
+	if (endpoint == httproute.LabelChat || endpoint == httproute.LabelResponses) && status != 101 { // 101 Switching Protocols
 		m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
 	}
 }

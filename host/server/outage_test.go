@@ -74,8 +74,8 @@ func storeRoutes(ids outageIDs) [][2]string {
 	var out [][2]string
 	for _, r := range httproute.Table {
 		for _, m := range r.Methods {
-			if m.Op == httproute.Models || m.Op == httproute.Health {
-				continue // no store involved
+			if m.Op == httproute.Models || m.Op == httproute.Health || m.Op == httproute.InputTokens {
+				continue // no store involved (input_tokens: unless it replays; below)
 			}
 			id := ids.response
 			if strings.HasPrefix(r.Pattern, "/runner/") {
@@ -91,7 +91,8 @@ func storeRoutes(ids outageIDs) [][2]string {
 		[2]string{"POST", "/v1/chat/completions#" + `{"model":"service","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
 		[2]string{"POST", "/v1/responses#" + `{"model":"service","stream":true,"input":"hi"}`},
 		[2]string{"POST", "/v1/responses#" + `{"model":"service","input":"and then?","previous_response_id":"` + ids.response + `"}`},
-		[2]string{"GET", "/v1/responses/" + ids.response + "?stream=true"})
+		[2]string{"GET", "/v1/responses/" + ids.response + "?stream=true"},
+		[2]string{"POST", "/v1/responses/input_tokens#" + `{"model":"service","input":"and then?","previous_response_id":"` + ids.response + `"}`})
 }
 
 // outageBody is the body of a request of storeRoutes: after '#' in its

@@ -8,12 +8,10 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/translate"
-	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -54,36 +52,6 @@ func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runne
 	return rec, run, nil
 }
 
-// responseObject is the Response object of a stored response as it is now:
-// the final object once recorded, otherwise rebuilt from the run's state by
-// p, the generation's Responses result mapping plugin.
-func responseObject(ctx context.Context, p *runtime.Plugin, rec runner.ResponseRecord, run runner.Run) ([]byte, error) {
-	if len(rec.Object) > 0 {
-		return rec.Object, nil
-	}
-	var res *runner.Result
-	status := abi.ResultInProgress
-	switch run.Status {
-	case runner.StatusQueued:
-		status = abi.ResultQueued
-	case runner.StatusCompleted:
-		status = abi.ResultCompleted
-		res = &runner.Result{Text: run.Output}
-		if run.Usage != nil {
-			res.Usage = *run.Usage
-		}
-	case runner.StatusCancelled:
-		status = abi.ResultCancelled
-	case runner.StatusFailed:
-		status = abi.ResultFailed
-	}
-	obj, err := translate.ResponseObject(ctx, p, run, rec.Echo, status, res)
-	if err != nil || run.Error == nil {
-		return obj, err
-	}
-	return sjson.SetBytes(obj, "error", map[string]string{"code": run.Error.Code, "message": run.Error.Message})
-}
-
 // getResponse answers GET /v1/responses/{id}, and with ?stream=true the
 // stream resumption (replayStream).
 func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtime.Plugin) error {
@@ -114,7 +82,7 @@ func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtim
 		defer release()
 		return s.replayStream(ctx, x, run, q.Get("starting_after"))
 	}
-	obj, err := responseObject(ctx, p, rec, run)
+	obj, err := translate.StoredResponse(ctx, p, rec, run)
 	if err != nil {
 		return err
 	}
@@ -211,7 +179,7 @@ func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange, p *run
 	if rec, err = s.runs.History().GetResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
 		return err
 	}
-	obj, err := responseObject(ctx, p, rec, run)
+	obj, err := translate.StoredResponse(ctx, p, rec, run)
 	if err != nil {
 		return err
 	}

@@ -367,15 +367,17 @@ func TestResponsesStateBadInput(t *testing.T) {
 		{"background without store", "t1", `{"model":"service","input":"x","background":true,"store":false}`, "400", "invalid_body", "background"},
 		{"n above 1", "t1", `{"model":"service","input":"x","n":3}`, "400", "unsupported_parameter", "n"},
 		{"prompt template", "t1", `{"model":"service","input":"x","prompt":{"id":"pmpt_1"}}`, "400", "unsupported_parameter", "prompt"},
+		{"truncation auto", "t1", `{"model":"service","input":"x","truncation":"auto"}`, "400", "unsupported_parameter", "truncation"},
+		{"context_management", "t1", `{"model":"service","input":"x","context_management":[{"type":"compaction"}]}`, "400", "unsupported_parameter", "context_management"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, _ := strconv.Atoi(c.status)
 			apiError(t, h.do("POST", "/v1/responses", c.body, "x-service-tenant-id", c.tenant), st, c.code, c.param)
 		})
 	}
-	// Safe to ignore: accepted.
+	// Passed on or safe to ignore: accepted.
 	res := h.do("POST", "/v1/responses", `{"model":"service","input":"x","prompt_cache_key":"k","safety_identifier":"s",
-		"service_tier":"auto","truncation":"auto","include":["unknown.thing"]}`, "x-service-tenant-id", "t1")
+		"service_tier":"auto","truncation":"disabled","include":["unknown.thing"]}`, "x-service-tenant-id", "t1")
 	if b := body(t, res); res.StatusCode != 200 {
 		t.Errorf("ignorable fields: %d %s", res.StatusCode, b)
 	}

@@ -29,7 +29,11 @@ func (s *Server) routes() http.Handler {
 			m[rm.Method] = h
 		}
 		if len(m) > 0 {
-			mux.Handle(rt.Pattern, m)
+			var h http.Handler = m
+			if rt.Upgrade != "" {
+				h = upgradable(s.handlerOf(rt.Upgrade), m)
+			}
+			mux.Handle(rt.Pattern, h)
 		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -48,9 +52,12 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.chain(filters.ChatCompletions)
 	case httproute.Responses:
 		return s.chain(filters.Responses)
+	case httproute.ResponsesSocket:
+		return s.socket
 	case httproute.ListRuns, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
 		return s.nativeChain(op)
-	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse:
+	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse,
+		httproute.InputTokens:
 		return s.responsesOp(op)
 	case httproute.Health:
 		return s.healthz
@@ -110,11 +117,6 @@ func (s *Server) responsesOp(op httproute.Op) http.HandlerFunc {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
 	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
 	x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
-	// A background run keeps the generation (its plugins) until it ends.
-	x.Hold = func() func() {
-		g.active.Add(1)
-		return func() { s.release(g) }
-	}
 	err := h.Handle(r.Context(), x)
 	if err != nil {
 		s.fail(x, err)

@@ -126,8 +126,14 @@ func (s *Server) shutdown(ctx context.Context, admin bool, stopWatchers func()) 
 		}()
 	}
 	// 2. Drain within the grace period.
+	// Sockets are hijacked, out of Shutdown's sight: they end after
+	// their turn in flight, within the same grace.
+	s.sockets.Drain()
 	graceCtx, cancel := context.WithTimeout(ctx, grace)
 	err := s.http.Shutdown(graceCtx)
+	if err == nil {
+		err = s.sockets.Wait(graceCtx)
+	}
 	cancel()
 	if errors.Is(err, context.DeadlineExceeded) {
 		// 3. Cancel what is left; handlers then write their error (or hit

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/server/internal/socket"
 	"github.com/runedge/runedge/host/server/internal/ui"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -57,6 +58,8 @@ type Server struct {
 	uiRuns *ui.Hub
 	// replays counts each tenant's stream readers (replay.go).
 	replays replayLimit
+	// sockets are the open WebSockets of /v1/responses (socket.go).
+	sockets *socket.Hub
 }
 
 // New opens the store, recovers runs a crash left behind, loads the plugins
@@ -66,7 +69,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel),
-		uiRuns: ui.NewHub()}
+		uiRuns: ui.NewHub(), sockets: socket.NewHub()}
 	defer func() {
 		if err != nil {
 			s.close(ctx)

@@ -195,7 +195,7 @@ func annotate(ctx context.Context, x *filters.Exchange, err error) {
 			attribute.String("service.thread_id", r.ThreadID),
 			attribute.String("gen_ai.response.model", r.Model),
 		)
-		if !x.Detached {
+		if !x.End.Detached() {
 			// The run ended with the request: the agent has returned.
 			res, _ := h.Wait()
 			attrs = append(attrs,

@@ -19,6 +19,7 @@ const (
 	Models          Op = "models"           // the model list and one model
 	ChatCompletions Op = "chat.completions" // POST /v1/chat/completions
 	Responses       Op = "responses"        // POST /v1/responses
+	ResponsesSocket Op = "responses.socket" // GET /v1/responses upgraded to a WebSocket
 	ListRuns        Op = "runs.list"
 	GetRun          Op = "runs.get"
 	CancelRun       Op = "runs.cancel"
@@ -27,6 +28,7 @@ const (
 	DeleteResponse  Op = "responses.delete"
 	ListInputItems  Op = "responses.input_items"
 	CancelResponse  Op = "responses.cancel"
+	InputTokens     Op = "responses.input_tokens" // counts a request's input; creates no run
 	Health          Op = "healthz"
 )
 
@@ -62,6 +64,9 @@ type Route struct {
 	// lines: bounded, never the path (paths carry ids).
 	Label    string
 	Exposure Exposure
+	// Upgrade is the operation a GET asking for a WebSocket upgrade runs
+	// ("" for none). It is not in Methods: a plain GET keeps its 405.
+	Upgrade Op
 }
 
 // Endpoint labels. Chat and Responses label the generation endpoints,
@@ -73,6 +78,7 @@ const (
 	LabelStoredResponse = "responses.stored"
 	LabelInputItems     = "responses.input_items"
 	LabelCancelResponse = "responses.cancel"
+	LabelInputTokens    = "responses.input_tokens"
 	LabelRunner         = "runner"
 	LabelHealth         = "healthz"
 	// LabelUnknown labels every request that matched no route.
@@ -81,18 +87,19 @@ const (
 
 // Table is every route runedge serves on its API listener.
 var Table = []Route{
-	{"/v1/models", []Method{{"GET", Models}}, LabelModels, Public},
-	{"/v1/models/{model}", []Method{{"GET", Models}}, LabelModels, Public},
-	{"/v1/chat/completions", []Method{{"POST", ChatCompletions}}, LabelChat, Public},
-	{"/v1/responses", []Method{{"POST", Responses}}, LabelResponses, Public},
-	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public},
-	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public},
-	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public},
-	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native},
-	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native},
-	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native},
-	{"/runner/v1/runs/{id}/events", []Method{{"GET", RunEvents}}, LabelRunner, Native},
-	{"/healthz", []Method{{AnyMethod, Health}}, LabelHealth, HostOnly},
+	{"/v1/models", []Method{{"GET", Models}}, LabelModels, Public, ""},
+	{"/v1/models/{model}", []Method{{"GET", Models}}, LabelModels, Public, ""},
+	{"/v1/chat/completions", []Method{{"POST", ChatCompletions}}, LabelChat, Public, ""},
+	{"/v1/responses", []Method{{"POST", Responses}}, LabelResponses, Public, ResponsesSocket},
+	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public, ""},
+	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public, ""},
+	{"/v1/responses/input_tokens", []Method{{"POST", InputTokens}}, LabelInputTokens, Public, ""},
+	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public, ""},
+	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native, ""},
+	{"/runner/v1/runs/{id}/events", []Method{{"GET", RunEvents}}, LabelRunner, Native, ""},
+	{"/healthz", []Method{{AnyMethod, Health}}, LabelHealth, HostOnly, ""},
 }
 
 var labels = func() map[string]string {

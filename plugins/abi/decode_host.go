@@ -114,8 +114,9 @@ func DecodeStreamOutput(out []byte) (StreamOutput, error) {
 var (
 	requestNames = []string{"input", "instructions", "schema_name", "json_object", "stream", "max_output_tokens",
 		"previous_response_id", "no_store", "background",
-		"output_schema", "tools", "tool_choice", "parallel_tool_calls"}
-	messageNames = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls", "phase", "parts", "reasoning"}
+		"output_schema", "tools", "tool_choice", "parallel_tool_calls", "max_tool_calls", "upstream"}
+	messageNames  = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls", "phase", "parts", "reasoning"}
+	upstreamNames = []string{"reasoning_effort", "prompt_cache_key", "safety_identifier", "service_tier", "user"}
 )
 
 // fastRequest decodes a native request as json.Unmarshal would, or reports
@@ -168,6 +169,16 @@ func fastRequest(v gjson.Result, r *native.Request) bool {
 			}
 			r.OutputSchema = append(r.OutputSchema[:0], v.Raw...)
 			return true
+		case 13:
+			return jsonfast.Int(v, &r.MaxToolCalls)
+		case 14:
+			u := &r.Upstream
+			return jsonfast.Object(v, func(v gjson.Result) bool {
+				return jsonfast.Members(v, upstreamNames, func(i int, v gjson.Result) bool {
+					return jsonfast.String(v, [...]*string{&u.ReasoningEffort, &u.PromptCacheKey,
+						&u.SafetyIdentifier, &u.ServiceTier, &u.User}[i])
+				})
+			})
 		}
 		return false // tools: encoding/json
 	})

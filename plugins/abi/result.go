@@ -11,7 +11,7 @@ import (
 
 // ResultInput is the input of map_result:
 //
-//	{"endpoint","id","message_id","created","session_id","run_id","model","status":"completed"|"in_progress",
+//	{"endpoint","id","message_id","created","completed","session_id","run_id","model","status":"completed"|"in_progress",
 //	 "result":{"text","finish_reason","tool_calls":[{"id","name","arguments"}...],
 //	           "usage":{"input_tokens","output_tokens","total_tokens"}},
 //	 "echo":{...from map_request...}}
@@ -24,6 +24,9 @@ type ResultInput struct {
 	ID        string
 	MessageID string
 	Created   int64
+	// Completed is when the response completed (Unix seconds), 0 while it
+	// runs or when the host does not know; written only when set.
+	Completed int64
 	SessionID string // the run's session
 	RunID     string // the run
 	Model     string
@@ -42,6 +45,10 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 	dst = guestjson.AppendString(dst, in.MessageID)
 	dst = append(dst, `,"created":`...)
 	dst = strconv.AppendInt(dst, in.Created, 10)
+	if in.Completed > 0 {
+		dst = append(dst, `,"completed":`...)
+		dst = strconv.AppendInt(dst, in.Completed, 10)
+	}
 	dst = append(dst, `,"session_id":`...)
 	dst = guestjson.AppendString(dst, in.SessionID)
 	dst = append(dst, `,"run_id":`...)
@@ -89,7 +96,7 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 // form.
 type ResultView struct {
 	Endpoint, ID, MessageID, Created, Model, Status guestjson.Value
-	SessionID, RunID                                guestjson.Value
+	SessionID, RunID, Completed                     guestjson.Value
 	Text, FinishReason, Usage, Echo                 guestjson.Value
 	// ToolCalls is the array of the result's tool calls (EachToolCall).
 	ToolCalls guestjson.Value
@@ -131,6 +138,8 @@ func (r *ResultView) collect(k, v guestjson.Value) bool {
 		r.MessageID = v
 	case k.Is("created"):
 		r.Created = v
+	case k.Is("completed"):
+		r.Completed = v
 	case k.Is("model"):
 		r.Model = v
 	case k.Is("status"):
@@ -219,13 +228,14 @@ func (r *ResultView) ReadUsage() native.Usage {
 // the input the view was read from.
 func (r *ResultView) Decode() ResultInput {
 	created, _ := r.Created.Num()
+	completed, _ := r.Completed.Num()
 	var calls []native.ToolCall
 	r.EachToolCall(func(_ int, id, name, args guestjson.Value) {
 		calls = append(calls, native.ToolCall{ID: id.Str(), Name: name.Str(), Arguments: args.Str()})
 	})
 	return ResultInput{
 		Endpoint: r.Endpoint.Str(), ID: r.ID.Str(), MessageID: r.MessageID.Str(),
-		Created: int64(created), SessionID: r.SessionID.Str(), RunID: r.RunID.Str(), Model: r.Model.Str(), Status: r.Status.Str(),
+		Created: int64(created), Completed: int64(completed), SessionID: r.SessionID.Str(), RunID: r.RunID.Str(), Model: r.Model.Str(), Status: r.Status.Str(),
 		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), ToolCalls: calls, Usage: r.ReadUsage(),
 			Reasoning: r.Reasoning.Str()},
 		Echo: r.Echo.Bytes(),

@@ -19,6 +19,10 @@ type native struct {
 	previousResponseID  value // a string, or absent
 	noStore, background bool
 	tools               toolOptions
+	// Responses only (responses_fields.go): settings passed upstream, and
+	// the bound on tool calls (0: none).
+	upstream     upstreamOptions
+	maxToolCalls int64
 }
 
 // appendOptions appends the optional native fields, leaving out empty ones as
@@ -58,6 +62,8 @@ func (n *native) appendOptions(dst []byte) []byte {
 		dst = append(dst, `,"background":true`...)
 	}
 	dst = n.tools.appendTo(dst)
+	dst = appendMaxToolCalls(dst, n.maxToolCalls)
+	dst = n.upstream.appendTo(dst)
 	return append(dst, '}')
 }
 

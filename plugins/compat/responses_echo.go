@@ -13,6 +13,7 @@ type responsesEcho struct {
 	metadata, temperature, topP, toolChoice, tools value
 	parallelToolCalls, store, truncation, user     value
 	previousResponseID, background                 value
+	openFields                                     // the Open Responses fields (responses_fields.go)
 }
 
 // collect keeps member k if it is an echoed setting.
@@ -40,6 +41,8 @@ func (e *responsesEcho) collect(k, v value) {
 		e.previousResponseID = v
 	case k.Is("background"):
 		e.background = v
+	default:
+		e.openFields.collect(k, v)
 	}
 }
 
@@ -92,8 +95,10 @@ func (e *responsesEcho) check() error {
 	if _, err := optBool(e.parallelToolCalls, "parallel_tool_calls"); err != nil {
 		return err
 	}
-	_, err := optBool(e.store, "store")
-	return err
+	if _, err := optBool(e.store, "store"); err != nil {
+		return err
+	}
+	return e.checkFields()
 }
 
 // appendTo appends the echo object, with the API's defaults for settings the
@@ -122,7 +127,7 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 		dst = appendOr(dst, e.toolChoice, `"auto"`)
 	}
 	dst = append(dst, `,"tools":`...)
-	dst = appendOr(dst, e.tools, `[]`)
+	dst = appendToolsEcho(dst, e.tools)
 	dst = append(dst, `,"parallel_tool_calls":`...)
 	dst = appendOr(dst, e.parallelToolCalls, `true`)
 	dst = append(dst, `,"store":`...)
@@ -139,6 +144,7 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = appendOptString(dst, e.previousResponseID)
 	dst = append(dst, `,"background":`...)
 	dst = appendOr(dst, e.background, `false`)
+	dst = e.appendFields(dst)
 	return append(dst, '}')
 }
 
@@ -149,7 +155,10 @@ func appendTextConfig(dst []byte, text value) []byte {
 	if !text.IsObject() {
 		return append(dst, `{"format":{"type":"text"}}`...)
 	}
-	if text.Get("format").IsObject() {
+	if f := text.Get("format"); f.IsObject() {
+		if f.Get("type").Is("json_schema") {
+			return appendSchemaTextConfig(dst, text)
+		}
 		return guestjson.AppendCompact(dst, string(text))
 	}
 	dst = append(dst, `{"format":{"type":"text"}`...)

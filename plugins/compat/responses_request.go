@@ -25,8 +25,14 @@ func (b *responsesBody) refuse(k, v value) {
 		return
 	}
 	switch {
-	case k.Is("conversation"), k.Is("prompt"):
+	case k.Is("conversation"), k.Is("prompt"), k.Is("context_management"):
 		if v.IsNull() {
+			return
+		}
+	case k.Is("truncation"):
+		// auto lets the service drop input that does not fit the model's
+		// context window; runedge does not know that window, so it cannot.
+		if !v.Is("auto") {
 			return
 		}
 	case k.Is("n"):
@@ -83,6 +89,9 @@ func mapResponsesRequest(body value) ([]byte, error) {
 	}
 	var err error
 	if n.tools, err = readTools(e.tools, e.toolChoice, e.parallelToolCalls, false); err != nil {
+		return nil, err
+	}
+	if err = e.readFields(&n); err != nil {
 		return nil, err
 	}
 

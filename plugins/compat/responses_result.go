@@ -12,6 +12,7 @@ type responseEcho struct {
 	instructions, metadata, temperature, topP, maxOutputTokens value
 	text, toolChoice, tools, parallelToolCalls, store          value
 	truncation, user, previousResponseID, background           value
+	openFields
 }
 
 func readResponseEcho(echo value) responseEcho {
@@ -20,6 +21,9 @@ func readResponseEcho(echo value) responseEcho {
 		maxOutputTokens: "null", text: `{"format":{"type":"text"}}`, toolChoice: `"auto"`,
 		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
 		user: "null", previousResponseID: "null", background: "false",
+		openFields: openFields{presencePenalty: "0", frequencyPenalty: "0", topLogprobs: "0", maxToolCalls: "null",
+			serviceTier: `"default"`, safetyIdentifier: "null", promptCacheKey: "null",
+			reasoning: `{"effort":null,"summary":null}`},
 	}
 	echo.Members(func(k, v value) bool {
 		switch {
@@ -51,6 +55,8 @@ func readResponseEcho(echo value) responseEcho {
 			e.previousResponseID = v
 		case k.Is("background"):
 			e.background = v
+		default:
+			e.openFields.collect(k, v)
 		}
 		return true
 	})
@@ -80,11 +86,17 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	}
 	e := readResponseEcho(r.Echo)
 
-	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ToolCalls)*2+len(r.ID)+len(r.MessageID)+len(r.Model)+640)
+	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ToolCalls)*2+len(r.ID)+len(r.MessageID)+len(r.Model)+896)
 	out = append(out, `{"id":`...)
 	out = appendString(out, r.ID)
 	out = append(out, `,"object":"response","created_at":`...)
 	out = r.appendCreated(out)
+	out = append(out, `,"completed_at":`...)
+	if status == "completed" || status == "incomplete" {
+		out = r.appendCompleted(out)
+	} else {
+		out = append(out, `null`...)
+	}
 	out = append(out, `,"status":"`...)
 	out = append(out, status...)
 	out = append(out, `","error":null,"incomplete_details":`...)
@@ -131,7 +143,9 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, e.parallelToolCalls...)
 	out = append(out, `,"previous_response_id":`...)
 	out = append(out, e.previousResponseID...)
-	out = append(out, `,"reasoning":{"effort":null,"summary":null},"store":`...)
+	out = append(out, `,"reasoning":`...)
+	out = append(out, e.reasoning...)
+	out = append(out, `,"store":`...)
 	out = append(out, e.store...)
 	out = append(out, `,"temperature":`...)
 	out = append(out, e.temperature...)
@@ -147,6 +161,20 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, e.truncation...)
 	out = append(out, `,"background":`...)
 	out = append(out, e.background...)
+	out = append(out, `,"presence_penalty":`...)
+	out = append(out, e.presencePenalty...)
+	out = append(out, `,"frequency_penalty":`...)
+	out = append(out, e.frequencyPenalty...)
+	out = append(out, `,"top_logprobs":`...)
+	out = append(out, e.topLogprobs...)
+	out = append(out, `,"max_tool_calls":`...)
+	out = append(out, e.maxToolCalls...)
+	out = append(out, `,"service_tier":`...)
+	out = append(out, e.serviceTier...)
+	out = append(out, `,"safety_identifier":`...)
+	out = append(out, e.safetyIdentifier...)
+	out = append(out, `,"prompt_cache_key":`...)
+	out = append(out, e.promptCacheKey...)
 	out = append(out, `,"usage":`...)
 	if !hasOutput {
 		out = append(out, `null`...)

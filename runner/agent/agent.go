@@ -40,6 +40,9 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 	if emit == nil {
 		emit = func(runner.Event) error { return nil }
 	}
+	if req.MaxToolCalls > 0 {
+		emit = boundCalls(req.MaxToolCalls, emit)
+	}
 	var sch *schema.Schema
 	if len(req.OutputSchema) > 0 {
 		var err error
@@ -57,21 +60,35 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		JSONObject:        req.JSONObject,
 		MaxOutputTokens:   req.MaxOutputTokens,
 		Stream:            req.Stream,
+		Upstream:          req.Upstream,
 		Attempt:           1,
+	}
+	if req.MaxToolCalls == 1 && len(req.Tools) > 0 {
+		// One call at most: ask the model for no parallel calls.
+		off := false
+		preq.ParallelToolCalls = &off
 	}
 	// From here on only preq holds the messages, and the provider call
 	// is its last use: a long call does not keep them alive (a background
 	// run's input may be megabytes).
 	o := offer{tools: req.Tools, choice: req.ToolChoice}
+	var (
+		res runner.Result
+		err error
+	)
 	if sch == nil && !req.JSONObject {
-		res, err := a.p.Generate(ctx, preq, emit)
+		res, err = a.p.Generate(ctx, preq, emit)
 		res.Attempts = 1
 		if err == nil {
 			err = checkCalls(o, res)
 		}
-		return res, err
+	} else {
+		res, err = a.structured(ctx, o, preq, sch, emit)
 	}
-	return a.structured(ctx, o, preq, sch, emit)
+	if req.MaxToolCalls > 0 && len(res.ToolCalls) > req.MaxToolCalls {
+		res.ToolCalls = res.ToolCalls[:req.MaxToolCalls]
+	}
+	return res, err
 }
 
 // messages puts the instructions first, as a system message, the way chat
@@ -84,3 +101,8 @@ func messages(req runner.Request) []runner.Message {
 	out = append(out, runner.Message{Role: "system", Content: req.Instructions})
 	return append(out, req.Input...)
 }
+
+// Messages is the conversation the agent sends its provider for req, whose
+// Input is resolved (runner.Service.Input): the instructions first, as a
+// system message, then the input.
+func Messages(req runner.Request) []runner.Message { return messages(req) }

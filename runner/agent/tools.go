@@ -53,3 +53,16 @@ func checkCalls(o offer, res runner.Result) error {
 	}
 	return nil
 }
+
+// boundCalls wraps emit so that fragments of tool calls beyond the first
+// max are not streamed: max_tool_calls lets the model make at most max
+// calls, and further calls are dropped, as the OpenAI API ignores them
+// (Run trims the result to match).
+func boundCalls(max int, emit func(runner.Event) error) func(runner.Event) error {
+	return func(e runner.Event) error {
+		if e.ToolCall != nil && e.ToolCall.Index >= max {
+			return nil
+		}
+		return emit(e)
+	}
+}

@@ -73,6 +73,26 @@ type Request struct {
 	Tools             []Tool     `json:"tools,omitempty"`
 	ToolChoice        ToolChoice `json:"tool_choice,omitzero"`
 	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
+	// MaxToolCalls bounds the tool calls one answer may make (0: no bound;
+	// a mapping expresses "none" as ToolChoice none). The agent keeps the
+	// first MaxToolCalls calls and drops the rest.
+	MaxToolCalls int `json:"max_tool_calls,omitempty"`
+	// Upstream holds settings the provider passes to its upstream as the
+	// client gave them (Responses: reasoning.effort, prompt_cache_key,
+	// safety_identifier, service_tier, user).
+	Upstream Upstream `json:"upstream,omitzero"`
+}
+
+// Upstream is what a provider passes on to a model upstream unchanged. A
+// provider whose upstream has no such setting (the offline one) ignores it;
+// the openai provider sends each that is set under its chat completions
+// name.
+type Upstream struct {
+	ReasoningEffort  string `json:"reasoning_effort,omitempty"`
+	PromptCacheKey   string `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier string `json:"safety_identifier,omitempty"`
+	ServiceTier      string `json:"service_tier,omitempty"`
+	User             string `json:"user,omitempty"`
 }
 
 // Usage counts tokens.

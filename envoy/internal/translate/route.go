@@ -14,19 +14,25 @@ import (
 // gateway file entry asks for it (native_api: true). They are prefixes of
 // the host's route table (internal/httproute), which
 // TestRoutesCoverTheRouteTable checks them against.
+//
+// The responses route lets a client upgrade to a WebSocket (GET
+// /v1/responses upgraded: the socket mode); the host authenticates the
+// upgrade itself. Envoy keeps the socket while either side sends within the
+// route's idle timeout, and the host pings idle sockets well inside it.
 var runedgeRoutes = []struct {
-	name  string
-	match *route.RouteMatch
+	name      string
+	match     *route.RouteMatch
+	websocket bool
 }{
-	{"models", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/models"}}},
+	{"models", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/models"}}, false},
 	// One model: GET /v1/models/{model} (the SDKs' models.retrieve).
-	{"model", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/models/"}}},
-	{"chat-completions", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/chat/completions"}}},
-	{"responses", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/responses"}}},
+	{"model", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/models/"}}, false},
+	{"chat-completions", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/chat/completions"}}, false},
+	{"responses", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/responses"}}, true},
 	// Stored responses: GET/DELETE /v1/responses/{id}, …/input_items,
 	// …/cancel, and stream resumption (GET …?stream=true).
-	{"responses-stored", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/responses/"}}},
-	{"runner", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/runner/v1/"}}},
+	{"responses-stored", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/responses/"}}, false},
+	{"runner", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/runner/v1/"}}, false},
 }
 
 // notFoundBody is the host's own 404 body, so that a client sees the same
@@ -45,15 +51,15 @@ func routeConfig(l Listener, g *Gateway) *route.RouteConfiguration {
 		if r.name == "runner" && !l.NativeAPI {
 			continue
 		}
-		vh.Routes = append(vh.Routes, &route.Route{
-			Name:  r.name,
-			Match: r.match,
-			Action: &route.Route_Route{Route: &route.RouteAction{
-				ClusterSpecifier: &route.RouteAction_Cluster{Cluster: l.Cluster},
-				Timeout:          durationpb.New(0),
-				IdleTimeout:      durationpb.New(g.StreamIdle),
-			}},
-		})
+		action := &route.RouteAction{
+			ClusterSpecifier: &route.RouteAction_Cluster{Cluster: l.Cluster},
+			Timeout:          durationpb.New(0),
+			IdleTimeout:      durationpb.New(g.StreamIdle),
+		}
+		if r.websocket {
+			action.UpgradeConfigs = []*route.RouteAction_UpgradeConfig{{UpgradeType: "websocket"}}
+		}
+		vh.Routes = append(vh.Routes, &route.Route{Name: r.name, Match: r.match, Action: &route.Route_Route{Route: action}})
 	}
 	vh.Routes = append(vh.Routes, &route.Route{
 		Name:  "not-found",

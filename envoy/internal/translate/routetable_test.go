@@ -14,7 +14,8 @@ import (
 // Envoy's routes cover runedge's route table (internal/httproute), the one
 // the host serves: every public route reaches the hosts on every listener,
 // the native run API only on a listener that asks for it, the host's own
-// routes (the health check) never; and no Envoy route leads to the hosts
+// routes (the health check) never; a route the host upgrades to a
+// WebSocket is upgradable in Envoy; and no Envoy route leads to the hosts
 // for a path no route of the table serves.
 func TestRoutesCoverTheRouteTable(t *testing.T) {
 	wild := regexp.MustCompile(`\{[^}]+\}`)
@@ -30,6 +31,13 @@ func TestRoutesCoverTheRouteTable(t *testing.T) {
 			want := r.Exposure == httproute.Public || (r.Exposure == httproute.Native && native)
 			if toHosts != want {
 				t.Errorf("native_api %v: %s (%s) goes to route %q; to the hosts: %v, want %v", native, path, r.Pattern, got.GetName(), toHosts, want)
+			}
+			// A route the host upgrades to a WebSocket is upgradable in
+			// Envoy, and only such a route.
+			ups := got.GetRoute().GetUpgradeConfigs()
+			ws := len(ups) == 1 && ups[0].GetUpgradeType() == "websocket"
+			if toHosts && ws != (r.Upgrade != "") {
+				t.Errorf("native_api %v: %s (%s): Envoy upgrades to a WebSocket: %v, the host: %v", native, path, r.Pattern, ws, r.Upgrade != "")
 			}
 			used[got.GetName()] = true
 		}

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
-import { z } from 'zod';
+import { OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled } from '@openai/agents';
 import { startRunedge } from './stack.mjs';
+import { weatherAgent } from './weather.mjs';
 
 setTracingDisabled(true);
 
@@ -18,19 +18,6 @@ before(async () => {
   client = new OpenAI({ baseURL: stack.baseURL, apiKey: stack.token, maxRetries: 0 });
 });
 after(async () => { await stack?.stop(); });
-
-function weatherAgent(model, calls) {
-  const getWeather = tool({
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: z.object({ city: z.string() }),
-    execute: async ({ city }) => {
-      calls.push(city);
-      return `sunny in ${city}`;
-    },
-  });
-  return new Agent({ name: 'Weather', instructions: 'Use get_weather to answer.', model, tools: [getWeather] });
-}
 
 for (const [name, make] of [
   ['Responses model', () => new OpenAIResponsesModel(client, 'service')],

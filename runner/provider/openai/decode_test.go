@@ -183,6 +183,12 @@ func TestPlainBodyMatchesMarshal(t *testing.T) {
 		}
 	}
 	checkBody(t, "m", runner.ProviderRequest{}, true)
+	for _, s := range strs {
+		checkBody(t, "m", runner.ProviderRequest{Messages: []runner.Message{{Role: "user", Content: "x"}},
+			Upstream: runner.Upstream{ReasoningEffort: s, PromptCacheKey: s, SafetyIdentifier: "s1", ServiceTier: s, User: s}}, true)
+		checkBody(t, "m", runner.ProviderRequest{Messages: []runner.Message{{Role: "user", Content: "x"}},
+			Upstream: runner.Upstream{User: s}}, true)
+	}
 	for _, req := range []runner.ProviderRequest{
 		{Messages: []runner.Message{{Role: "user", Content: "x"}}, Tools: []runner.Tool{{Name: "f"}}},
 		{Messages: []runner.Message{{Role: "user", Content: "x"}}, OutputSchema: []byte(`{"type":"object"}`)},
@@ -202,8 +208,10 @@ func checkBody(t *testing.T, model string, req runner.ProviderRequest, plain boo
 		if err != nil {
 			t.Fatal(err)
 		}
+		u := req.Upstream
 		w := wireRequest{Model: model, Messages: wireMessages(req.Messages), Stream: req.Stream,
-			MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools)}
+			MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools), ReasoningEffort: u.ReasoningEffort,
+			PromptCacheKey: u.PromptCacheKey, SafetyIdentifier: u.SafetyIdentifier, ServiceTier: u.ServiceTier, User: u.User}
 		if len(w.Tools) > 0 {
 			w.ToolChoice, w.ParallelToolCalls = wireToolChoice(req.ToolChoice), req.ParallelToolCalls
 		}

@@ -20,6 +20,13 @@ type wireRequest struct {
 	Tools             []wireTool      `json:"tools,omitempty"`
 	ToolChoice        any             `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	// The client's settings for the upstream (runner.Upstream), under
+	// their chat completions names; absent when not given.
+	ReasoningEffort  string `json:"reasoning_effort,omitempty"`
+	PromptCacheKey   string `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier string `json:"safety_identifier,omitempty"`
+	ServiceTier      string `json:"service_tier,omitempty"`
+	User             string `json:"user,omitempty"`
 }
 
 type streamOptions struct {
@@ -42,8 +49,10 @@ func (p *Provider) body(req runner.ProviderRequest) ([]byte, error) {
 	if b, ok := p.plainBody(req); ok {
 		return b, nil
 	}
+	u := req.Upstream
 	w := wireRequest{Model: p.cfg.Model, Messages: wireMessages(req.Messages), Stream: req.Stream,
-		MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools)}
+		MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools), ReasoningEffort: u.ReasoningEffort,
+		PromptCacheKey: u.PromptCacheKey, SafetyIdentifier: u.SafetyIdentifier, ServiceTier: u.ServiceTier, User: u.User}
 	if len(w.Tools) > 0 {
 		// Without tools, tool_choice and parallel_tool_calls are refused
 		// by OpenAI; with them, what the client chose is passed on.
@@ -120,7 +129,22 @@ func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 		b = append(b, `,"max_tokens":`...)
 		b = strconv.AppendInt(b, int64(req.MaxOutputTokens), 10)
 	}
+	b = appendUpstream(b, req.Upstream)
 	return append(b, '}'), true
+}
+
+// appendUpstream appends the upstream settings that are set, in
+// wireRequest's order.
+func appendUpstream(b []byte, u runner.Upstream) []byte {
+	for _, f := range [...]struct{ key, v string }{{`,"reasoning_effort":`, u.ReasoningEffort},
+		{`,"prompt_cache_key":`, u.PromptCacheKey}, {`,"safety_identifier":`, u.SafetyIdentifier},
+		{`,"service_tier":`, u.ServiceTier}, {`,"user":`, u.User}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	return b
 }
 
 // appendJSONString appends s as json.Marshal writes it: a string of

@@ -1,0 +1,162 @@
+package socket
+
+import (
+	"net/http"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// turn is one response.create, made ready for the POST chain.
+type turn struct {
+	// body is the create body the chain reads: the event without its
+	// socket-only fields, with stream on, and, continuing a cached
+	// response, with that response's items before the new input.
+	body     []byte
+	generate bool
+	store    bool
+	// input is this event's own input as a JSON array of items.
+	input []byte
+	// local is the cached response it continues ("" for none) and from
+	// its entry.
+	local string
+	from  *entry
+}
+
+// Client event types.
+const eventCreate = "response.create"
+
+// parse reads a client event. Only response.create exists; its fields are
+// those of POST /v1/responses (OpenAI's socket sends them at the top level;
+// a nested "response" object is read too).
+func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
+	if !gjson.ValidBytes(msg) || !gjson.ParseBytes(msg).IsObject() {
+		return nil, apierr.InvalidBody("", "a client event must be a JSON object")
+	}
+	typ := gjson.GetBytes(msg, "type")
+	if typ.Str != eventCreate {
+		return nil, apierr.InvalidBody("type", "unknown client event type %q; the socket takes %q", typ.String(), eventCreate)
+	}
+	body := msg
+	if r := gjson.GetBytes(msg, "response"); r.IsObject() {
+		body = []byte(r.Raw)
+	}
+	t := &turn{generate: true, store: true}
+	if bg := gjson.GetBytes(body, "background"); bg.Exists() && bg.Type != gjson.False && bg.Type != gjson.Null {
+		return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
+			Code: apierr.CodeUnsupportedParameter, Param: "background",
+			Message: "background is not supported over the socket; use POST /v1/responses"}
+	}
+	if g := gjson.GetBytes(body, "generate"); g.Exists() {
+		if g.Type != gjson.True && g.Type != gjson.False {
+			return nil, apierr.InvalidBody("generate", "generate must be a boolean")
+		}
+		t.generate = g.Type == gjson.True
+	}
+	t.store = gjson.GetBytes(body, "store").Type != gjson.False
+	t.input = inputItems(gjson.GetBytes(body, "input"))
+	var err error
+	b := append([]byte(nil), body...)
+	for _, k := range []string{"type", "generate", "stream_id", "stream_options"} {
+		if b, err = sjson.DeleteBytes(b, k); err != nil {
+			return nil, apierr.InvalidBody("", "the client event is not valid JSON")
+		}
+	}
+	b, _ = sjson.SetBytes(b, "stream", true)
+	if prev := gjson.GetBytes(b, "previous_response_id"); prev.Type == gjson.String {
+		if e, ok := cache.get(prev.Str); ok {
+			t.local, t.from = prev.Str, e
+			b, _ = sjson.SetRawBytes(b, "input", joinArrays(e.items, t.input))
+			if e.prev != "" {
+				b, _ = sjson.SetBytes(b, "previous_response_id", e.prev)
+			} else {
+				b, _ = sjson.DeleteBytes(b, "previous_response_id")
+			}
+		}
+	}
+	t.body = b
+	return t, nil
+}
+
+// inputItems is input as a JSON array of items: a string is one user
+// message, as the Responses API reads it.
+func inputItems(in gjson.Result) []byte {
+	switch {
+	case in.IsArray():
+		return []byte(in.Raw)
+	case in.Type == gjson.String:
+		b, _ := sjson.SetBytes([]byte(`[{"type":"message","role":"user","content":""}]`), "0.content", in.Str)
+		return b
+	}
+	return []byte("[]")
+}
+
+// joinArrays concatenates JSON arrays.
+func joinArrays(arrays ...[]byte) []byte {
+	out := make([]byte, 0, 64)
+	out = append(out, '[')
+	for _, a := range arrays {
+		inner := gjson.ParseBytes(a)
+		if !inner.IsArray() {
+			continue
+		}
+		raw := a[1 : len(a)-1]
+		if len(trimSpace(raw)) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, raw...)
+	}
+	return append(out, ']')
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// remember caches the outcome of a turn when a later turn on this socket
+// may need it: a completed store:false response or a pre-warm. A stored
+// response is continued from the store instead. A continuation that failed
+// evicts the cached response it referred to: its state may be what made
+// it fail, and the client must start the chain again.
+func (t *turn) remember(cache *Cache, terminal []byte, sessionID, threadID string, failed bool) {
+	if failed {
+		if t.local != "" {
+			cache.remove(t.local)
+		}
+		return
+	}
+	if t.store && t.generate {
+		return
+	}
+	ev := gjson.ParseBytes(terminal)
+	if ev.Get("type").Str != "response.completed" {
+		return
+	}
+	id := ev.Get("response.id").Str
+	if id == "" {
+		return
+	}
+	e := &entry{sessionID: sessionID, threadID: threadID}
+	var prior []byte
+	if t.from != nil {
+		prior, e.prev = t.from.items, t.from.prev
+		if sessionID == "" {
+			e.sessionID, e.threadID = t.from.sessionID, t.from.threadID
+		}
+	} else if p := gjson.GetBytes(t.body, "previous_response_id"); p.Type == gjson.String {
+		e.prev = p.Str // a stored response, which the store replays
+	}
+	e.items = joinArrays(prior, t.input, []byte(ev.Get("response.output").Raw))
+	cache.put(id, e)
+}

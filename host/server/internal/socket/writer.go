@@ -1,0 +1,231 @@
+package socket
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// Writer is the http.ResponseWriter a turn's chain writes to. The chain
+// frames a streamed Response as SSE (filters.Reply); Writer turns every
+// event of it into one text message carrying the event's data, the same
+// object an SSE client gets in its data line. Comments (keepalives) are
+// dropped: the socket has pings. Keeping the chain's writer means the
+// turn runs the POST path unchanged; the framing it undoes is a scan for
+// "data: " and the blank line, which never occur inside compacted JSON.
+//
+// Writes go out at the chain's flushes, each event a message and each
+// flush one write (Cork), under the write deadline the chain sets
+// (filters.Reply.SetWriteTimeout): a client that stops reading is cut off
+// as on SSE, and the error the chain sees is the connection's
+// os.ErrDeadlineExceeded, so the run is recorded client_stalled. The
+// deadline is on the connection only while a flush writes: pings and
+// pongs between the chain's writes (a model slow to its first token) must
+// not meet a deadline armed for a write long done.
+type Writer struct {
+	c    *websocket.Conn
+	cork *Cork
+	ctx  context.Context // the turn's
+
+	mu       sync.Mutex // guards deadline against Abort's goroutine
+	deadline time.Time
+	flushing atomic.Bool
+	header   http.Header
+	status   int
+	buf      []byte // SSE bytes written since the last flush
+
+	// sent counts the events sent this turn: the next sequence_number.
+	sent int
+	// prevID, when set, is written into the previous_response_id of every
+	// Response object sent (see Turn.PrevID).
+	prevID string
+	// terminal is a copy of the last response.completed, .failed or
+	// .incomplete event: the turn's outcome and output, for the cache;
+	// kept only when keep is set.
+	terminal []byte
+	keep     bool
+}
+
+// NewWriter writes the events of one turn to c.
+func NewWriter(ctx context.Context, c *websocket.Conn, cork *Cork) *Writer {
+	return &Writer{c: c, cork: cork, ctx: ctx, header: http.Header{}}
+}
+
+// Header implements http.ResponseWriter: the run headers the chain sets
+// land here (there is no HTTP reply per turn), where the turn reads them.
+func (w *Writer) Header() http.Header { return w.header }
+
+// WriteHeader implements http.ResponseWriter.
+func (w *Writer) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+// Status is the status the chain wrote (0: none; a stream is 200).
+func (w *Writer) Status() int { return w.status }
+
+// Write implements http.ResponseWriter; nothing is sent before a flush.
+func (w *Writer) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.buf = append(w.buf, b...)
+	return len(b), nil
+}
+
+// FlushError sends the events written since the last flush
+// (http.ResponseController.Flush).
+func (w *Writer) FlushError() error { return w.burst(w.events) }
+
+// burst writes what f sends in one write under the write deadline.
+func (w *Writer) burst(f func() error) error {
+	w.cork.hold()
+	err := f()
+	w.flushing.Store(true)
+	w.cork.SetWriteDeadline(w.Deadline())
+	rerr := w.cork.release()
+	w.flushing.Store(false)
+	w.cork.SetWriteDeadline(time.Time{})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		w.c.CloseNow() // a frame may be cut: the socket is done
+	}
+	return err
+}
+
+func (w *Writer) events() error {
+	b := w.buf
+	for len(b) > 0 {
+		end := bytes.Index(b, []byte("\n\n"))
+		if end < 0 {
+			break // an incomplete event waits for the rest
+		}
+		ev := b[:end]
+		b = b[end+2:]
+		if err := w.event(ev); err != nil {
+			w.buf = w.buf[:0]
+			return err
+		}
+	}
+	w.buf = append(w.buf[:0], b...)
+	return nil
+}
+
+// event sends the data of one SSE event; comments and ids are dropped.
+func (w *Writer) event(ev []byte) error {
+	for len(ev) > 0 {
+		line := ev
+		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
+			line, ev = ev[:i], ev[i+1:]
+		} else {
+			ev = nil
+		}
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			return w.send(w.patch(data))
+		}
+	}
+	return nil
+}
+
+// patch restores previous_response_id on the Response objects of a turn
+// whose continuation the socket expanded, and keeps the terminal event.
+func (w *Writer) patch(data []byte) []byte {
+	if w.prevID == "" && !w.keep {
+		return data
+	}
+	typ := gjson.GetBytes(data, "type").Str
+	switch typ {
+	case "response.created", "response.in_progress", "response.queued",
+		"response.completed", "response.failed", "response.incomplete":
+	default:
+		return data
+	}
+	if w.prevID != "" {
+		if p, err := sjson.SetBytes(data, "response.previous_response_id", w.prevID); err == nil {
+			data = p
+		}
+	}
+	if typ == "response.completed" || typ == "response.failed" || typ == "response.incomplete" {
+		w.terminal = append(w.terminal[:0], data...)
+	}
+	return data
+}
+
+// Send writes one text message, in a write of its own.
+func (w *Writer) Send(msg []byte) error {
+	return w.burst(func() error { return w.send(msg) })
+}
+
+// send writes one message into the current burst.
+func (w *Writer) send(msg []byte) error {
+	// Into the Cork's memory: it never blocks, so no context bounds it (a
+	// cancellable one costs coder/websocket a timer per message); the
+	// burst's one write is bounded by the deadline.
+	if err := w.c.Write(context.Background(), websocket.MessageText, msg); err != nil {
+		return err
+	}
+	w.sent++
+	return nil
+}
+
+// SetWriteDeadline bounds the flushes that follow, and one in flight
+// (http.ResponseController.SetWriteDeadline). Abort calls it from another
+// goroutine to cut a blocked write short.
+func (w *Writer) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	w.deadline = t
+	w.mu.Unlock()
+	if w.flushing.Load() {
+		w.cork.SetWriteDeadline(t)
+	}
+	return nil
+}
+
+// Deadline is the current write deadline (zero: none).
+func (w *Writer) Deadline() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deadline
+}
+
+// SetReadDeadline is a no-op: a turn's body is its event, already read.
+func (w *Writer) SetReadDeadline(time.Time) error { return nil }
+
+// Sent is the number of events sent this turn.
+func (w *Writer) Sent() int { return w.sent }
+
+// Terminal is the turn's last response.completed, .failed or .incomplete
+// event (nil: none was sent).
+func (w *Writer) Terminal() []byte { return w.terminal }
+
+// Error sends e as an error event: {"type":"error","status",
+// "error":{"message","type","param","code"},"sequence_number"}, the shape
+// OpenAI's socket sends, so SDKs read the status and code as from HTTP.
+func (w *Writer) Error(e *apierr.Error) error {
+	return w.Send(ErrorEvent(e, w.sent))
+}
+
+// ErrorEvent is the error event of e at sequence number seq.
+func ErrorEvent(e *apierr.Error, seq int) []byte {
+	b := make([]byte, 0, 160+len(e.Message))
+	b = append(b, `{"type":"error","status":`...)
+	b = strconv.AppendInt(b, int64(e.Status), 10)
+	b = append(b, `,"error":`...)
+	b = append(b, e.Object()...)
+	b = append(b, `,"sequence_number":`...)
+	b = strconv.AppendInt(b, int64(seq), 10)
+	return append(b, '}')
+}

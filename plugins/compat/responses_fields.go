@@ -1,0 +1,197 @@
+package compat
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
+
+// The Responses fields the Open Responses specification added to the
+// Response object. Each is honoured, passed on, or refused by name
+// (docs/api.md "Responses"):
+//
+//   - reasoning.effort, prompt_cache_key, safety_identifier, service_tier
+//     and user go to the provider ("upstream" in the native request), which
+//     passes them to an upstream that takes them, and are echoed;
+//   - max_tool_calls bounds the calls in the response (the agent keeps the
+//     first max_tool_calls; 0 offers no tool);
+//   - presence_penalty and frequency_penalty are sampling hints: checked,
+//     echoed, not applied (as on chat);
+//   - top_logprobs above 0, truncation "auto" and context_management are
+//     refused (responses_request.go), as runedge cannot do what they ask.
+
+// openFields are these fields as raw JSON values: the request's, and then
+// their echo as MapResult reads it back.
+type openFields struct {
+	presencePenalty, frequencyPenalty, topLogprobs, maxToolCalls value
+	serviceTier, safetyIdentifier, promptCacheKey, reasoning     value
+}
+
+// collect keeps member k if it is one of these fields.
+func (f *openFields) collect(k, v value) {
+	switch {
+	case k.Is("presence_penalty"):
+		f.presencePenalty = v
+	case k.Is("frequency_penalty"):
+		f.frequencyPenalty = v
+	case k.Is("top_logprobs"):
+		f.topLogprobs = v
+	case k.Is("max_tool_calls"):
+		f.maxToolCalls = v
+	case k.Is("service_tier"):
+		f.serviceTier = v
+	case k.Is("safety_identifier"):
+		f.safetyIdentifier = v
+	case k.Is("prompt_cache_key"):
+		f.promptCacheKey = v
+	case k.Is("reasoning"):
+		f.reasoning = v
+	}
+}
+
+// checkFields refuses values of the wrong type or out of OpenAI's range.
+func (e *responsesEcho) checkFields() error {
+	if err := optNumberIn(e.presencePenalty, "presence_penalty", -2, 2); err != nil {
+		return err
+	}
+	if err := optNumberIn(e.frequencyPenalty, "frequency_penalty", -2, 2); err != nil {
+		return err
+	}
+	if !e.topLogprobs.IsNull() {
+		if f, ok := e.topLogprobs.Num(); !ok || f < 0 || f > 20 || f != math.Trunc(f) {
+			return invalid("top_logprobs", "top_logprobs must be a whole number from 0 to 20")
+		}
+	}
+	if !e.maxToolCalls.IsNull() {
+		if f, ok := e.maxToolCalls.Num(); !ok || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+			return invalid("max_tool_calls", "max_tool_calls must be a whole number of at least 0")
+		}
+	}
+	for _, f := range [...]struct {
+		v    value
+		name string
+	}{{e.serviceTier, "service_tier"}, {e.safetyIdentifier, "safety_identifier"}, {e.promptCacheKey, "prompt_cache_key"}} {
+		if !f.v.IsNull() && !f.v.IsString() {
+			return invalid(f.name, f.name+" must be a string")
+		}
+	}
+	return checkReasoning(e.reasoning)
+}
+
+// checkReasoning checks the reasoning object's effort and summary against
+// the values the API documents.
+func checkReasoning(r value) error {
+	if r.IsNull() {
+		return nil
+	}
+	if !r.IsObject() {
+		return invalid("reasoning", "reasoning must be an object")
+	}
+	effort, summary := r.Get("effort"), r.Get("summary")
+	switch {
+	case effort.IsNull(), effort.Is("none"), effort.Is("minimal"), effort.Is("low"), effort.Is("medium"),
+		effort.Is("high"), effort.Is("xhigh"):
+	default:
+		return invalid("reasoning.effort", "reasoning.effort must be one of none, minimal, low, medium, high or xhigh")
+	}
+	switch {
+	case summary.IsNull(), summary.Is("auto"), summary.Is("concise"), summary.Is("detailed"):
+	default:
+		return invalid("reasoning.summary", "reasoning.summary must be one of auto, concise or detailed")
+	}
+	return nil
+}
+
+// readFields fills the native request's share of these fields: the
+// upstream settings and the tool-call bound. A bound of 0 lets the model
+// call nothing, which is tool_choice none; with tool_choice required or a
+// named function the request contradicts itself and is refused.
+func (e *responsesEcho) readFields(n *native) error {
+	n.upstream = upstreamOptions{effort: e.reasoning.Get("effort"), promptCacheKey: e.promptCacheKey,
+		safetyIdentifier: e.safetyIdentifier, serviceTier: e.serviceTier, user: e.user}
+	if e.maxToolCalls.IsNull() {
+		return nil
+	}
+	f, _ := e.maxToolCalls.Num() // checked
+	if f > 0 {
+		n.maxToolCalls = int64(f)
+		return nil
+	}
+	switch {
+	case n.tools.tools == nil, n.tools.choice == "", n.tools.choice == `"none"`:
+		if n.tools.tools != nil {
+			n.tools.choice = `"none"`
+		}
+		return nil
+	}
+	return invalid("max_tool_calls", "max_tool_calls 0 allows no tool call, but tool_choice requires one")
+}
+
+// appendFields appends the echo of the fields the client set; MapResult
+// fills in the defaults of the rest (readResponseEcho).
+func (e *responsesEcho) appendFields(dst []byte) []byte {
+	for _, f := range [...]struct {
+		v   value
+		key string
+	}{{e.presencePenalty, `,"presence_penalty":`}, {e.frequencyPenalty, `,"frequency_penalty":`},
+		{e.topLogprobs, `,"top_logprobs":`}, {e.maxToolCalls, `,"max_tool_calls":`},
+		{e.serviceTier, `,"service_tier":`}, {e.safetyIdentifier, `,"safety_identifier":`},
+		{e.promptCacheKey, `,"prompt_cache_key":`}} {
+		if !f.v.IsNull() {
+			dst = append(dst, f.key...)
+			dst = guestjson.AppendCompact(dst, string(f.v))
+		}
+	}
+	if e.reasoning.IsObject() {
+		dst = append(dst, `,"reasoning":{"effort":`...)
+		dst = appendOptString(dst, e.reasoning.Get("effort"))
+		dst = append(dst, `,"summary":`...)
+		dst = appendOptString(dst, e.reasoning.Get("summary"))
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+// upstreamOptions are the settings the provider passes to its upstream as
+// they are (native "upstream"); each is a string value or absent.
+type upstreamOptions struct {
+	effort, promptCacheKey, safetyIdentifier, serviceTier, user value
+}
+
+// appendTo appends the native "upstream" object, or nothing when no
+// setting is given.
+func (u *upstreamOptions) appendTo(dst []byte) []byte {
+	first := true
+	for _, f := range [...]struct {
+		v   value
+		key string
+	}{{u.effort, `"reasoning_effort":"`}, {u.promptCacheKey, `"prompt_cache_key":"`},
+		{u.safetyIdentifier, `"safety_identifier":"`}, {u.serviceTier, `"service_tier":"`}, {u.user, `"user":"`}} {
+		if !f.v.IsString() {
+			continue
+		}
+		if first {
+			dst = append(dst, `,"upstream":{`...)
+			first = false
+		} else {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, f.key...)
+		dst = guestjson.AppendStringValue(dst, f.v)
+		dst = append(dst, '"')
+	}
+	if !first {
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+// appendMaxToolCalls appends the native tool-call bound, when there is one.
+func appendMaxToolCalls(dst []byte, n int64) []byte {
+	if n <= 0 {
+		return dst
+	}
+	dst = append(dst, `,"max_tool_calls":`...)
+	return strconv.AppendInt(dst, n, 10)
+}
