@@ -69,6 +69,20 @@ func TestUpstreamReasoningItem(t *testing.T) {
 		if delta != "Six times seven." || done != delta {
 			t.Errorf("summary delta %q done %q; events %v", delta, done, seen)
 		}
+		// Raw HTTP: the reply and every event match the Open Responses shapes.
+		resp, evSchema := openResponses(t, "ResponseResource"), openResponses(t, "StreamingEvent")
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"6*7?","include":["reasoning.encrypted_content"]}`)
+		if b := body(t, res); resp.Validate(b) != nil || gjson.GetBytes(b, "output.1.encrypted_content").Exists() {
+			t.Errorf("JSON reply: %v\n%s", resp.Validate(b), b)
+		}
+		res = h.do("POST", "/v1/responses", `{"model":"service","input":"6*7?","stream":true}`)
+		for _, e := range readEvents(t, res.Body) {
+			if err := evSchema.Validate([]byte(e.Data)); err != nil {
+				t.Errorf("event %s: %v\n%s", e.Event, err, e.Data)
+			}
+		}
+		res.Body.Close()
+
 		want := []string{"response.output_item.added", "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
 			"response.reasoning_summary_text.done", "response.reasoning_summary_part.done", "response.output_item.done", "response.completed"}
 		if len(seen) < len(want) || !slices.Equal(seen[len(seen)-len(want):], want) {
