@@ -88,11 +88,24 @@ func (b *ByteBudget) Spend(n, limit int) error {
 func (b *ByteBudget) Used() int { return b.used }
 
 // messageBytes is what a message costs against a byte budget: its text,
-// its calls and their arguments.
+// its calls and their arguments, its parts (an image's data URL counts
+// whole) and a replayed reasoning item.
 func messageBytes(m Message) int {
-	n := len(m.Role) + len(m.Content) + len(m.ToolCallID)
+	n := len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Phase)
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	for _, p := range m.Parts {
+		n += len(p.Text) + len(p.URL) + len(p.Data) + len(p.Filename) + len(p.Detail) + len(p.Format)
+	}
+	if r := m.Reasoning; r != nil {
+		n += len(r.EncryptedContent)
+		for _, s := range r.Summary {
+			n += len(s)
+		}
+		for _, s := range r.Content {
+			n += len(s)
+		}
 	}
 	return n
 }

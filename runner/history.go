@@ -216,11 +216,17 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 	return append(in, input...), prevRun, nil
 }
 
-// inputItems gives the new input messages their item ids.
+// inputItems gives the new input messages their item ids: rs_… for a
+// reasoning item, msg_… for the rest. Ids are the store's own, not the
+// client's (a client replays the same reasoning item every turn).
 func inputItems(runID string, in []Message) []Item {
 	items := make([]Item, len(in))
 	for i, m := range in {
-		items[i] = Item{ID: NewID("msg_"), RunID: runID, Message: m}
+		prefix := "msg_"
+		if m.Role == RoleReasoning {
+			prefix = "rs_"
+		}
+		items[i] = Item{ID: NewID(prefix), RunID: runID, Message: m}
 	}
 	return items
 }

@@ -146,6 +146,19 @@ type (
 	Result = native.Result
 	// Upstream is what a provider passes on to its upstream.
 	Upstream = native.Upstream
+	// Part is a content part of a message beyond text (images, files,
+	// audio); Reasoning a replayed or produced reasoning item.
+	Part      = native.Part
+	Reasoning = native.Reasoning
+)
+
+// Part kinds and the reasoning role (runner/native parts.go).
+const (
+	PartText      = native.PartText
+	PartImage     = native.PartImage
+	PartFile      = native.PartFile
+	PartAudio     = native.PartAudio
+	RoleReasoning = native.RoleReasoning
 )
 
 // Event is one streamed piece of the agent's answer.

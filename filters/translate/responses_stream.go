@@ -230,9 +230,40 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.closeCalls(); err != nil {
 		return err
 	}
+	if err := e.reasoning(res.Reasoning); err != nil {
+		return err
+	}
 	completed := e.rs.AppendCompleted(e.buf[:0], e.out.nextSeq(), final)
 	if err := e.send(gjson.GetBytes(completed, "type").Str, completed); err != nil {
 		return err
 	}
 	return e.out.end()
+}
+
+// reasoning sends the events of the reasoning item of an answer whose
+// upstream gave its reasoning: after the answer's items, where the final
+// Response lists it (plugins/compat), with the summary in one delta.
+func (e *responseEvents) reasoning(text string) error {
+	if text == "" {
+		return nil
+	}
+	id, i := abi.ReasoningID(e.ids.message), e.outputs
+	e.outputs++
+	events := []struct {
+		name string
+		add  func(dst []byte, seq int) []byte
+	}{
+		{"response.output_item.added", func(d []byte, n int) []byte { return e.rs.AppendReasoningItemEvent(d, n, i, id, "", false) }},
+		{"response.reasoning_summary_part.added", func(d []byte, n int) []byte { return e.rs.AppendSummaryPart(d, n, i, id, "", false) }},
+		{"response.reasoning_summary_text.delta", func(d []byte, n int) []byte { return e.rs.AppendSummaryText(d, n, i, id, text, false) }},
+		{"response.reasoning_summary_text.done", func(d []byte, n int) []byte { return e.rs.AppendSummaryText(d, n, i, id, text, true) }},
+		{"response.reasoning_summary_part.done", func(d []byte, n int) []byte { return e.rs.AppendSummaryPart(d, n, i, id, text, true) }},
+		{"response.output_item.done", func(d []byte, n int) []byte { return e.rs.AppendReasoningItemEvent(d, n, i, id, text, true) }},
+	}
+	for _, ev := range events {
+		if err := e.send(ev.name, ev.add(e.buf[:0], e.out.nextSeq())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

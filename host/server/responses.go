@@ -265,35 +265,3 @@ func itemID(it runner.Item) string {
 	}
 	return it.ID
 }
-
-// itemJSON renders a stored native message as a Responses item: an input
-// message, an assistant output message with output_text, or the
-// item_reference the client sent (the stored input keeps references, not
-// copies of what they name: listing them costs what the request did).
-func itemJSON(it runner.Item) json.RawMessage {
-	if it.Message.Ref != "" {
-		b, _ := json.Marshal(struct { // cannot fail: strings only
-			Type string `json:"type"`
-			ID   string `json:"id"`
-		}{"item_reference", it.Message.Ref})
-		return b
-	}
-	type part struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		Annotations *[]any `json:"annotations,omitempty"`
-		Logprobs    *[]any `json:"logprobs,omitempty"`
-	}
-	p := part{Type: "input_text", Text: it.Message.Content}
-	if it.Message.Role == "assistant" {
-		p = part{Type: "output_text", Text: it.Message.Content, Annotations: &[]any{}, Logprobs: &[]any{}}
-	}
-	b, _ := json.Marshal(struct { // cannot fail: strings only
-		ID      string `json:"id"`
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		Status  string `json:"status"`
-		Content []part `json:"content"`
-	}{it.ID, "message", it.Message.Role, "completed", []part{p}})
-	return b
-}

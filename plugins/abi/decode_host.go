@@ -115,7 +115,7 @@ var (
 	requestNames = []string{"input", "instructions", "schema_name", "json_object", "stream", "max_output_tokens",
 		"previous_response_id", "no_store", "background",
 		"output_schema", "tools", "tool_choice", "parallel_tool_calls", "max_tool_calls", "upstream"}
-	messageNames  = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls"}
+	messageNames  = []string{"role", "content", "ref", "ref_index", "tool_call_id", "tool_calls", "phase", "parts", "reasoning"}
 	upstreamNames = []string{"reasoning_effort", "prompt_cache_key", "safety_identifier", "service_tier", "user"}
 )
 
@@ -138,8 +138,10 @@ func fastRequest(v gjson.Result, r *native.Request) bool {
 						return jsonfast.Int(v, &m.RefIndex)
 					case 4:
 						return jsonfast.String(v, &m.ToolCallID)
+					case 6:
+						return jsonfast.String(v, &m.Phase)
 					}
-					return jsonfast.Empty(v)
+					return jsonfast.Empty(v) // tool calls, parts, reasoning: encoding/json
 				})
 			})
 		case 1:

@@ -64,6 +64,10 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 	if len(in.Result.ToolCalls) > 0 {
 		dst = appendToolCalls(dst, in.Result.ToolCalls)
 	}
+	if in.Result.Reasoning != "" {
+		dst = append(dst, `,"reasoning":`...)
+		dst = guestjson.AppendString(dst, in.Result.Reasoning)
+	}
 	if in.Status == ResultInProgress {
 		dst = append(dst, `,"usage":null}`...)
 	} else {
@@ -96,6 +100,8 @@ type ResultView struct {
 	Text, FinishReason, Usage, Echo                 guestjson.Value
 	// ToolCalls is the array of the result's tool calls (EachToolCall).
 	ToolCalls guestjson.Value
+	// Reasoning is the upstream's reasoning text, a string or absent.
+	Reasoning guestjson.Value
 }
 
 // ViewResultInput reads a map_result input in the guest, in one pass and
@@ -160,6 +166,8 @@ func (r *ResultView) collectResult(k, v guestjson.Value) bool {
 		r.Usage = v
 	case k.Is("tool_calls"):
 		r.ToolCalls = v
+	case k.Is("reasoning"):
+		r.Reasoning = v
 	}
 	return true
 }
@@ -228,8 +236,9 @@ func (r *ResultView) Decode() ResultInput {
 	return ResultInput{
 		Endpoint: r.Endpoint.Str(), ID: r.ID.Str(), MessageID: r.MessageID.Str(),
 		Created: int64(created), Completed: int64(completed), SessionID: r.SessionID.Str(), RunID: r.RunID.Str(), Model: r.Model.Str(), Status: r.Status.Str(),
-		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), ToolCalls: calls, Usage: r.ReadUsage()},
-		Echo:   r.Echo.Bytes(),
+		Result: native.Result{Text: r.Text.Str(), FinishReason: r.FinishReason.Str(), ToolCalls: calls, Usage: r.ReadUsage(),
+			Reasoning: r.Reasoning.Str()},
+		Echo: r.Echo.Bytes(),
 	}
 }
 
@@ -268,6 +277,26 @@ func appendToolCalls(dst []byte, calls []native.ToolCall) []byte {
 // in the events and in the final object agree.
 func FunctionCallID(messageID string, i int) string {
 	return "fc_" + strings.TrimPrefix(messageID, "msg_") + "_" + strconv.Itoa(i)
+}
+
+// ReasoningID is the id of the reasoning item of the response whose output
+// message is messageID: rs_ and the message's random part.
+func ReasoningID(messageID string) string { return "rs_" + strings.TrimPrefix(messageID, "msg_") }
+
+// AppendReasoningItem appends a reasoning output item whose summary is
+// summary (none when ""), as the final Response and the stream's
+// output_item events show it. It has no encrypted_content: a chat
+// completions upstream gives none to carry (README "Reasoning").
+func AppendReasoningItem(dst []byte, itemID, summary string) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = guestjson.AppendString(dst, itemID)
+	dst = append(dst, `,"type":"reasoning","summary":[`...)
+	if summary != "" {
+		dst = append(dst, `{"type":"summary_text","text":`...)
+		dst = guestjson.AppendString(dst, summary)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
 }
 
 // AppendFunctionCallItem appends a function_call output item as a Response

@@ -199,7 +199,7 @@ func appendChatMessage(dst []byte, m value, i int, comma bool, calls *[]value) (
 	if comma {
 		dst = append(dst, ',')
 	}
-	dst, err := appendMessageOpen(dst, native, content, isChatText, "messages", i)
+	dst, err := appendMessageOpen(dst, native, content, chatParts, "messages", i)
 	if err != nil {
 		return dst, false, err
 	}

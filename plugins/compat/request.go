@@ -68,21 +68,23 @@ func (n *native) appendOptions(dst []byte) []byte {
 }
 
 // appendMessage appends one native input message. content must be a string
-// or an array of parts whose type isText accepts; the parts' text is
-// concatenated, because the native input carries plain text per message.
+// or an array of parts the dialect knows; the text parts' text is
+// concatenated into "content", and a message with other parts (images,
+// files, audio: parts.go) carries all its parts in "parts" as well.
 // list and i name the message for errors.
-func appendMessage(dst []byte, role string, content value, isText func(value) bool, list string, i int) ([]byte, error) {
-	dst, err := appendMessageOpen(dst, role, content, isText, list, i)
+func appendMessage(dst []byte, role string, content value, d *dialect, list string, i int) ([]byte, error) {
+	dst, err := appendMessageOpen(dst, role, content, d, list, i)
 	return append(dst, '}'), err
 }
 
 // appendMessageOpen is appendMessage without the closing brace, so that
 // tool fields can follow. A null content is an empty one (an assistant
 // message that only calls tools).
-func appendMessageOpen(dst []byte, role string, content value, isText func(value) bool, list string, i int) ([]byte, error) {
+func appendMessageOpen(dst []byte, role string, content value, d *dialect, list string, i int) ([]byte, error) {
 	dst = append(dst, `{"role":"`...)
 	dst = append(dst, role...)
 	dst = append(dst, `","content":"`...)
+	media := -1 // the index of the first part that is not text
 	switch {
 	case content.IsString():
 		dst = guestjson.AppendStringValue(dst, content)
@@ -91,7 +93,11 @@ func appendMessageOpen(dst []byte, role string, content value, isText func(value
 		var err error
 		j := 0
 		content.Elements(func(part value) bool {
-			dst, err = appendPart(dst, part, isText, list, i, j)
+			var text bool
+			dst, text, err = appendPart(dst, part, d, list, i, j)
+			if !text && media < 0 {
+				media = j
+			}
 			j++
 			return err == nil
 		})
@@ -99,15 +105,25 @@ func appendMessageOpen(dst []byte, role string, content value, isText func(value
 			return dst, err
 		}
 	default:
-		return dst, invalid(indexed(list, i)+".content", "content must be a string or an array of text content parts")
+		return dst, invalid(indexed(list, i)+".content", "content must be a string or an array of content parts")
 	}
-	return append(dst, '"'), nil
+	dst = append(dst, '"')
+	if media < 0 {
+		return dst, nil
+	}
+	where := indexed(list, i) + ".content"
+	if role != "user" {
+		return dst, unsupported(indexed(where, media)+".type", "images, files and audio are supported in user messages only")
+	}
+	return appendParts(dst, content, d, where)
 }
 
-// appendPart appends the text of the j-th content part of message i.
-func appendPart(dst []byte, part value, isText func(value) bool, list string, i, j int) ([]byte, error) {
+// appendPart appends the text of the j-th content part of message i, or
+// reports that it is an image, file or audio part (text false), which
+// appendParts writes.
+func appendPart(dst []byte, part value, d *dialect, list string, i, j int) ([]byte, bool, error) {
 	if !part.IsObject() {
-		return dst, invalid(indexed(indexed(list, i)+".content", j), "each content part must be an object with a type")
+		return dst, true, invalid(indexed(indexed(list, i)+".content", j), "each content part must be an object with a type")
 	}
 	var typ, text value
 	part.Members(func(k, v value) bool {
@@ -119,14 +135,17 @@ func appendPart(dst []byte, part value, isText func(value) bool, list string, i,
 		}
 		return true
 	})
-	if !isText(typ) {
-		return dst, invalid(indexed(indexed(list, i)+".content", j)+".type",
-			"only text content parts are supported; images, audio, files and refusals cannot be sent to this model")
+	if !d.isText(typ) {
+		if d.isMedia(typ) {
+			return dst, false, nil
+		}
+		return dst, true, invalid(indexed(indexed(list, i)+".content", j)+".type",
+			"unknown content part type: text, images, files and audio are supported")
 	}
 	if !text.IsString() {
-		return dst, invalid(indexed(indexed(list, i)+".content", j)+".text", "a text content part needs a string text")
+		return dst, true, invalid(indexed(indexed(list, i)+".content", j)+".text", "a text content part needs a string text")
 	}
-	return guestjson.AppendStringValue(dst, text), nil
+	return guestjson.AppendStringValue(dst, text), true, nil
 }
 
 // optBool reads an optional boolean; null counts as absent, as the OpenAI

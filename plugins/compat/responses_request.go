@@ -172,7 +172,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 	if !item.IsObject() {
 		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content, callID, name, args, output, id, enc, input value
+	var typ, role, content, callID, name, args, output, id, enc, input, phase value
 	item.Members(func(k, v value) bool {
 		switch {
 		case k.Is("type"):
@@ -193,20 +193,15 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			id = v
 		case k.Is("encrypted_content"):
 			enc = v
+		case k.Is("phase"):
+			phase = v
 		case k.Is("input"):
 			input = v
 		}
 		return true
 	})
 	where := indexed("input", i)
-	if typ.Is("custom_tool_call") {
-		var err error
-		if args, err = customArguments(input, where+".input"); err != nil {
-			return dst, inCalls, err
-		}
-		typ = `"function_call"`
-	}
-	if typ.Is("function_call") {
+	if typ.Is("function_call") || typ.Is("custom_tool_call") {
 		switch {
 		case inCalls:
 			dst = append(dst, ',')
@@ -214,6 +209,10 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			dst = append(dst, `,{"role":"assistant","content":"","tool_calls":[`...)
 		default:
 			dst = append(dst, `{"role":"assistant","content":"","tool_calls":[`...)
+		}
+		if typ.Is("custom_tool_call") {
+			dst, err := appendNativeCall(dst, callID, name, input, where+".call_id", where+".name", where+".input")
+			return append(dst[:len(dst)-1], `,"custom":true}`...), true, err
 		}
 		dst, err := appendNativeCall(dst, callID, name, args, where+".call_id", where+".name", where+".arguments")
 		return dst, true, err
@@ -238,13 +237,17 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 		dst = strconv.AppendInt(dst, int64(i), 10)
 		return append(dst, '}'), false, nil
 	}
+	if typ.Is("reasoning") {
+		dst, err := appendReasoning(dst, item, where)
+		return dst, false, err
+	}
 	if dst, ok, err := appendCompactionItem(dst, typ, enc, i); ok {
 		return dst, false, err
 	}
 	if !typ.IsNull() && !typ.Is("message") {
-		return dst, false, invalid(where+".type", "only message, item_reference, function_call, function_call_output, custom_tool_call, custom_tool_call_output, compaction and compaction_trigger input items are supported")
+		return dst, false, invalid(where+".type", "input items are messages, reasoning, item_reference, function_call, custom_tool_call and their outputs, compaction and compaction_trigger")
 	}
-	dst, err := appendInputMessage(dst, role, content, i)
+	dst, err := appendInputMessage(dst, role, content, phase, i)
 	return dst, false, err
 }
 
@@ -257,7 +260,7 @@ func appendCallOutput(dst []byte, callID, output value, where string) ([]byte, e
 	if !output.IsString() && !output.IsArray() {
 		return dst, invalid(where+".output", where+".output must be a string")
 	}
-	dst, err := appendMessageOpen(dst, "tool", output, isResponsesText, "input", 0)
+	dst, err := appendMessageOpen(dst, "tool", output, responsesParts, "input", 0)
 	if err != nil {
 		return dst, invalid(where+".output", where+".output must be a string or a list of input_text parts")
 	}
@@ -266,13 +269,23 @@ func appendCallOutput(dst []byte, callID, output value, where string) ([]byte, e
 	return append(dst, `"}`...), nil
 }
 
-// appendInputMessage appends message item i.
-func appendInputMessage(dst []byte, role, content value, i int) ([]byte, error) {
+// appendInputMessage appends message item i. An assistant message's phase
+// (commentary, final_answer) is kept, so its stored item shows it.
+func appendInputMessage(dst []byte, role, content, phase value, i int) ([]byte, error) {
 	native, ok := responsesRole(role)
 	if !ok {
 		return dst, invalid(indexed("input", i)+".role", "role must be one of system, developer, user or assistant")
 	}
-	return appendMessage(dst, native, content, isResponsesText, "input", i)
+	if phase.IsNull() {
+		return appendMessage(dst, native, content, responsesParts, "input", i)
+	}
+	if !phase.IsString() {
+		return dst, invalid(indexed("input", i)+".phase", "phase must be a string")
+	}
+	dst, err := appendMessageOpen(dst, native, content, responsesParts, "input", i)
+	dst = append(dst, `,"phase":"`...)
+	dst = guestjson.AppendStringValue(dst, phase)
+	return append(dst, `"}`...), err
 }
 
 func responsesRole(r value) (string, bool) {

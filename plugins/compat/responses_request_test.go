@@ -171,7 +171,6 @@ func TestMapResponsesRequestInvalid(t *testing.T) {
 		{"role missing", `{"model":"service","input":[{"content":"x"}]}`, "input[0].role"},
 		{"role tool", `{"model":"service","input":[{"role":"tool","content":"x"}]}`, "input[0].role"},
 		{"content missing", `{"model":"service","input":[{"role":"user"}]}`, "input[0].content"},
-		{"image part", `{"model":"service","input":[{"role":"user","content":[{"type":"input_image","image_url":"https://x"}]}]}`, "input[0].content[0].type"},
 		{"chat-style text part", `{"model":"service","input":[{"role":"user","content":[{"type":"text","text":"x"}]}]}`, "input[0].content[0].type"},
 		{"instructions a number", `{"model":"service","input":"x","instructions":1}`, "instructions"},
 		{"text a string", `{"model":"service","input":"x","text":"plain"}`, "text"},

@@ -129,6 +129,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 			out = append(out, outputTextTail...)
 		}
 		out = r.appendFunctionCallItems(out, message, e.tools)
+		out = r.appendReasoningItem(out, message || r.hasCalls())
 	}
 	// output_text is the text of the message items, which clients that
 	// read the wire (and the service's contract) rely on.

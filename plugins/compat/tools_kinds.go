@@ -161,15 +161,3 @@ func customGrammar(f value, where string) ([]byte, error) {
 func hostedChoice(typ value) bool {
 	return typ.IsString() && !typ.Is("allowed_tools") && !typ.Is("function") && !typ.Is("custom")
 }
-
-// customArguments returns a replayed custom_tool_call's input as the
-// arguments of the function the tool was offered as, {"input":"…"}, in a
-// JSON string value.
-func customArguments(input value, where string) (value, error) {
-	if !input.IsString() {
-		return "", invalid(where, where+" must be a string")
-	}
-	inner := append([]byte(`{"input":"`), guestjson.AppendStringValue(nil, input)...)
-	inner = append(inner, `"}`...)
-	return value(guestjson.AppendString(nil, string(inner))), nil
-}

@@ -29,7 +29,7 @@ func TestMapToolKindsRequest(t *testing.T) {
 			name: "a custom call and its output replayed",
 			body: `{"model":"service","tools":[{"type":"custom","name":"apply_patch"}],"input":[{"role":"user","content":"x"},
 				{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"a \"b\""},{"type":"custom_tool_call_output","call_id":"c1","output":"done"}]}`,
-			request: `{"input":[{"role":"user","content":"x"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"apply_patch","arguments":"{\"input\":\"a \\\"b\\\"\"}"}]},
+			request: `{"input":[{"role":"user","content":"x"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"apply_patch","arguments":"a \"b\"","custom":true}]},
 				{"role":"tool","content":"done","tool_call_id":"c1"}],
 				"tools":[{"name":"apply_patch","parameters":{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false},"custom":true}]}`,
 		},

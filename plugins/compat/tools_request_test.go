@@ -80,7 +80,6 @@ func TestMapToolsRequestInvalid(t *testing.T) {
 		{"responses call without call_id", EndpointResponses, `{"model":"service","input":[{"type":"function_call","name":"f","arguments":"{}"}]}`, "input[0].call_id", CodeInvalidBody},
 		{"responses output without call_id", EndpointResponses, `{"model":"service","input":[{"type":"function_call_output","output":"1"}]}`, "input[0].call_id", CodeInvalidBody},
 		{"responses output a number", EndpointResponses, `{"model":"service","input":[{"type":"function_call_output","call_id":"c","output":1}]}`, "input[0].output", CodeInvalidBody},
-		{"responses reasoning item", EndpointResponses, `{"model":"service","input":[{"type":"reasoning","summary":[]}]}`, "input[0].type", CodeInvalidBody},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := mapInvalid(t, c.endpoint, c.body)

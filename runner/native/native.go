@@ -31,6 +31,19 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is set on role "tool": Content is the result of that call.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Parts, on a message whose content is more than text (images,
+	// files, audio), are all its content parts in order, text included;
+	// Content still holds the text parts' concatenation, so whatever
+	// reads only text keeps working. Text-only messages leave it empty
+	// (parts.go).
+	Parts []Part `json:"parts,omitempty"`
+	// Phase is an assistant message's phase as the client replayed it
+	// ("commentary", "final_answer"), kept so the stored item shows it.
+	Phase string `json:"phase,omitempty"`
+	// Reasoning is set on role "reasoning": a reasoning item the client
+	// replayed, kept in the history but not sent to an upstream that
+	// cannot take it (parts.go).
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
 }
 
 // Request is the native run request a mapping plugin produces from a
@@ -102,7 +115,10 @@ type Result struct {
 	// before calling).
 	FinishReason string     `json:"finish_reason"`
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
-	Usage        Usage      `json:"usage"`
+	// Reasoning is the model's reasoning text, when the upstream gave it
+	// (reasoning_content or reasoning in chat completions); "" otherwise.
+	Reasoning string `json:"reasoning,omitempty"`
+	Usage     Usage  `json:"usage"`
 	// Attempts is how many times the agent asked the provider for this
 	// answer: 1, or 2 when structured output needed a repair. The agent
 	// sets it on failures too, so the run records what it cost.

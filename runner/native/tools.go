@@ -36,8 +36,12 @@ type ToolCall struct {
 	// id, the Responses API call_id.
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// Arguments is a JSON document (normally an object), as text.
+	// Arguments is a JSON document (normally an object), as text; for a
+	// custom tool's call, the free-form input itself.
 	Arguments string `json:"arguments"`
+	// Custom marks a custom tool's call (Responses custom_tool_call):
+	// its input is Arguments, unparsed.
+	Custom bool `json:"custom,omitempty"`
 }
 
 // ToolCallDelta is one streamed fragment of a tool call. Index numbers the

@@ -22,7 +22,7 @@ func asked(req runner.ProviderRequest) []runner.Message {
 func lastUserText(msgs []runner.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "user" {
-			return strings.Join(strings.Fields(msgs[i].Content), " ")
+			return strings.Join(strings.Fields(partsText(msgs[i])), " ")
 		}
 	}
 	return ""

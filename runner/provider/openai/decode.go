@@ -43,20 +43,22 @@ func decodeCompletion(data []byte, c *wireCompletion) error {
 var (
 	chunkNames       = []string{"choices", "usage", "error"}
 	chunkChoiceNames = []string{"index", "delta", "finish_reason"}
-	deltaNames       = []string{"content", "refusal", "tool_calls"}
+	deltaNames       = []string{"content", "refusal", "tool_calls", "reasoning_content", "reasoning"}
 	choiceNames      = []string{"index", "message", "finish_reason"}
 	usageNames       = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
 )
 
 func fastChunk(v gjson.Result, c *wireChunk) bool {
 	return fastAnswer(v, &c.Choices, &c.Usage, &c.Error, chunkChoiceNames, func(ch *wireChunkChoice) choiceFields {
-		return choiceFields{&ch.Index, &ch.Delta.Content, &ch.Delta.Refusal, &ch.FinishReason}
+		return choiceFields{&ch.Index, &ch.Delta.Content, &ch.Delta.Refusal, &ch.FinishReason,
+			(*string)(&ch.Delta.ReasoningContent), (*string)(&ch.Delta.Reasoning)}
 	})
 }
 
 func fastCompletion(v gjson.Result, c *wireCompletion) bool {
 	return fastAnswer(v, &c.Choices, &c.Usage, &c.Error, choiceNames, func(ch *wireChoice) choiceFields {
-		return choiceFields{&ch.Index, &ch.Message.Content, &ch.Message.Refusal, &ch.FinishReason}
+		return choiceFields{&ch.Index, &ch.Message.Content, &ch.Message.Refusal, &ch.FinishReason,
+			(*string)(&ch.Message.ReasoningContent), (*string)(&ch.Message.Reasoning)}
 	})
 }
 
@@ -66,6 +68,9 @@ func fastCompletion(v gjson.Result, c *wireCompletion) bool {
 type choiceFields struct {
 	index                    *int
 	content, refusal, finish *string
+	// reasoning_content and reasoning: a string, anything else ignored
+	// (reasoningText).
+	reasoningContent, reasoning *string
 }
 
 // fastAnswer reads what a chunk and a whole answer share: choices (each an
@@ -93,6 +98,10 @@ func fastAnswer[C any](v gjson.Result, choices *[]C, usage **wireUsage, errRaw *
 									return jsonfast.String(v, f.content)
 								case 1:
 									return jsonfast.String(v, f.refusal)
+								case 3:
+									return reasoningString(v, f.reasoningContent)
+								case 4:
+									return reasoningString(v, f.reasoning)
 								}
 								return jsonfast.Empty(v)
 							})

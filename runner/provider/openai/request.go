@@ -100,7 +100,7 @@ func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 	}
 	n := 64 + len(p.cfg.Model)
 	for _, m := range req.Messages {
-		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || len(m.Parts) > 0 || m.Role == runner.RoleReasoning {
 			return nil, false
 		}
 		n += 32 + len(m.Role) + len(m.Content)

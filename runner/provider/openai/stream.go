@@ -93,17 +93,18 @@ func drain(body io.Reader, wd *watchdog) {
 
 // streamState is what the events have said so far.
 type streamState struct {
-	text    strings.Builder
-	refusal strings.Builder
-	finish  string
-	usage   *wireUsage
-	done    bool
-	calls   callBuilder
+	text      strings.Builder
+	reasoning strings.Builder
+	refusal   strings.Builder
+	finish    string
+	usage     *wireUsage
+	done      bool
+	calls     callBuilder
 }
 
 func (st *streamState) result() runner.Result {
 	return runner.Result{Text: st.text.String(), FinishReason: finishReason(st.finish, len(st.calls.calls)),
-		ToolCalls: st.calls.calls, Usage: st.usage.usage()}
+		ToolCalls: st.calls.calls, Usage: st.usage.usage(), Reasoning: st.reasoning.String()}
 }
 
 // refused is the model's refusal (structured output mode), which is not an
@@ -144,6 +145,7 @@ func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *wa
 			st.finish = ch.FinishReason
 		}
 		st.refusal.WriteString(ch.Delta.Refusal)
+		st.reasoning.WriteString(pick(ch.Delta.ReasoningContent, ch.Delta.Reasoning))
 		if ch.Delta.Content != "" {
 			st.text.WriteString(ch.Delta.Content)
 			if err := emit(runner.Event{Delta: ch.Delta.Content}); err != nil {

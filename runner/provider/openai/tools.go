@@ -13,8 +13,9 @@ import (
 type wireMessage struct {
 	Role string `json:"role"`
 	// Content is null on an assistant message that only calls tools, as
-	// OpenAI sends it; some upstreams refuse "" there.
-	Content    *string        `json:"content"`
+	// OpenAI sends it (some upstreams refuse "" there); a *string, or
+	// the []wirePart of a message with images, files or audio (parts.go).
+	Content    any            `json:"content"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
@@ -52,18 +53,27 @@ type wireToolCallDelta struct {
 	} `json:"function"`
 }
 
+// wireMessages is the conversation on the wire. Reasoning items are left
+// out: a chat completions upstream has no place for them (they stay in the
+// stored history).
 func wireMessages(msgs []runner.Message) []wireMessage {
-	out := make([]wireMessage, len(msgs))
+	out := make([]wireMessage, 0, len(msgs))
 	for i, m := range msgs {
+		if m.Role == runner.RoleReasoning {
+			continue
+		}
 		w := wireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
+		switch {
+		case len(m.Parts) > 0:
+			w.Content = wireParts(m.Parts)
+		case m.Content != "" || len(m.ToolCalls) == 0:
 			w.Content = &msgs[i].Content
 		}
 		for _, c := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
-				Function: wireFunction{Name: c.Name, Arguments: c.Arguments}})
+				Function: wireFunction{Name: c.Name, Arguments: callArguments(c)}})
 		}
-		out[i] = w
+		out = append(out, w)
 	}
 	return out
 }

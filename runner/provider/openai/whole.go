@@ -42,7 +42,7 @@ func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watch
 		return runner.Result{}, providerFailure(false, "the model refused: %s", clip(choice.Message.Refusal, 300))
 	}
 	res := runner.Result{Text: choice.Message.Content, FinishReason: finishReason(choice.FinishReason, len(calls)),
-		ToolCalls: calls, Usage: c.Usage.usage()}
+		ToolCalls: calls, Usage: c.Usage.usage(), Reasoning: pick(choice.Message.ReasoningContent, choice.Message.Reasoning)}
 	if res.Text != "" {
 		if err := emit(runner.Event{Delta: res.Text}); err != nil {
 			return runner.Result{}, err

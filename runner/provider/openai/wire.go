@@ -43,6 +43,10 @@ type wireDelta struct {
 	Content   string              `json:"content"`
 	Refusal   string              `json:"refusal"`
 	ToolCalls []wireToolCallDelta `json:"tool_calls"`
+	// The model's reasoning, where a reasoning upstream puts it
+	// (reasoning.go).
+	ReasoningContent reasoningText `json:"reasoning_content"`
+	Reasoning        reasoningText `json:"reasoning"`
 }
 
 // wireCompletion is a whole chat.completion.
@@ -60,9 +64,11 @@ type wireChoice struct {
 
 // wireReply is a whole answer's message.
 type wireReply struct {
-	Content   string         `json:"content"`
-	Refusal   string         `json:"refusal"`
-	ToolCalls []wireToolCall `json:"tool_calls"`
+	Content          string         `json:"content"`
+	Refusal          string         `json:"refusal"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
+	ReasoningContent reasoningText  `json:"reasoning_content"`
+	Reasoning        reasoningText  `json:"reasoning"`
 }
 
 // finishReason narrows the upstream's reason to the runner's three: a
