@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 )
 
@@ -82,3 +83,22 @@ type ConversationStore interface {
 
 // Conversations returns the store's conversations, or nil.
 func (s *Service) Conversations() ConversationStore { return s.convs }
+
+// freshConversation reports whether session is a conversation of tenant
+// that has no run yet: its first run opens the session (a session
+// exists, for the run store, while a run of it does). Two first runs of
+// one conversation at once: the second fails to open it again and is
+// refused, as a run of a session taken by another would be.
+func (s *Service) freshConversation(ctx context.Context, tenantID, session string) (bool, error) {
+	if s.convs == nil || !strings.HasPrefix(session, "sess_") {
+		return false, nil
+	}
+	if _, err := s.convs.GetConversation(ctx, tenantID, session); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	runs, _, err := s.store.ListRuns(ctx, ListQuery{TenantID: tenantID, SessionID: session, Limit: 1})
+	return err == nil && len(runs) == 0, err
+}

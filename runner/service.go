@@ -18,7 +18,7 @@ type ServiceConfig struct {
 	// Conversations keeps conversations (the OpenAI Conversations API);
 	// nil means Store's own, if it has them.
 	Conversations ConversationStore
-	Agent   Agent
+	Agent         Agent
 	// RunTimeout is the deadline for a whole run (→ failed/timeout); 0 means
 	// none.
 	RunTimeout time.Duration

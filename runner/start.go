@@ -177,7 +177,11 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 		}
 		return session, spec.ThreadID, false, false, nil
 	case spec.SessionID != "":
-		return spec.SessionID, NewID("thread_"), false, true, nil
+		fresh, err := s.freshConversation(ctx, spec.TenantID, spec.SessionID)
+		if err != nil {
+			return "", "", false, false, err
+		}
+		return spec.SessionID, NewID("thread_"), fresh, true, nil
 	default:
 		return NewID("sess_"), NewID("thread_"), true, true, nil
 	}

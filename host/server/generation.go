@@ -119,6 +119,20 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[httproute.DeleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
 	g.native[httproute.CancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
 	g.native[httproute.ListInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
+	convBody := bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
+	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
+		httproute.CreateConversation: s.createConversation, httproute.UpdateConversation: s.updateConversation,
+		httproute.AddConversationItems: s.addConversationItems,
+	} {
+		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h), convBody)
+	}
+	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
+		httproute.GetConversation: s.getConversation, httproute.DeleteConversation: s.deleteConversation,
+		httproute.ListConversationItems: s.listConversationItems, httproute.GetConversationItem: s.getConversationItem,
+		httproute.DeleteConversationItem: s.deleteConversationItem,
+	} {
+		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h))
+	}
 	g.fresh = loader.fresh > 0
 	return g, nil
 }

@@ -52,6 +52,9 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.nativeChain(op)
 	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse:
 		return s.responsesOp(op)
+	case httproute.CreateConversation, httproute.GetConversation, httproute.UpdateConversation, httproute.DeleteConversation,
+		httproute.AddConversationItems, httproute.ListConversationItems, httproute.GetConversationItem, httproute.DeleteConversationItem:
+		return s.responsesOp(op)
 	case httproute.Health:
 		return s.healthz
 	}

@@ -27,7 +27,16 @@ const (
 	DeleteResponse  Op = "responses.delete"
 	ListInputItems  Op = "responses.input_items"
 	CancelResponse  Op = "responses.cancel"
-	Health          Op = "healthz"
+	// The Conversations API (a conversation is a session).
+	CreateConversation     Op = "conversations.create"
+	GetConversation        Op = "conversations.get"
+	UpdateConversation     Op = "conversations.update"
+	DeleteConversation     Op = "conversations.delete"
+	AddConversationItems   Op = "conversations.items.create"
+	ListConversationItems  Op = "conversations.items.list"
+	GetConversationItem    Op = "conversations.items.get"
+	DeleteConversationItem Op = "conversations.items.delete"
+	Health                 Op = "healthz"
 )
 
 // Exposure says who can reach a route through Envoy.
@@ -73,6 +82,7 @@ const (
 	LabelStoredResponse = "responses.stored"
 	LabelInputItems     = "responses.input_items"
 	LabelCancelResponse = "responses.cancel"
+	LabelConversations  = "conversations"
 	LabelRunner         = "runner"
 	LabelHealth         = "healthz"
 	// LabelUnknown labels every request that matched no route.
@@ -88,6 +98,10 @@ var Table = []Route{
 	{"/v1/responses/{id}", []Method{{"GET", GetResponse}, {"DELETE", DeleteResponse}}, LabelStoredResponse, Public},
 	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public},
 	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public},
+	{"/v1/conversations", []Method{{"POST", CreateConversation}}, LabelConversations, Public},
+	{"/v1/conversations/{id}", []Method{{"GET", GetConversation}, {"POST", UpdateConversation}, {"DELETE", DeleteConversation}}, LabelConversations, Public},
+	{"/v1/conversations/{id}/items", []Method{{"GET", ListConversationItems}, {"POST", AddConversationItems}}, LabelConversations, Public},
+	{"/v1/conversations/{id}/items/{item_id}", []Method{{"GET", GetConversationItem}, {"DELETE", DeleteConversationItem}}, LabelConversations, Public},
 	{"/runner/v1/runs", []Method{{"GET", ListRuns}}, LabelRunner, Native},
 	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native},
 	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native},
