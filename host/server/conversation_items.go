@@ -151,14 +151,23 @@ func includeParam(x *filters.Exchange) ([]string, error) {
 	return vals, nil
 }
 
-func conversationItemPage(items []runner.ConversationItem, more bool) itemPage {
-	page := itemPage{Object: "list", Data: []json.RawMessage{}, HasMore: more}
+// convItemPage is OpenAI's ConversationItemList: unlike the input item
+// list, its first_id and last_id are strings, "" on an empty page.
+type convItemPage struct {
+	Object  string            `json:"object"`
+	Data    []json.RawMessage `json:"data"`
+	FirstID string            `json:"first_id"`
+	LastID  string            `json:"last_id"`
+	HasMore bool              `json:"has_more"`
+}
+
+func conversationItemPage(items []runner.ConversationItem, more bool) convItemPage {
+	page := convItemPage{Object: "list", Data: []json.RawMessage{}, HasMore: more}
 	for _, it := range items {
 		page.Data = append(page.Data, it.Data)
 	}
 	if len(items) > 0 {
-		first, last := items[0].ID, items[len(items)-1].ID
-		page.FirstID, page.LastID = &first, &last
+		page.FirstID, page.LastID = items[0].ID, items[len(items)-1].ID
 	}
 	return page
 }
