@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -53,6 +54,10 @@ type Exchange struct {
 	Native runner.Request
 	Echo   []byte
 
+	// Set by conversation, for a Responses request that names one: the
+	// conversation the run continues.
+	Conversation *Conversation
+
 	// Set by run.
 	Run *runner.Handle
 	// Finish, set by run, records the run's outcome (res and err as for
@@ -72,6 +77,19 @@ type Exchange struct {
 	// for a background run; the returned func releases it. Nil: nothing to
 	// hold.
 	Hold func() (release func())
+}
+
+// Conversation is the conversation a request continues (the Responses
+// API's conversation parameter): its items were put before the request's
+// input, and once the run completes its new input and output items are
+// appended to it.
+type Conversation struct {
+	// ID is the conversation's id (conv_…), SessionID the session it is.
+	ID, SessionID string
+	// Append appends the request's input and the run's output items; the
+	// run stage calls it when the run completed, before the reply's last
+	// byte, so a client that reads the conversation next finds the turn.
+	Append func(ctx context.Context, runID string, res *runner.Result) error
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

@@ -11,6 +11,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/filters/conversation"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/filters/run"
@@ -23,7 +24,10 @@ import (
 // (/v1/chat/completions, /v1/responses).
 // body comes right after auth: no body is read for a caller without a
 // valid token.
-var Order = []string{"auth", "body", "model", "map-request", "run", "translate"}
+// conversation (Responses only; others pass through) comes before
+// map-request: it puts the conversation's items before the input the
+// mapping plugin reads.
+var Order = []string{"auth", "body", "model", "conversation", "map-request", "run", "translate"}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -67,6 +71,8 @@ func Chain(d Deps) (filters.Handler, error) {
 			st = d.Body
 		case "model":
 			st = model.New()
+		case "conversation":
+			st = conversation.New(d.Runner)
 		case "map-request":
 			st, err = mapping.New(d.Plugins.Request)
 		case "run":

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tidwall/sjson"
+
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/runner"
@@ -57,7 +59,7 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()
 
-	f := &finisher{h: h}
+	f := &finisher{h: h, ctx: ctx, conv: x.Conversation}
 	x.Finish = f.finish
 	err = next.Handle(ctx, x)
 	if x.Detached {
@@ -77,6 +79,8 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 // for the stages after it.
 type finisher struct {
 	h    *runner.Handle
+	ctx  context.Context
+	conv *filters.Conversation // the conversation the run continues, or nil
 	once sync.Once
 	done atomic.Bool // read by the run stage after the chain returns
 	err  error       // what the first call returned; later calls repeat it
@@ -93,6 +97,12 @@ func (f *finisher) finish(res *runner.Result, err error) error {
 func (f *finisher) end(res *runner.Result, err error) error {
 	outcome := f.h.Finish(res, err)
 	if outcome == nil {
+		if f.conv != nil {
+			// The turn joins the conversation before the reply's last
+			// byte; a store that fails here fails the reply (503), though
+			// the run itself is recorded completed.
+			return f.conv.Append(context.WithoutCancel(f.ctx), f.h.Run().ID, res)
+		}
 		return nil
 	}
 	var clientGone *filters.ClientGoneError
@@ -128,6 +138,18 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 			return spec, err
 		}
 		*f.dst = v
+	}
+	if c := x.Conversation; c != nil {
+		// The run continues the conversation's session; the Response
+		// echoes conversation {"id"} (the result mapping reads it from
+		// the echo).
+		spec.SessionID = c.SessionID
+		echo, err := sjson.SetBytes(x.Echo, "conversation", map[string]string{"id": c.ID})
+		if err != nil {
+			return spec, err
+		}
+		spec.Echo = echo
+		x.Echo = echo
 	}
 	return spec, nil
 }

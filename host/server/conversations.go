@@ -9,6 +9,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/conversation"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -87,7 +88,7 @@ func (s *Server) createConversation(ctx context.Context, x *filters.Exchange) er
 	if len(body.Items) > runner.MaxConversationItemsPerCall {
 		return apierr.InvalidBody("items", "at most %d items can be added at once", runner.MaxConversationItemsPerCall)
 	}
-	items, err := newConversationItems(body.Items, nil)
+	items, err := conversation.NewItems(body.Items, "items", nil)
 	if err != nil {
 		return err
 	}

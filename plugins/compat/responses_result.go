@@ -12,6 +12,9 @@ type responseEcho struct {
 	instructions, metadata, temperature, topP, maxOutputTokens value
 	text, toolChoice, tools, parallelToolCalls, store          value
 	truncation, user, previousResponseID, background           value
+	// conversation is {"id"} of the conversation the response continues,
+	// which the host adds to the echo (filters/run); absent otherwise.
+	conversation value
 }
 
 func readResponseEcho(echo value) responseEcho {
@@ -51,6 +54,8 @@ func readResponseEcho(echo value) responseEcho {
 			e.previousResponseID = v
 		case k.Is("background"):
 			e.background = v
+		case k.Is("conversation"):
+			e.conversation = v
 		}
 		return true
 	})
@@ -146,6 +151,10 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, e.truncation...)
 	out = append(out, `,"background":`...)
 	out = append(out, e.background...)
+	if e.conversation.IsObject() {
+		out = append(out, `,"conversation":`...)
+		out = guestjson.AppendCompact(out, string(e.conversation))
+	}
 	out = append(out, `,"usage":`...)
 	if !hasOutput {
 		out = append(out, `null`...)
