@@ -24,6 +24,11 @@ type StartSpec struct {
 	// a session continues the thread's session; both given must match. A
 	// session alone gets a new thread; neither gets a new session and thread.
 	SessionID, ThreadID string
+	// SessionNamed says the client named SessionID (a header, or a
+	// conversation): it may be a conversation's session that has no run
+	// yet, which the run then opens (freshConversation). A session taken
+	// from previous_response_id has runs and is not looked up.
+	SessionNamed bool
 	// RequestID and CorrelationID are the app server's ids, recorded as given.
 	RequestID, CorrelationID string
 	Request                  Request
@@ -177,9 +182,11 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 		}
 		return session, spec.ThreadID, false, false, nil
 	case spec.SessionID != "":
-		fresh, err := s.freshConversation(ctx, spec.TenantID, spec.SessionID)
-		if err != nil {
-			return "", "", false, false, err
+		fresh := false
+		if spec.SessionNamed {
+			if fresh, err = s.freshConversation(ctx, spec.TenantID, spec.SessionID); err != nil {
+				return "", "", false, false, err
+			}
 		}
 		return spec.SessionID, NewID("thread_"), fresh, true, nil
 	default:

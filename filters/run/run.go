@@ -139,11 +139,12 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		}
 		*f.dst = v
 	}
+	spec.SessionNamed = spec.SessionID != ""
 	if c := x.Conversation; c != nil {
 		// The run continues the conversation's session; the Response
 		// echoes conversation {"id"} (the result mapping reads it from
 		// the echo).
-		spec.SessionID = c.SessionID
+		spec.SessionID, spec.SessionNamed = c.SessionID, true
 		echo, err := sjson.SetBytes(x.Echo, "conversation", map[string]string{"id": c.ID})
 		if err != nil {
 			return spec, err

@@ -121,3 +121,24 @@ func TestResponsesConversationErrors(t *testing.T) {
 		t.Errorf("refused requests added items: %s", items)
 	}
 }
+
+// x-service-session-id names a conversation's session too, even before
+// its first run; another tenant's is unknown.
+func TestConversationSessionHeader(t *testing.T) {
+	h := stateServer(t)
+	_, created := convDo(t, h, "POST", "/v1/conversations", `{}`)
+	session := "sess_" + strings.TrimPrefix(gjson.Get(created, "id").Str, "conv_")
+	for i := range 2 {
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"hi"}`,
+			"x-service-tenant-id", "t1", "x-service-session-id", session)
+		b := body(t, res)
+		if res.StatusCode != 200 || res.Header.Get("x-service-session-id") != session {
+			t.Fatalf("run %d in the conversation's session: %d %s %s", i, res.StatusCode, res.Header.Get("x-service-session-id"), b)
+		}
+	}
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"hi"}`, "x-service-tenant-id", "t2", "x-service-session-id", session)
+	if res.StatusCode != 404 {
+		t.Errorf("another tenant continued the session: %d", res.StatusCode)
+	}
+	res.Body.Close()
+}
