@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -62,27 +61,14 @@ func (s *Server) listConversationItems(ctx context.Context, x *filters.Exchange)
 	if err != nil {
 		return err
 	}
-	q := x.Request.URL.Query()
-	limit := 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
-		}
-		limit = n
-	}
-	desc := true
-	switch q.Get("order") {
-	case "", "desc":
-	case "asc":
-		desc = false
-	default:
-		return apierr.InvalidBody("order", "order must be asc or desc")
+	limit, desc, err := itemPaging(x)
+	if err != nil {
+		return err
 	}
 	if _, err := includeParam(x); err != nil {
 		return err
 	}
-	after := q.Get("after")
+	after := x.Request.URL.Query().Get("after")
 	items, more, err := cs.ConversationItems(ctx, x.Identity.TenantID, c.SessionID, after, limit, desc)
 	if errors.Is(err, runner.ErrNotFound) {
 		return apierr.InvalidBody("after", "after %q is not an item of this conversation", after)
