@@ -18,13 +18,13 @@ var _ runner.ConversationStore = (*Store)(nil)
 
 // CreateConversation implements runner.ConversationStore.
 func (s *Store) CreateConversation(ctx context.Context, c runner.Conversation, items []runner.ConversationItem) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return txErr("conversation", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO conversations (session_id, tenant_id, created_at, metadata)
 			VALUES ($1, $2, $3, $4)`, c.SessionID, c.TenantID, c.CreatedAt, string(c.Metadata)); err != nil {
 			return wrap("create conversation "+c.SessionID, err)
 		}
 		return insertConvItems(ctx, tx, c.SessionID, items)
-	})
+	}))
 }
 
 func insertConvItems(ctx context.Context, tx pgx.Tx, session string, items []runner.ConversationItem) error {
@@ -75,7 +75,7 @@ func (s *Store) UpdateConversation(ctx context.Context, tenantID, sessionID stri
 
 // DeleteConversation implements runner.ConversationStore.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, sessionID string) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return txErr("conversation", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE conversations SET deleted = TRUE, metadata = '{}'
 			WHERE session_id = $1 AND tenant_id = $2 AND NOT deleted`, sessionID, tenantID)
 		if err != nil {
@@ -88,19 +88,19 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, sessionID stri
 			return wrap("delete conversation "+sessionID, err)
 		}
 		return nil
-	})
+	}))
 }
 
 // AppendConversationItems implements runner.ConversationStore. The
 // conversation's row is locked first, so concurrent appends to one
 // conversation keep their order.
 func (s *Store) AppendConversationItems(ctx context.Context, tenantID, sessionID string, items []runner.ConversationItem) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return txErr("conversation", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := getConversation(ctx, tx, tenantID, sessionID, true); err != nil {
 			return err
 		}
 		return insertConvItems(ctx, tx, sessionID, items)
-	})
+	}))
 }
 
 // ConversationItems implements runner.ConversationStore.
@@ -177,4 +177,14 @@ func (s *Store) DeleteConversationItem(ctx context.Context, tenantID, sessionID,
 		return notFound("conversation item", itemID)
 	}
 	return nil
+}
+
+// txErr is the error of a transaction: the store's own (not found, an
+// outage already marked) as it is, any other (Begin or Commit failing on
+// a cut connection) through wrap, which marks an outage.
+func txErr(op string, err error) error {
+	if err == nil || errors.Is(err, runner.ErrNotFound) || errors.Is(err, runner.ErrUnavailable) {
+		return err
+	}
+	return wrap(op, err)
 }
