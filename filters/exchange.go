@@ -86,6 +86,12 @@ type Exchange struct {
 type Conversation struct {
 	// ID is the conversation's id (conv_…), SessionID the session it is.
 	ID, SessionID string
+	// Items are the conversation's items (OpenAI Responses items, oldest
+	// first); the mapping stage maps them on their own into Messages, which
+	// the agent receives before the input and which are not stored again
+	// as the response's input.
+	Items    []byte
+	Messages []runner.Message
 	// Append appends the request's input and the run's output items; the
 	// run stage calls it when the run completed, before the reply's last
 	// byte, so a client that reads the conversation next finds the turn.

@@ -29,6 +29,10 @@ type StartSpec struct {
 	// yet, which the run then opens (freshConversation). A session taken
 	// from previous_response_id has runs and is not looked up.
 	SessionNamed bool
+	// History is given to the agent before the request's input and is not
+	// stored as the response's input: a conversation's earlier items
+	// (filters/conversation), already kept in the conversation.
+	History []Message
 	// RequestID and CorrelationID are the app server's ids, recorded as given.
 	RequestID, CorrelationID string
 	Request                  Request
@@ -64,6 +68,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	agentInput, prevRun, err := s.prepare(ctx, &spec)
 	if err != nil {
 		return nil, err
+	}
+	if len(spec.History) > 0 {
+		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
 	}
 	if err := checkToolResults(agentInput); err != nil {
 		return nil, err

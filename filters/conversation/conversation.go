@@ -1,9 +1,10 @@
 // Package conversation is the stage that continues a conversation on
 // POST /v1/responses (the Responses API's conversation parameter, docs/api.md
-// "Conversations"): it puts the conversation's items before the request's
-// input, so the mapping plugin sees one ordinary input, places the run in
-// the conversation's session, and arranges for the turn (the new input,
-// then the output) to be appended once the run completes.
+// "Conversations"): it reads the conversation's items for the mapping stage
+// (which maps them apart from the input: the agent receives them first, the
+// response does not store them again), places the run in the
+// conversation's session, and arranges for the turn (the new input, then
+// the output) to be appended once the run completes.
 //
 // A conversation is a session: its id is conv_ where the session's is
 // sess_ (runner.SessionIDOf).
@@ -88,24 +89,29 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	if err != nil {
 		return err
 	}
-	all := make([]json.RawMessage, 0, len(history)+len(input))
-	all = append(all, history...)
+	newIn := make([]json.RawMessage, 0, len(input))
 	for _, it := range input {
-		all = append(all, it.Data)
+		newIn = append(newIn, it.Data)
 	}
-	b, err := json.Marshal(all)
+	b, err := json.Marshal(newIn)
 	if err != nil {
 		return err
+	}
+	var items []byte
+	if len(history) > 0 {
+		if items, err = json.Marshal(history); err != nil {
+			return err
+		}
 	}
 	body, err := sjson.SetRawBytes(x.Body, "input", b)
 	if err == nil {
 		body, err = sjson.DeleteBytes(body, "conversation")
 	}
 	if err != nil {
-		return apierr.InvalidBody("input", "the input cannot be joined to the conversation: %v", err)
+		return apierr.InvalidBody("input", "the input cannot be read: %v", err)
 	}
 	x.Body = body
-	x.Conversation = &filters.Conversation{ID: id, SessionID: session,
+	x.Conversation = &filters.Conversation{ID: id, SessionID: session, Items: items,
 		Append: func(ctx context.Context, runID string, res *runner.Result) error {
 			return cs.AppendConversationItems(ctx, tenant, session, append(input, outputItems(runID, res)...))
 		}}

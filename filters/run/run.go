@@ -144,7 +144,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		// The run continues the conversation's session; the Response
 		// echoes conversation {"id"} (the result mapping reads it from
 		// the echo).
-		spec.SessionID, spec.SessionNamed = c.SessionID, true
+		spec.SessionID, spec.SessionNamed, spec.History = c.SessionID, true, c.Messages
 		echo, err := sjson.SetBytes(x.Echo, "conversation", map[string]string{"id": c.ID})
 		if err != nil {
 			return spec, err

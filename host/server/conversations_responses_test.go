@@ -42,6 +42,12 @@ func TestResponsesConversationTurns(t *testing.T) {
 		t.Errorf("the Response echoes conversation %q: %s", r1.Conversation.ID, r1.RawJSON())
 	}
 	conforms(t, stateSchema(t, "Response"), "response with conversation", r1.RawJSON())
+	// The response stores only its own input: the conversation keeps the
+	// earlier items.
+	in, err := c.Responses.InputItems.List(ctx, r1.ID, responses.InputItemListParams{})
+	if err != nil || len(in.Data) != 1 || gjson.Get(in.Data[0].RawJSON(), "content.0.text").Str != "what is my name" {
+		t.Errorf("input items of a conversation turn: %v %s", err, in.RawJSON())
+	}
 
 	items, err := c.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{Order: conversations.ItemListParamsOrderAsc})
 	if err != nil {
@@ -141,4 +147,31 @@ func TestConversationSessionHeader(t *testing.T) {
 		t.Errorf("another tenant continued the session: %d", res.StatusCode)
 	}
 	res.Body.Close()
+}
+
+// A tool loop through conversation: the model's call is appended, the
+// client's result continues the conversation, the agent answers from it.
+func TestResponsesConversationToolLoop(t *testing.T) {
+	h := stateServer(t)
+	_, created := convDo(t, h, "POST", "/v1/conversations", `{}`)
+	id := gjson.Get(created, "id").Str
+	tools := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	st, r1 := convDo(t, h, "POST", "/v1/responses", `{"model":"service","input":"get_weather Paris","conversation":"`+id+`",`+tools+`}`)
+	call := gjson.Get(r1, `output.#(type=="function_call")`)
+	if st != 200 || !call.Exists() {
+		t.Fatalf("turn 1: %d %s", st, r1)
+	}
+	st, r2 := convDo(t, h, "POST", "/v1/responses", `{"model":"service","conversation":{"id":"`+id+`"},`+tools+
+		`,"input":[{"type":"function_call_output","call_id":"`+call.Get("call_id").Str+`","output":"sunny"}]}`)
+	if st != 200 || gjson.Get(r2, "output_text").Str != "get_weather returned: sunny" {
+		t.Fatalf("turn 2: %d %s", st, r2)
+	}
+	_, items := convDo(t, h, "GET", "/v1/conversations/"+id+"/items?order=asc", "")
+	var types []string
+	for _, v := range gjson.Get(items, "data.#.type").Array() {
+		types = append(types, v.Str)
+	}
+	if got := strings.Join(types, ","); got != "message,function_call,function_call_output,message" {
+		t.Errorf("items: %s\n%s", got, items)
+	}
 }
