@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -62,6 +63,10 @@ type Exchange struct {
 	// x-service-session-id and x-service-thread-id headers.
 	SessionID, ThreadID string
 
+	// Set by conversation, for a Responses request that names one: the
+	// conversation the run continues.
+	Conversation *Conversation
+
 	// Set by run.
 	Run *runner.Handle
 	// End, set by run with Run, owns the run's end: recording it exactly
@@ -79,6 +84,25 @@ func (x *Exchange) Settle() (runner.Result, error) {
 		return res, err
 	}
 	return res, x.End.Finish(&res, nil)
+}
+
+// Conversation is the conversation a request continues (the Responses
+// API's conversation parameter): its items were put before the request's
+// input, and once the run completes its new input and output items are
+// appended to it.
+type Conversation struct {
+	// ID is the conversation's id (conv_…), SessionID the session it is.
+	ID, SessionID string
+	// Items are the conversation's items (OpenAI Responses items, oldest
+	// first); the mapping stage maps them on their own into Messages, which
+	// the agent receives before the input and which are not stored again
+	// as the response's input.
+	Items    []byte
+	Messages []runner.Message
+	// Append appends the request's input and the run's output items; the
+	// run stage calls it when the run completed, before the reply's last
+	// byte, so a client that reads the conversation next finds the turn.
+	Append func(ctx context.Context, runID string, res *runner.Result) error
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

@@ -15,7 +15,10 @@ type ServiceConfig struct {
 	// History keeps stored responses; nil means Store's own, if it
 	// implements HistoryStore (a wrapped Store may hide it).
 	History HistoryStore
-	Agent   Agent
+	// Conversations keeps conversations (the OpenAI Conversations API);
+	// nil means Store's own, if it has them.
+	Conversations ConversationStore
+	Agent         Agent
 	// RunTimeout is the deadline for a whole run (→ failed/timeout); 0 means
 	// none.
 	RunTimeout time.Duration
@@ -66,6 +69,7 @@ type Scope struct {
 type Service struct {
 	store      Store
 	history    HistoryStore // nil when the store keeps none
+	convs      ConversationStore
 	agent      Agent
 	timeout    time.Duration
 	limit      int
@@ -119,6 +123,10 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		idle:        make(chan struct{}),
 	}
 	s.history = cfg.History
+	s.convs = cfg.Conversations
+	if s.convs == nil {
+		s.convs, _ = cfg.Store.(ConversationStore)
+	}
 	if s.history == nil {
 		s.history, _ = cfg.Store.(HistoryStore)
 	}

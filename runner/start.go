@@ -24,6 +24,15 @@ type StartSpec struct {
 	// a session continues the thread's session; both given must match. A
 	// session alone gets a new thread; neither gets a new session and thread.
 	SessionID, ThreadID string
+	// SessionNamed says the client named SessionID (a header, or a
+	// conversation): it may be a conversation's session that has no run
+	// yet, which the run then opens (freshConversation). A session taken
+	// from previous_response_id has runs and is not looked up.
+	SessionNamed bool
+	// History is given to the agent before the request's input and is not
+	// stored as the response's input: a conversation's earlier items
+	// (filters/conversation), already kept in the conversation.
+	History []Message
 	// RequestID and CorrelationID are the app server's ids, recorded as given.
 	RequestID, CorrelationID string
 	Request                  Request
@@ -59,6 +68,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	agentInput, prevRun, err := s.prepare(ctx, &spec)
 	if err != nil {
 		return nil, err
+	}
+	if len(spec.History) > 0 {
+		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
 	}
 	if err := checkToolResults(agentInput); err != nil {
 		return nil, err
@@ -182,7 +194,13 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 		}
 		return session, spec.ThreadID, false, false, nil
 	case spec.SessionID != "":
-		return spec.SessionID, NewID("thread_"), false, true, nil
+		fresh := false
+		if spec.SessionNamed {
+			if fresh, err = s.freshConversation(ctx, spec.TenantID, spec.SessionID); err != nil {
+				return "", "", false, false, err
+			}
+		}
+		return spec.SessionID, NewID("thread_"), fresh, true, nil
 	default:
 		return NewID("sess_"), NewID("thread_"), true, true, nil
 	}

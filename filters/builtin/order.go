@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/compaction"
+	"github.com/runedge/runedge/filters/conversation"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/filters/nativereq"
@@ -25,9 +26,11 @@ import (
 // (/v1/chat/completions, /v1/responses).
 // body comes right after auth: no body is read for a caller without a
 // valid token.
-// compaction opens the compaction items the mapping passed through, before
-// the run is created.
-var Order = []string{"auth", "body", "model", "map-request", "compaction", "run", "translate"}
+// conversation (Responses only; others pass through) comes before
+// map-request: it puts the conversation's items before the input the
+// mapping plugin reads. compaction opens the compaction items the mapping
+// passed through, before the run is created.
+var Order = []string{"auth", "body", "model", "conversation", "map-request", "compaction", "run", "translate"}
 
 // CompactOrder is the order of the stages of POST /v1/responses/compact:
 // the Responses mapping, then a compaction run answered by
@@ -107,6 +110,8 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			st = d.Body
 		case "model":
 			st = model.New()
+		case "conversation":
+			st = conversation.New(d.Runner)
 		case "map-request":
 			var m *mapping.Mapping
 			if m, err = mapping.New(d.Plugins.Request); err == nil {

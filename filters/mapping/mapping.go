@@ -7,11 +7,13 @@ import (
 	"fmt"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
+	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/schema"
 )
 
@@ -67,6 +69,11 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 		return err
 	}
 	x.Native = o.Request
+	if c := x.Conversation; c != nil && len(c.Items) > 0 {
+		if c.Messages, err = m.history(ctx, x, c.Items); err != nil {
+			return err
+		}
+	}
 	// The model stage's view of the stream flag is the one the edge acts on.
 	x.Native.Stream = x.Stream
 	x.Echo = o.Echo
@@ -97,4 +104,25 @@ func Envelope(dst []byte, x *filters.Exchange) []byte {
 		Body:     x.Body,
 	}
 	return in.AppendJSON(dst)
+}
+
+// history maps a conversation's items (filters/conversation) on their own,
+// as the input of a request that has nothing else, so the run can give them
+// to the agent without storing them again as the response's input.
+func (m *Mapping) history(ctx context.Context, x *filters.Exchange, items []byte) ([]runner.Message, error) {
+	body, err := sjson.SetRawBytes([]byte(`{"model":"service"}`), "input", items)
+	if err != nil {
+		return nil, err
+	}
+	hx := *x
+	hx.Body = body
+	out, err := m.plugin.Call(ctx, runtime.MapRequest, Envelope(nil, &hx))
+	if err != nil {
+		return nil, filters.PluginError(err)
+	}
+	o, err := abi.DecodeRequestOutput(out)
+	if err != nil {
+		return nil, filters.PluginOutputError(m.plugin.Name(), runtime.MapRequest, err)
+	}
+	return o.Request.Input, nil
 }

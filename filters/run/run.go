@@ -16,6 +16,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tidwall/sjson"
+
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
@@ -75,16 +77,23 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()
 
-	e := filters.NewEnd(func(res *runner.Result, err error) error { return end(h, res, err) }, s.hold)
+	conv := x.Conversation
+	e := filters.NewEnd(func(res *runner.Result, err error) error { return end(ctx, h, conv, res, err) }, s.hold)
 	x.End = e
 	return e.Close(next.Handle(ctx, x))
 }
 
 // end records the run's outcome (runner.Handle.Finish) and maps it to the
-// client's error (outcomeError). filters.End calls it, once.
-func end(h *runner.Handle, res *runner.Result, err error) error {
+// client's error (outcomeError). filters.End calls it, once. A completed
+// run that continues a conversation (conv) joins it before the reply's
+// last byte; a store that fails there fails the reply (503), though the
+// run itself is recorded completed.
+func end(ctx context.Context, h *runner.Handle, conv *filters.Conversation, res *runner.Result, err error) error {
 	outcome := h.Finish(res, err)
 	if outcome == nil {
+		if conv != nil {
+			return conv.Append(context.WithoutCancel(ctx), h.Run().ID, res)
+		}
 		return nil
 	}
 	var clientGone *filters.ClientGoneError
@@ -139,6 +148,19 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		default:
 			*f.dst = f.body
 		}
+	}
+	spec.SessionNamed = spec.SessionID != ""
+	if c := x.Conversation; c != nil {
+		// The run continues the conversation's session; the Response
+		// echoes conversation {"id"} (the result mapping reads it from
+		// the echo).
+		spec.SessionID, spec.SessionNamed, spec.History = c.SessionID, true, c.Messages
+		echo, err := sjson.SetBytes(x.Echo, "conversation", map[string]string{"id": c.ID})
+		if err != nil {
+			return spec, err
+		}
+		spec.Echo = echo
+		x.Echo = echo
 	}
 	return spec, nil
 }

@@ -145,6 +145,20 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	if g.native[httproute.InputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
 		return nil, fmt.Errorf("chains.responses: %w", err)
 	}
+	convBody := bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
+	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
+		httproute.CreateConversation: s.createConversation, httproute.UpdateConversation: s.updateConversation,
+		httproute.AddConversationItems: s.addConversationItems,
+	} {
+		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h), convBody)
+	}
+	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
+		httproute.GetConversation: s.getConversation, httproute.DeleteConversation: s.deleteConversation,
+		httproute.ListConversationItems: s.listConversationItems, httproute.GetConversationItem: s.getConversationItem,
+		httproute.DeleteConversationItem: s.deleteConversationItem,
+	} {
+		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h))
+	}
 	g.fresh = loader.fresh > 0
 	return g, nil
 }

@@ -55,7 +55,7 @@ func TestStoreOutageIs503OnEveryEndpoint(t *testing.T) {
 }
 
 // outageIDs are what the routes' wildcards are filled with.
-type outageIDs struct{ response, run string }
+type outageIDs struct{ response, run, conversation, item string }
 
 func seedOutage(t *testing.T, h *harness) outageIDs {
 	t.Helper()
@@ -65,7 +65,13 @@ func seedOutage(t *testing.T, h *harness) outageIDs {
 		t.Fatalf("%d %s", res.StatusCode, b)
 	}
 	id := gjson.GetBytes(b, "id").Str
-	return outageIDs{response: id, run: runner.RunIDOf(id)}
+	res = h.do("POST", "/v1/conversations", `{"items":[{"role":"user","content":"remember me"}]}`)
+	if b = body(t, res); res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+	conv := gjson.GetBytes(b, "id").Str
+	items := body(t, h.do("GET", "/v1/conversations/"+conv+"/items", ""))
+	return outageIDs{response: id, run: runner.RunIDOf(id), conversation: conv, item: gjson.GetBytes(items, "first_id").Str}
 }
 
 // storeRoutes are the requests of every route of the table that needs the
@@ -78,10 +84,13 @@ func storeRoutes(ids outageIDs) [][2]string {
 				continue // no store involved (input_tokens: unless it replays; below)
 			}
 			id := ids.response
-			if strings.HasPrefix(r.Pattern, "/runner/") {
+			switch {
+			case strings.HasPrefix(r.Pattern, "/runner/"):
 				id = ids.run
+			case strings.HasPrefix(r.Pattern, "/v1/conversations"):
+				id = ids.conversation
 			}
-			path := strings.ReplaceAll(r.Pattern, "{id}", id)
+			path := strings.ReplaceAll(strings.ReplaceAll(r.Pattern, "{id}", id), "{item_id}", ids.item)
 			switch m.Op { // POST routes whose body is not the endpoint's plain one
 			case httproute.StartRun:
 				path += "#" + `{"input":[{"role":"user","content":"during the outage"}]}`
@@ -99,7 +108,8 @@ func storeRoutes(ids outageIDs) [][2]string {
 		[2]string{"POST", "/v1/responses#" + `{"model":"service","stream":true,"input":"hi"}`},
 		[2]string{"POST", "/v1/responses#" + `{"model":"service","input":"and then?","previous_response_id":"` + ids.response + `"}`},
 		[2]string{"GET", "/v1/responses/" + ids.response + "?stream=true"},
-		[2]string{"POST", "/v1/responses/input_tokens#" + `{"model":"service","input":"and then?","previous_response_id":"` + ids.response + `"}`})
+		[2]string{"POST", "/v1/responses/input_tokens#" + `{"model":"service","input":"and then?","previous_response_id":"` + ids.response + `"}`},
+		[2]string{"POST", "/v1/responses#" + `{"model":"service","input":"and then?","conversation":"` + ids.conversation + `"}`})
 }
 
 // outageBody is the body of a request of storeRoutes: after '#' in its
@@ -113,6 +123,9 @@ func outageBody(path string) (string, string) {
 		return path, chatBody
 	case "/v1/responses":
 		return path, `{"model":"service","input":"during the outage"}`
+	}
+	if strings.HasPrefix(path, "/v1/conversations") {
+		return path, `{"metadata":{"k":"v"},"items":[{"role":"user","content":"during the outage"}]}`
 	}
 	return path, ""
 }

@@ -194,21 +194,9 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 		return err
 	}
 	q := x.Request.URL.Query()
-	limit := 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
-		}
-		limit = n
-	}
-	order := q.Get("order")
-	switch order {
-	case "":
-		order = "desc"
-	case "asc", "desc":
-	default:
-		return apierr.InvalidBody("order", "order must be asc or desc")
+	limit, desc, err := itemPaging(x)
+	if err != nil {
+		return err
 	}
 	all, err := s.runs.History().ResponseItems(ctx, run.ID)
 	if err != nil {
@@ -220,7 +208,7 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 			items = append(items, it)
 		}
 	}
-	if order == "desc" {
+	if desc {
 		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
 			items[i], items[j] = items[j], items[i]
 		}
@@ -247,6 +235,27 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 		page.FirstID, page.LastID = &first, &last
 	}
 	return writeJSON(x, page)
+}
+
+// itemPaging reads the item lists' ?limit= (1 to 100, default 20) and
+// ?order= (asc or desc, default desc), as OpenAI's lists take them.
+func itemPaging(x *filters.Exchange) (limit int, desc bool, err error) {
+	q := x.Request.URL.Query()
+	limit = 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return 0, false, apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
+		}
+		limit = n
+	}
+	switch q.Get("order") {
+	case "", "desc":
+		return limit, true, nil
+	case "asc":
+		return limit, false, nil
+	}
+	return 0, false, apierr.InvalidBody("order", "order must be asc or desc")
 }
 
 type itemPage struct {

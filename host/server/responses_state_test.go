@@ -363,7 +363,7 @@ func TestResponsesStateBadInput(t *testing.T) {
 		{"not a response id", "t1", `{"model":"service","input":"x","previous_response_id":"msg_nope"}`, "400", "previous_response_not_found", "previous_response_id"},
 		{"another tenant's previous", "t2", `{"model":"service","input":"x","previous_response_id":"` + r1.ID + `"}`, "400", "previous_response_not_found", "previous_response_id"},
 		{"store:false previous", "t1", `{"model":"service","input":"x","previous_response_id":"` + nostore.ID + `"}`, "400", "previous_response_not_found", "previous_response_id"},
-		{"previous with conversation", "t1", `{"model":"service","input":"x","previous_response_id":"` + r1.ID + `","conversation":"conv_1"}`, "400", "unsupported_parameter", "conversation"},
+		{"previous with conversation", "t1", `{"model":"service","input":"x","previous_response_id":"` + r1.ID + `","conversation":"conv_1"}`, "400", "invalid_body", "conversation"},
 		{"background without store", "t1", `{"model":"service","input":"x","background":true,"store":false}`, "400", "invalid_body", "background"},
 		{"n above 1", "t1", `{"model":"service","input":"x","n":3}`, "400", "unsupported_parameter", "n"},
 		{"prompt template", "t1", `{"model":"service","input":"x","prompt":{"id":"pmpt_1"}}`, "400", "unsupported_parameter", "prompt"},

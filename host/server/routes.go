@@ -61,6 +61,9 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse,
 		httproute.InputTokens:
 		return s.responsesOp(op)
+	case httproute.CreateConversation, httproute.GetConversation, httproute.UpdateConversation, httproute.DeleteConversation,
+		httproute.AddConversationItems, httproute.ListConversationItems, httproute.GetConversationItem, httproute.DeleteConversationItem:
+		return s.responsesOp(op)
 	case httproute.Health:
 		return s.healthz
 	}

@@ -62,3 +62,9 @@ func historyOf(st runner.Store) runner.HistoryStore {
 	h, _ := st.(runner.HistoryStore)
 	return h
 }
+
+// conversationsOf returns st's conversations, nil when it keeps none.
+func conversationsOf(st runner.Store) runner.ConversationStore {
+	c, _ := st.(runner.ConversationStore)
+	return c
+}

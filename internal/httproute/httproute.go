@@ -31,7 +31,16 @@ const (
 	ListInputItems  Op = "responses.input_items"
 	CancelResponse  Op = "responses.cancel"
 	InputTokens     Op = "responses.input_tokens" // counts a request's input; creates no run
-	Health          Op = "healthz"
+	// The Conversations API (a conversation is a session).
+	CreateConversation     Op = "conversations.create"
+	GetConversation        Op = "conversations.get"
+	UpdateConversation     Op = "conversations.update"
+	DeleteConversation     Op = "conversations.delete"
+	AddConversationItems   Op = "conversations.items.create"
+	ListConversationItems  Op = "conversations.items.list"
+	GetConversationItem    Op = "conversations.items.get"
+	DeleteConversationItem Op = "conversations.items.delete"
+	Health                 Op = "healthz"
 )
 
 // Exposure says who can reach a route through Envoy.
@@ -82,6 +91,7 @@ const (
 	LabelInputItems     = "responses.input_items"
 	LabelCancelResponse = "responses.cancel"
 	LabelInputTokens    = "responses.input_tokens"
+	LabelConversations  = "conversations"
 	LabelRunner         = "runner"
 	LabelHealth         = "healthz"
 	// LabelUnknown labels every request that matched no route.
@@ -101,6 +111,10 @@ var Table = []Route{
 	{"/v1/responses/{id}/input_items", []Method{{"GET", ListInputItems}}, LabelInputItems, Public, ""},
 	{"/v1/responses/input_tokens", []Method{{"POST", InputTokens}}, LabelInputTokens, Public, ""},
 	{"/v1/responses/{id}/cancel", []Method{{"POST", CancelResponse}}, LabelCancelResponse, Public, ""},
+	{"/v1/conversations", []Method{{"POST", CreateConversation}}, LabelConversations, Public, ""},
+	{"/v1/conversations/{id}", []Method{{"GET", GetConversation}, {"POST", UpdateConversation}, {"DELETE", DeleteConversation}}, LabelConversations, Public, ""},
+	{"/v1/conversations/{id}/items", []Method{{"GET", ListConversationItems}, {"POST", AddConversationItems}}, LabelConversations, Public, ""},
+	{"/v1/conversations/{id}/items/{item_id}", []Method{{"GET", GetConversationItem}, {"DELETE", DeleteConversationItem}}, LabelConversations, Public, ""},
 	{"/runner/v1/runs", []Method{{"GET", ListRuns}, {"POST", StartRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native, ""},

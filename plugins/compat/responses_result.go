@@ -13,6 +13,9 @@ type responseEcho struct {
 	text, toolChoice, tools, parallelToolCalls, store          value
 	truncation, user, previousResponseID, background           value
 	openFields
+	// conversation is {"id"} of the conversation the response continues,
+	// which the host adds to the echo (filters/run); absent otherwise.
+	conversation value
 }
 
 func readResponseEcho(echo value) responseEcho {
@@ -55,6 +58,8 @@ func readResponseEcho(echo value) responseEcho {
 			e.previousResponseID = v
 		case k.Is("background"):
 			e.background = v
+		case k.Is("conversation"):
+			e.conversation = v
 		default:
 			e.openFields.collect(k, v)
 		}
@@ -175,6 +180,10 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	out = append(out, e.safetyIdentifier...)
 	out = append(out, `,"prompt_cache_key":`...)
 	out = append(out, e.promptCacheKey...)
+	if e.conversation.IsObject() {
+		out = append(out, `,"conversation":`...)
+		out = guestjson.AppendCompact(out, string(e.conversation))
+	}
 	out = append(out, `,"usage":`...)
 	if !hasOutput {
 		out = append(out, `null`...)

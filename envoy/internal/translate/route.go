@@ -32,6 +32,9 @@ var runedgeRoutes = []struct {
 	// Stored responses: GET/DELETE /v1/responses/{id}, …/input_items,
 	// …/cancel, and stream resumption (GET …?stream=true).
 	{"responses-stored", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/responses/"}}, false},
+	// Conversations: /v1/conversations and everything beneath it.
+	{"conversations", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Path{Path: "/v1/conversations"}}, false},
+	{"conversations-stored", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/v1/conversations/"}}, false},
 	{"runner", &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/runner/v1/"}}, false},
 }
 

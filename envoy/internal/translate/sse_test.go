@@ -76,10 +76,11 @@ func TestStreamSafety(t *testing.T) {
 			}
 		}
 	}
-	// Six routes on the listener with native_api (the three endpoints,
+	// Eight routes on the listener with native_api (the three endpoints,
 	// one model beneath /v1/models/, the stored responses beneath
-	// /v1/responses/ and /runner/v1/), five on the other.
-	if routes != 6+5 {
-		t.Fatalf("%d routes to the hosts, want 6 + 5", routes)
+	// /v1/responses/, /v1/conversations and beneath it, and /runner/v1/),
+	// seven on the other.
+	if routes != 8+7 {
+		t.Fatalf("%d routes to the hosts, want 8 + 7", routes)
 	}
 }

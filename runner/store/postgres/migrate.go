@@ -108,6 +108,22 @@ var migrations = []string{
 	DROP INDEX runs_host_status;
 	CREATE INDEX runs_thread ON runs(thread_id);
 	CREATE INDEX runs_live ON runs(host_id) WHERE status IN ('queued', 'running');`,
+	// 8: conversations, as in the SQLite migration of the same number.
+	`CREATE TABLE conversations (
+		session_id TEXT PRIMARY KEY,
+		tenant_id  TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		metadata   TEXT NOT NULL DEFAULT '{}',
+		deleted    BOOLEAN NOT NULL DEFAULT FALSE
+	);
+	CREATE TABLE conversation_items (
+		seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		session_id TEXT NOT NULL,
+		id         TEXT NOT NULL,
+		data       TEXT NOT NULL
+	);
+	CREATE UNIQUE INDEX conversation_items_id ON conversation_items(session_id, id);
+	CREATE INDEX conversation_items_seq ON conversation_items(session_id, seq);`,
 }
 
 // SchemaVersion is the schema version this binary writes.

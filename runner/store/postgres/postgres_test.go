@@ -144,3 +144,7 @@ func TestRelayCancel(t *testing.T) {
 func TestHistory(t *testing.T) {
 	storetest.History(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
+
+func TestConversations(t *testing.T) {
+	storetest.Conversations(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}

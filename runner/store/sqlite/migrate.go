@@ -157,6 +157,24 @@ var migrations = []string{
 	CREATE INDEX runs_session ON runs(session_id, seq);
 	CREATE INDEX runs_thread ON runs(thread_id);
 	CREATE INDEX runs_live ON runs(host_id) WHERE status IN ('queued', 'running');`,
+	// 8: conversations (docs/api.md "Conversations"): a session's record
+	// of the OpenAI Conversations API and its items in order. Items are
+	// kept as the client sent them (or a run produced them), by seq.
+	`CREATE TABLE conversations (
+		session_id TEXT PRIMARY KEY,
+		tenant_id  TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		metadata   TEXT NOT NULL DEFAULT '{}',
+		deleted    INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE TABLE conversation_items (
+		seq        INTEGER PRIMARY KEY, -- order within a conversation
+		session_id TEXT NOT NULL,
+		id         TEXT NOT NULL,
+		data       TEXT NOT NULL
+	);
+	CREATE UNIQUE INDEX conversation_items_id ON conversation_items(session_id, id);
+	CREATE INDEX conversation_items_seq ON conversation_items(session_id, seq);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -33,6 +33,10 @@ func TestHistory(t *testing.T) {
 	storetest.History(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
 
+func TestConversations(t *testing.T) {
+	storetest.Conversations(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
 func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nested", "deeper", "runs.db")
 	s, err := sqlite.Open(t.Context(), path)

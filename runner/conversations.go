@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// Conversations are sessions (docs/api.md "Conversations"): the OpenAI
+// Conversations API names a session by conv_ and the session id's random
+// part, as resp_ names a run (RunIDOf). x-service-session-id, the native
+// API's session_id and the conversation id are one identity, so a
+// conversation is continued by either API.
+
+// ConversationIDOf returns the conversation id of a session id
+// (sess_X → conv_X), "" for an id that is not a session's.
+func ConversationIDOf(sessionID string) string {
+	if rest, ok := strings.CutPrefix(sessionID, "sess_"); ok && rest != "" {
+		return "conv_" + rest
+	}
+	return ""
+}
+
+// SessionIDOf returns the session id of a conversation id (conv_X →
+// sess_X), "" for an id that is not a conversation's.
+func SessionIDOf(conversationID string) string {
+	if rest, ok := strings.CutPrefix(conversationID, "conv_"); ok && rest != "" {
+		return "sess_" + rest
+	}
+	return ""
+}
+
+// MaxConversationItemsPerCall bounds the items one create or add call
+// carries, as OpenAI's API does.
+const MaxConversationItemsPerCall = 20
+
+// Conversation is a session's conversation record.
+type Conversation struct {
+	// SessionID is the session it is (ConversationIDOf gives its conv_ id).
+	SessionID string
+	TenantID  string
+	CreatedAt int64
+	// Metadata is the client's JSON object (up to 16 string pairs), "{}"
+	// when it set none.
+	Metadata json.RawMessage
+}
+
+// ConversationItem is one item of a conversation, as the client sent it
+// or as a run produced it: an OpenAI Responses item (message,
+// function_call, function_call_output, …) with its id.
+type ConversationItem struct {
+	ID   string
+	Data json.RawMessage
+}
+
+// ConversationStore keeps conversations and their items. Like
+// HistoryStore it is optional: the service checks for it. Every lookup is
+// scoped by tenant and answers ErrNotFound for another tenant's ids and
+// for deleted conversations.
+type ConversationStore interface {
+	// CreateConversation records a conversation and its first items.
+	CreateConversation(ctx context.Context, c Conversation, items []ConversationItem) error
+	// GetConversation returns an undeleted conversation of tenant.
+	GetConversation(ctx context.Context, tenantID, sessionID string) (Conversation, error)
+	// UpdateConversation replaces its metadata.
+	UpdateConversation(ctx context.Context, tenantID, sessionID string, metadata json.RawMessage) (Conversation, error)
+	// DeleteConversation marks it deleted and removes its items; the
+	// session's runs stay.
+	DeleteConversation(ctx context.Context, tenantID, sessionID string) error
+	// AppendConversationItems adds items after the ones already there.
+	AppendConversationItems(ctx context.Context, tenantID, sessionID string, items []ConversationItem) error
+	// ConversationItems pages through the items: after the item with id
+	// after ("" from the start; ErrNotFound if it is not an item of the
+	// conversation), at most limit, newest first when desc. more says
+	// whether items follow the page.
+	ConversationItems(ctx context.Context, tenantID, sessionID, after string, limit int, desc bool) (items []ConversationItem, more bool, err error)
+	// GetConversationItem returns one item of the conversation.
+	GetConversationItem(ctx context.Context, tenantID, sessionID, itemID string) (ConversationItem, error)
+	// DeleteConversationItem removes one item of the conversation.
+	DeleteConversationItem(ctx context.Context, tenantID, sessionID, itemID string) error
+}
+
+// Conversations returns the store's conversations, or nil.
+func (s *Service) Conversations() ConversationStore { return s.convs }
+
+// freshConversation reports whether session is a conversation of tenant
+// that has no run yet: its first run opens the session (a session
+// exists, for the run store, while a run of it does). Two first runs of
+// one conversation at once: the second fails to open it again and is
+// refused, as a run of a session taken by another would be.
+func (s *Service) freshConversation(ctx context.Context, tenantID, session string) (bool, error) {
+	if s.convs == nil || !strings.HasPrefix(session, "sess_") {
+		return false, nil
+	}
+	if _, err := s.convs.GetConversation(ctx, tenantID, session); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	runs, _, err := s.store.ListRuns(ctx, ListQuery{TenantID: tenantID, SessionID: session, Limit: 1})
+	return err == nil && len(runs) == 0, err
+}
