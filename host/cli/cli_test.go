@@ -178,7 +178,9 @@ func TestConfigCheckRefusesOpenCacheDir(t *testing.T) {
 	}
 	os.Chmod(cache, 0o777)
 	path := filepath.Join(dir, "c.yaml")
-	os.WriteFile(path, []byte("listen: 127.0.0.1:0\nplugins:\n  cache_dir: "+cache+"\n"), 0o644)
+	// Both listeners on free ports: the admin default (8081) may be taken
+	// by another process, and serve must fail on the cache, not on a port.
+	os.WriteFile(path, []byte("listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nplugins:\n  cache_dir: "+cache+"\n"), 0o644)
 	code, _, errOut := run(t, "config", "check", "--config", path)
 	if code != 1 || !strings.Contains(errOut, "writable by group or others") {
 		t.Fatalf("config check: %d %s", code, errOut)
