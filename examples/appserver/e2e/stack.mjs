@@ -27,6 +27,9 @@ export async function startStack() {
   const config = join(dir, 'runedge.yaml');
   writeFileSync(config, [
     `listen: 127.0.0.1:${runedgePort}`,
+    // The admin listener on a free port: its default (8081) may be taken.
+    'admin:',
+    '  listen: 127.0.0.1:0',
     'store:',
     `  path: ${join(dir, 'runs.db')}`,
     'provider:',
