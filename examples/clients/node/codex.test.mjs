@@ -8,16 +8,10 @@
 // two: `codex exec resume --last` continues the session. The stored runs
 // show both turns.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { codex, codexHome } from './codex-cli.mjs';
 import { marker, startScriptedModel } from './scripted-model.mjs';
 import { startRunedge } from './stack.mjs';
-
-const codexBin = createRequire(import.meta.url).resolve('@openai/codex/bin/codex.js');
 
 let model;
 let stack;
@@ -30,51 +24,10 @@ after(async () => {
   await model?.close();
 });
 
-// codex runs `codex exec --json …args` in work with home as CODEX_HOME and
-// returns its JSONL events (stderr kept for failures).
-function codex(home, work, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [codexBin, 'exec', '--json', '--skip-git-repo-check', ...args], {
-      cwd: work,
-      env: { ...process.env, CODEX_HOME: home, RUNEDGE_TOKEN: stack.token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (code !== 0) {
-        reject(new Error(`codex exited ${code}\nstdout:\n${out}\nstderr:\n${err}`));
-        return;
-      }
-      resolve({ events: out.split('\n').filter(Boolean).map((l) => JSON.parse(l)), stderr: err });
-    });
-  });
-}
-
 test('codex exec with its default tools: a tool call turn, then resume', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'runedge-codex-home-'));
-  const work = mkdtempSync(join(tmpdir(), 'runedge-codex-work-'));
-  // No feature is disabled and no tool is configured away: only where the
-  // model lives, and no update check (there is no network but loopback).
-  writeFileSync(join(home, 'config.toml'), [
-    'model = "service"',
-    'model_provider = "runedge"',
-    'check_for_update_on_startup = false',
-    '',
-    '[model_providers.runedge]',
-    'name = "runedge"',
-    `base_url = "${stack.baseURL}"`,
-    'wire_api = "responses"',
-    'env_key = "RUNEDGE_TOKEN"',
-    '',
-  ].join('\n'));
+  const session = codexHome(stack.baseURL);
 
-  const first = await codex(home, work, ['RUN_TOOL: print the marker']);
+  const first = await codex(session, stack.token, ['RUN_TOOL: print the marker']);
   const items = first.events.filter((e) => e.type === 'item.completed').map((e) => e.item);
   const cmd = items.find((i) => i.type === 'command_execution');
   assert.ok(cmd, `no command ran: ${JSON.stringify(first.events)}\n${first.stderr}`);
@@ -90,7 +43,7 @@ test('codex exec with its default tools: a tool call turn, then resume', async (
   for (const name of ['exec_command', 'spawn_agent']) assert.ok(offered.includes(name), offered.join(','));
   assert.ok(!offered.includes('web_search'), offered.join(','));
 
-  const second = await codex(home, work, ['resume', '--last', 'and now the second turn']);
+  const second = await codex(session, stack.token, ['resume', '--last', 'and now the second turn']);
   const answer = second.events.filter((e) => e.type === 'item.completed' && e.item.type === 'agent_message');
   assert.deepEqual(answer.map((e) => e.item.text), ['Second turn answered.'], JSON.stringify(second.events));
   // The resumed turn replays the first: its tool output reached the model.

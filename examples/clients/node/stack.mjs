@@ -3,7 +3,7 @@
 // plugins, on a free loopback port. The token is generated here.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -42,7 +42,8 @@ export async function startRunedge(name, opts = {}) {
     '',
   ].join('\n'));
   const url = `http://127.0.0.1:${port}`;
-  const log = createWriteStream(join(artifacts, `node-${name}-runedge.log`));
+  const logPath = join(artifacts, `node-${name}-runedge.log`);
+  const log = createWriteStream(logPath);
   const child = spawn(process.env.RUNEDGE_BIN || join(root, 'bin/runedge'), ['serve', '--config', config],
     { cwd: root, env: { ...process.env, SERVICE_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log);
@@ -58,6 +59,21 @@ export async function startRunedge(name, opts = {}) {
       const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
       await done;
       clearTimeout(timer);
+    },
+    // logText is runedge's log so far.
+    logText: () => readFileSync(logPath, 'utf8'),
+    // accessLog returns the access log lines (msg=request) that match,
+    // waiting up to 5 s for at least want of them: a socket turn's line is
+    // written after its last event reached the client, so a test that has
+    // its answer may be ahead of the line.
+    async accessLog(match, want) {
+      let lines = [];
+      for (let i = 0; i < 50; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 100));
+        lines = stack.logText().split('\n').filter((l) => l.includes('msg=request') && match(l));
+        if (lines.length >= want) break;
+      }
+      return lines;
     },
     // run reads a run from the native API.
     async run(id) {

@@ -4,11 +4,9 @@
 // runs as a run. runedge's access log shows the turns came over the socket
 // (method WEBSOCKET) and none over POST /v1/responses.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTracingDisabled, withResponsesWebSocketSession } from '@openai/agents';
-import { root, startRunedge } from './stack.mjs';
+import { startRunedge } from './stack.mjs';
 import { weatherAgent } from './weather.mjs';
 
 setTracingDisabled(true);
@@ -29,16 +27,9 @@ test('agent tool loop over the Responses WebSocket session', async () => {
 
   // Two turns (the call, then the answer), each a completed run.
   assert.equal(result.rawResponses.length, 2);
-  // A turn's access log line is written after its last event reached the
-  // client: wait for the second one rather than race it.
-  let log = '';
-  let turns = [];
-  for (let i = 0; i < 50 && turns.length < 2; i++) {
-    if (i > 0) await new Promise((r) => setTimeout(r, 100));
-    log = readFileSync(join(root, 'artifacts', 'node-websocket-runedge.log'), 'utf8');
-    turns = log.split('\n').filter((l) => l.includes('msg=request') && l.includes('method=WEBSOCKET') && l.includes('status=200'));
-  }
-  const posts = log.split('\n').filter((l) => l.includes('msg=request') && l.includes('method=POST') && l.includes('path=/v1/responses'));
+  const turns = await stack.accessLog((l) => l.includes('method=WEBSOCKET') && l.includes('status=200'), 2);
+  const posts = await stack.accessLog((l) => l.includes('method=POST') && l.includes('path=/v1/responses'), 0);
+  const log = stack.logText();
   assert.equal(turns.length, 2, `socket turns in the access log:\n${log}`);
   assert.equal(posts.length, 0, 'a turn fell back to HTTP');
   for (const line of turns) {
