@@ -7,6 +7,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { startScriptedModel } from './scripted-model.mjs';
+import { startRunedge } from './stack.mjs';
 
 const codexBin = createRequire(import.meta.url).resolve('@openai/codex/bin/codex.js');
 
@@ -59,4 +62,21 @@ export function codex({ home, work }, token, args) {
       resolve({ events: out.split('\n').filter(Boolean).map((l) => JSON.parse(l)), stderr: err });
     });
   });
+}
+
+// codexStack registers the hooks every Codex test file needs: a scripted
+// model (scripted-model.mjs) and a runedge of its own in front of it, whose
+// access log holds only that file's turns. Its model and stack are set
+// before the tests run.
+export function codexStack(name) {
+  const env = { model: undefined, stack: undefined };
+  before(async () => {
+    env.model = await startScriptedModel();
+    env.stack = await startRunedge(name, { upstream: env.model.baseURL });
+  });
+  after(async () => {
+    await env.stack?.stop();
+    await env.model?.close();
+  });
+  return env;
 }

@@ -8,26 +8,16 @@
 // two: `codex exec resume --last` continues the session. The stored runs
 // show both turns.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { codex, codexHome } from './codex-cli.mjs';
-import { marker, startScriptedModel } from './scripted-model.mjs';
-import { startRunedge } from './stack.mjs';
+import { test } from 'node:test';
+import { codex, codexHome, codexStack } from './codex-cli.mjs';
+import { marker } from './scripted-model.mjs';
 
-let model;
-let stack;
-before(async () => {
-  model = await startScriptedModel();
-  stack = await startRunedge('codex', { upstream: model.baseURL });
-});
-after(async () => {
-  await stack?.stop();
-  await model?.close();
-});
+const env = codexStack('codex');
 
 test('codex exec with its default tools: a tool call turn, then resume', async () => {
-  const session = codexHome(stack.baseURL);
+  const session = codexHome(env.stack.baseURL);
 
-  const first = await codex(session, stack.token, ['RUN_TOOL: print the marker']);
+  const first = await codex(session, env.stack.token, ['RUN_TOOL: print the marker']);
   const items = first.events.filter((e) => e.type === 'item.completed').map((e) => e.item);
   const cmd = items.find((i) => i.type === 'command_execution');
   assert.ok(cmd, `no command ran: ${JSON.stringify(first.events)}\n${first.stderr}`);
@@ -39,18 +29,18 @@ test('codex exec with its default tools: a tool call turn, then resume', async (
 
   // What reached the model: Codex's default tools, namespaced ones
   // included, and web_search withheld (it is no function).
-  const offered = model.requests[0].tools.map((t) => t.function.name);
+  const offered = env.model.requests[0].tools.map((t) => t.function.name);
   for (const name of ['exec_command', 'spawn_agent']) assert.ok(offered.includes(name), offered.join(','));
   assert.ok(!offered.includes('web_search'), offered.join(','));
 
-  const second = await codex(session, stack.token, ['resume', '--last', 'and now the second turn']);
+  const second = await codex(session, env.stack.token, ['resume', '--last', 'and now the second turn']);
   const answer = second.events.filter((e) => e.type === 'item.completed' && e.item.type === 'agent_message');
   assert.deepEqual(answer.map((e) => e.item.text), ['Second turn answered.'], JSON.stringify(second.events));
-  // The resumed turn replays the first: its tool output reached the model.
-  const last = model.requests[model.requests.length - 1].messages;
+  // The resumed turn replays the first: its tool output reached the env.model.
+  const last = env.model.requests[env.model.requests.length - 1].messages;
   assert.ok(last.some((m) => m.role === 'tool' && String(m.content).includes(marker)), JSON.stringify(last).slice(0, 2000));
 
-  const res = await fetch(`${stack.baseURL.replace(/\/v1$/, '')}/runner/v1/runs`, { headers: { Authorization: `Bearer ${stack.token}` } });
+  const res = await fetch(`${env.stack.baseURL.replace(/\/v1$/, '')}/runner/v1/runs`, { headers: { Authorization: `Bearer ${env.stack.token}` } });
   assert.equal(res.status, 200);
   const runs = (await res.json()).data.filter((r) => r.endpoint === 'responses');
   // Turn one: the run that ended in the call, the run that answered its
