@@ -65,7 +65,10 @@ func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 		}
 	}
 	b, _ = sjson.SetBytes(b, "stream", true)
-	if prev := gjson.GetBytes(b, "previous_response_id"); prev.Type == gjson.String {
+	// With a conversation, previous_response_id is left for the chain to
+	// refuse (400, as on POST): expanded, it would hide the conflict.
+	conv := gjson.GetBytes(b, "conversation")
+	if prev := gjson.GetBytes(b, "previous_response_id"); prev.Type == gjson.String && (!conv.Exists() || conv.Type == gjson.Null) {
 		if e, ok := cache.get(prev.Str); ok {
 			t.local, t.from = prev.Str, e
 			b, _ = sjson.SetRawBytes(b, "input", joinArrays(e.items, t.input))
