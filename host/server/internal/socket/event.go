@@ -44,31 +44,55 @@ func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 		body = []byte(r.Raw)
 	}
 	t := &turn{generate: true, store: true}
-	if bg := gjson.GetBytes(body, "background"); bg.Exists() && bg.Type != gjson.False && bg.Type != gjson.Null {
-		return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
-			Code: apierr.CodeUnsupportedParameter, Param: "background",
-			Message: "background is not supported over the socket; use POST /v1/responses"}
-	}
-	if g := gjson.GetBytes(body, "generate"); g.Exists() {
-		if g.Type != gjson.True && g.Type != gjson.False {
-			return nil, apierr.InvalidBody("generate", "generate must be a boolean")
+	// One pass over the fields: read what the socket needs and copy the
+	// rest into the chain's body, stream on (a turn is answered by events).
+	var e *apierr.Error
+	var conv, prev gjson.Result
+	b := make([]byte, 0, len(body)+16)
+	b = append(b, '{')
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type", "generate", "stream_id", "stream_options", "stream":
+			if k.Str == "generate" {
+				if v.Type != gjson.True && v.Type != gjson.False {
+					e = apierr.InvalidBody("generate", "generate must be a boolean")
+					return false
+				}
+				t.generate = v.Type == gjson.True
+			}
+			return true // the socket's own fields
+		case "background":
+			if v.Type != gjson.False && v.Type != gjson.Null {
+				e = &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
+					Code: apierr.CodeUnsupportedParameter, Param: "background",
+					Message: "background is not supported over the socket; use POST /v1/responses"}
+				return false
+			}
+		case "store":
+			t.store = v.Type != gjson.False
+		case "input":
+			t.input = inputItems(v)
+		case "conversation":
+			conv = v
+		case "previous_response_id":
+			prev = v
 		}
-		t.generate = g.Type == gjson.True
+		b = append(b, k.Raw...)
+		b = append(b, ':')
+		b = append(b, v.Raw...)
+		b = append(b, ',')
+		return true
+	})
+	if e != nil {
+		return nil, e
 	}
-	t.store = gjson.GetBytes(body, "store").Type != gjson.False
-	t.input = inputItems(gjson.GetBytes(body, "input"))
-	var err error
-	b := append([]byte(nil), body...)
-	for _, k := range []string{"type", "generate", "stream_id", "stream_options"} {
-		if b, err = sjson.DeleteBytes(b, k); err != nil {
-			return nil, apierr.InvalidBody("", "the client event is not valid JSON")
-		}
+	if t.input == nil {
+		t.input = []byte("[]")
 	}
-	b, _ = sjson.SetBytes(b, "stream", true)
+	b = append(b, `"stream":true}`...)
 	// With a conversation, previous_response_id is left for the chain to
 	// refuse (400, as on POST): expanded, it would hide the conflict.
-	conv := gjson.GetBytes(b, "conversation")
-	if prev := gjson.GetBytes(b, "previous_response_id"); prev.Type == gjson.String && (!conv.Exists() || conv.Type == gjson.Null) {
+	if prev.Type == gjson.String && (!conv.Exists() || conv.Type == gjson.Null) {
 		if e, ok := cache.get(prev.Str); ok {
 			t.local, t.from = prev.Str, e
 			b, _ = sjson.SetRawBytes(b, "input", joinArrays(e.items, t.input))

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters/apierr"
@@ -146,10 +145,11 @@ func (w *Writer) patch(data []byte) []byte {
 	if w.prevID == "" && !w.keep {
 		return data
 	}
-	typ := gjson.GetBytes(data, "type").Str
-	switch typ {
-	case "response.created", "response.in_progress", "response.queued",
-		"response.completed", "response.failed", "response.incomplete":
+	terminal := false
+	switch string(eventType(data)) {
+	case "response.created", "response.in_progress", "response.queued":
+	case "response.completed", "response.failed", "response.incomplete":
+		terminal = true
 	default:
 		return data
 	}
@@ -158,7 +158,7 @@ func (w *Writer) patch(data []byte) []byte {
 			data = p
 		}
 	}
-	if typ == "response.completed" || typ == "response.failed" || typ == "response.incomplete" {
+	if terminal {
 		w.terminal = append(w.terminal[:0], data...)
 	}
 	return data
