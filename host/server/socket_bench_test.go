@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -58,20 +59,7 @@ func benchPost(b *testing.B, base, body string) {
 }
 
 func benchSocket(b *testing.B, base string, event []byte) {
-	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/v1/responses",
-		&websocket.DialOptions{HTTPHeader: bearer(tokApp)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.CloseNow()
-	buf := new(bytes.Buffer)
-	turn := func() error {
-		if err := c.Write(ctx, websocket.MessageText, event); err != nil {
-			return err
-		}
-		return readTurn(ctx, c, buf)
-	}
+	turn := socketTurner(b, base, event)
 	for range benchWarmup {
 		if err := turn(); err != nil {
 			b.Fatal(err)
@@ -79,6 +67,76 @@ func benchSocket(b *testing.B, base string, event []byte) {
 	}
 	measureTurns(b, turn)
 }
+
+// socketTurner opens a socket and returns a func that runs event as one
+// turn on it, to its response.completed.
+func socketTurner(b *testing.B, base string, event []byte) func() error {
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/v1/responses",
+		&websocket.DialOptions{HTTPHeader: bearer(tokApp)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.CloseNow() })
+	buf := new(bytes.Buffer)
+	return func() error {
+		if err := c.Write(ctx, websocket.MessageText, event); err != nil {
+			return err
+		}
+		return readTurn(ctx, c, buf)
+	}
+}
+
+// BenchmarkSocketTurnPaired is BenchmarkSocketTurn's comparison with the
+// two transports interleaved: each op is a block of pairBlock turns over
+// POST then as many over the socket, the process's CPU read around each
+// block. A shared machine's load changes over seconds, which separate
+// benchmarks see as a difference between transports; blocks of a few
+// milliseconds see the same load. It reports the CPU per turn of each
+// transport and socket/post, their ratio over the whole run.
+func BenchmarkSocketTurnPaired(b *testing.B) {
+	h := start(b, nil)
+	for _, stream := range []string{"true", "false"} {
+		for _, store := range []string{"true", "false"} {
+			fields := `"model":"service","input":"Hello there runedge","store":` + store + `,"stream":` + stream
+			b.Run("stream="+stream+"/store="+store, func(b *testing.B) {
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+				defer client.CloseIdleConnections()
+				post := func() error { return benchDo(client, "POST", h.URL+"/v1/responses", `{`+fields+`}`) }
+				socket := socketTurner(b, h.URL, []byte(`{"type":"response.create",`+fields+`}`))
+				var cpu [2]time.Duration
+				block := func(i int, turn func() error) {
+					c0 := cpuTime()
+					for range pairBlock {
+						if err := turn(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					cpu[i] += cpuTime() - c0
+				}
+				for range benchWarmup / pairBlock {
+					block(0, post)
+					block(1, socket)
+				}
+				cpu = [2]time.Duration{}
+				runtime.GC()
+				b.ReportAllocs()
+				for b.Loop() {
+					block(0, post)
+					block(1, socket)
+				}
+				turns := float64(b.N * pairBlock)
+				b.ReportMetric(float64(cpu[0])/turns, "post-cpu-ns/turn")
+				b.ReportMetric(float64(cpu[1])/turns, "socket-cpu-ns/turn")
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "socket/post-cpu")
+			})
+		}
+	}
+}
+
+// pairBlock is the turns of a transport in a row in
+// BenchmarkSocketTurnPaired.
+const pairBlock = 10
 
 // measureTurns runs turn b.N times and reports the process's CPU per turn
 // and the allocations.
