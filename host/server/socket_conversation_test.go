@@ -127,18 +127,7 @@ func TestSocketConversation(t *testing.T) {
 // it), and a store:false continuation on the same socket carries it on.
 func TestSocketCompactionStartsChain(t *testing.T) {
 	h := start(t, compactKeys(t, "k1"))
-	prev := ""
-	for _, say := range []string{"my name is Ada", "I like green tea"} {
-		b := `{"model":"service","input":"` + say + `"`
-		if prev != "" {
-			b += `,"previous_response_id":"` + prev + `"`
-		}
-		code, reply := h.post("/v1/responses", b+"}")
-		if code != 200 {
-			t.Fatalf("turn %q: %d %s", say, code, reply)
-		}
-		prev = gjson.Get(reply, "id").Str
-	}
+	prev := h.chainTurns("my name is Ada", "I like green tea")
 	code, reply := h.post("/v1/responses/compact", `{"model":"service","previous_response_id":"`+prev+`"}`)
 	if code != 200 {
 		t.Fatalf("compact: %d %s", code, reply)
