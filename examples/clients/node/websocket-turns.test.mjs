@@ -3,7 +3,8 @@
 // sequential turns, a store:false continuation from the socket's own state
 // and previous_response_not_found for it on another socket, a failed
 // continuation that evicts that state, an error event followed by a good
-// turn, and the upgrade refused (401, JSON) without a token.
+// turn, closing the socket mid-turn cancels exactly that run (the native
+// API shows it), and the upgrade refused (401, JSON) without a token.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
@@ -13,9 +14,11 @@ let stack;
 before(async () => { stack = await startRunedge('websocket-turns'); });
 after(async () => { await stack?.stop(); });
 
-// open connects to /v1/responses with the token (or the headers given).
-function open(headers = { Authorization: `Bearer ${stack.token}` }) {
-  const ws = new WebSocket(stack.baseURL.replace(/^http/, 'ws') + '/responses', { headers });
+// open connects to /v1/responses of st (default: the file's stack) with
+// its token.
+function open(st = stack) {
+  const ws = new WebSocket(st.baseURL.replace(/^http/, 'ws') + '/responses',
+    { headers: { Authorization: `Bearer ${st.token}` } });
   const queue = [];
   let wake = null;
   ws.onmessage = (m) => { queue.push(JSON.parse(m.data)); wake?.(); };
@@ -41,7 +44,7 @@ function open(headers = { Authorization: `Bearer ${stack.token}` }) {
     ws.onopen = res;
     ws.addEventListener('close', () => rej(new Error('closed before open')));
   });
-  return { ws, turn, opened };
+  return { ws, turn, next, opened };
 }
 
 const last = (events) => events[events.length - 1];
@@ -113,4 +116,35 @@ test('the upgrade is refused before it happens without a token', async () => {
   });
   assert.equal(status, 401);
   assert.equal(JSON.parse(body).error.code, 'invalid_api_key', body);
+});
+
+test('closing the socket mid-turn cancels that run, not another socket\'s', async () => {
+  const slow = await startRunedge('websocket-close', { tokenDelay: '30ms' });
+  try {
+    const long = { type: 'response.create', model: 'service', input: 'word '.repeat(300) };
+    const first = async (s) => {
+      await s.opened;
+      s.ws.send(JSON.stringify(long));
+      const ev = await s.next();
+      assert.equal(ev.type, 'response.created');
+      return ev.response.metadata.service.run_id;
+    };
+    const other = open(slow);
+    const otherID = await first(other);
+    const closing = open(slow);
+    const id = await first(closing);
+    closing.ws.close(1000, 'bye');
+    let r;
+    for (let i = 0; i < 100; i++) {
+      r = await slow.run(id);
+      if (!['queued', 'running'].includes(r.status)) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.equal(r.status, 'cancelled', JSON.stringify(r));
+    assert.equal(r.status_reason, 'client_disconnect');
+    assert.equal((await slow.run(otherID)).status, 'running');
+    other.ws.close();
+  } finally {
+    await slow.stop();
+  }
 });
