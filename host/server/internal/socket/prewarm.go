@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -37,7 +38,7 @@ var echoed = []struct{ name, def string }{
 // prewarm returns the response.created and response.completed events of a
 // pre-warm of body (the client's create body, before expansion).
 func prewarm(body []byte, model string) (created, completed []byte) {
-	id := runner.NewID("resp_")
+	id := runner.NewID(contract.ResponsePrefix)
 	now := time.Now().Unix()
 	resp := func(status string) []byte {
 		b := make([]byte, 0, 512)
