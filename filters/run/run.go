@@ -156,7 +156,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		// echoes conversation {"id"} (the result mapping reads it from
 		// the echo).
 		spec.SessionID, spec.SessionNamed, spec.History = c.SessionID, true, c.Messages
-		echo, err := sjson.SetBytes(x.Echo, "conversation", map[string]string{"id": c.ID})
+		echo, err := sjson.SetBytes(x.Echo, contract.EchoConversation, map[string]string{"id": c.ID})
 		if err != nil {
 			return spec, err
 		}

@@ -66,6 +66,11 @@ var ResponseEcho = [NumEcho]EchoField{
 	EchoReasoning:          {"reasoning", `{"effort":null,"summary":null}`},
 }
 
+// EchoConversation is the echo key under which the host adds the
+// conversation a response continues ({"id"}; filters/run). It has no
+// default: a Response shows it only when the request named a conversation.
+const EchoConversation = "conversation"
+
 // EchoIndex returns the index in ResponseEcho of the field named name, -1
 // for a name that is not echoed.
 func EchoIndex(name string) int {

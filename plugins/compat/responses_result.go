@@ -25,7 +25,7 @@ func readResponseEcho(echo value) responseEcho {
 	echo.Members(func(k, v value) bool {
 		if i := echoIndex(k); i >= 0 {
 			e.v[i] = v
-		} else if k.Is("conversation") {
+		} else if k.Is(contract.EchoConversation) {
 			e.conversation = v
 		}
 		return true
@@ -126,7 +126,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 		out = append(out, e.v[i]...)
 	}
 	if e.conversation.IsObject() {
-		out = append(out, `,"conversation":`...)
+		out = append(out, `,"`+contract.EchoConversation+`":`...)
 		out = guestjson.AppendCompact(out, string(e.conversation))
 	}
 	out = append(out, `,"usage":`...)
