@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/runedge/runedge/internal/confval"
 )
 
 // Compaction configures the keys that seal the compaction items of POST
@@ -42,7 +44,7 @@ func (c Compaction) validate(bad func(field, format string, args ...any)) {
 		}
 		ids[k.ID] = true
 		switch {
-		case !envNameRE.MatchString(k.SecretEnv):
+		case !confval.EnvName(k.SecretEnv):
 			bad(f+".secret_env", "want the name of an environment variable, not the secret itself")
 		case len(os.Getenv(k.SecretEnv)) < minCompactionSecret:
 			bad(f+".secret_env", "environment variable %s must hold a secret of at least %d bytes", k.SecretEnv, minCompactionSecret)

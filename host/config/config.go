@@ -7,6 +7,8 @@ package config
 import (
 	"os"
 	"time"
+
+	"github.com/runedge/runedge/internal/confval"
 )
 
 // Config is the whole configuration file.
@@ -213,37 +215,9 @@ const (
 	ChainResponses = "responses"
 )
 
-// Duration is a time.Duration written as "10s", "5m". A value that does not
-// parse is kept as an error for Validate, which names the field.
-type Duration struct {
-	d   time.Duration
-	bad string
-}
+// Duration is a duration field of the file ("10s", "5m"); the type is
+// confval's, shared with the stages' own sections.
+type Duration = confval.Duration
 
 // Dur makes a Duration.
-func Dur(d time.Duration) Duration { return Duration{d: d} }
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		*d = Duration{bad: string(b)}
-		return nil
-	}
-	*d = Duration{d: v}
-	return nil
-}
-
-// Std returns d as a time.Duration.
-func (d Duration) Std() time.Duration { return d.d }
-
-// check reports a value that did not parse, or a negative one.
-func (d Duration) check() string {
-	switch {
-	case d.bad != "":
-		return "\"" + d.bad + "\" is not a duration (e.g. 500ms, 10s, 5m)"
-	case d.d < 0:
-		return "must not be negative"
-	}
-	return ""
-}
+func Dur(d time.Duration) Duration { return confval.Dur(d) }

@@ -126,7 +126,10 @@ func TestWebSocketConfig(t *testing.T) {
 	if c.WebSocket.Age() != DefaultWebSocketMaxAge || c.WebSocket.Ping() != DefaultWebSocketPing || c.WebSocket.Cached() != DefaultWebSocketCached {
 		t.Fatalf("defaults: %v %v %v", c.WebSocket.Age(), c.WebSocket.Ping(), c.WebSocket.Cached())
 	}
-	short, bad := Dur(time.Millisecond), Duration{bad: "soon"}
+	short, bad := Dur(time.Millisecond), Duration{}
+	if err := bad.UnmarshalText([]byte("soon")); err != nil {
+		t.Fatal(err)
+	}
 	c.WebSocket = WebSocket{MaxAge: &bad, PingInterval: &short, MaxCachedResponses: -1}
 	err := c.Validate()
 	for _, f := range []string{"websocket.max_age", "websocket.ping_interval", "websocket.max_cached_responses"} {

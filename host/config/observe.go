@@ -52,7 +52,7 @@ func (c *Config) validateObservability(bad func(field, format string, args ...an
 		bad("log.format", "want text or json, got %q", c.Log.Format)
 	}
 	if c.Limits.SSEKeepalive != nil {
-		if msg := c.Limits.SSEKeepalive.check(); msg != "" {
+		if msg := c.Limits.SSEKeepalive.Check(); msg != "" {
 			bad("limits.sse_keepalive", "%s", msg)
 		} else if d := c.Limits.SSEKeepalive.Std(); d > 0 && d < 100*time.Millisecond {
 			bad("limits.sse_keepalive", "%s is too short (at least 100ms, or 0 to disable)", d)

@@ -75,7 +75,7 @@ func (c *Config) Validate() error {
 		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
 		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention},
 		{"admin.ui.session_ttl", c.Admin.UI.SessionTTL}} {
-		if msg := d.d.check(); msg != "" {
+		if msg := d.d.Check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
 	}
