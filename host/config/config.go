@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/internal/confval"
 )
 
@@ -58,7 +59,8 @@ type Actors struct {
 
 // Limits bound the work a request may cause.
 type Limits struct {
-	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Config is the body stage's part: max_body_bytes, read_body_timeout.
+	body.Config `yaml:",inline"`
 	// MaxInFlight bounds the runs in flight on this host (0: the default,
 	// DefaultMaxInFlight; there is no unbounded setting).
 	MaxInFlight   int      `yaml:"max_in_flight"`
@@ -85,10 +87,9 @@ type Limits struct {
 	// WriteTimeout bounds each write to a client: one that stops reading
 	// for longer is cut off and its run recorded cancelled/client_stalled.
 	WriteTimeout Duration `yaml:"write_timeout"`
-	// ReadHeaderTimeout and ReadBodyTimeout bound reading a request's
-	// headers and its whole body, on both listeners.
+	// ReadHeaderTimeout bounds reading a request's headers, on both
+	// listeners.
 	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
-	ReadBodyTimeout   Duration `yaml:"read_body_timeout"`
 	// MaxAdminBodyBytes bounds an upload to the admin API (a plugin).
 	MaxAdminBodyBytes int64 `yaml:"max_admin_body_bytes"`
 	// SSEKeepalive is how often a stream that has nothing to send writes a

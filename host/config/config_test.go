@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/filters/body"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -14,7 +16,7 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != DefaultListen || c.Limits.MaxBodyBytes != DefaultMaxBodyBytes ||
+	if c.Listen != DefaultListen || c.Limits.MaxBodyBytes != body.DefaultMaxBodyBytes ||
 		c.Limits.ShutdownGrace.Std() != DefaultShutdownGrace || c.Store.Path != DefaultStorePath {
 		t.Fatalf("defaults not applied: %+v", c)
 	}

@@ -12,7 +12,6 @@ const BuiltinPlugin = "builtin:openai"
 // Default values; documented in docs/configuration.md (TestConfigurationDocumented).
 const (
 	DefaultListen        = "127.0.0.1:8080"
-	DefaultMaxBodyBytes  = 1 << 20
 	DefaultRunTimeout    = 5 * time.Minute
 	DefaultShutdownGrace = 10 * time.Second
 	DefaultStorePath     = "data/runedge.db"
@@ -41,7 +40,6 @@ const (
 
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadBodyTimeout   = 30 * time.Second
 	DefaultMaxAdminBodyBytes = 64 << 20
 	// DefaultCallTimeoutPerMiB: mapping 1 MiB of 34,000 small messages
 	// took up to 1.1 s end to end on a 2-core machine at load average 24
@@ -60,6 +58,7 @@ func Default() *Config {
 }
 
 func (c *Config) applyDefaults() {
+	c.stageDefaults()
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
@@ -69,9 +68,6 @@ func (c *Config) applyDefaults() {
 	c.Tools.applyDefaults()
 	if c.Actors.DefaultTenant == "" {
 		c.Actors.DefaultTenant = "default"
-	}
-	if c.Limits.MaxBodyBytes == 0 {
-		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.Limits.MaxInFlight == 0 {
 		c.Limits.MaxInFlight = DefaultMaxInFlight
@@ -100,9 +96,6 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.ReadHeaderTimeout == (Duration{}) {
 		c.Limits.ReadHeaderTimeout = Dur(DefaultReadHeaderTimeout)
-	}
-	if c.Limits.ReadBodyTimeout == (Duration{}) {
-		c.Limits.ReadBodyTimeout = Dur(DefaultReadBodyTimeout)
 	}
 	if c.Plugins.CallTimeoutPerMiB == (Duration{}) {
 		c.Plugins.CallTimeoutPerMiB = Dur(DefaultCallTimeoutPerMiB)

@@ -51,9 +51,6 @@ func (c *Config) Validate() error {
 	if !tenantRE.MatchString(c.Actors.DefaultTenant) {
 		bad("actors.default_tenant", "%q is not a tenant id", c.Actors.DefaultTenant)
 	}
-	if c.Limits.MaxBodyBytes < 0 {
-		bad("limits.max_body_bytes", "must be positive")
-	}
 	c.Limits.History.validate(bad)
 	c.Compaction.validate(bad)
 	for _, n := range []struct {
@@ -70,7 +67,6 @@ func (c *Config) Validate() error {
 		d     Duration
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
 		{"limits.write_timeout", c.Limits.WriteTimeout}, {"limits.read_header_timeout", c.Limits.ReadHeaderTimeout},
-		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
 		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
 		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention},
@@ -131,5 +127,6 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.validateStages())
 	return errors.Join(errs...)
 }

@@ -1,0 +1,50 @@
+package config
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/runedge/runedge/filters/builtin"
+)
+
+// TestStagePartsSitWhereTheySay checks the list of stage-owned parts: each
+// names a stage of the chain, and every field of its part is found in the
+// file under the path the list gives (the path its errors name), so a part
+// moved in Config without its line here fails.
+func TestStagePartsSitWhereTheySay(t *testing.T) {
+	c := &Config{}
+	fields := map[string]string{}
+	configFields(reflect.TypeFor[Config](), "", fields)
+	stages := slices.Concat(builtin.Order, builtin.CompactOrder, builtin.NativeRunOrder)
+	for _, p := range c.StageParts() {
+		if !slices.Contains(stages, p.Stage) {
+			t.Errorf("%s: not a stage of filters/builtin", p.Stage)
+		}
+		own := map[string]string{}
+		configFields(reflect.TypeOf(p.Part).Elem(), p.Path+".", own)
+		if len(own) == 0 {
+			t.Errorf("%s at %s: a part without fields", p.Stage, p.Path)
+		}
+		for name := range own {
+			if _, ok := fields[name]; !ok {
+				t.Errorf("%s: its field %s is not in the file at that path", p.Stage, name)
+			}
+		}
+	}
+}
+
+// TestStagePartsNameTheirFields loads a file with one bad value of each
+// stage-owned field and checks that the error names it in full.
+func TestStagePartsNameTheirFields(t *testing.T) {
+	for doc, field := range map[string]string{
+		"limits: {max_body_bytes: -1}":       "limits.max_body_bytes: must be positive",
+		"limits: {read_body_timeout: later}": `limits.read_body_timeout: "later" is not a duration`,
+	} {
+		_, err := Parse([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: got %v, want an error %q", doc, err, field)
+		}
+	}
+}
