@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/internal/confval"
 )
@@ -18,7 +19,7 @@ type Config struct {
 	Listen   string           `yaml:"listen"`
 	Host     Host             `yaml:"host"`
 	Tokens   []Token          `yaml:"tokens"`
-	Actors   Actors           `yaml:"actors"`
+	Actors   auth.Actors      `yaml:"actors"` // the auth stage's
 	Limits   Limits           `yaml:"limits"`
 	Store    Store            `yaml:"store"`
 	Provider Provider         `yaml:"provider"`
@@ -47,16 +48,6 @@ type Token struct {
 	Admin  bool   `yaml:"admin"`
 }
 
-// Actors is the attribution policy.
-type Actors struct {
-	// Missing is what happens without actor headers: "token" attributes the
-	// request to the token (actor type service), "require" refuses it.
-	Missing string `yaml:"missing"`
-	// DefaultTenant is the tenant of an unbound token that sends no
-	// x-service-tenant-id.
-	DefaultTenant string `yaml:"default_tenant"`
-}
-
 // Limits bound the work a request may cause.
 type Limits struct {
 	// Config is the body stage's part: max_body_bytes, read_body_timeout.
@@ -66,12 +57,9 @@ type Limits struct {
 	MaxInFlight   int      `yaml:"max_in_flight"`
 	RunTimeout    Duration `yaml:"run_timeout"`
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
-	RatePerSecond float64  `yaml:"rate_per_second"`
-	Burst         int      `yaml:"burst"`
-	// TenantRatePerSecond and TenantBurst limit each tenant, whatever
-	// token it comes with (0: the token's figures).
-	TenantRatePerSecond float64 `yaml:"tenant_rate_per_second"`
-	TenantBurst         int     `yaml:"tenant_burst"`
+	// RateConfig is the auth stage's part: rate_per_second, burst,
+	// tenant_rate_per_second, tenant_burst.
+	auth.RateConfig `yaml:",inline"`
 	// MaxInFlightPerTenant bounds one tenant's runs in flight, so that
 	// it cannot take every max_in_flight slot (0: half of max_in_flight).
 	MaxInFlightPerTenant int `yaml:"max_in_flight_per_tenant"`

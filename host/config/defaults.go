@@ -62,13 +62,7 @@ func (c *Config) applyDefaults() {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	if c.Actors.Missing == "" {
-		c.Actors.Missing = "token"
-	}
 	c.Tools.applyDefaults()
-	if c.Actors.DefaultTenant == "" {
-		c.Actors.DefaultTenant = "default"
-	}
 	if c.Limits.MaxInFlight == 0 {
 		c.Limits.MaxInFlight = DefaultMaxInFlight
 	}

@@ -29,6 +29,8 @@ type StagePart struct {
 // part to Config and a line to this list.
 func (c *Config) StageParts() []StagePart {
 	return []StagePart{
+		{"auth", "actors", &c.Actors},
+		{"auth", "limits", &c.Limits.RateConfig},
 		{"body", "limits", &c.Limits.Config},
 	}
 }

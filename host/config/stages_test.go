@@ -41,6 +41,10 @@ func TestStagePartsNameTheirFields(t *testing.T) {
 	for doc, field := range map[string]string{
 		"limits: {max_body_bytes: -1}":       "limits.max_body_bytes: must be positive",
 		"limits: {read_body_timeout: later}": `limits.read_body_timeout: "later" is not a duration`,
+		"actors: {missing: sometimes}":       `actors.missing: want token or require, got "sometimes"`,
+		"actors: {default_tenant: 'a b'}":    `actors.default_tenant: "a b" is not a tenant id`,
+		"limits: {rate_per_second: -1}":      "limits.rate_per_second: must not be negative",
+		"limits: {tenant_burst: -1}":         "limits.tenant_burst: must not be negative",
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), field) {

@@ -8,12 +8,12 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/plugins/signature"
 )
 
 var (
 	hashRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	tenantRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 	hostIDRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
 )
 
@@ -40,17 +40,11 @@ func (c *Config) Validate() error {
 		if !hashRE.MatchString(t.Hash) {
 			bad(f+".hash", "want sha256:<64 lowercase hex digits> (see `runedge token hash`)")
 		}
-		if t.Tenant != "" && !tenantRE.MatchString(t.Tenant) {
+		if t.Tenant != "" && !auth.ValidTenant(t.Tenant) {
 			bad(f+".tenant", "%q is not a tenant id (letters, digits, . _ : -)", t.Tenant)
 		}
 	}
-	if c.Actors.Missing != "token" && c.Actors.Missing != "require" {
-		bad("actors.missing", "want token or require, got %q", c.Actors.Missing)
-	}
 	c.Tools.validate(bad)
-	if !tenantRE.MatchString(c.Actors.DefaultTenant) {
-		bad("actors.default_tenant", "%q is not a tenant id", c.Actors.DefaultTenant)
-	}
 	c.Limits.History.validate(bad)
 	c.Compaction.validate(bad)
 	for _, n := range []struct {
@@ -74,18 +68,6 @@ func (c *Config) Validate() error {
 		if msg := d.d.Check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
-	}
-	if c.Limits.RatePerSecond < 0 {
-		bad("limits.rate_per_second", "must not be negative")
-	}
-	if c.Limits.Burst < 0 {
-		bad("limits.burst", "must not be negative")
-	}
-	if c.Limits.TenantRatePerSecond < 0 {
-		bad("limits.tenant_rate_per_second", "must not be negative")
-	}
-	if c.Limits.TenantBurst < 0 {
-		bad("limits.tenant_burst", "must not be negative")
 	}
 	if c.Limits.MaxAdminBodyBytes < 0 {
 		bad("limits.max_admin_body_bytes", "must be positive")

@@ -166,19 +166,15 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 // newAuth builds the auth stage on the server's rate limits, which outlive
 // the generation (install applies the generation's figures).
 func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
-	ac := auth.Config{
-		ActorPolicy:   auth.ActorPolicy(cfg.Actors.Missing),
-		DefaultTenant: cfg.Actors.DefaultTenant,
-		Limits:        limits,
-	}
+	tokens := make([]auth.Token, 0, len(cfg.Tokens))
 	for i, t := range cfg.Tokens {
 		h, err := auth.ParseHash(t.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("tokens[%d].hash: %w", i, err)
 		}
-		ac.Tokens = append(ac.Tokens, auth.Token{Name: t.Name, Hash: h, Tenant: t.Tenant, Admin: t.Admin})
+		tokens = append(tokens, auth.Token{Name: t.Name, Hash: h, Tenant: t.Tenant, Admin: t.Admin})
 	}
-	return auth.New(ac)
+	return auth.Setup(cfg.Actors, tokens, limits)
 }
 
 // newAgent builds the reference agent on the configured provider; with a
@@ -196,16 +192,4 @@ func newAgent(cfg *config.Config, tracer trace.Tracer) (runner.Agent, error) {
 		return agent.New(traceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
-}
-
-// rates are the rate limit figures of cfg: per token, and per tenant
-// (limits.tenant_*, else the token's figures).
-func rates(cfg *config.Config) (token, tenant auth.Rate) {
-	l := cfg.Limits
-	token = auth.Rate{PerSecond: l.RatePerSecond, Burst: l.Burst}
-	tenant = token
-	if l.TenantRatePerSecond > 0 {
-		tenant = auth.Rate{PerSecond: l.TenantRatePerSecond, Burst: l.TenantBurst}
-	}
-	return token, tenant
 }
