@@ -10,6 +10,7 @@ import (
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/internal/confval"
 )
 
@@ -26,7 +27,7 @@ type Config struct {
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
-	Tools    Tools            `yaml:"tools"`   // see tools.go
+	Tools    mapping.Config   `yaml:"tools"`   // the map-request stage's
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go

@@ -62,7 +62,6 @@ func (c *Config) applyDefaults() {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	c.Tools.applyDefaults()
 	if c.Limits.MaxInFlight == 0 {
 		c.Limits.MaxInFlight = DefaultMaxInFlight
 	}

@@ -32,6 +32,7 @@ func (c *Config) StageParts() []StagePart {
 		{"auth", "actors", &c.Actors},
 		{"auth", "limits", &c.Limits.RateConfig},
 		{"body", "limits", &c.Limits.Config},
+		{"map-request", "tools", &c.Tools},
 	}
 }
 

@@ -45,6 +45,7 @@ func TestStagePartsNameTheirFields(t *testing.T) {
 		"actors: {default_tenant: 'a b'}":    `actors.default_tenant: "a b" is not a tenant id`,
 		"limits: {rate_per_second: -1}":      "limits.rate_per_second: must not be negative",
 		"limits: {tenant_burst: -1}":         "limits.tenant_burst: must not be negative",
+		"tools: {hosted: drop}":              `tools.hosted: want withhold or refuse, got "drop"`,
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), field) {

@@ -44,7 +44,6 @@ func (c *Config) Validate() error {
 			bad(f+".tenant", "%q is not a tenant id (letters, digits, . _ : -)", t.Tenant)
 		}
 	}
-	c.Tools.validate(bad)
 	c.Limits.History.validate(bad)
 	c.Compaction.validate(bad)
 	for _, n := range []struct {
