@@ -10,6 +10,7 @@ import (
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/internal/confval"
 )
@@ -33,8 +34,8 @@ type Config struct {
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
 	// WebSocket is the WebSocket mode of /v1/responses; see websocket.go.
 	WebSocket WebSocket `yaml:"websocket"`
-	// Compaction: the keys of compaction items (compaction.go).
-	Compaction Compaction `yaml:"compaction"`
+	// Compaction: the keys of compaction items (the compaction stage's).
+	Compaction compaction.Config `yaml:"compaction"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`

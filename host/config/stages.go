@@ -33,6 +33,7 @@ func (c *Config) StageParts() []StagePart {
 		{"auth", "limits", &c.Limits.RateConfig},
 		{"body", "limits", &c.Limits.Config},
 		{"map-request", "tools", &c.Tools},
+		{"compaction", "compaction", &c.Compaction},
 	}
 }
 

@@ -39,13 +39,14 @@ func TestStagePartsSitWhereTheySay(t *testing.T) {
 // stage-owned field and checks that the error names it in full.
 func TestStagePartsNameTheirFields(t *testing.T) {
 	for doc, field := range map[string]string{
-		"limits: {max_body_bytes: -1}":       "limits.max_body_bytes: must be positive",
-		"limits: {read_body_timeout: later}": `limits.read_body_timeout: "later" is not a duration`,
-		"actors: {missing: sometimes}":       `actors.missing: want token or require, got "sometimes"`,
-		"actors: {default_tenant: 'a b'}":    `actors.default_tenant: "a b" is not a tenant id`,
-		"limits: {rate_per_second: -1}":      "limits.rate_per_second: must not be negative",
-		"limits: {tenant_burst: -1}":         "limits.tenant_burst: must not be negative",
-		"tools: {hosted: drop}":              `tools.hosted: want withhold or refuse, got "drop"`,
+		"limits: {max_body_bytes: -1}":                   "limits.max_body_bytes: must be positive",
+		"limits: {read_body_timeout: later}":             `limits.read_body_timeout: "later" is not a duration`,
+		"actors: {missing: sometimes}":                   `actors.missing: want token or require, got "sometimes"`,
+		"actors: {default_tenant: 'a b'}":                `actors.default_tenant: "a b" is not a tenant id`,
+		"limits: {rate_per_second: -1}":                  "limits.rate_per_second: must not be negative",
+		"limits: {tenant_burst: -1}":                     "limits.tenant_burst: must not be negative",
+		"tools: {hosted: drop}":                          `tools.hosted: want withhold or refuse, got "drop"`,
+		"compaction: {keys: [{id: a.b, secret_env: X}]}": "compaction.keys[0].id: want a non-empty id without '.'",
 	} {
 		_, err := Parse([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), field) {

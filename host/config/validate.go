@@ -45,7 +45,6 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.Limits.History.validate(bad)
-	c.Compaction.validate(bad)
 	for _, n := range []struct {
 		field string
 		v     int
