@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/mapping"
+	"github.com/runedge/runedge/filters/translate"
 	"github.com/runedge/runedge/internal/confval"
 )
 
@@ -82,9 +83,8 @@ type Limits struct {
 	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
 	// MaxAdminBodyBytes bounds an upload to the admin API (a plugin).
 	MaxAdminBodyBytes int64 `yaml:"max_admin_body_bytes"`
-	// SSEKeepalive is how often a stream that has nothing to send writes a
-	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
-	SSEKeepalive *Duration `yaml:"sse_keepalive"`
+	// KeepaliveConfig is the translate stage's part: sse_keepalive.
+	translate.KeepaliveConfig `yaml:",inline"`
 	// History bounds references, replayed turns, stored stream events and
 	// stream readers (history.go).
 	History History `yaml:"history"`
@@ -152,9 +152,8 @@ type Plugins struct {
 	// StoreDir keeps plugins uploaded through the admin API, named by
 	// their sha256.
 	StoreDir string `yaml:"store_dir"`
-	// StreamWindow batches streamed text for plugins that export
-	// map_stream: at most one call per window (0 = one call per arrival).
-	StreamWindow Duration `yaml:"stream_window"`
+	// WindowConfig is the translate stage's part: stream_window.
+	translate.WindowConfig `yaml:",inline"`
 	// Origins are the https URLs (scheme, host, optional port and path
 	// prefix) a host subscribed to a control plane (serve --xds) may fetch
 	// plugins from, besides the control plane's own plugin server. Any

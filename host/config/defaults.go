@@ -25,9 +25,8 @@ const (
 	DefaultPlugin      = BuiltinPlugin
 	DefaultAdminListen = "127.0.0.1:8081"
 	// DefaultSessionTTL is how long an operator page login lasts.
-	DefaultSessionTTL   = 8 * time.Hour
-	DefaultStoreDir     = "data/plugins"
-	DefaultStreamWindow = 20 * time.Millisecond
+	DefaultSessionTTL = 8 * time.Hour
+	DefaultStoreDir   = "data/plugins"
 
 	// DefaultMaxInFlight bounds the runs in flight on a host; a tenant and
 	// a token may each have half of it by default (limits.max_in_flight_per_*
@@ -118,9 +117,6 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Plugins.StoreDir == "" {
 		c.Plugins.StoreDir = DefaultStoreDir
-	}
-	if c.Plugins.StreamWindow == (Duration{}) {
-		c.Plugins.StreamWindow = Dur(DefaultStreamWindow)
 	}
 	if c.Admin.Listen == "" {
 		c.Admin.Listen = DefaultAdminListen

@@ -34,6 +34,8 @@ func (c *Config) StageParts() []StagePart {
 		{"body", "limits", &c.Limits.Config},
 		{"map-request", "tools", &c.Tools},
 		{"compaction", "compaction", &c.Compaction},
+		{"translate", "limits", &c.Limits.KeepaliveConfig},
+		{"translate", "plugins", &c.Plugins.WindowConfig},
 	}
 }
 

@@ -46,6 +46,8 @@ func TestStagePartsNameTheirFields(t *testing.T) {
 		"limits: {rate_per_second: -1}":                  "limits.rate_per_second: must not be negative",
 		"limits: {tenant_burst: -1}":                     "limits.tenant_burst: must not be negative",
 		"tools: {hosted: drop}":                          `tools.hosted: want withhold or refuse, got "drop"`,
+		"limits: {sse_keepalive: 1ms}":                   "limits.sse_keepalive: 1ms is too short",
+		"plugins: {stream_window: -1s}":                  "plugins.stream_window: must not be negative",
 		"compaction: {keys: [{id: a.b, secret_env: X}]}": "compaction.keys[0].id: want a non-empty id without '.'",
 	} {
 		_, err := Parse([]byte(doc))

@@ -60,7 +60,7 @@ func (c *Config) Validate() error {
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
 		{"limits.write_timeout", c.Limits.WriteTimeout}, {"limits.read_header_timeout", c.Limits.ReadHeaderTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB},
 		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention},
 		{"admin.ui.session_ttl", c.Admin.UI.SessionTTL}} {
 		if msg := d.d.Check(); msg != "" {
