@@ -35,6 +35,45 @@ func TestStagePartsSitWhereTheySay(t *testing.T) {
 	}
 }
 
+// TestStagePartsListed checks that every section type a stage defines and
+// Config holds is in StageParts, so its defaults and checks run, and that
+// the list follows the chain's order.
+func TestStagePartsListed(t *testing.T) {
+	c := &Config{}
+	listed := map[reflect.Type]bool{}
+	last := -1
+	for _, p := range c.StageParts() {
+		listed[reflect.TypeOf(p.Part).Elem()] = true
+		i := slices.Index(builtin.Order, p.Stage)
+		if i < last {
+			t.Errorf("%s at %s: out of filters/builtin.Order", p.Stage, p.Path)
+		}
+		last = i
+	}
+	for _, typ := range stageTypes(reflect.TypeFor[Config]()) {
+		if !listed[typ] {
+			t.Errorf("%s: a stage's section in Config, not in StageParts", typ)
+		}
+	}
+}
+
+// stageTypes are the struct types of filters/… packages found in t.
+func stageTypes(t reflect.Type) []reflect.Type {
+	var out []reflect.Type
+	for i := range t.NumField() {
+		ft := t.Field(i).Type
+		if ft.Kind() != reflect.Struct {
+			continue
+		}
+		if strings.HasPrefix(ft.PkgPath(), "github.com/runedge/runedge/filters/") {
+			out = append(out, ft)
+			continue
+		}
+		out = append(out, stageTypes(ft)...)
+	}
+	return out
+}
+
 // TestStagePartsNameTheirFields loads a file with one bad value of each
 // stage-owned field and checks that the error names it in full.
 func TestStagePartsNameTheirFields(t *testing.T) {
