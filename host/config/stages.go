@@ -1,6 +1,10 @@
 package config
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/runedge/runedge/internal/contract"
+)
 
 // Part is a section (or the part of a shared section) that a stage owns:
 // its type lives in the stage's package (filters/<stage>/config.go) with
@@ -29,13 +33,13 @@ type StagePart struct {
 // part to Config and a line to this list.
 func (c *Config) StageParts() []StagePart {
 	return []StagePart{
-		{"auth", "actors", &c.Actors},
-		{"auth", "limits", &c.Limits.RateConfig},
-		{"body", "limits", &c.Limits.Config},
-		{"map-request", "tools", &c.Tools},
-		{"compaction", "compaction", &c.Compaction},
-		{"translate", "limits", &c.Limits.KeepaliveConfig},
-		{"translate", "plugins", &c.Plugins.WindowConfig},
+		{contract.StageAuth, "actors", &c.Actors},
+		{contract.StageAuth, "limits", &c.Limits.RateConfig},
+		{contract.StageBody, "limits", &c.Limits.Config},
+		{contract.StageMapRequest, "tools", &c.Tools},
+		{contract.StageCompaction, "compaction", &c.Compaction},
+		{contract.StageTranslate, "limits", &c.Limits.KeepaliveConfig},
+		{contract.StageTranslate, "plugins", &c.Plugins.WindowConfig},
 	}
 }
 
