@@ -58,7 +58,7 @@ func (s *Server) adminRoutes() http.Handler {
 // metricsHandler serves the Prometheus registry, behind the admin token
 // unless admin.metrics_public.
 func (s *Server) metricsHandler() http.HandlerFunc {
-	prom := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	prom := promhttp.HandlerFor(s.metrics.Registry(), promhttp.HandlerOpts{})
 	if s.cfg.Admin.MetricsPublic {
 		return prom.ServeHTTP
 	}

@@ -14,6 +14,7 @@ import (
 	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -92,10 +93,10 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
 		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
-		d.Tracer = s.tracing.tracerOf()
+		d.Tracer = s.tracing.Tracer()
 		d.Hold = hold
 		d.Compaction = keys
-		d.Hosted = s.metrics.hosted(cfg)
+		d.Hosted = s.metrics.Hosted(cfg)
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -122,7 +123,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.native[httproute.ListRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
 	if g.native[httproute.StartRun], err = builtin.NativeRun(builtin.Deps{Auth: a, Runner: s.runs,
 		Body:   bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()),
-		Tracer: s.tracing.tracerOf()}, s.startRun(cfg.Limits.KeepaliveInterval())); err != nil {
+		Tracer: s.tracing.Tracer()}, s.startRun(cfg.Limits.KeepaliveInterval())); err != nil {
 		return nil, fmt.Errorf("native run chain: %w", err)
 	}
 	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
@@ -187,13 +188,13 @@ func newAgent(cfg *config.Config, tracer trace.Tracer) (runner.Agent, error) {
 	switch cfg.Provider.Kind {
 	case "offline":
 		p := offline.New(offline.Config{TokenDelay: cfg.Provider.Offline.TokenDelay.Std()})
-		return agent.New(traceProvider(p, tracer, "runedge.offline", "offline")), nil
+		return agent.New(telemetry.TraceProvider(p, tracer, "runedge.offline", "offline")), nil
 	case config.ProviderOpenAI:
 		p, err := newOpenAI(cfg.Provider.OpenAI)
 		if err != nil {
 			return nil, err
 		}
-		return agent.New(traceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
+		return agent.New(telemetry.TraceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
 }

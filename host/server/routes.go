@@ -7,6 +7,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/internal/httproute"
 )
 
@@ -135,9 +136,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoi
 		s.fail(x, err)
 	}
 	if s.tracing != nil {
-		annotate(r.Context(), x, err)
+		telemetry.Annotate(r.Context(), x, err)
 	}
-	note(w, x)
+	telemetry.Note(w, x)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

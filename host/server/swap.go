@@ -32,7 +32,7 @@ func (s *Server) release(g *generation) {
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
 	s.limits.Configure(rates(g.cfg))
-	s.metrics.setTenants(g.cfg.LabelledTenants())
+	s.metrics.SetTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)
 	if old == nil {
 		return
@@ -139,7 +139,7 @@ func (s *Server) rebuild(ctx context.Context, cfg *config.Config, what string) e
 	before := pluginsOf(s.gen.Load()) // under swapMu: the current generation stays
 	g, err := s.build(ctx, cfg)
 	if err != nil {
-		s.metrics.swaps.WithLabelValues(what, "failed").Inc()
+		s.metrics.Swapped(what, "failed")
 		s.swaps.add(swapRecordOf(ctx, what, before, nil, err))
 		return fmt.Errorf("swap %s: %w (the previous version keeps serving)", what, err)
 	}
@@ -148,7 +148,7 @@ func (s *Server) rebuild(ctx context.Context, cfg *config.Config, what string) e
 	if g.fresh {
 		go returnHeap() // off the swap's reply and the requests
 	}
-	s.metrics.swaps.WithLabelValues(what, "ok").Inc()
+	s.metrics.Swapped(what, "ok")
 	s.log.Info("plugins swapped", "what", what)
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 // writes is one commit of one run.
 type timedStore struct {
 	runner.Store
-	m          *metrics
+	m          *Metrics
 	selfReport bool
 }
 
-func instrumentStore(st runner.Store, m *metrics) runner.Store {
+func InstrumentStore(st runner.Store, m *Metrics) runner.Store {
 	ts := &timedStore{Store: st, m: m}
 	if co, ok := st.(runner.CommitObservable); ok {
 		co.SetCommitObserver(m)
@@ -54,17 +54,4 @@ func (t *timedStore) Transition(ctx context.Context, id string, tr runner.Transi
 	err := t.Store.Transition(ctx, id, tr)
 	t.observe("finish", start)
 	return err
-}
-
-// historyOf returns the store's response history, which the timing wrapper
-// does not carry; nil if the store keeps none.
-func historyOf(st runner.Store) runner.HistoryStore {
-	h, _ := st.(runner.HistoryStore)
-	return h
-}
-
-// conversationsOf returns st's conversations, nil when it keeps none.
-func conversationsOf(st runner.Store) runner.ConversationStore {
-	c, _ := st.(runner.ConversationStore)
-	return c
 }

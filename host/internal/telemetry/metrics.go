@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"strconv"
@@ -13,7 +13,7 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// metrics are the host's own Prometheus metrics, in a registry of its own
+// Metrics are the host's own Prometheus metrics, in a registry of its own
 // (no global state: several servers can live in one process, as in tests).
 // The registry belongs to the Server, not to a configuration generation, so
 // counters survive reloads and plugin swaps. The plugin runtime registers
@@ -25,13 +25,13 @@ import (
 // status, reason and token type take a handful of values each; run, actor
 // and session ids never appear, and tenant only with metrics.tenant_label,
 // and then only configured tenants by name (tenantLabel).
-type metrics struct {
+type Metrics struct {
 	reg     *prometheus.Registry
 	swaps   *prometheus.CounterVec
 	plugins *runtime.Metrics
 	tenant  bool // metrics.tenant_label
 	// tenants are the tenants that keep their label value (the current
-	// configuration's; setTenants); any other is otherTenant.
+	// configuration's; SetTenants); any other is otherTenant.
 	tenants atomic.Pointer[map[string]struct{}]
 	// off skips the run and store observations; only
 	// BenchmarkObservability sets it, to measure what metrics cost.
@@ -62,14 +62,14 @@ var (
 	batchBuckets    = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}
 )
 
-func newMetrics(tenantLabel bool) *metrics {
+func NewMetrics(tenantLabel bool) *Metrics {
 	withTenant := func(labels ...string) []string {
 		if tenantLabel {
 			return append(labels, "tenant")
 		}
 		return labels
 	}
-	m := &metrics{
+	m := &Metrics{
 		reg:    prometheus.NewRegistry(),
 		tenant: tenantLabel,
 		swaps: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -128,16 +128,31 @@ func newMetrics(tenantLabel bool) *metrics {
 	return m
 }
 
-// inFlight registers the gauge of runs in flight, read from the service.
-func (m *metrics) inFlight(svc *runner.Service) {
+// Registry is the registry every metric of the host is in: /metrics
+// serves it, the operator page reads it.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Plugins are the plugin runtime's metrics, in the same registry.
+func (m *Metrics) Plugins() *runtime.Metrics { return m.plugins }
+
+// Swapped counts one swap or reload of what (a stage, "reload", "xds")
+// with its result (ok, failed).
+func (m *Metrics) Swapped(what, result string) { m.swaps.WithLabelValues(what, result).Inc() }
+
+// SetOff skips (true) or takes again (false) the run and store
+// observations: for benchmarks that measure what metrics cost.
+func (m *Metrics) SetOff(off bool) { m.off.Store(off) }
+
+// InFlight registers the gauge of runs in flight, read from the service.
+func (m *Metrics) InFlight(svc *runner.Service) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "runedge_runs_in_flight",
 		Help: "Runs admitted and not yet finished.",
 	}, func() float64 { return float64(svc.InFlight()) }))
 }
 
-// request counts one answered HTTP request.
-func (m *metrics) request(endpoint, method string, status int, tenant string, d time.Duration) {
+// Request counts one answered HTTP request.
+func (m *Metrics) Request(endpoint, method string, status int, tenant string, d time.Duration) {
 	code := statusText(status)
 	if m.tenant {
 		m.requests.WithLabelValues(endpoint, method, code, m.tenantLabel(tenant)).Inc()
@@ -155,9 +170,9 @@ func (m *metrics) request(endpoint, method string, status int, tenant string, d 
 // a scraper keeps (5,000 made-up names made 5,000 series).
 const otherTenant = "other"
 
-// setTenants sets the tenants that keep their label value; install calls
+// SetTenants sets the tenants that keep their label value; install calls
 // it with each configuration, so tokens added by a reload are labelled.
-func (m *metrics) setTenants(names []string) {
+func (m *Metrics) SetTenants(names []string) {
 	set := make(map[string]struct{}, len(names))
 	for _, n := range names {
 		set[n] = struct{}{}
@@ -167,7 +182,7 @@ func (m *metrics) setTenants(names []string) {
 
 // tenantLabel is the label value of tenant: its name when configured,
 // otherTenant when not.
-func (m *metrics) tenantLabel(tenant string) string {
+func (m *Metrics) tenantLabel(tenant string) string {
 	if set := m.tenants.Load(); set != nil {
 		if _, ok := (*set)[tenant]; ok {
 			return tenant
@@ -193,10 +208,10 @@ func statusText(status int) string {
 
 // RunStarted implements runner.Observer; runs in flight are read from the
 // service when scraped.
-func (m *metrics) RunStarted(*runner.Run) {}
+func (m *Metrics) RunStarted(*runner.Run) {}
 
 // RunFinished implements runner.Observer.
-func (m *metrics) RunFinished(r *runner.Run) {
+func (m *Metrics) RunFinished(r *runner.Run) {
 	if m.off.Load() {
 		return
 	}
@@ -226,7 +241,7 @@ func (m *metrics) RunFinished(r *runner.Run) {
 }
 
 // ObserveCommit implements runner.CommitObserver.
-func (m *metrics) ObserveCommit(d time.Duration, writes int) {
+func (m *Metrics) ObserveCommit(d time.Duration, writes int) {
 	if m.off.Load() {
 		return
 	}

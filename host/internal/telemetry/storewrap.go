@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import "github.com/runedge/runedge/runner"
 

@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,8 +27,8 @@ func newWithheldCounter(reg *prometheus.Registry) *prometheus.CounterVec {
 	return c
 }
 
-// hosted is the map-request stage's policy for hosted tools (tools.hosted).
-func (m *metrics) hosted(cfg *config.Config) mapping.Hosted {
+// Hosted is the map-request stage's policy for hosted tools (tools.hosted).
+func (m *Metrics) Hosted(cfg *config.Config) mapping.Hosted {
 	return mapping.Hosted{
 		Refuse: cfg.Tools.Hosted == config.HostedRefuse,
 		Count: func(typ string) {

@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -33,23 +33,23 @@ const HeaderTraceID = "X-Service-Trace-Id"
 // tracerName is the instrumentation scope of runedge's spans.
 const tracerName = "github.com/runedge/runedge"
 
-// tracing is the server's OpenTelemetry trace pipeline: a tracer provider
+// Tracing is the server's OpenTelemetry trace pipeline: a tracer provider
 // with a batch span processor in front of an OTLP exporter. It exists only
 // when tracing.endpoint is set; a server without it starts no spans and
-// records no attributes (the request path checks s.tracing for nil, so the
+// records no attributes (the request path checks its *Tracing for nil, so the
 // off path costs one comparison). It belongs to the server, not to a
 // generation: a reload does not change where traces go.
-type tracing struct {
+type Tracing struct {
 	tp     *sdktrace.TracerProvider
 	tracer trace.Tracer
 	// prop reads and writes W3C traceparent/tracestate.
 	prop propagation.TextMapPropagator
 }
 
-// newTracing builds the pipeline of tc, or returns nil when tracing is off.
+// NewTracing builds the pipeline of tc, or returns nil when tracing is off.
 // Nothing is dialled here: the exporter connects on its first export, so
 // a collector that is down costs dropped spans, never a failed start.
-func newTracing(ctx context.Context, tc config.Tracing, hostID string, log *slog.Logger) (*tracing, error) {
+func NewTracing(ctx context.Context, tc config.Tracing, hostID string, log *slog.Logger) (*Tracing, error) {
 	if !tc.Enabled() {
 		return nil, nil
 	}
@@ -81,7 +81,7 @@ func newTracing(ctx context.Context, tc config.Tracing, hostID string, log *slog
 		sdktrace.WithSampler(samplerOf(tc)),
 		sdktrace.WithResource(res),
 	)
-	return &tracing{tp: tp, tracer: tp.Tracer(tracerName), prop: propagation.TraceContext{}}, nil
+	return &Tracing{tp: tp, tracer: tp.Tracer(tracerName), prop: propagation.TraceContext{}}, nil
 }
 
 func newExporter(ctx context.Context, tc config.Tracing) (*otlptrace.Exporter, error) {
@@ -119,27 +119,31 @@ func newExporter(ctx context.Context, tc config.Tracing) (*otlptrace.Exporter, e
 	return otlptracehttp.New(ctx, opts...)
 }
 
-// tracerOf is the tracer of t, nil when tracing is off.
-func (t *tracing) tracerOf() trace.Tracer {
+// Tracer is the tracer of t, nil when tracing is off.
+func (t *Tracing) Tracer() trace.Tracer {
 	if t == nil {
 		return nil
 	}
 	return t.tracer
 }
 
-// shutdown flushes the spans still queued and stops the exporter.
-func (t *tracing) shutdown(ctx context.Context) error {
+// Shutdown flushes the spans still queued and stops the exporter.
+func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
 	return t.tp.Shutdown(ctx)
 }
 
-// startRequest continues the caller's trace (traceparent) or starts one,
+// ForceFlush exports the spans queued so far (benchmarks pay for an
+// export where they measure it).
+func (t *Tracing) ForceFlush(ctx context.Context) error { return t.tp.ForceFlush(ctx) }
+
+// StartRequest continues the caller's trace (traceparent) or starts one,
 // opens the request's root span and names the trace in the reply's
 // X-Service-Trace-Id header. The span is renamed once the route is known
-// (endRequest).
-func (t *tracing) startRequest(w http.ResponseWriter, r *http.Request) (*http.Request, trace.Span) {
+// (EndRequest).
+func (t *Tracing) StartRequest(w http.ResponseWriter, r *http.Request) (*http.Request, trace.Span) {
 	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, span := t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(
@@ -153,23 +157,23 @@ func (t *tracing) startRequest(w http.ResponseWriter, r *http.Request) (*http.Re
 	return r.WithContext(ctx), span
 }
 
-// endRequest names the root span for its route ("POST /v1/chat/completions")
+// EndRequest names the root span for its route ("POST /v1/chat/completions")
 // and ends it with the status written.
-func endRequest(span trace.Span, r *http.Request, status int) {
+func EndRequest(span trace.Span, r *http.Request, status int) {
 	if r.Pattern != "" && r.Pattern != "/" {
 		span.SetName(r.Method + " " + r.Pattern)
 		span.SetAttributes(attribute.String("http.route", r.Pattern))
 	}
-	// A failure's Error status was set by annotate, with its code.
+	// A failure's Error status was set by Annotate, with its code.
 	span.SetAttributes(attribute.Int("http.response.status_code", status))
 	span.End()
 }
 
-// annotate records on the request's root span what the chain learnt: who
+// Annotate records on the request's root span what the chain learnt: who
 // called, the run it made and, for a run that ended with the request, its
 // usage and finish reason (GenAI semantic conventions); and a failure's
 // error code, as an Error status.
-func annotate(ctx context.Context, x *filters.Exchange, err error) {
+func Annotate(ctx context.Context, x *filters.Exchange, err error) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return

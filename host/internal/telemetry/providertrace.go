@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -23,9 +23,9 @@ type tracedProvider struct {
 	model  attribute.KeyValue
 }
 
-// traceProvider wraps p when tracer is set. system is the
+// TraceProvider wraps p when tracer is set. system is the
 // gen_ai.provider.name; model the upstream model asked for.
-func traceProvider(p runner.Provider, tracer trace.Tracer, system, model string) runner.Provider {
+func TraceProvider(p runner.Provider, tracer trace.Tracer, system, model string) runner.Provider {
 	if tracer == nil {
 		return p
 	}

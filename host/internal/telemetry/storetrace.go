@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -29,9 +29,9 @@ type tracedHistory struct {
 	db     attribute.KeyValue
 }
 
-// traceStore wraps the run store and the response history in spans when
+// TraceStore wraps the run store and the response history in spans when
 // tracer is set; without it they are returned as they are.
-func traceStore(st runner.Store, h runner.HistoryStore, tracer trace.Tracer, driver string) (runner.Store, runner.HistoryStore) {
+func TraceStore(st runner.Store, h runner.HistoryStore, tracer trace.Tracer, driver string) (runner.Store, runner.HistoryStore) {
 	if tracer == nil {
 		return st, h
 	}
