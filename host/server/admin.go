@@ -20,6 +20,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	bodystage "github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/runtime"
 )
@@ -165,7 +166,7 @@ func pluginVersion(p *runtime.Plugin) string {
 }
 
 func (s *Server) listPlugins(_ context.Context, x *filters.Exchange) error {
-	return writeJSON(x, map[string]any{"object": "list", "data": s.Plugins()})
+	return api.WriteJSON(x, map[string]any{"object": "list", "data": s.Plugins()})
 }
 
 var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)

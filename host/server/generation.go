@@ -119,46 +119,8 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 			}
 		}
 	}
-	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
-	g.native[httproute.ListRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
-	if g.native[httproute.StartRun], err = builtin.NativeRun(builtin.Deps{Auth: a, Runner: s.runs,
-		Body:   bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()),
-		Tracer: s.tracing.Tracer()}, s.startRun(cfg.Limits.KeepaliveInterval())); err != nil {
-		return nil, fmt.Errorf("native run chain: %w", err)
-	}
-	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
-	g.native[httproute.CancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
-		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
-	g.native[httproute.RunEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
-	// A stored response without its final object is rebuilt by this
-	// generation's Responses result mapping plugin.
-	rp := g.stages[config.ChainResponses+"/"+StageTranslate].p
-	withPlugin := func(op func(context.Context, *filters.Exchange, *runtime.Plugin) error) filters.Handler {
-		return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error { return op(ctx, x, rp) })
-	}
-	// Its GET body ({"stream":true}, openai-go) is read under the body
-	// deadline, and small.
-	getBody := bodystage.New(4<<10, cfg.Limits.ReadBodyTimeout.Std()).WithGET()
-	g.native[httproute.GetResponse] = builtin.Authenticated(a, withPlugin(s.getResponse), getBody)
-	g.native[httproute.DeleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
-	g.native[httproute.CancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
-	g.native[httproute.ListInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
-	if g.native[httproute.InputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
-		return nil, fmt.Errorf("chains.responses: %w", err)
-	}
-	convBody := bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
-	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
-		httproute.CreateConversation: s.createConversation, httproute.UpdateConversation: s.updateConversation,
-		httproute.AddConversationItems: s.addConversationItems,
-	} {
-		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h), convBody)
-	}
-	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
-		httproute.GetConversation: s.getConversation, httproute.DeleteConversation: s.deleteConversation,
-		httproute.ListConversationItems: s.listConversationItems, httproute.GetConversationItem: s.getConversationItem,
-		httproute.DeleteConversationItem: s.deleteConversationItem,
-	} {
-		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h))
+	if err := s.buildAPI(g, a, cfg); err != nil {
+		return nil, err
 	}
 	g.fresh = loader.fresh > 0
 	return g, nil

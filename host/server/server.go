@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
@@ -61,8 +62,8 @@ type Server struct {
 	// stream of runs starting and ending.
 	ui     *ui.UI
 	uiRuns *ui.Hub
-	// replays counts each tenant's stream readers (replay.go).
-	replays replayLimit
+	// replays counts each tenant's stream readers (host/api).
+	replays api.Replays
 	// sockets are the open WebSockets of /v1/responses (socket.go).
 	sockets *socket.Hub
 }

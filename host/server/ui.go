@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 
 	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/server/internal/ui"
 	"github.com/runedge/runedge/runner"
 )
@@ -29,24 +30,13 @@ func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runView(r), nil
+	return api.RunView(r), nil
 }
 
-// RunEvents reads the first stored events page by page (replayBatches
-// batches, a SQL LIMIT, per read) until it has max: the operator page's
-// event view costs what it shows, however long the stream.
+// RunEvents reads the first stored events, a page at a time
+// (api.FirstEvents).
 func (b uiBackend) RunEvents(ctx context.Context, id string, max int) ([]runner.StoredEvent, error) {
-	h := b.s.runs.History()
-	var out []runner.StoredEvent
-	for after := -1; h != nil && len(out) < max; {
-		evs, err := h.Events(ctx, id, after, replayBatches)
-		if err != nil || len(evs) == 0 {
-			return out, err
-		}
-		out = append(out, evs...)
-		after = evs[len(evs)-1].Seq
-	}
-	return out, nil
+	return api.FirstEvents(ctx, b.s.runs.History(), id, max)
 }
 
 func (b uiBackend) Plugins() any { return b.s.Plugins() }

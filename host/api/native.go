@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -18,8 +18,8 @@ func scope(x *filters.Exchange) runner.Scope {
 	return runner.Scope{TenantID: x.Identity.TenantID, Admin: x.Identity.Admin}
 }
 
-// listRuns answers GET /runner/v1/runs?limit=&after=&tenant_id=&session_id=&status=
-func (s *Server) listRuns(ctx context.Context, x *filters.Exchange) error {
+// ListRuns answers GET /runner/v1/runs?limit=&after=&tenant_id=&session_id=&status=
+func (hs *Handlers) ListRuns(ctx context.Context, x *filters.Exchange) error {
 	q := x.Request.URL.Query()
 	lq := runner.ListQuery{After: q.Get("after"), SessionID: q.Get("session_id"), TenantID: q.Get("tenant_id"),
 		Status: runner.Status(q.Get("status"))}
@@ -36,34 +36,34 @@ func (s *Server) listRuns(ctx context.Context, x *filters.Exchange) error {
 	sc := scope(x)
 	if !sc.Admin && lq.TenantID != "" && lq.TenantID != sc.TenantID {
 		// Another tenant's runs are invisible: the filter matches nothing.
-		return writeJSON(x, runner.Page{Object: "list", Data: []runner.Run{}})
+		return WriteJSON(x, runner.Page{Object: "list", Data: []runner.Run{}})
 	}
-	page, err := s.runs.List(ctx, sc, lq)
+	page, err := hs.Runs.List(ctx, sc, lq)
 	if err != nil {
 		return err
 	}
-	return writeJSON(x, page)
+	return WriteJSON(x, page)
 }
 
-func (s *Server) getRun(ctx context.Context, x *filters.Exchange) error {
-	r, err := s.runs.Get(ctx, scope(x), x.Request.PathValue("id"))
+func (hs *Handlers) GetRun(ctx context.Context, x *filters.Exchange) error {
+	r, err := hs.Runs.Get(ctx, scope(x), x.Request.PathValue("id"))
 	if err != nil {
 		return runError(err, x.Request.PathValue("id"))
 	}
-	return writeJSON(x, runView(r))
+	return WriteJSON(x, RunView(r))
 }
 
-// runWithIO is the run object with what the run was given and what it
+// RunWithIO is the run object with what the run was given and what it
 // answered: the native input and output, left out for a run of
 // store:false or a deleted response, which keep neither.
-type runWithIO struct {
+type RunWithIO struct {
 	runner.Run
 	Input  []runner.Message `json:"input,omitempty"`
 	Output *string          `json:"output,omitempty"`
 }
 
-func runView(r runner.Run) runWithIO {
-	v := runWithIO{Run: r}
+func RunView(r runner.Run) RunWithIO {
+	v := RunWithIO{Run: r}
 	var req runner.Request
 	if len(r.Request) == 0 || json.Unmarshal(r.Request, &req) != nil || req.NoStore {
 		return v
@@ -76,11 +76,11 @@ func runView(r runner.Run) runWithIO {
 	return v
 }
 
-// runEventsOp answers GET /runner/v1/runs/{id}/events: the run's stream
+// RunEvents answers GET /runner/v1/runs/{id}/events: the run's stream
 // events as SSE with ids (their sequence numbers), live while it runs,
 // resumable with Last-Event-ID.
-func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
-	r, err := s.runs.Get(ctx, scope(x), x.Request.PathValue("id"))
+func (hs *Handlers) RunEvents(ctx context.Context, x *filters.Exchange) error {
+	r, err := hs.Runs.Get(ctx, scope(x), x.Request.PathValue("id"))
 	if err != nil {
 		return runError(err, x.Request.PathValue("id"))
 	}
@@ -92,7 +92,7 @@ func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
 		}
 		after = n
 	}
-	h := s.runs.History()
+	h := hs.Runs.History()
 	if h != nil && r.Endpoint == "responses" {
 		// A response's events are its history's: a deleted response, or
 		// one of store:false, has none to show.
@@ -100,12 +100,12 @@ func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
 			return runError(err, x.Request.PathValue("id"))
 		}
 	}
-	release, err := s.replaySlot(x)
+	release, err := hs.replaySlot(x)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if live := s.runs.LiveEvents(r.ID); live != nil {
+	if live := hs.Runs.LiveEvents(r.ID); live != nil {
 		return filters.FollowEvents(ctx, x.Reply, live, after, true)
 	}
 	if err := x.Reply.StartStream(); err != nil {
@@ -118,12 +118,12 @@ func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
 	return err
 }
 
-func (s *Server) cancelRun(ctx context.Context, x *filters.Exchange) error {
-	r, err := s.runs.Cancel(ctx, scope(x), x.Request.PathValue("id"))
+func (hs *Handlers) CancelRun(ctx context.Context, x *filters.Exchange) error {
+	r, err := hs.Runs.Cancel(ctx, scope(x), x.Request.PathValue("id"))
 	if err != nil {
 		return runError(err, x.Request.PathValue("id"))
 	}
-	return writeJSON(x, r)
+	return WriteJSON(x, r)
 }
 
 func runError(err error, id string) error {
@@ -135,7 +135,7 @@ func runError(err error, id string) error {
 	return err
 }
 
-func writeJSON(x *filters.Exchange, v any) error {
+func WriteJSON(x *filters.Exchange, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

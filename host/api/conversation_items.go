@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 // The items' endpoints of the Conversations API; what a client adds is
 // normalised by conversation.NewItems.
 
-// addConversationItems answers POST /v1/conversations/{id}/items: up to
+// AddConversationItems answers POST /v1/conversations/{id}/items: up to
 // 20 items, appended in order; the reply lists the added items.
-func (s *Server) addConversationItems(ctx context.Context, x *filters.Exchange) error {
-	cs, c, err := s.conversationOf(ctx, x)
+func (hs *Handlers) AddConversationItems(ctx context.Context, x *filters.Exchange) error {
+	cs, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -51,13 +51,13 @@ func (s *Server) addConversationItems(ctx context.Context, x *filters.Exchange) 
 	if err := cs.AppendConversationItems(ctx, x.Identity.TenantID, c.SessionID, items); err != nil {
 		return conversationError(err, x.Request.PathValue("id"))
 	}
-	return writeJSON(x, conversationItemPage(items, false))
+	return WriteJSON(x, conversationItemPage(items, false))
 }
 
-// listConversationItems answers GET /v1/conversations/{id}/items
+// ListConversationItems answers GET /v1/conversations/{id}/items
 // (?after=&limit=&order=&include=), newest first unless order=asc.
-func (s *Server) listConversationItems(ctx context.Context, x *filters.Exchange) error {
-	cs, c, err := s.conversationOf(ctx, x)
+func (hs *Handlers) ListConversationItems(ctx context.Context, x *filters.Exchange) error {
+	cs, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -76,12 +76,12 @@ func (s *Server) listConversationItems(ctx context.Context, x *filters.Exchange)
 	if err != nil {
 		return err
 	}
-	return writeJSON(x, conversationItemPage(items, more))
+	return WriteJSON(x, conversationItemPage(items, more))
 }
 
-// getConversationItem answers GET /v1/conversations/{id}/items/{item_id}.
-func (s *Server) getConversationItem(ctx context.Context, x *filters.Exchange) error {
-	cs, c, err := s.conversationOf(ctx, x)
+// GetConversationItem answers GET /v1/conversations/{id}/items/{item_id}.
+func (hs *Handlers) GetConversationItem(ctx context.Context, x *filters.Exchange) error {
+	cs, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -96,10 +96,10 @@ func (s *Server) getConversationItem(ctx context.Context, x *filters.Exchange) e
 	return x.Reply.JSON(http.StatusOK, it.Data)
 }
 
-// deleteConversationItem answers DELETE /v1/conversations/{id}/items/{item_id}
+// DeleteConversationItem answers DELETE /v1/conversations/{id}/items/{item_id}
 // with the Conversation, as OpenAI does.
-func (s *Server) deleteConversationItem(ctx context.Context, x *filters.Exchange) error {
-	cs, c, err := s.conversationOf(ctx, x)
+func (hs *Handlers) DeleteConversationItem(ctx context.Context, x *filters.Exchange) error {
+	cs, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (s *Server) deleteConversationItem(ctx context.Context, x *filters.Exchange
 	if err := cs.DeleteConversationItem(ctx, x.Identity.TenantID, c.SessionID, id); err != nil {
 		return itemError(err, id)
 	}
-	return writeJSON(x, conversationJSON(c))
+	return WriteJSON(x, conversationJSON(c))
 }
 
 func itemError(err error, id string) error {

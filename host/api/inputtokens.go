@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/auth"
-	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/filters/model"
@@ -28,26 +27,27 @@ import (
 // turns of previous_response_id, instructions first) is counted by the
 // provider's rule. No run is created.
 
-// inputTokensChain builds the chain of POST /v1/responses/input_tokens on
-// the Responses chain's request mapping plugin p.
-func (s *Server) inputTokensChain(a *auth.Auth, cfg *config.Config, p *runtime.Plugin) (filters.Handler, error) {
+// InputTokensChain builds the chain of POST /v1/responses/input_tokens on
+// the Responses chain's request mapping plugin p, reading the body with
+// body (the generation's body stage).
+func (hs *Handlers) InputTokensChain(a *auth.Auth, body filters.Stage, p *runtime.Plugin) (filters.Handler, error) {
 	m, err := mapping.New(p)
 	if err != nil {
 		return nil, err
 	}
-	return builtin.Authenticated(a, filters.HandlerFunc(s.inputTokens),
-		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()), model.New(), m), nil
+	return builtin.Authenticated(a, filters.HandlerFunc(hs.inputTokens),
+		body, model.New(), m), nil
 }
 
 // inputTokens answers {"object":"response.input_tokens","input_tokens":N}.
-func (s *Server) inputTokens(ctx context.Context, x *filters.Exchange) error {
-	in, err := s.runs.Input(ctx, x.Identity.TenantID, x.Native)
+func (hs *Handlers) inputTokens(ctx context.Context, x *filters.Exchange) error {
+	in, err := hs.Runs.Input(ctx, x.Identity.TenantID, x.Native)
 	if err != nil {
 		return run.StartError(x.Endpoint, err)
 	}
 	req := x.Native
 	req.Input = in
-	n := countInputTokens(s.cfg.Provider.Kind, agent.Messages(req), req.Tools)
+	n := countInputTokens(hs.ProviderKind, agent.Messages(req), req.Tools)
 	b := append([]byte(`{"object":"response.input_tokens","input_tokens":`), strconv.Itoa(n)...)
 	return x.Reply.JSON(http.StatusOK, append(b, '}'))
 }

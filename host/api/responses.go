@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/translate"
-	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -22,14 +21,14 @@ import (
 // response and one made with store:false all answer 404 like an unknown id.
 
 // storedResponse looks up the stored response id of the caller's tenant.
-func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runner.ResponseRecord, runner.Run, error) {
+func (hs *Handlers) storedResponse(ctx context.Context, x *filters.Exchange) (runner.ResponseRecord, runner.Run, error) {
 	id := x.Request.PathValue("id")
 	notFound := func(err error) error {
 		e := apierr.NotFound("no response with id %q", id)
 		e.Err = err
 		return e
 	}
-	hist := s.runs.History()
+	hist := hs.Runs.History()
 	runID := runner.RunIDOf(id)
 	if hist == nil || len(id) < len("resp_x") || id[:5] != "resp_" {
 		return runner.ResponseRecord{}, runner.Run{}, notFound(nil)
@@ -42,7 +41,7 @@ func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runne
 		}
 		return rec, runner.Run{}, err
 	}
-	run, err := s.runs.Get(ctx, runner.Scope{TenantID: tenant}, runID)
+	run, err := hs.Runs.Get(ctx, runner.Scope{TenantID: tenant}, runID)
 	if err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
 			return rec, run, notFound(err)
@@ -52,10 +51,10 @@ func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runne
 	return rec, run, nil
 }
 
-// getResponse answers GET /v1/responses/{id}, and with ?stream=true the
+// GetResponse answers GET /v1/responses/{id}, and with ?stream=true the
 // stream resumption (replayStream).
-func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtime.Plugin) error {
-	rec, run, err := s.storedResponse(ctx, x)
+func (hs *Handlers) GetResponse(ctx context.Context, x *filters.Exchange) error {
+	rec, run, err := hs.storedResponse(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -75,14 +74,14 @@ func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtim
 		stream = true
 	}
 	if stream {
-		release, err := s.replaySlot(x)
+		release, err := hs.replaySlot(x)
 		if err != nil {
 			return err
 		}
 		defer release()
-		return s.replayStream(ctx, x, run, q.Get("starting_after"))
+		return hs.replayStream(ctx, x, run, q.Get("starting_after"))
 	}
-	obj, err := translate.StoredResponse(ctx, p, rec, run)
+	obj, err := translate.StoredResponse(ctx, hs.Result, rec, run)
 	if err != nil {
 		return err
 	}
@@ -92,7 +91,7 @@ func (s *Server) getResponse(ctx context.Context, x *filters.Exchange, p *runtim
 // replayStream writes the stored stream events after starting_after, then
 // follows the live ones until the run's last event: a client that lost
 // its stream resumes without losing or repeating an event.
-func (s *Server) replayStream(ctx context.Context, x *filters.Exchange, run runner.Run, startingAfter string) error {
+func (hs *Handlers) replayStream(ctx context.Context, x *filters.Exchange, run runner.Run, startingAfter string) error {
 	after := -1
 	if startingAfter != "" {
 		n, err := strconv.Atoi(startingAfter)
@@ -107,13 +106,13 @@ func (s *Server) replayStream(ctx context.Context, x *filters.Exchange, run runn
 		}
 		return apierr.InvalidBody("starting_after", "starting_after %d is beyond the stream's last event, %d", after, last)
 	}
-	if live := s.runs.LiveEvents(run.ID); live != nil {
+	if live := hs.Runs.LiveEvents(run.ID); live != nil {
 		if after >= live.Len() {
 			return beyond(live.Len() - 1)
 		}
 		return filters.FollowEvents(ctx, x.Reply, live, after, false)
 	}
-	h := s.runs.History()
+	h := hs.Runs.History()
 	last, err := writeStored(ctx, x, h, run.ID, after, false)
 	if err != nil || last > after {
 		return err
@@ -139,31 +138,31 @@ func (s *Server) replayStream(ctx context.Context, x *filters.Exchange, run runn
 	return nil
 }
 
-// deleteResponse answers DELETE /v1/responses/{id}: the stored input,
+// DeleteResponse answers DELETE /v1/responses/{id}: the stored input,
 // output and events go; the run row stays, marked deleted.
-func (s *Server) deleteResponse(ctx context.Context, x *filters.Exchange) error {
-	_, run, err := s.storedResponse(ctx, x)
+func (hs *Handlers) DeleteResponse(ctx context.Context, x *filters.Exchange) error {
+	_, run, err := hs.storedResponse(ctx, x)
 	if err != nil {
 		return err
 	}
-	if err := s.runs.DeleteResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
+	if err := hs.Runs.DeleteResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
 			return apierr.NotFound("no response with id %q", x.Request.PathValue("id"))
 		}
 		return err
 	}
-	return writeJSON(x, struct {
+	return WriteJSON(x, struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
 		Deleted bool   `json:"deleted"`
 	}{x.Request.PathValue("id"), "response", true})
 }
 
-// cancelResponse answers POST /v1/responses/{id}/cancel. As with OpenAI,
+// CancelResponse answers POST /v1/responses/{id}/cancel. As with OpenAI,
 // only a background response can be cancelled; cancelling one that was
 // already cancelled returns it again, one that ended otherwise is a 400.
-func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange, p *runtime.Plugin) error {
-	rec, run, err := s.storedResponse(ctx, x)
+func (hs *Handlers) CancelResponse(ctx context.Context, x *filters.Exchange) error {
+	rec, run, err := hs.storedResponse(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -173,23 +172,23 @@ func (s *Server) cancelResponse(ctx context.Context, x *filters.Exchange, p *run
 	if run.Status.Terminal() && run.Status != runner.StatusCancelled {
 		return apierr.InvalidBody("", "the response has already %s and cannot be cancelled", run.Status)
 	}
-	if run, err = s.runs.Cancel(ctx, runner.Scope{TenantID: x.Identity.TenantID}, run.ID); err != nil {
+	if run, err = hs.Runs.Cancel(ctx, runner.Scope{TenantID: x.Identity.TenantID}, run.ID); err != nil {
 		return runError(err, x.Request.PathValue("id"))
 	}
-	if rec, err = s.runs.History().GetResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
+	if rec, err = hs.Runs.History().GetResponse(ctx, x.Identity.TenantID, run.ID); err != nil {
 		return err
 	}
-	obj, err := translate.StoredResponse(ctx, p, rec, run)
+	obj, err := translate.StoredResponse(ctx, hs.Result, rec, run)
 	if err != nil {
 		return err
 	}
 	return x.Reply.JSON(http.StatusOK, obj)
 }
 
-// listInputItems answers GET /v1/responses/{id}/input_items
+// ListInputItems answers GET /v1/responses/{id}/input_items
 // (?limit=&after=&order=), OpenAI's list shape.
-func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error {
-	_, run, err := s.storedResponse(ctx, x)
+func (hs *Handlers) ListInputItems(ctx context.Context, x *filters.Exchange) error {
+	_, run, err := hs.storedResponse(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -198,7 +197,7 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 	if err != nil {
 		return err
 	}
-	all, err := s.runs.History().ResponseItems(ctx, run.ID)
+	all, err := hs.Runs.History().ResponseItems(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -234,7 +233,7 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 		first, last := itemID(items[0]), itemID(items[len(items)-1])
 		page.FirstID, page.LastID = &first, &last
 	}
-	return writeJSON(x, page)
+	return WriteJSON(x, page)
 }
 
 // itemPaging reads the item lists' ?limit= (1 to 100, default 20) and

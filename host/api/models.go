@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -22,9 +22,9 @@ var (
 	modelJSON  = []byte(modelBody)
 )
 
-// serveModels answers both model paths: the list, or the model named by
+// Models answers both model paths: the list, or the model named by
 // the path, which must be the only one.
-func serveModels(_ context.Context, x *filters.Exchange) error {
+func Models(_ context.Context, x *filters.Exchange) error {
 	if x.Request.Pattern != "/v1/models/{model}" {
 		return x.Reply.JSON(http.StatusOK, modelsBody)
 	}

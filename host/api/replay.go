@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -38,15 +38,15 @@ func writeStored(ctx context.Context, x *filters.Exchange, h runner.HistoryStore
 	}
 }
 
-// replayLimit counts each tenant's stream readers.
-type replayLimit struct {
+// Replays counts each tenant's stream readers (the zero value is ready).
+type Replays struct {
 	mu sync.Mutex
 	n  map[string]int
 }
 
 // acquire admits one more reader of tenant, or answers 429 when it has
 // max (0: no bound) already; release ends it.
-func (l *replayLimit) acquire(tenant string, max int) (release func(), err error) {
+func (l *Replays) acquire(tenant string, max int) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if max > 0 && l.n[tenant] >= max {
@@ -68,6 +68,23 @@ func (l *replayLimit) acquire(tenant string, max int) (release func(), err error
 }
 
 // replaySlot admits the caller's stream reading (its tenant's share).
-func (s *Server) replaySlot(x *filters.Exchange) (func(), error) {
-	return s.replays.acquire(x.Identity.TenantID, s.cfg.Limits.History.MaxReplaysPerTenant)
+func (hs *Handlers) replaySlot(x *filters.Exchange) (func(), error) {
+	return hs.Replays.acquire(x.Identity.TenantID, hs.MaxReplaysPerTenant)
+}
+
+// FirstEvents reads run id's first stored events page by page
+// (replayBatches batches, a SQL LIMIT, per read) until it has max: the
+// operator page's event view costs what it shows, however long the stream.
+// h nil (a store that keeps no history) has none.
+func FirstEvents(ctx context.Context, h runner.HistoryStore, id string, max int) ([]runner.StoredEvent, error) {
+	var out []runner.StoredEvent
+	for after := -1; h != nil && len(out) < max; {
+		evs, err := h.Events(ctx, id, after, replayBatches)
+		if err != nil || len(evs) == 0 {
+			return out, err
+		}
+		out = append(out, evs...)
+		after = evs[len(evs)-1].Seq
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -32,8 +32,8 @@ func conversationJSON(c runner.Conversation) conversationObject {
 
 // conversationStore returns the store's conversations, or a 404 when it
 // keeps none (the path answers as an unknown conversation would).
-func (s *Server) conversationStore(x *filters.Exchange) (runner.ConversationStore, error) {
-	cs := s.runs.Conversations()
+func (hs *Handlers) conversationStore(x *filters.Exchange) (runner.ConversationStore, error) {
+	cs := hs.Runs.Conversations()
 	if cs == nil {
 		return nil, apierr.NotFound("this run store keeps no conversations")
 	}
@@ -41,8 +41,8 @@ func (s *Server) conversationStore(x *filters.Exchange) (runner.ConversationStor
 }
 
 // conversationOf looks up the path's conversation of the caller's tenant.
-func (s *Server) conversationOf(ctx context.Context, x *filters.Exchange) (runner.ConversationStore, runner.Conversation, error) {
-	cs, err := s.conversationStore(x)
+func (hs *Handlers) conversationOf(ctx context.Context, x *filters.Exchange) (runner.ConversationStore, runner.Conversation, error) {
+	cs, err := hs.conversationStore(x)
 	if err != nil {
 		return nil, runner.Conversation{}, err
 	}
@@ -66,9 +66,9 @@ func conversationError(err error, id string) error {
 	return err
 }
 
-// createConversation answers POST /v1/conversations.
-func (s *Server) createConversation(ctx context.Context, x *filters.Exchange) error {
-	cs, err := s.conversationStore(x)
+// CreateConversation answers POST /v1/conversations.
+func (hs *Handlers) CreateConversation(ctx context.Context, x *filters.Exchange) error {
+	cs, err := hs.conversationStore(x)
 	if err != nil {
 		return err
 	}
@@ -97,22 +97,22 @@ func (s *Server) createConversation(ctx context.Context, x *filters.Exchange) er
 	if err := cs.CreateConversation(ctx, c, items); err != nil {
 		return err
 	}
-	return writeJSON(x, conversationJSON(c))
+	return WriteJSON(x, conversationJSON(c))
 }
 
-// getConversation answers GET /v1/conversations/{id}.
-func (s *Server) getConversation(ctx context.Context, x *filters.Exchange) error {
-	_, c, err := s.conversationOf(ctx, x)
+// GetConversation answers GET /v1/conversations/{id}.
+func (hs *Handlers) GetConversation(ctx context.Context, x *filters.Exchange) error {
+	_, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
-	return writeJSON(x, conversationJSON(c))
+	return WriteJSON(x, conversationJSON(c))
 }
 
-// updateConversation answers POST /v1/conversations/{id}: metadata is
+// UpdateConversation answers POST /v1/conversations/{id}: metadata is
 // replaced (required, as at OpenAI).
-func (s *Server) updateConversation(ctx context.Context, x *filters.Exchange) error {
-	cs, c, err := s.conversationOf(ctx, x)
+func (hs *Handlers) UpdateConversation(ctx context.Context, x *filters.Exchange) error {
+	cs, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
@@ -133,20 +133,20 @@ func (s *Server) updateConversation(ctx context.Context, x *filters.Exchange) er
 	if err != nil {
 		return conversationError(err, x.Request.PathValue("id"))
 	}
-	return writeJSON(x, conversationJSON(c))
+	return WriteJSON(x, conversationJSON(c))
 }
 
-// deleteConversation answers DELETE /v1/conversations/{id}: the
+// DeleteConversation answers DELETE /v1/conversations/{id}: the
 // conversation and its items go; the session's runs stay in the history.
-func (s *Server) deleteConversation(ctx context.Context, x *filters.Exchange) error {
-	cs, c, err := s.conversationOf(ctx, x)
+func (hs *Handlers) DeleteConversation(ctx context.Context, x *filters.Exchange) error {
+	cs, c, err := hs.conversationOf(ctx, x)
 	if err != nil {
 		return err
 	}
 	if err := cs.DeleteConversation(ctx, x.Identity.TenantID, c.SessionID); err != nil {
 		return conversationError(err, x.Request.PathValue("id"))
 	}
-	return writeJSON(x, struct {
+	return WriteJSON(x, struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
 		Deleted bool   `json:"deleted"`

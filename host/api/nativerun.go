@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -35,26 +35,26 @@ const (
 	eventToolCall   = "run.tool_call.delta"
 )
 
-// startRun answers a started native run; keepalive is the silence after
+// StartRun answers a started native run; keepalive is the silence after
 // which a stream sends an SSE comment (0: never).
-func (s *Server) startRun(keepalive time.Duration) filters.Handler {
+func (hs *Handlers) StartRun(keepalive time.Duration) filters.Handler {
 	return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error {
 		if x.Run == nil {
 			return errNoRun
 		}
 		if x.Stream {
-			return s.streamRun(ctx, x, keepalive)
+			return hs.streamRun(ctx, x, keepalive)
 		}
 		for range x.Run.Events() { // drained only if the runner sent any
 		}
 		if _, err := x.Settle(); err != nil {
 			return err
 		}
-		v, err := s.endedRun(ctx, x)
+		v, err := hs.endedRun(ctx, x)
 		if err != nil {
 			return err
 		}
-		if err := writeJSON(x, v); err != nil {
+		if err := WriteJSON(x, v); err != nil {
 			return &filters.ClientGoneError{Err: err}
 		}
 		return nil
@@ -63,20 +63,20 @@ func (s *Server) startRun(keepalive time.Duration) filters.Handler {
 
 // endedRun reads the run back as recorded, with its input and output: the
 // object GET /runner/v1/runs/{id} answers.
-func (s *Server) endedRun(ctx context.Context, x *filters.Exchange) (runWithIO, error) {
+func (hs *Handlers) endedRun(ctx context.Context, x *filters.Exchange) (RunWithIO, error) {
 	id := x.Run.Run().ID
-	r, err := s.runs.Get(ctx, scope(x), id)
+	r, err := hs.Runs.Get(ctx, scope(x), id)
 	if err != nil {
-		return runWithIO{}, runError(err, id)
+		return RunWithIO{}, runError(err, id)
 	}
-	return runView(r), nil
+	return RunView(r), nil
 }
 
 // streamRun streams the run's events. The stream starts with the first
 // delta (or at the end), so a run that fails before it produced anything
 // gets a plain JSON error with its real status, as on the compatible
 // endpoints.
-func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive time.Duration) error {
+func (hs *Handlers) streamRun(ctx context.Context, x *filters.Exchange, keepalive time.Duration) error {
 	started := false
 	send := func(name string, v any) error {
 		b, err := json.Marshal(v)
@@ -94,7 +94,7 @@ func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive t
 		}
 		started = true
 		x.Reply.OpenStream()
-		created := runWithIO{Run: x.Run.Run(), Input: x.Native.Input}
+		created := RunWithIO{Run: x.Run.Run(), Input: x.Native.Input}
 		return send(eventRunCreated, created)
 	}
 	flush := func() error {
@@ -176,7 +176,7 @@ func (s *Server) streamRun(ctx context.Context, x *filters.Exchange, keepalive t
 			}
 		}
 	}
-	v, err := s.endedRun(ctx, x)
+	v, err := hs.endedRun(ctx, x)
 	if err != nil {
 		return err
 	}
