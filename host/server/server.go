@@ -17,9 +17,10 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/admin"
+	"github.com/runedge/runedge/host/internal/admin/ui"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
-	"github.com/runedge/runedge/host/server/internal/ui"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -57,10 +58,11 @@ type Server struct {
 	// built after it.
 	closed bool
 	// swaps is the history of reloads and plugin swaps (operator page).
-	swaps swapHistory
-	// ui is the operator page on the admin listener; runs is its live
-	// stream of runs starting and ending.
-	ui     *ui.UI
+	swaps admin.SwapHistory
+	// ops is the admin API and the operator page (host/internal/admin),
+	// served on the admin listener; uiRuns is the page's live stream of
+	// runs starting and ending.
+	ops    *admin.Admin
 	uiRuns *ui.Hub
 	// replays counts each tenant's stream readers (host/api).
 	replays api.Replays
@@ -133,12 +135,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	s.ui = ui.New(ui.Config{Backend: uiBackend{s}, Gatherer: s.metrics.Registry(), SecureCookie: cfg.Admin.UI.SecureCookie,
-		SessionTTL: cfg.Admin.UI.SessionTTL.Std(), TrustedProxies: cfg.Admin.UI.Proxies(), Log: log}, s.uiRuns)
+	s.ops = admin.New(admin.Config{Host: adminHost{s}, Fail: s.fail, Start: cfg, Registry: s.metrics.Registry(), Runs: s.uiRuns, Log: log})
 	// The admin API streams nothing but the operator page's run stream,
 	// which sets a deadline per write: whole-request deadlines are right.
 	s.admin = &http.Server{
-		Handler:           s.adminRoutes(),
+		Handler:           s.ops.Handler(),
 		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
 		ReadTimeout:       cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std(),
 		WriteTimeout:      cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std() + cfg.Limits.WriteTimeout.Std(),
@@ -180,5 +181,20 @@ func (s *Server) close(ctx context.Context) {
 			s.log.Warn("tracing: flushing spans at shutdown", "err", err)
 		}
 		cancel()
+	}
+}
+
+// observers tells several runner.Observers about each run, in order.
+type observers []runner.Observer
+
+func (o observers) RunStarted(r *runner.Run) {
+	for _, x := range o {
+		x.RunStarted(r)
+	}
+}
+
+func (o observers) RunFinished(r *runner.Run) {
+	for _, x := range o {
+		x.RunFinished(r)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/api"
-	"github.com/runedge/runedge/host/server/internal/ui"
+	"github.com/runedge/runedge/host/internal/admin/ui"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -15,18 +15,18 @@ import (
 // scope, plugins and their swap history, and the configured admin tokens
 // of the current generation (a reload that removes or rotates a token
 // ends the sessions opened with it: install calls ui.Revalidate).
-type uiBackend struct{ s *Server }
+type uiBackend struct{ h Host }
 
 var _ ui.Backend = uiBackend{}
 
 var adminScope = runner.Scope{Admin: true}
 
 func (b uiBackend) ListRuns(ctx context.Context, q runner.ListQuery) (runner.Page, error) {
-	return b.s.runs.List(ctx, adminScope, q)
+	return b.h.Runs().List(ctx, adminScope, q)
 }
 
 func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
-	r, err := b.s.runs.Get(ctx, adminScope, id)
+	r, err := b.h.Runs().Get(ctx, adminScope, id)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +36,11 @@ func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
 // RunEvents reads the first stored events, a page at a time
 // (api.FirstEvents).
 func (b uiBackend) RunEvents(ctx context.Context, id string, max int) ([]runner.StoredEvent, error) {
-	return api.FirstEvents(ctx, b.s.runs.History(), id, max)
+	return api.FirstEvents(ctx, b.h.Runs().History(), id, max)
 }
 
-func (b uiBackend) Plugins() any { return b.s.Plugins() }
-func (b uiBackend) Swaps() any   { return b.s.SwapHistory() }
+func (b uiBackend) Plugins() any { return b.h.Plugins() }
+func (b uiBackend) Swaps() any   { return b.h.SwapHistory() }
 
 // AdminToken compares secret's hash with every admin token's, in constant
 // time, as the auth stage does.
@@ -49,10 +49,9 @@ func (b uiBackend) AdminToken(secret string) (string, [sha256.Size]byte, bool) {
 		return "", [sha256.Size]byte{}, false
 	}
 	sum := sha256.Sum256([]byte(secret))
-	g := b.s.acquire()
-	defer b.s.release(g)
+	_, cfg := b.h.Current()
 	name, found := "", false
-	for _, t := range g.cfg.Tokens {
+	for _, t := range cfg.Tokens {
 		h, err := auth.ParseHash(t.Hash)
 		if err != nil || !t.Admin {
 			continue
@@ -68,9 +67,8 @@ func (b uiBackend) AdminToken(secret string) (string, [sha256.Size]byte, bool) {
 // an admin token of that name and hash: a session ends with its token,
 // and with the hash it was opened under (a rotated token).
 func (b uiBackend) AdminTokenValid(name string, hash [sha256.Size]byte) bool {
-	g := b.s.acquire()
-	defer b.s.release(g)
-	for _, t := range g.cfg.Tokens {
+	_, cfg := b.h.Current()
+	for _, t := range cfg.Tokens {
 		if t.Name != name || !t.Admin {
 			continue
 		}
@@ -78,19 +76,4 @@ func (b uiBackend) AdminTokenValid(name string, hash [sha256.Size]byte) bool {
 		return err == nil && subtle.ConstantTimeCompare(hash[:], h[:]) == 1
 	}
 	return false
-}
-
-// observers tells several runner.Observers about each run, in order.
-type observers []runner.Observer
-
-func (o observers) RunStarted(r *runner.Run) {
-	for _, x := range o {
-		x.RunStarted(r)
-	}
-}
-
-func (o observers) RunFinished(r *runner.Run) {
-	for _, x := range o {
-		x.RunFinished(r)
-	}
 }

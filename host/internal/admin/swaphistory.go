@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -40,14 +40,16 @@ type PluginRef struct {
 	SHA256  string `json:"sha256"`
 }
 
-// swapHistory is a ring of the latest swaps. It lives on the Server, not
-// in a generation, so it outlives every configuration it records.
-type swapHistory struct {
+// SwapHistory is a ring of the latest swaps (the zero value is ready).
+// It lives on the server, not in a generation, so it outlives every
+// configuration it records.
+type SwapHistory struct {
 	mu   sync.Mutex
 	recs []SwapRecord // oldest first
 }
 
-func (h *swapHistory) add(r SwapRecord) {
+// Add records r, dropping the oldest record when the ring is full.
+func (h *SwapHistory) Add(r SwapRecord) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.recs) == maxSwapRecords {
@@ -57,8 +59,8 @@ func (h *swapHistory) add(r SwapRecord) {
 	h.recs = append(h.recs, r)
 }
 
-// list returns the records, newest first.
-func (h *swapHistory) list() []SwapRecord {
+// List returns the records, newest first.
+func (h *SwapHistory) List() []SwapRecord {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]SwapRecord, len(h.recs))
@@ -68,14 +70,11 @@ func (h *swapHistory) list() []SwapRecord {
 	return out
 }
 
-// SwapHistory returns the latest reloads and plugin swaps, newest first.
-func (s *Server) SwapHistory() []SwapRecord { return s.swaps.list() }
-
 type swapTriggerKey struct{}
 
-// withSwapTrigger says who or what asked for a swap (the admin API and the
+// WithTrigger says who or what asked for a swap (the admin API and the
 // CLI pass the token's name); without it, the kind of swap names it.
-func withSwapTrigger(ctx context.Context, trigger string) context.Context {
+func WithTrigger(ctx context.Context, trigger string) context.Context {
 	return context.WithValue(ctx, swapTriggerKey{}, trigger)
 }
 
@@ -92,9 +91,9 @@ func swapTrigger(ctx context.Context, what string) string {
 	return "API call"
 }
 
-// swapRecordOf compares the plugins before and after (nil after: the swap
-// failed, err says why).
-func swapRecordOf(ctx context.Context, what string, before, after []PluginInfo, err error) SwapRecord {
+// NewSwapRecord records a swap of what: it compares the plugins before
+// and after (nil after: the swap failed, err says why).
+func NewSwapRecord(ctx context.Context, what string, before, after []PluginInfo, err error) SwapRecord {
 	r := SwapRecord{Time: time.Now().UnixMilli(), Trigger: swapTrigger(ctx, what), What: what, OK: err == nil, Changes: []SwapChange{}}
 	if err != nil {
 		r.Error = err.Error()

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -16,11 +16,11 @@ const SignatureHeader = "X-Runedge-Plugin-Signature"
 // by a key of plugins.trusted_keys, when there are any. It runs before the
 // plugin is stored or loaded: an admin token alone is then not enough to
 // run code in every tenant's requests.
-func (s *Server) checkSignature(x *filters.Exchange, sha256Hex string) error {
-	if len(s.cfg.Plugins.TrustedKeys) == 0 {
+func (a *Admin) checkSignature(x *filters.Exchange, sha256Hex string) error {
+	if len(a.cfg.Plugins.TrustedKeys) == 0 {
 		return nil
 	}
-	keys, err := signature.ParseKeys(s.cfg.Plugins.TrustedKeys) // checked at load; cheap
+	keys, err := signature.ParseKeys(a.cfg.Plugins.TrustedKeys) // checked at load; cheap
 	if err == nil {
 		err = signature.Verify(keys, sha256Hex, x.Request.Header.Get(SignatureHeader))
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/host/internal/httpmux"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -137,12 +138,7 @@ func (u *UI) headers(h http.Handler, noStore bool) http.Handler {
 }
 
 // writeError writes e in the OpenAI error shape.
-func writeError(w http.ResponseWriter, e *apierr.Error) {
-	e.Header(w.Header())
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Status)
-	w.Write(e.Body())
-}
+var writeError = httpmux.WriteError
 
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
