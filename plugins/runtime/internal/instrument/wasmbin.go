@@ -1,4 +1,4 @@
-package runtime
+package instrument
 
 import (
 	"errors"
@@ -109,7 +109,6 @@ func appendU32(b []byte, v uint32) []byte {
 	return append(b, byte(v))
 }
 
-// appendSection appends a section with id and content.
 // appendS32 appends v as a signed LEB128 number.
 func appendS32(b []byte, v int32) []byte {
 	x := int64(v)
@@ -123,6 +122,7 @@ func appendS32(b []byte, v int32) []byte {
 	}
 }
 
+// appendSection appends a section with id and content.
 func appendSection(b []byte, id byte, content []byte) []byte {
 	b = append(b, id)
 	b = appendU32(b, uint32(len(content)))

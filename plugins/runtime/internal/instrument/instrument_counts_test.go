@@ -1,4 +1,4 @@
-package runtime
+package instrument
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestInstrumentRefusesHugeCounts(t *testing.T) {
 		{"local groups", withCode(body(huge...)), "groups of locals declared"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := instrument(tc.wasm)
+			_, err := Module(tc.wasm)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("instrument = %v, want an error containing %q", err, tc.want)
 			}

@@ -1,4 +1,4 @@
-package runtime
+package instrument
 
 import (
 	"bytes"
@@ -126,11 +126,11 @@ func TestMergeDataSegments(t *testing.T) {
 // tens of thousands of data segments become a few, and the memory an
 // instance starts with is unchanged.
 func TestGoGuestDataMerged(t *testing.T) {
-	wasm, err := os.ReadFile(plugintest.Build(t, "./testdata/echo"))
+	wasm, err := os.ReadFile(plugintest.Build(t, "../../testdata/echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := instrument(wasm)
+	out, err := Module(wasm)
 	if err != nil {
 		t.Fatal(err)
 	}

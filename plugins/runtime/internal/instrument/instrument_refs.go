@@ -1,4 +1,4 @@
-package runtime
+package instrument
 
 import (
 	"fmt"
@@ -25,8 +25,8 @@ func (in *instrumenter) exports(b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(name, tickModule) {
-			return nil, fmt.Errorf("export %q: names starting with %q are reserved for the host", name, tickModule)
+		if strings.HasPrefix(name, TickModule) {
+			return nil, fmt.Errorf("export %q: names starting with %q are reserved for the host", name, TickModule)
 		}
 		kind, err := r.byte()
 		if err != nil {
@@ -50,7 +50,7 @@ func (in *instrumenter) exports(b []byte) ([]byte, error) {
 	if !r.done() {
 		return nil, errTrailing(len(b) - r.pos)
 	}
-	return appendU32(append(appendName(out, fuelExport), 0x03), in.fuelGlobal), nil
+	return appendU32(append(appendName(out, FuelExport), 0x03), in.fuelGlobal), nil
 }
 
 // start shifts the index of the start function.

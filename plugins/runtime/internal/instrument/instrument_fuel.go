@@ -1,7 +1,24 @@
-package runtime
+package instrument
 
 // The fuel the instrumentation adds (instrument.go): the global that holds
 // it, and the checks inserted at function entries and loop headers.
+
+// FuelPerTick is how many function entries and loop iterations an
+// instrumented guest runs between two calls of tick (see instrument.go), as
+// long as it enters functions. It bounds how late a deadline is noticed and
+// how long the host's garbage collector may wait for a running guest: a Go
+// guest gets through it in roughly 20-200 µs. A tick costs about as much as
+// a few hundred steps, so a much smaller value would show in every call.
+const FuelPerTick = 1 << 14
+
+// MaxLoopSteps is how many loop iterations past its fuel an instrumented
+// guest may run without entering a function, which would refill it, before
+// it traps (see instrument.go). Such a loop is not checked against its
+// deadline, so this bounds it instead: the tightest loop, a bare branch back,
+// runs 2^26 iterations in 70-350 ms here, about the default budget. A mapping
+// has no business running a longer loop without a call: scanning the largest
+// input (4 MiB) byte by byte takes 4M iterations.
+const MaxLoopSteps = 1 << 26
 
 // globals rewrites the initialisers (which may name functions) and appends
 // the fuel global. It also prepares the fuel check, which needs the fuel's
@@ -32,7 +49,7 @@ func (in *instrumenter) globals(b []byte) ([]byte, error) {
 	}
 	in.fuelGlobal = in.importedGlobals + n
 	out = append(out, 0x7f, 0x01, opI32Const) // mutable i32
-	out = appendSLEB32(out, fuelPerTick)
+	out = appendSLEB32(out, FuelPerTick)
 	out = append(out, opEnd)
 	in.code.entryCheck = entryCheck(in.fuelGlobal, in.tickFunc)
 	in.code.loopCheck = loopCheck(in.fuelGlobal)
@@ -54,10 +71,10 @@ func entryCheck(fuel, tick uint32) []byte {
 // loopCheck is the code inserted at loop headers:
 //
 //	fuel = fuel - 1
-//	if fuel <= -maxLoopSteps { unreachable }
+//	if fuel <= -MaxLoopSteps { unreachable }
 func loopCheck(fuel uint32) []byte {
 	c := append(takeFuel(fuel), opI32Const)
-	c = appendSLEB32(c, -maxLoopSteps)
+	c = appendSLEB32(c, -MaxLoopSteps)
 	return append(c, opI32LeS, opIf, blockTypeNone, opUnreachable, opEnd)
 }
 

@@ -1,4 +1,4 @@
-package runtime
+package instrument
 
 // Bulk memory and table instructions (memory.fill, memory.copy, memory.init,
 // table.fill, table.copy, table.init) do work proportional to a length
@@ -11,14 +11,14 @@ package runtime
 // instructions by their length, in helper functions it appends to the
 // module:
 //
-//   - charge(n) -> n takes n/bulkBytesPerStep units of fuel and calls tick
+//   - charge(n) -> n takes n/BulkBytesPerStep units of fuel and calls tick
 //     when the fuel runs out, like a function entry; it is called right
 //     before every bulk instruction, whose length operand is on top of the
 //     stack, and returns it, so the stack is as it was;
 //   - fill(d, v, n) and copy(d, s, n) replace memory.fill and memory.copy:
-//     they split an operation longer than bulkChunk into chunks, charging
+//     they split an operation longer than BulkChunk into chunks, charging
 //     each, so that even a single 4 GiB fill reaches tick, and so the
-//     deadline and the collector, every bulkChunk bytes. An operation that
+//     deadline and the collector, every BulkChunk bytes. An operation that
 //     is out of bounds is left whole to the original instruction, which traps
 //     before writing anything, as it would have. copy goes backwards when
 //     the destination is above the source, as memory.copy behaves as if it
@@ -29,23 +29,23 @@ package runtime
 // by the table size, so a single one cannot run long; a loop of them can,
 // and is charged.
 
-// bulkShift is log2 of bulkBytesPerStep, the bytes of a bulk operation
+// bulkShift is log2 of BulkBytesPerStep, the bytes of a bulk operation
 // charged as one unit of fuel. memset and memmove move 10-30 bytes per
 // nanosecond here, and a unit of fuel is 1-12 ns of ordinary guest code (see
-// fuelPerTick), so 64 bytes a unit keeps a tick at most every MiB.
+// FuelPerTick), so 64 bytes a unit keeps a tick at most every MiB.
 const (
 	bulkShift        = 6
-	bulkBytesPerStep = 1 << bulkShift
+	BulkBytesPerStep = 1 << bulkShift
 )
 
-// bulkChunk is the longest piece of a memory.fill or memory.copy done
+// BulkChunk is the longest piece of a memory.fill or memory.copy done
 // between two charges: 1 MiB, some tens of microseconds.
-const bulkChunk = 1 << 20
+const BulkChunk = 1 << 20
 
 // Function types of the helpers, as encoded in the type section.
 var (
 	typeCharge = []byte{0x60, 1, 0x7f, 1, 0x7f}       // (i32) -> i32
-	typeBulk   = []byte{0x60, 3, 0x7f, 0x7f, 0x7f, 0} // (i32, i32, i32) -> ()
+	TypeBulk   = []byte{0x60, 3, 0x7f, 0x7f, 0x7f, 0} // (i32, i32, i32) -> ()
 )
 
 // Opcodes used only by the helpers.
@@ -153,11 +153,11 @@ func chargeLocal(c []byte, fuel, tick uint32, n byte) []byte {
 	return appendTickIfOut(c, fuel, tick)
 }
 
-// chargeChunk appends fuel -= bulkChunk/bulkBytesPerStep and the tick
+// chargeChunk appends fuel -= BulkChunk/BulkBytesPerStep and the tick
 // check.
 func chargeChunk(c []byte, fuel, tick uint32) []byte {
 	c = appendU32(append(c, opGlobalGet), fuel)
-	c = append(i32c(c, bulkChunk/bulkBytesPerStep), opI32Sub)
+	c = append(i32c(c, BulkChunk/BulkBytesPerStep), opI32Sub)
 	c = appendU32(append(c, opGlobalSet), fuel)
 	return appendTickIfOut(c, fuel, tick)
 }
@@ -178,19 +178,19 @@ func addConst(c []byte, x byte, v int32) []byte {
 
 // fillBody is fill(d, v, n), memory.fill in chunks:
 //
-//	for n > bulkChunk && d+n <= memory size {
-//		memory.fill(d, v, bulkChunk); charge(bulkChunk)
-//		d += bulkChunk; n -= bulkChunk
+//	for n > BulkChunk && d+n <= memory size {
+//		memory.fill(d, v, BulkChunk); charge(BulkChunk)
+//		d += BulkChunk; n -= BulkChunk
 //	}
 //	charge(n); memory.fill(d, v, n)
 func fillBody(fuel, tick uint32) []byte {
 	const d, v, n = 0, 1, 2
 	c := []byte{0, opBlock, blockTypeNone, opLoop, blockTypeNone}
-	c = append(i32c(append(c, opLocalGet, n), bulkChunk), opI32LeU, opBrIf, 1)
+	c = append(i32c(append(c, opLocalGet, n), BulkChunk), opI32LeU, opBrIf, 1)
 	c = append(outOfBounds(c, d, n), opBrIf, 1)
-	c = append(i32c(append(c, opLocalGet, d, opLocalGet, v), bulkChunk), opPrefixMisc, miscMemFill, 0)
+	c = append(i32c(append(c, opLocalGet, d, opLocalGet, v), BulkChunk), opPrefixMisc, miscMemFill, 0)
 	c = chargeChunk(c, fuel, tick)
-	c = addConst(addConst(c, d, bulkChunk), n, -bulkChunk)
+	c = addConst(addConst(c, d, BulkChunk), n, -BulkChunk)
 	c = append(c, opBr, 0, opEnd, opEnd)
 	c = chargeLocal(c, fuel, tick, n)
 	return append(c, opLocalGet, d, opLocalGet, v, opLocalGet, n, opPrefixMisc, miscMemFill, 0, opEnd)
@@ -200,31 +200,31 @@ func fillBody(fuel, tick uint32) []byte {
 // destination is below the source and back to front otherwise, so that
 // overlapping ranges copy as memory.copy does:
 //
-//	for n > bulkChunk && d+n <= memory size && s+n <= memory size {
+//	for n > BulkChunk && d+n <= memory size && s+n <= memory size {
 //		if d <= s {
-//			memory.copy(d, s, bulkChunk); d += bulkChunk; s += bulkChunk
+//			memory.copy(d, s, BulkChunk); d += BulkChunk; s += BulkChunk
 //		} else {
-//			memory.copy(d+n-bulkChunk, s+n-bulkChunk, bulkChunk)
+//			memory.copy(d+n-BulkChunk, s+n-BulkChunk, BulkChunk)
 //		}
-//		charge(bulkChunk); n -= bulkChunk
+//		charge(BulkChunk); n -= BulkChunk
 //	}
 //	charge(n); memory.copy(d, s, n)
 func copyBody(fuel, tick uint32) []byte {
 	const d, s, n = 0, 1, 2
 	c := []byte{0, opBlock, blockTypeNone, opLoop, blockTypeNone}
-	c = append(i32c(append(c, opLocalGet, n), bulkChunk), opI32LeU, opBrIf, 1)
+	c = append(i32c(append(c, opLocalGet, n), BulkChunk), opI32LeU, opBrIf, 1)
 	c = append(outOfBounds(c, d, n), opBrIf, 1)
 	c = append(outOfBounds(c, s, n), opBrIf, 1)
 	c = append(c, opLocalGet, d, opLocalGet, s, opI32LeU, opIf, blockTypeNone)
-	c = append(i32c(append(c, opLocalGet, d, opLocalGet, s), bulkChunk), opPrefixMisc, miscMemCopy, 0, 0)
-	c = addConst(addConst(c, d, bulkChunk), s, bulkChunk)
+	c = append(i32c(append(c, opLocalGet, d, opLocalGet, s), BulkChunk), opPrefixMisc, miscMemCopy, 0, 0)
+	c = addConst(addConst(c, d, BulkChunk), s, BulkChunk)
 	c = append(c, opElse)
-	for _, x := range []byte{d, s} { // x + n - bulkChunk
-		c = append(i32c(append(c, opLocalGet, x, opLocalGet, n, opI32Add), bulkChunk), opI32Sub)
+	for _, x := range []byte{d, s} { // x + n - BulkChunk
+		c = append(i32c(append(c, opLocalGet, x, opLocalGet, n, opI32Add), BulkChunk), opI32Sub)
 	}
-	c = append(i32c(c, bulkChunk), opPrefixMisc, miscMemCopy, 0, 0, opEnd)
+	c = append(i32c(c, BulkChunk), opPrefixMisc, miscMemCopy, 0, 0, opEnd)
 	c = chargeChunk(c, fuel, tick)
-	c = addConst(c, n, -bulkChunk)
+	c = addConst(c, n, -BulkChunk)
 	c = append(c, opBr, 0, opEnd, opEnd)
 	c = chargeLocal(c, fuel, tick, n)
 	return append(c, opLocalGet, d, opLocalGet, s, opLocalGet, n, opPrefixMisc, miscMemCopy, 0, 0, opEnd)

@@ -1,4 +1,4 @@
-package runtime
+package instrument
 
 import (
 	"bytes"
@@ -21,25 +21,25 @@ import (
 //     which checks the call's deadline (aborting the call once it has
 //     passed) and returns fresh fuel;
 //   - at every loop header the code takes one unit too, but only traps when
-//     the fuel reaches -maxLoopSteps: a loop that long without entering a
+//     the fuel reaches -MaxLoopSteps: a loop that long without entering a
 //     single function is taken to be running away.
 //
 // Any unbounded computation enters functions or runs loops, so it is either
-// checked against its deadline every fuelPerTick steps or stopped after
-// maxLoopSteps. Only function entries call tick because a call in a loop
+// checked against its deadline every FuelPerTick steps or stopped after
+// MaxLoopSteps. Only function entries call tick because a call in a loop
 // header, even on a path never taken, makes the compiler keep the loop's
 // values in memory rather than registers: that version executed almost twice
 // the instructions; this one costs about as much as the counting itself.
 // Because tick is Go code, it is also where the garbage collector can stop
 // the goroutine, so long calls no longer stall the process.
 
-// The import the instrumentation adds, tick() -> i32 of module tickModule,
+// The import the instrumentation adds, tick() -> i32 of module TickModule,
 // and the export of the fuel global, which tells the host why a guest
-// trapped. Names starting with tickModule are reserved for the host.
+// trapped. Names starting with TickModule are reserved for the host.
 const (
-	tickModule = "runedge_host"
-	tickName   = "tick"
-	fuelExport = "runedge_host_fuel"
+	TickModule = "runedge_host"
+	TickName   = "tick"
+	FuelExport = "runedge_host_fuel"
 )
 
 // Section ids, and the order in which non-custom sections must appear.
@@ -70,10 +70,10 @@ type wasmSection struct {
 	content []byte
 }
 
-// instrument returns the module wasm with fuel checks and the tick import
+// Module returns the module wasm with fuel checks and the tick import
 // added, as described above, and its data segments joined (mergeData). It
 // leaves the exports and the behaviour of the module unchanged.
-func instrument(wasm []byte) ([]byte, error) {
+func Module(wasm []byte) ([]byte, error) {
 	if len(wasm) < 8 || !bytes.Equal(wasm[:8], []byte("\x00asm\x01\x00\x00\x00")) {
 		return nil, errors.New("not a WebAssembly 1.0 binary module")
 	}
@@ -220,8 +220,8 @@ func (in *instrumenter) countImports(b []byte) error {
 		if err != nil {
 			return err
 		}
-		if module == tickModule {
-			return fmt.Errorf("imports from module %q, which is reserved for the host", tickModule)
+		if module == TickModule {
+			return fmt.Errorf("imports from module %q, which is reserved for the host", TickModule)
 		}
 		if _, err := r.name(); err != nil {
 			return err
@@ -282,7 +282,7 @@ func (in *instrumenter) types(b []byte) ([]byte, error) {
 	wanted := []struct {
 		typ []byte
 		idx *uint32
-	}{{typeTick, &in.tickType}, {typeCharge, &in.chargeType}, {typeBulk, &in.bulkType}}
+	}{{typeTick, &in.tickType}, {typeCharge, &in.chargeType}, {TypeBulk, &in.bulkType}}
 	found := make([]bool, len(wanted))
 	for i := range n {
 		start := r.pos
@@ -332,6 +332,6 @@ func (in *instrumenter) imports(b []byte) ([]byte, error) {
 	}
 	out := appendU32(nil, n+1)
 	out = append(out, b[r.pos:]...)
-	out = appendName(appendName(out, tickModule), tickName)
+	out = appendName(appendName(out, TickModule), TickName)
 	return appendU32(append(out, 0x00), in.tickType), nil
 }
