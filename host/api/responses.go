@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -29,8 +30,8 @@ func (hs *Handlers) storedResponse(ctx context.Context, x *filters.Exchange) (ru
 		return e
 	}
 	hist := hs.Runs.History()
-	runID := runner.RunIDOf(id)
-	if hist == nil || len(id) < len("resp_x") || id[:5] != "resp_" {
+	runID, ok := contract.RunIDOf(id)
+	if hist == nil || !ok {
 		return runner.ResponseRecord{}, runner.Run{}, notFound(nil)
 	}
 	tenant := x.Identity.TenantID
@@ -193,7 +194,7 @@ func (hs *Handlers) ListInputItems(ctx context.Context, x *filters.Exchange) err
 		return err
 	}
 	q := x.Request.URL.Query()
-	limit, desc, err := itemPaging(x)
+	limit, desc, err := itemPaging(x, contract.InputItemsPaging)
 	if err != nil {
 		return err
 	}
@@ -236,17 +237,13 @@ func (hs *Handlers) ListInputItems(ctx context.Context, x *filters.Exchange) err
 	return WriteJSON(x, page)
 }
 
-// itemPaging reads the item lists' ?limit= (1 to 100, default 20) and
-// ?order= (asc or desc, default desc), as OpenAI's lists take them.
-func itemPaging(x *filters.Exchange) (limit int, desc bool, err error) {
+// itemPaging reads an item list's ?limit= (paging's) and ?order= (asc or
+// desc, default desc), as OpenAI's lists take them.
+func itemPaging(x *filters.Exchange, paging contract.Paging) (limit int, desc bool, err error) {
 	q := x.Request.URL.Query()
-	limit = 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return 0, false, apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
-		}
-		limit = n
+	limit, ok := paging.Limit(q.Get("limit"))
+	if !ok {
+		return 0, false, apierr.InvalidBody("limit", "%s", paging.Refusal())
 	}
 	switch q.Get("order") {
 	case "", "desc":
