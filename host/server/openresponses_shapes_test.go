@@ -46,9 +46,7 @@ func TestOpenResponsesShapes(t *testing.T) {
 		return evs
 	}
 	post := func(b string) string { t.Helper(); return postT1(t, h, b) }
-	get := func(id string) string {
-		return string(body(t, h.do("GET", "/v1/responses/"+id, "", "x-service-tenant-id", "t1")))
-	}
+	get := func(id string) string { return getT1(t, h, id) }
 
 	done := post(`{"model":"service","input":"shapes","metadata":{"k":"v"}}`)
 	check("completed", done)
@@ -87,16 +85,4 @@ func TestOpenResponsesShapes(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	res := h.do("GET", "/v1/responses/"+sid+"?stream=true&starting_after=0", "", "x-service-tenant-id", "t1")
 	events("resumed stream", string(body(t, res)))
-}
-
-// postT1 creates a response as tenant t1 and returns the reply body,
-// failing the test unless it is a 200.
-func postT1(t *testing.T, h *harness, b string) string {
-	t.Helper()
-	res := h.do("POST", "/v1/responses", b, "x-service-tenant-id", "t1")
-	out := string(body(t, res))
-	if res.StatusCode != 200 {
-		t.Fatalf("POST %s: %d %s", b, res.StatusCode, out)
-	}
-	return out
 }

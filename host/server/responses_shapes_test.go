@@ -32,17 +32,8 @@ func TestResponsesStateShapes(t *testing.T) {
 			t.Errorf("%s: output_text or metadata.service missing: %s", what, doc)
 		}
 	}
-	post := func(b string) string {
-		res := h.do("POST", "/v1/responses", b, "x-service-tenant-id", "t1")
-		out := string(body(t, res))
-		if res.StatusCode != 200 {
-			t.Fatalf("POST %s: %d %s", b, res.StatusCode, out)
-		}
-		return out
-	}
-	get := func(id string) string {
-		return string(body(t, h.do("GET", "/v1/responses/"+id, "", "x-service-tenant-id", "t1")))
-	}
+	post := func(b string) string { t.Helper(); return postT1(t, h, b) }
+	get := func(id string) string { return getT1(t, h, id) }
 
 	done := post(`{"model":"service","input":"shapes","metadata":{"k":"v"}}`)
 	check("completed", done)
@@ -84,6 +75,6 @@ func TestResponsesStateShapes(t *testing.T) {
 		}
 	}
 
-	items := string(body(t, h.do("GET", "/v1/responses/"+gjson.Get(done, "id").Str+"/input_items", "", "x-service-tenant-id", "t1")))
+	items := getT1(t, h, gjson.Get(done, "id").Str+"/input_items")
 	conforms(t, list, "input_items", items)
 }
