@@ -34,19 +34,27 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// Every request gets one JSON access log line with method, path, status,
-// duration, run id, tenant, bytes and stream.
-func TestAccessLogJSON(t *testing.T) {
+// loggingServer starts a server on 127.0.0.1:0 that accepts tokApp and
+// writes its JSON log to the returned buffer; the caller closes both
+// servers, so a test can read a log that is complete.
+func loggingServer(t *testing.T, ctx context.Context) (*Server, *httptest.Server, *lockedBuffer) {
+	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
-	var logs lockedBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := New(ctx, cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	logs := &lockedBuffer{}
+	srv, err := New(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	return srv, httptest.NewServer(srv.Handler()), logs
+}
+
+// Every request gets one JSON access log line with method, path, status,
+// duration, run id, tenant, bytes and stream.
+func TestAccessLogJSON(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, hs, logs := loggingServer(t, ctx)
 	defer hs.Close()
 	h := &harness{t: t, URL: hs.URL}
 

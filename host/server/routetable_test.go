@@ -4,16 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/runedge/runedge/filters/auth"
-	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/internal/httproute"
 )
 
@@ -26,17 +21,10 @@ func samplePath(pattern string) string {
 // is counted and logged under the route's label, never "unknown"; paths
 // that match no route are "unknown".
 func TestEveryRouteHasItsLabel(t *testing.T) {
-	cfg := configtest.New(t)
-	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
-	var logs lockedBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := New(ctx, cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, hs, logs := loggingServer(t, ctx)
 	defer srv.Close(ctx)
-	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 
 	type hit struct{ method, path, label string }
