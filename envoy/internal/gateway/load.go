@@ -6,20 +6,15 @@
 package gateway
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
-	"gopkg.in/yaml.v3"
+	"github.com/runedge/runedge/internal/yamlfile"
 )
 
 // Load reads and validates the gateway file at path. Unknown fields are
 // errors: a misspelt key must not silently drop a listener or a timeout.
 func Load(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, dir, err := yamlfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -27,18 +22,14 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway %s: %w", path, err)
 	}
-	if f.Dir, err = filepath.Abs(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
+	f.Dir = dir
 	return f, nil
 }
 
 // Parse decodes and validates a gateway document.
 func Parse(b []byte) (*File, error) {
 	f := &File{}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(f); err != nil && !errors.Is(err, io.EOF) {
+	if err := yamlfile.Decode(b, f); err != nil {
 		return nil, err
 	}
 	if err := f.Validate(); err != nil {
@@ -49,8 +40,5 @@ func Parse(b []byte) (*File, error) {
 
 // Path resolves p against the file's directory.
 func (f *File) Path(p string) string {
-	if p == "" || filepath.IsAbs(p) || f.Dir == "" {
-		return p
-	}
-	return filepath.Join(f.Dir, p)
+	return yamlfile.Resolve(f.Dir, p)
 }
