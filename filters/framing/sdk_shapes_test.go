@@ -38,37 +38,6 @@ func TestSDKDecodesChatChunks(t *testing.T) {
 	}
 }
 
-// checkResponse checks a decoded Response and its nested objects.
-func checkResponse(t *testing.T, r responses.Response) {
-	t.Helper()
-	// The API returns store on every Response although its published
-	// schema (and so the SDK) leaves it out; clients that log it expect it.
-	// output_text and metadata.service are the service's contract
-	// (docs/api.md "Responses that remember"): the SDK computes the first and types
-	// metadata as strings only, so the second is checked by hand.
-	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata",
-		"presence_penalty", "frequency_penalty") // Open Responses requires both; openai-go v3 predates them
-	sdkcheck.ServiceMetadata(t, r.RawJSON())
-	sdkcheck.Keys(t, "reasoning", r.Reasoning)
-	sdkcheck.Keys(t, "text", r.Text)
-	if r.Status != "in_progress" {
-		sdkcheck.Keys(t, "usage", r.Usage)
-		sdkcheck.Keys(t, "usage.input_tokens_details", r.Usage.InputTokensDetails)
-		sdkcheck.Keys(t, "usage.output_tokens_details", r.Usage.OutputTokensDetails)
-	}
-	for _, item := range r.Output {
-		checkMessage(t, item.AsMessage())
-	}
-}
-
-func checkMessage(t *testing.T, m responses.ResponseOutputMessage) {
-	t.Helper()
-	sdkcheck.Keys(t, "output message", m)
-	for _, part := range m.Content {
-		sdkcheck.Keys(t, "output_text", part.AsOutputText())
-	}
-}
-
 func TestSDKDecodesResponseEvents(t *testing.T) { eachMapping(t, testSDKDecodesResponseEvents) }
 
 func testSDKDecodesResponseEvents(t *testing.T, p *runtime.Plugin) {
@@ -87,19 +56,19 @@ func testSDKDecodesResponseEvents(t *testing.T, p *runtime.Plugin) {
 		switch e := ev.AsAny().(type) {
 		case responses.ResponseCreatedEvent:
 			sdkcheck.Keys(t, ev.Type, e)
-			checkResponse(t, e.Response)
+			sdkcheck.Response(t, e.Response)
 		case responses.ResponseCompletedEvent:
 			sdkcheck.Keys(t, ev.Type, e)
-			checkResponse(t, e.Response)
+			sdkcheck.Response(t, e.Response)
 			if e.Response.OutputText() != text.String() {
 				t.Errorf("completed text %q, deltas gave %q", e.Response.OutputText(), text.String())
 			}
 		case responses.ResponseOutputItemAddedEvent:
 			sdkcheck.Keys(t, ev.Type, e)
-			checkMessage(t, e.Item.AsMessage())
+			sdkcheck.Message(t, e.Item.AsMessage())
 		case responses.ResponseOutputItemDoneEvent:
 			sdkcheck.Keys(t, ev.Type, e)
-			checkMessage(t, e.Item.AsMessage())
+			sdkcheck.Message(t, e.Item.AsMessage())
 		case responses.ResponseContentPartAddedEvent:
 			sdkcheck.Keys(t, ev.Type, e)
 			sdkcheck.Keys(t, "part", e.Part.AsOutputText())
@@ -127,5 +96,5 @@ func testSDKDecodesResponseEndings(t *testing.T, p *runtime.Plugin) {
 		t.Fatalf("decoded as %T", ev.AsAny())
 	}
 	sdkcheck.Keys(t, ev.Type, inc)
-	checkResponse(t, inc.Response)
+	sdkcheck.Response(t, inc.Response)
 }

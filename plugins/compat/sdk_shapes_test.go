@@ -32,37 +32,6 @@ func TestSDKDecodesChatCompletion(t *testing.T) {
 	}
 }
 
-// checkResponse checks a decoded Response and its nested objects.
-func checkResponse(t *testing.T, r responses.Response) {
-	t.Helper()
-	// The API returns store on every Response although its published
-	// schema (and so the SDK) leaves it out; clients that log it expect it.
-	// output_text and metadata.service are the service's contract
-	// (docs/api.md "Responses that remember"): the SDK computes the first and types
-	// metadata as strings only, so the second is checked by hand.
-	sdkcheck.Keys(t, "response", r, "store", "output_text", "background", "metadata",
-		"presence_penalty", "frequency_penalty") // Open Responses requires both; openai-go v3 predates them
-	sdkcheck.ServiceMetadata(t, r.RawJSON())
-	sdkcheck.Keys(t, "reasoning", r.Reasoning)
-	sdkcheck.Keys(t, "text", r.Text)
-	if r.Status != "in_progress" {
-		sdkcheck.Keys(t, "usage", r.Usage)
-		sdkcheck.Keys(t, "usage.input_tokens_details", r.Usage.InputTokensDetails)
-		sdkcheck.Keys(t, "usage.output_tokens_details", r.Usage.OutputTokensDetails)
-	}
-	for _, item := range r.Output {
-		checkMessage(t, item.AsMessage())
-	}
-}
-
-func checkMessage(t *testing.T, m responses.ResponseOutputMessage) {
-	t.Helper()
-	sdkcheck.Keys(t, "output message", m)
-	for _, part := range m.Content {
-		sdkcheck.Keys(t, "output_text", part.AsOutputText())
-	}
-}
-
 func TestSDKDecodesResponse(t *testing.T) {
 	for _, c := range []struct{ file, status, text string }{
 		{"responses_completed", "completed", "Hello! How can I help?"},
@@ -73,7 +42,7 @@ func TestSDKDecodesResponse(t *testing.T) {
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			r := sdkcheck.Decode[responses.Response](t, mapResultFile(t, "testdata/result/"+c.file+".json"))
-			checkResponse(t, r)
+			sdkcheck.Response(t, r)
 			if string(r.Status) != c.status || r.OutputText() != c.text || r.ID != streamResponseID {
 				t.Errorf("status %q text %q id %q", r.Status, r.OutputText(), r.ID)
 			}
