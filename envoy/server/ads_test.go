@@ -110,7 +110,7 @@ func TestADSAckNack(t *testing.T) {
 		st := p.srv.Status().Nodes["envoy-1"].Types["Listener"]
 		return st.Rejected == r2.GetVersionInfo() && st.Error == "test refuses this listener" && st.Acked == r1.GetVersionInfo()
 	})
-	if !p.logs.contains("node rejected configuration") || !p.logs.contains("test refuses this listener") {
+	if !p.logs.Contains("node rejected configuration") || !p.logs.Contains("test refuses this listener") {
 		t.Fatalf("the NACK was not logged:\n%s", p.logs.String())
 	}
 	// The refused version is not sent again; the next one is.
@@ -153,8 +153,8 @@ func TestFileChange(t *testing.T) {
 	env.send(t, ack(r2))
 
 	p.edit(t, "gateway.yaml", strings.Replace(twoClusters, "127.0.0.1:10000", "localhost:10000", 1))
-	waitFor(t, 5*time.Second, "the rejection to be logged", func() bool { return p.logs.contains("gateway file rejected") })
-	if !p.logs.contains("listeners[0].address") {
+	waitFor(t, 5*time.Second, "the rejection to be logged", func() bool { return p.logs.Contains("gateway file rejected") })
+	if !p.logs.Contains("listeners[0].address") {
 		t.Fatalf("the rejection does not name the field:\n%s", p.logs.String())
 	}
 	env.none(t)

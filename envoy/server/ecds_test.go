@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/envoy/ecds"
+	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/plugins/signature"
 )
 
@@ -42,7 +43,7 @@ func sha(s string) string {
 // host must rely on: every plugin file on disk hashes to its reference.
 type host struct {
 	cacheDir string
-	logs     *syncBuffer
+	logs     *logbuf.Buffer
 	applied  chan map[string]ecds.ChainRef
 	fail     atomic.Pointer[error]
 	calls    atomic.Int32
@@ -57,7 +58,7 @@ func subscribe(t *testing.T, p *plane, nodeID string, opts ...func(*ecds.Subscri
 // adjust the subscriber.
 func subscribeTo(t *testing.T, ca *pki, addr, nodeID string, opts ...func(*ecds.Subscriber)) *host {
 	t.Helper()
-	h := &host{applied: make(chan map[string]ecds.ChainRef, 8), logs: &syncBuffer{}}
+	h := &host{applied: make(chan map[string]ecds.ChainRef, 8), logs: &logbuf.Buffer{}}
 	h.cacheDir = filepath.Join(t.TempDir(), "cache")
 	s := &ecds.Subscriber{Addr: addr, NodeID: nodeID, CacheDir: h.cacheDir, TLS: ca.client(t),
 		Log: slog.New(slog.NewTextHandler(h.logs, nil))}
@@ -201,7 +202,7 @@ func TestECDSReconnects(t *testing.T) {
 	ln.Close()
 	ca := newPKI(t)
 	h := subscribeTo(t, ca, addr, "host-early")
-	waitFor(t, 5*time.Second, "the host to fail to connect", func() bool { return h.logs.contains("reconnecting") })
+	waitFor(t, 5*time.Second, "the host to fail to connect", func() bool { return h.logs.Contains("reconnecting") })
 	p := startPlaneAt(t, ca, addr, map[string]string{
 		"gateway.yaml":        chainsGateway,
 		"plugins/openai.wasm": "openai v1",

@@ -1,15 +1,12 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 
 	"github.com/runedge/runedge/envoy/server"
 	"github.com/runedge/runedge/envoy/tlstest"
+	"github.com/runedge/runedge/internal/logbuf"
 )
 
 // plane is a control plane on 127.0.0.1 serving a gateway file in a
@@ -29,7 +27,7 @@ type plane struct {
 	gateway  string
 	ads      string // host:port
 	httpBase string // https://host:port
-	logs     *syncBuffer
+	logs     *logbuf.Buffer
 	pki      *pki
 }
 
@@ -85,7 +83,7 @@ func startPlaneAt(t *testing.T, ca *pki, adsAddr string, files map[string]string
 		t.Fatal(err)
 	}
 	p := &plane{dir: dir, gateway: filepath.Join(dir, "gateway.yaml"), ads: grpcLn.Addr().String(),
-		httpBase: "https://" + httpLn.Addr().String(), logs: &syncBuffer{}, pki: ca}
+		httpBase: "https://" + httpLn.Addr().String(), logs: &logbuf.Buffer{}, pki: ca}
 	serverTLS, err := server.ServerTLS(ca.serverCert, ca.serverKey, ca.CAFile)
 	if err != nil {
 		t.Fatal(err)
@@ -230,22 +228,3 @@ func (s *sotw) none(t *testing.T) {
 	default:
 	}
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func (b *syncBuffer) contains(s string) bool { return strings.Contains(b.String(), s) }

@@ -93,7 +93,7 @@ func TestNodeIDBoundToCertificate(t *testing.T) {
 	if st.Acked != r.GetVersionInfo() || st.Rejected != "" || st.Error != "" {
 		t.Fatalf("the victim's status was forged: %+v", st)
 	}
-	if !p.logs.contains("refused a node id its client certificate does not name") {
+	if !p.logs.Contains("refused a node id its client certificate does not name") {
 		t.Fatalf("refusal not logged:\n%s", p.logs)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/runedge/runedge/envoy/server"
 	"github.com/runedge/runedge/envoy/tlstest"
+	"github.com/runedge/runedge/internal/logbuf"
 )
 
 // TestMutualTLSRefuses: the control plane answers ADS and serves plugins
@@ -106,12 +107,12 @@ func TestPlaintextNeedsOptIn(t *testing.T) {
 	if _, err := server.New(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "TLS is required") {
 		t.Fatalf("New without TLS: %v", err)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	cfg.Insecure, cfg.Log = true, slog.New(slog.NewTextHandler(logs, nil))
 	if _, err := server.New(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	if !logs.contains("level=WARN") || !logs.contains("INSECURE") {
+	if !logs.Contains("level=WARN") || !logs.Contains("INSECURE") {
 		t.Fatalf("no warning logged:\n%s", logs)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
 	"github.com/runedge/runedge/host/server/servertest"
+	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -44,11 +45,11 @@ func TestMain(m *testing.M) {
 
 // startXDSProcess runs `runedge xds args...` in a process of its own, until
 // the test ends, and returns its ADS and HTTP addresses and its log.
-func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *lockedBuffer) {
+func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *logbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"xds", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), cliChild+"=1")
-	logs = &lockedBuffer{}
+	logs = &logbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

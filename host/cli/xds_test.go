@@ -9,9 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/internal/logbuf"
 )
 
 // TestXDSBootstrap: the command writes the bootstrap the bootstrap package
@@ -88,11 +89,11 @@ func TestXDSServes(t *testing.T) {
 	os.WriteFile(gw, []byte("listeners:\n  - {name: edge, address: 0.0.0.0:10000}\nclusters:\n  - {name: runedge, endpoints: [127.0.0.1:8080]}\n"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &lockedBuffer{}
+	stderr := &logbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"xds", "--config", gw, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", filepath.Join(dir, "store")},
-			Env{Stdout: &lockedBuffer{}, Stderr: stderr, Getenv: func(string) string { return "" }})
+			Env{Stdout: &logbuf.Buffer{}, Stderr: stderr, Getenv: func(string) string { return "" }})
 	}()
 	addr := regexp.MustCompile(`http=(127\.0\.0\.1:\d+)`)
 	var httpAddr string
@@ -125,21 +126,4 @@ func TestXDSServes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("runedge xds did not stop with its context")
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -2,46 +2,27 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
+	"github.com/runedge/runedge/internal/logbuf"
 )
-
-// lockedBuffer is a log destination the server's goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // loggingServer starts a server on 127.0.0.1:0 that accepts tokApp and
 // writes its JSON log to the returned buffer; the caller closes both
 // servers, so a test can read a log that is complete.
-func loggingServer(t *testing.T, ctx context.Context) (*Server, *httptest.Server, *lockedBuffer) {
+func loggingServer(t *testing.T, ctx context.Context) (*Server, *httptest.Server, *logbuf.Buffer) {
 	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	srv, err := New(ctx, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
+	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -86,24 +85,6 @@ func TestPluginStoreModes(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink for tests.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestAdminNonLoopbackWarns: an admin listener reachable from the network
 // is logged as a warning; a loopback one is not.
 func TestAdminNonLoopbackWarns(t *testing.T) {
@@ -112,7 +93,7 @@ func TestAdminNonLoopbackWarns(t *testing.T) {
 		addr string
 		warn bool
 	}{{"127.0.0.1:0", false}, {"0.0.0.0:0", true}} {
-		var logs syncBuffer
+		var logs logbuf.Buffer
 		srv, err := New(context.Background(), cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +134,7 @@ func TestUpstreamErrorTextNotSent(t *testing.T) {
 		io.WriteString(w, `{"error":{"message":"`+secret+`","type":"invalid_request_error"}}`)
 	}))
 	defer up.Close()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}, {Name: "ops", Hash: auth.HashToken(tokAdmin), Admin: true}}
 	viaOpenAI(up.URL+"/v1", func(o *config.OpenAI) { o.MaxAttempts = 1 })(cfg)

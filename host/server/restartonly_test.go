@@ -10,6 +10,7 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
+	"github.com/runedge/runedge/internal/logbuf"
 )
 
 // A reload that changes a restart-only setting, any of them (the walk of
@@ -21,7 +22,7 @@ func TestReloadOfRestartOnlySettingsWarnsAndKeeps(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	h := serveConfigLog(t, cfg, logs)
 	for _, s := range config.RestartOnly {
 		t.Run(s.Name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
+	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -53,7 +54,7 @@ func TestStoreWriteFailureIsGeneric(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	h := serveConfigLog(t, cfg, logs)
 
 	noDetail := func(t *testing.T, b []byte, runID string) {
