@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -23,18 +22,8 @@ func TestObservabilityFields(t *testing.T) {
 		{"limits:\n  sse_keepalive: 1ms\n", 0, "limits.sse_keepalive"},
 		{"log:\n  format: xml\n", 0, "log.format"},
 	} {
-		c, err := Parse([]byte(tc.yaml))
-		if err == nil {
-			err = c.Validate()
-		}
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%q: err %v, want one naming %s", tc.yaml, err, tc.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tc.yaml, err)
+		c := parseCase(t, tc.yaml, tc.err)
+		if c == nil {
 			continue
 		}
 		if got := c.Limits.KeepaliveInterval(); got != tc.want {

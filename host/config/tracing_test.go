@@ -29,18 +29,8 @@ func TestTracingFields(t *testing.T) {
 		{"tracing:\n  endpoint: otel\n", false, "", 0, 0, "tracing.endpoint"},
 		{"tracing:\n  endpoint: otel:4318\n  batch_timeout: soon\n", false, "", 0, 0, "tracing.batch_timeout"},
 	} {
-		c, err := Parse([]byte(tc.yaml))
-		if err == nil {
-			err = c.Validate()
-		}
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%q: err %v, want one naming %s", tc.yaml, err, tc.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tc.yaml, err)
+		c := parseCase(t, tc.yaml, tc.err)
+		if c == nil {
 			continue
 		}
 		tr := c.Tracing
