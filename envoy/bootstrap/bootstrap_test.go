@@ -1,8 +1,6 @@
 package bootstrap
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +13,8 @@ import (
 	"github.com/runedge/runedge/envoy/internal/protoyaml"
 	"github.com/runedge/runedge/envoy/internal/translate"
 	"github.com/runedge/runedge/envoy/tlstest"
+	"github.com/runedge/runedge/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata from the current output")
 
 const command = "runedge xds bootstrap --xds xds:18000 --node edge-1 --ca /etc/envoy/xds/ca.pem --cert /etc/envoy/xds/envoy.pem --key /etc/envoy/xds/envoy-key.pem"
 
@@ -39,19 +36,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -update creates it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s changed (go test -update to accept):\n%s", path, got)
-			}
+			golden.Check(t, path, got)
 		})
 	}
 }

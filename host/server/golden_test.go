@@ -3,17 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/config/configtest"
+	goldenfile "github.com/runedge/runedge/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 var (
 	idRE   = regexp.MustCompile(`\b(chatcmpl-|resp_|msg_|fc_|run_|thread_|sess_)[A-Za-z0-9]+`)
@@ -38,23 +35,7 @@ func golden(t *testing.T, name string, got []byte) {
 		}
 		got = append(buf.Bytes(), '\n')
 	}
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // eachMapping runs test as one subtest per build of the default mapping

@@ -1,20 +1,16 @@
 package translate
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/envoy/internal/gateway"
+	"github.com/runedge/runedge/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/out from the current output")
 
 // hashOnly publishes a plugin by hashing it, as the server's store would,
 // without copying it anywhere.
@@ -72,39 +68,7 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			got := render(t, in)
 			out := filepath.Join("testdata/out", filepath.Base(in))
-			if *update {
-				if err := os.WriteFile(out, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from %s (go test -update to accept):\n%s", in, out, lineDiff(string(want), string(got)))
-			}
+			golden.Check(t, out, got)
 		})
 	}
-}
-
-// lineDiff shows the first lines that differ, enough to see what changed.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i, shown := 0, 0; (i < len(w) || i < len(g)) && shown < 10; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString(fmt.Sprintf("line %d:\n- ", i+1) + wl + "\n+ " + gl + "\n")
-			shown++
-		}
-	}
-	return b.String()
 }
