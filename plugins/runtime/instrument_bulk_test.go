@@ -83,13 +83,14 @@ func bulkOps() []bulkOp {
 	)
 }
 
-// runBulkOps runs ops on a fresh instance of wasm and returns, per
-// operation, whether it trapped and the digest of the memory afterwards.
-func runBulkOps(t *testing.T, wasm []byte, ops []bulkOp) []string {
+// tickedInstance instantiates wasm, an instrumented module or the one it
+// was made from, in a fresh runtime with the tick host function it imports;
+// the runtime is closed when the test ends.
+func tickedInstance(t *testing.T, wasm []byte) (context.Context, api.Module) {
 	t.Helper()
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
+	t.Cleanup(func() { _ = rt.Close(ctx) })
 	if err := instantiateTick(ctx, rt); err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +98,14 @@ func runBulkOps(t *testing.T, wasm []byte, ops []bulkOp) []string {
 	if err != nil {
 		t.Fatalf("instantiate: %v", err)
 	}
+	return ctx, mod
+}
+
+// runBulkOps runs ops on a fresh instance of wasm and returns, per
+// operation, whether it trapped and the digest of the memory afterwards.
+func runBulkOps(t *testing.T, wasm []byte, ops []bulkOp) []string {
+	t.Helper()
+	ctx, mod := tickedInstance(t, wasm)
 	var out []string
 	for _, op := range ops {
 		_, err := mod.ExportedFunction(op.fn).Call(ctx, uint64(op.a), uint64(op.b), uint64(op.n))
@@ -145,16 +154,7 @@ func TestInstrumentBulkCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	if err := instantiateTick(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
-	mod, err := rt.Instantiate(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, mod := tickedInstance(t, wasm)
 	fuel := mod.ExportedGlobal(instrument.FuelExport)
 	for _, op := range []bulkOp{{"fill", 0, 1, 100_000}, {"copy", 0, 200_000, 100_000}, {"init", 0, 0, 300}} {
 		before := api.DecodeI32(fuel.Get())

@@ -184,16 +184,7 @@ func TestInstrumentMinimalModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	if err := instantiateTick(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
-	mod, err := rt.Instantiate(ctx, wasm)
-	if err != nil {
-		t.Fatalf("instantiate: %v", err)
-	}
+	_, mod := tickedInstance(t, wasm)
 	if mod.ExportedGlobal(instrument.FuelExport) == nil {
 		t.Errorf("no export %s", instrument.FuelExport)
 	}
