@@ -52,14 +52,20 @@ func TestConfigCheck(t *testing.T) {
 	if code, out, errOut := run(t, "config", "check", "--config", good); code != 0 || !strings.Contains(out, "ok") {
 		t.Fatalf("good config: %d %s %s", code, out, errOut)
 	}
-	code, _, errOut := run(t, "config", "check", "--config", bad)
-	if code != 1 || !strings.Contains(errOut, "limits.max_body_bytes") {
-		t.Fatalf("bad config: %d %s", code, errOut)
-	}
 	// serve refuses the same file at start, naming the field.
-	code, _, errOut = run(t, "serve", "--config", bad)
-	if code != 1 || !strings.Contains(errOut, "limits.max_body_bytes") {
-		t.Fatalf("serve with bad config: %d %s", code, errOut)
+	bothRefuse(t, bad, "limits.max_body_bytes")
+}
+
+// bothRefuse checks that `config check` and `serve` both refuse the file at
+// path with exit code 1 and an error that says want: serve at start must
+// refuse what config check refuses, for the same reason.
+func bothRefuse(t *testing.T, path, want string) {
+	t.Helper()
+	for _, cmd := range [][]string{{"config", "check"}, {"serve"}} {
+		code, _, errOut := run(t, append(cmd, "--config", path)...)
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Fatalf("%s: %d %s", strings.Join(cmd, " "), code, errOut)
+		}
 	}
 }
 
@@ -181,12 +187,5 @@ func TestConfigCheckRefusesOpenCacheDir(t *testing.T) {
 	// Both listeners on free ports: the admin default (8081) may be taken
 	// by another process, and serve must fail on the cache, not on a port.
 	os.WriteFile(path, []byte("listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nplugins:\n  cache_dir: "+cache+"\n"), 0o644)
-	code, _, errOut := run(t, "config", "check", "--config", path)
-	if code != 1 || !strings.Contains(errOut, "writable by group or others") {
-		t.Fatalf("config check: %d %s", code, errOut)
-	}
-	code, _, errOut = run(t, "serve", "--config", path)
-	if code != 1 || !strings.Contains(errOut, "writable by group or others") {
-		t.Fatalf("serve: %d %s", code, errOut)
-	}
+	bothRefuse(t, path, "writable by group or others")
 }
