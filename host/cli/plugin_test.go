@@ -13,27 +13,33 @@ import (
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
-// startAdmin starts a real server and returns its admin address.
-func startAdmin(t *testing.T) (*servertest.Server, string) {
+// startAdmin starts a real server whose admin token is admin-tok, trusting
+// the plugin signing keys given, and returns its admin address.
+func startAdmin(t *testing.T, trustedKeys ...string) (*servertest.Server, string) {
 	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{{Name: "ops", Hash: auth.HashToken("admin-tok"), Admin: true}}
+	cfg.Plugins.TrustedKeys = trustedKeys
 	s := servertest.Start(t, context.Background(), cfg)
 	return s, s.Admin
+}
+
+// adminEnv is the environment of one CLI call made as that admin
+// (RUNEDGE_ADMIN_TOKEN set), with its stdout and stderr.
+func adminEnv() (Env, *bytes.Buffer, *bytes.Buffer) {
+	var o, e bytes.Buffer
+	return Env{Stdout: &o, Stderr: &e, Getenv: func(k string) string {
+		if k == "RUNEDGE_ADMIN_TOKEN" {
+			return "admin-tok"
+		}
+		return ""
+	}}, &o, &e
 }
 
 func TestPluginListAndSwap(t *testing.T) {
 	_, addr := startAdmin(t)
 	v2 := plugintest.Build(t, "../server/testdata/versioned/v2")
-	env := func() (Env, *bytes.Buffer, *bytes.Buffer) {
-		var o, e bytes.Buffer
-		return Env{Stdout: &o, Stderr: &e, Getenv: func(k string) string {
-			if k == "RUNEDGE_ADMIN_TOKEN" {
-				return "admin-tok"
-			}
-			return ""
-		}}, &o, &e
-	}
+	env := adminEnv
 	ctx := context.Background()
 
 	en, out, errOut := env()

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,10 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runedge/runedge/filters/auth"
-	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/config/configtest"
-	"github.com/runedge/runedge/host/server/servertest"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -23,15 +18,7 @@ import (
 func TestPluginKeygenSignSwap(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	env := func() (Env, *bytes.Buffer, *bytes.Buffer) {
-		var o, e bytes.Buffer
-		return Env{Stdout: &o, Stderr: &e, Getenv: func(k string) string {
-			if k == "RUNEDGE_ADMIN_TOKEN" {
-				return "admin-tok"
-			}
-			return ""
-		}}, &o, &e
-	}
+	env := adminEnv
 	key := filepath.Join(dir, "release.key")
 	en, out, errOut := env()
 	if code := Main(ctx, []string{"plugin", "keygen", "-o", key}, en); code != 0 {
@@ -45,10 +32,7 @@ func TestPluginKeygenSignSwap(t *testing.T) {
 		t.Fatalf("key file: %v %v", fi, err)
 	}
 
-	cfg := configtest.New(t)
-	cfg.Tokens = []config.Token{{Name: "ops", Hash: auth.HashToken("admin-tok"), Admin: true}}
-	cfg.Plugins.TrustedKeys = []string{pub[1]}
-	addr := servertest.Start(t, ctx, cfg).Admin
+	_, addr := startAdmin(t, pub[1])
 
 	wasm := filepath.Join(dir, "v2.wasm")
 	copyFile(t, plugintest.Build(t, "../server/testdata/versioned/v2"), wasm)
