@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/runner"
 )
@@ -64,25 +65,8 @@ type hostSpec struct {
 type host struct {
 	id, url string
 	cmd     *exec.Cmd
-	stderr  *syncBuf
+	stderr  *logbuf.Buffer
 	exited  chan struct{}
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freeAddr(t *testing.T) string {
@@ -147,7 +131,7 @@ func startProcess(t *testing.T, spec hostSpec) *host {
 	cmd := exec.Command(binary(t), "serve", "--config", path)
 	cmd.Env = append(os.Environ(), "RUNEDGE_FLEET_DSN="+spec.dsn)
 	cmd.Env = append(cmd.Env, spec.extraEnv...)
-	h := &host{id: spec.id, url: "http://" + spec.listen, cmd: cmd, stderr: &syncBuf{}, exited: make(chan struct{})}
+	h := &host{id: spec.id, url: "http://" + spec.listen, cmd: cmd, stderr: &logbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
