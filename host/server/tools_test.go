@@ -188,16 +188,19 @@ func responsesToolLoop(t *testing.T, h *harness, client openai.Client, stream bo
 		Tools: []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{Name: "get_weather",
 			Parameters: weatherParams, Strict: openai.Bool(true)}}},
 	}
-	var resp responses.Response
-	if stream {
-		resp = streamResponse(t, client, params)
-	} else {
+	// turn sends params as the test's mode says: streamed or one reply.
+	turn := func() responses.Response {
+		t.Helper()
+		if stream {
+			return streamResponse(t, client, params)
+		}
 		r, err := client.Responses.New(ctx, params)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp = *r
+		return *r
 	}
+	resp := turn()
 	if resp.Status != "completed" || resp.OutputText() != "" || len(resp.Output) != 1 {
 		t.Fatalf("first turn: %s", resp.RawJSON())
 	}
@@ -210,15 +213,7 @@ func responsesToolLoop(t *testing.T, h *harness, client openai.Client, stream bo
 	out := responses.ResponseInputItemParamOfFunctionCallOutput(weatherResult("Rome"))
 	out.OfFunctionCallOutput.CallID = openai.String(call.CallID)
 	params.Input.OfInputItemList = append(input, responses.ResponseInputItemUnionParam{OfFunctionCall: &cp}, out)
-	if stream {
-		resp = streamResponse(t, client, params)
-	} else {
-		r, err := client.Responses.New(ctx, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp = *r
-	}
+	resp = turn()
 	if want := "get_weather returned: " + weatherResult("Rome"); resp.OutputText() != want || resp.Output[0].Type != "message" {
 		t.Fatalf("final answer: %s", resp.RawJSON())
 	}
