@@ -116,7 +116,14 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r, st: st, ckpt: ckpt}
-	s.writer = groupcommit.New[*sql.Tx](txDriver{w}, groupcommit.Config{Window: o.CommitWindow, MaxBatch: o.CommitBatch})
+	s.writer = groupcommit.New[*sql.Tx](txDriver{w}, groupcommit.Config{
+		Window: o.CommitWindow, MaxBatch: o.CommitBatch,
+		// busy_timeout (10 s, as the writer's default Timeout) bounds the
+		// wait for a lock another process holds and ends in SQLITE_BUSY,
+		// an outage; a context that can end would cost a goroutine per
+		// statement in the driver.
+		NoDeadline: true,
+	})
 	return s, nil
 }
 
