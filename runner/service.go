@@ -72,6 +72,7 @@ type Service struct {
 	convs      ConversationStore
 	agent      Agent
 	timeout    time.Duration
+	timedOut   error // a run's cause past timeout, made once: every run shares it
 	limit      int
 	now        func() time.Time
 	log        *slog.Logger
@@ -106,6 +107,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		store:       cfg.Store,
 		agent:       cfg.Agent,
 		timeout:     cfg.RunTimeout,
+		timedOut:    fmt.Errorf("%w: run exceeded %s", ErrTimeout, cfg.RunTimeout),
 		limit:       cfg.MaxInFlight,
 		now:         cfg.Now,
 		log:         cfg.Logger,
