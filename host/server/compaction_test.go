@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/host/config"
 )
 
@@ -18,7 +19,7 @@ func compactKeys(t *testing.T, ids ...string) func(*config.Config) {
 	}
 	return func(c *config.Config) {
 		for _, id := range ids {
-			c.Compaction.Keys = append(c.Compaction.Keys, config.CompactionKey{ID: id, SecretEnv: "CMP_" + strings.ToUpper(id)})
+			c.Compaction.Keys = append(c.Compaction.Keys, compaction.KeyConfig{ID: id, SecretEnv: "CMP_" + strings.ToUpper(id)})
 		}
 	}
 }
@@ -183,7 +184,7 @@ func TestCompactKeyRotation(t *testing.T) {
 	only := func(ids ...string) func(*config.Config) {
 		return func(c *config.Config) {
 			keys(c)
-			var ks []config.CompactionKey
+			var ks []compaction.KeyConfig
 			for _, id := range ids {
 				for _, k := range c.Compaction.Keys {
 					if k.ID == id {

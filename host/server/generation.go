@@ -90,7 +90,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		ch := cfg.Chains[key]
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
-		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
+		d.Body = bodystage.Setup(cfg.Limits.Config)
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		d.Tracer = s.tracing.tracerOf()
 		d.Hold = hold
@@ -121,13 +121,13 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
 	g.native[httproute.ListRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
 	if g.native[httproute.StartRun], err = builtin.NativeRun(builtin.Deps{Auth: a, Runner: s.runs,
-		Body:   bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()),
+		Body:   bodystage.Setup(cfg.Limits.Config),
 		Tracer: s.tracing.tracerOf()}, s.startRun(cfg.Limits.KeepaliveInterval())); err != nil {
 		return nil, fmt.Errorf("native run chain: %w", err)
 	}
 	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
 	g.native[httproute.CancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
-		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
+		bodystage.Setup(cfg.Limits.Config))
 	g.native[httproute.RunEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
 	// A stored response without its final object is rebuilt by this
 	// generation's Responses result mapping plugin.
@@ -145,7 +145,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 	if g.native[httproute.InputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
 		return nil, fmt.Errorf("chains.responses: %w", err)
 	}
-	convBody := bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
+	convBody := bodystage.Setup(cfg.Limits.Config)
 	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
 		httproute.CreateConversation: s.createConversation, httproute.UpdateConversation: s.updateConversation,
 		httproute.AddConversationItems: s.addConversationItems,
@@ -166,19 +166,15 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 // newAuth builds the auth stage on the server's rate limits, which outlive
 // the generation (install applies the generation's figures).
 func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
-	ac := auth.Config{
-		ActorPolicy:   auth.ActorPolicy(cfg.Actors.Missing),
-		DefaultTenant: cfg.Actors.DefaultTenant,
-		Limits:        limits,
-	}
+	tokens := make([]auth.Token, 0, len(cfg.Tokens))
 	for i, t := range cfg.Tokens {
 		h, err := auth.ParseHash(t.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("tokens[%d].hash: %w", i, err)
 		}
-		ac.Tokens = append(ac.Tokens, auth.Token{Name: t.Name, Hash: h, Tenant: t.Tenant, Admin: t.Admin})
+		tokens = append(tokens, auth.Token{Name: t.Name, Hash: h, Tenant: t.Tenant, Admin: t.Admin})
 	}
-	return auth.New(ac)
+	return auth.Setup(cfg.Actors, tokens, limits)
 }
 
 // newAgent builds the reference agent on the configured provider; with a
@@ -196,16 +192,4 @@ func newAgent(cfg *config.Config, tracer trace.Tracer) (runner.Agent, error) {
 		return agent.New(traceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
-}
-
-// rates are the rate limit figures of cfg: per token, and per tenant
-// (limits.tenant_*, else the token's figures).
-func rates(cfg *config.Config) (token, tenant auth.Rate) {
-	l := cfg.Limits
-	token = auth.Rate{PerSecond: l.RatePerSecond, Burst: l.Burst}
-	tenant = token
-	if l.TenantRatePerSecond > 0 {
-		tenant = auth.Rate{PerSecond: l.TenantRatePerSecond, Burst: l.TenantBurst}
-	}
-	return token, tenant
 }

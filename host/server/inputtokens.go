@@ -36,7 +36,7 @@ func (s *Server) inputTokensChain(a *auth.Auth, cfg *config.Config, p *runtime.P
 		return nil, err
 	}
 	return builtin.Authenticated(a, filters.HandlerFunc(s.inputTokens),
-		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()), model.New(), m), nil
+		bodystage.Setup(cfg.Limits.Config), model.New(), m), nil
 }
 
 // inputTokens answers {"object":"response.input_tokens","input_tokens":N}.

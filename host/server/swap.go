@@ -31,7 +31,7 @@ func (s *Server) release(g *generation) {
 // install makes g current and retires the previous generation, whose
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
-	s.limits.Configure(rates(g.cfg))
+	s.limits.Configure(g.cfg.Limits.Rates())
 	s.metrics.setTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)
 	if old == nil {

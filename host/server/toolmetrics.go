@@ -29,13 +29,10 @@ func newWithheldCounter(reg *prometheus.Registry) *prometheus.CounterVec {
 
 // hosted is the map-request stage's policy for hosted tools (tools.hosted).
 func (m *metrics) hosted(cfg *config.Config) mapping.Hosted {
-	return mapping.Hosted{
-		Refuse: cfg.Tools.Hosted == config.HostedRefuse,
-		Count: func(typ string) {
-			if !hostedTypes[typ] {
-				typ = "other"
-			}
-			m.withheld.WithLabelValues(typ).Inc()
-		},
-	}
+	return cfg.Tools.Policy(func(typ string) {
+		if !hostedTypes[typ] {
+			typ = "other"
+		}
+		m.withheld.WithLabelValues(typ).Inc()
+	})
 }
