@@ -31,6 +31,25 @@ func (h *harness) post(path, b string) (int, string) {
 	return res.StatusCode, string(body(h.t, res))
 }
 
+// chainTurns stores one response per input, each continuing the one
+// before by previous_response_id, and returns the last one's id.
+func (h *harness) chainTurns(says ...string) string {
+	h.t.Helper()
+	prev := ""
+	for _, say := range says {
+		b := `{"model":"service","input":"` + say + `"`
+		if prev != "" {
+			b += `,"previous_response_id":"` + prev + `"`
+		}
+		code, reply := h.post("/v1/responses", b+"}")
+		if code != 200 {
+			h.t.Fatalf("turn %q: %d %s", say, code, reply)
+		}
+		prev = gjson.Get(reply, "id").Str
+	}
+	return prev
+}
+
 // compactItem returns the compaction item of a compaction reply, as JSON.
 func compactItem(t *testing.T, reply string) string {
 	t.Helper()
@@ -60,18 +79,7 @@ func withEncrypted(item string, f func(string) string) string {
 // is a 400 naming the input item.
 func TestCompactRoundTrip(t *testing.T) {
 	h := start(t, compactKeys(t, "k1"))
-	prev := ""
-	for _, say := range []string{"my name is Ada", "I like green tea", "my cat is Tom"} {
-		b := `{"model":"service","input":"` + say + `"`
-		if prev != "" {
-			b += `,"previous_response_id":"` + prev + `"`
-		}
-		code, reply := h.post("/v1/responses", b+"}")
-		if code != 200 {
-			t.Fatalf("turn %q: %d %s", say, code, reply)
-		}
-		prev = gjson.Get(reply, "id").Str
-	}
+	prev := h.chainTurns("my name is Ada", "I like green tea", "my cat is Tom")
 	code, reply := h.post("/v1/responses/compact", `{"model":"service","previous_response_id":"`+prev+`","input":"keep the plan","instructions":"be brief"}`)
 	if code != 200 {
 		t.Fatalf("compact: %d %s", code, reply)
