@@ -156,6 +156,15 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			decodeChunk(data, &c)
 		}
 	})
+	// bench-edge's mock chunk (bench/edge/upstream.go).
+	edge := []byte(`{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"mock-model","choices":[{"index":0,"delta":{"content":"tok07 "},"finish_reason":null}]}`)
+	b.Run("bench-edge", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var c wireChunk
+			decodeChunk(edge, &c)
+		}
+	})
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
