@@ -242,3 +242,28 @@ func checkBody(t *testing.T, model string, req runner.ProviderRequest, plain boo
 		}
 	}
 }
+
+// TestDecodeChunkReused: a stream decodes every chunk into the same value;
+// what each chunk reads must not depend on the chunk before it.
+func TestDecodeChunkReused(t *testing.T) {
+	norm := func(c wireChunk) wireChunk {
+		if len(c.Choices) == 0 {
+			c.Choices = nil
+		}
+		return c
+	}
+	for _, prev := range decodeCases {
+		for _, s := range decodeCases {
+			var fresh, reused wireChunk
+			errFresh := decodeChunk([]byte(s), &fresh)
+			decodeChunk([]byte(prev), &reused)
+			errReused := decodeChunk([]byte(s), &reused)
+			if (errFresh == nil) != (errReused == nil) {
+				t.Fatalf("after %s, %s: error %v, fresh %v", prev, s, errReused, errFresh)
+			}
+			if errFresh == nil && !reflect.DeepEqual(norm(fresh), norm(reused)) {
+				t.Errorf("after %s, %s:\n got %+v\nwant %+v", prev, s, reused, fresh)
+			}
+		}
+	}
+}
