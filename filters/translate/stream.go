@@ -120,10 +120,13 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // function_call_arguments.delta… → function_call_arguments.done →
 // output_item.done (responses_stream.go).
 //
-// The events go to out: the client, the run's event log, or both.
-func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink) error {
+// The events go to out: the client, the run's event log, or both. created
+// is the in-progress Response of response.created when the caller has
+// mapped it already (a background response, whose reply it also is); nil:
+// the stream maps it when it starts.
+func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink, created []byte) error {
 	rs := &responseEvents{ctx: ctx, t: t, x: x, ids: ids, rs: framing.NewResponseStream(ids.response, ids.message),
-		buf: make([]byte, 0, 1024), out: out}
+		buf: make([]byte, 0, 1024), out: out, created: created}
 	src := t.source(x, ids.response, func() error {
 		if err := rs.start(); err != nil {
 			return err
