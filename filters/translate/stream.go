@@ -42,7 +42,8 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		}
 		return comment(x)
 	})
-	calls := 0 // tool-call fragments streamed
+	calls := 0         // tool-call fragments streamed
+	unflushed := false // chunks buffered since the last flush
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -51,24 +52,26 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		if !ok {
 			break
 		}
-		if p.text == "" && p.call == nil {
-			continue
-		}
-		if !started {
-			if err := start(); err != nil {
-				return err
+		if p.text != "" || p.call != nil {
+			if !started {
+				if err := start(); err != nil {
+					return err
+				}
 			}
+			if c := p.call; c != nil {
+				buf = cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)
+				calls++
+			} else {
+				buf = cs.AppendDelta(buf[:0], p.text)
+			}
+			if err := x.Reply.Buffer("", buf); err != nil {
+				return &filters.ClientGoneError{Err: err}
+			}
+			unflushed = true
 		}
-		if c := p.call; c != nil {
-			buf = cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)
-			calls++
-		} else {
-			buf = cs.AppendDelta(buf[:0], p.text)
-		}
-		if err := x.Reply.Buffer("", buf); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		if !src.more() {
+		// An empty piece flushes too: the chunks held for it did not come.
+		if unflushed && !src.more() {
+			unflushed = false
 			if err := x.Reply.Flush(); err != nil {
 				return &filters.ClientGoneError{Err: err}
 			}
@@ -133,6 +136,7 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		}
 		return out.comment()
 	})
+	unflushed := false // events buffered since the last flush
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -143,16 +147,16 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		}
 		switch {
 		case p.call != nil:
-			err = rs.call(*p.call)
+			err, unflushed = rs.call(*p.call), true
 		case p.text != "":
-			err = rs.text(p.text)
-		default:
-			continue
+			err, unflushed = rs.text(p.text), true
 		}
 		if err != nil {
 			return err
 		}
-		if !src.more() {
+		// An empty piece flushes too: the events held for it did not come.
+		if unflushed && !src.more() {
+			unflushed = false
 			if err := out.flush(); err != nil {
 				return err
 			}

@@ -23,8 +23,11 @@ const maxEventBytes = 4 << 20
 func (p *Provider) readStream(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(runner.Event) error) (runner.Result, error) {
 	bufs := scanBufs.Get().(*streamBufs)
 	defer scanBufs.Put(bufs)
-	sc := bufio.NewScanner(body)
+	b := &burst{body: body, emit: emit}
+	emit = b.send
+	sc := bufio.NewScanner(b)
 	sc.Buffer(bufs.scan[:0], maxEventBytes)
+	sc.Split(b.split)
 	var (
 		st    streamState
 		event string
