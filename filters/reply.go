@@ -25,8 +25,8 @@ type Reply struct {
 	// buffered counts the bytes of the stream's events written without a
 	// flush; past chunkedAfter, net/http has sent the headers, chunked.
 	buffered int
-	seq       int
-	frame     []byte // reused SSE frame buffer
+	seq      int
+	frame    []byte // reused SSE frame buffer
 
 	// writeTimeout bounds each write to the client (0: none); deadline is
 	// the write deadline last set on the connection. aborted, once set,
