@@ -4,17 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/runedge/runedge/filters/auth"
-	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/config/configtest"
 )
 
 // TestStreamBurstWrites: chunks that reach the edge together leave it
@@ -23,17 +18,8 @@ import (
 // its own tokens), so the edge has the whole answer at once: it must not
 // spend a write on each chunk.
 func TestStreamBurstWrites(t *testing.T) {
-	up := stream20Upstream(t, false)
-	cfg := configtest.New(t)
-	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
-	viaOpenAI(up+"/v1", nil)(cfg)
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
 	var writes atomic.Int64
-	h := serveListener(t, cfg, testWriter{t}, func(ln net.Listener) net.Listener {
-		return countingListener{ln, &writes}
-	})
+	h := countingEdge(t, stream20Upstream(t, false), &writes)
 	for _, tc := range []struct{ name, path, body, delta string }{
 		{"chat", "/v1/chat/completions", `{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`, `"content":"tok`},
 		{"responses", "/v1/responses", `{"model":"service","input":"hello","stream":true}`, "event: response.output_text.delta"},
@@ -43,12 +29,7 @@ func TestStreamBurstWrites(t *testing.T) {
 			most := int64(0)
 			for range 20 {
 				before := writes.Load()
-				res := h.do("POST", tc.path, tc.body)
-				b, err := io.ReadAll(res.Body)
-				res.Body.Close()
-				if err != nil || res.StatusCode != 200 {
-					t.Fatalf("status %d, %v: %s", res.StatusCode, err, b)
-				}
+				b := postOK(t, h, tc.path, tc.body)
 				if n := strings.Count(string(b), tc.delta); n != 20 {
 					t.Fatalf("%d deltas, want 20:\n%s", n, b)
 				}
@@ -63,6 +44,19 @@ func TestStreamBurstWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// postOK posts body to path and returns the whole reply, which must be a
+// 200.
+func postOK(t *testing.T, h *harness, path, body string) []byte {
+	t.Helper()
+	res := h.do("POST", path, body)
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("status %d, %v: %s", res.StatusCode, err, b)
+	}
+	return b
 }
 
 // TestStreamBurstNotHeldBack: holding a burst's chunks for one write never

@@ -30,18 +30,7 @@ func BenchmarkStream20(b *testing.B) {
 	paced := stream20Upstream(b, true)
 	chat := `{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`
 	var writes atomic.Int64 // the edges' writes to their clients
-	edge := func(up string) *harness {
-		cfg := configtest.New(b)
-		cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
-		viaOpenAI(up+"/v1", nil)(cfg)
-		if err := cfg.Validate(); err != nil {
-			b.Fatal(err)
-		}
-		return serveListener(b, cfg, testWriter{b}, func(ln net.Listener) net.Listener {
-			return countingListener{ln, &writes}
-		})
-	}
-	edgeBurst, edgePaced := edge(burst), edge(paced)
+	edgeBurst, edgePaced := countingEdge(b, burst, &writes), countingEdge(b, paced, &writes)
 	for _, bc := range []struct {
 		name, url, body string
 		conns           int
@@ -91,6 +80,21 @@ var stream20Body = func() []byte {
 	b.WriteString("data: [DONE]\n\n")
 	return b.Bytes()
 }()
+
+// countingEdge starts runedge with the openai provider on the upstream at
+// base (app token only), counting its writes to its clients in writes.
+func countingEdge(tb testing.TB, base string, writes *atomic.Int64) *harness {
+	tb.Helper()
+	cfg := configtest.New(tb)
+	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken(tokApp)}}
+	viaOpenAI(base+"/v1", nil)(cfg)
+	if err := cfg.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	return serveListener(tb, cfg, testWriter{tb}, func(ln net.Listener) net.Listener {
+		return countingListener{ln, writes}
+	})
+}
 
 // stream20Upstream serves stream20Body to any POST and returns its base
 // URL; paced flushes after every event.
