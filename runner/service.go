@@ -72,6 +72,7 @@ type Service struct {
 	convs      ConversationStore
 	agent      Agent
 	timeout    time.Duration
+	timedOut   error // the cause of a run that exceeded timeout, made once
 	limit      int
 	now        func() time.Time
 	log        *slog.Logger
@@ -136,6 +137,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.timedOut = fmt.Errorf("%w: run exceeded %s", ErrTimeout, s.timeout)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
