@@ -8,9 +8,6 @@ import "strings"
 // fixed here so that a provider can recognise them (the offline provider
 // summarises deterministically, and names the summary it was given).
 const (
-	// EndpointCompact is the endpoint a compaction run records
-	// (filters.ResponsesCompact): only its handle keeps the agent's input.
-	EndpointCompact = "responses.compact"
 	// CompactionPrompt is the last user message of a compaction run.
 	CompactionPrompt = "Summarise the conversation so far for your own later use: what the user asked and wants, what was decided, and what is still open. Answer with the summary only."
 	// CompactedContextPrefix starts the system message that carries an

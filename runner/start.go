@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner/schema"
 )
 
@@ -96,7 +97,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	now := s.now().Unix()
 	started := now
 	h := newHandle(ctx, s, Run{
-		ID:            NewID("run_"),
+		ID:            NewID(contract.RunPrefix),
 		Object:        "run",
 		Status:        StatusRunning,
 		Actor:         spec.Actor,
@@ -111,9 +112,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		StartedAt:     &started,
 		Request:       reqJSON,
 	}, spec.Request.Stream)
-	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == "responses"
+	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
-	if spec.Endpoint == EndpointCompact {
+	if spec.Endpoint == contract.EndpointCompact {
 		// Only a compaction lists what its agent was given; any other run
 		// would hold its whole input for as long as it runs.
 		h.input = agentInput
@@ -200,9 +201,9 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 				return "", "", false, false, err
 			}
 		}
-		return spec.SessionID, NewID("thread_"), fresh, true, nil
+		return spec.SessionID, NewID(contract.ThreadPrefix), fresh, true, nil
 	default:
-		return NewID("sess_"), NewID("thread_"), true, true, nil
+		return NewID(contract.SessionPrefix), NewID(contract.ThreadPrefix), true, true, nil
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -42,7 +43,7 @@ func New(keys *Keys) *Stage { return &Stage{keys: keys} }
 func NewCompact(keys *Keys) *Stage { return &Stage{keys: keys, compact: true} }
 
 // Name is "compaction".
-func (*Stage) Name() string { return "compaction" }
+func (*Stage) Name() string { return contract.StageCompaction }
 
 // Handle rewrites x.Native.Input, then calls next.
 func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
