@@ -102,6 +102,7 @@ type Conversation struct {
 	// Append appends the request's input and the run's output items; the
 	// run stage calls it when the run completed, before the reply's last
 	// byte, so a client that reads the conversation next finds the turn.
+	// nil: the run adds nothing (a compaction of the conversation).
 	Append func(ctx context.Context, runID string, res *runner.Result) error
 }
 

@@ -38,7 +38,9 @@ var Order = []string{"auth", "body", "model", "conversation", "map-request", "co
 // compact-input gives a body without input the compaction prompt as its
 // input (input is optional there, required of a Responses body).
 // It runs before model, whose shape check requires input.
-var CompactOrder = []string{"auth", "body", "compact-input", "model", "map-request", "compaction", "run"}
+// conversation puts a named conversation's items before the input, as
+// on /v1/responses: they are what is compacted.
+var CompactOrder = []string{"auth", "body", "compact-input", "model", "conversation", "map-request", "compaction", "run"}
 
 // NativeRunOrder is the order of the stages of POST /runner/v1/runs: its
 // body is the native run request, so native-request stands for model and
@@ -111,7 +113,11 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 		case "model":
 			st = model.New()
 		case "conversation":
-			st = conversation.New(d.Runner)
+			if _, compact := terminal.(*compaction.Reply); compact {
+				st = conversation.NewCompact(d.Runner)
+			} else {
+				st = conversation.New(d.Runner)
+			}
 		case "map-request":
 			var m *mapping.Mapping
 			if m, err = mapping.New(d.Plugins.Request); err == nil {
