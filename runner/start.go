@@ -113,6 +113,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}, spec.Request.Stream)
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == "responses"
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
+	// A native run's events are its history's, streamed or not: the
+	// native events API replays them (host/server nativerun.go).
+	h.logged = s.history != nil && spec.Endpoint == EndpointNative
 	if spec.Endpoint == EndpointCompact {
 		// Only a compaction lists what its agent was given; any other run
 		// would hold its whole input for as long as it runs.
