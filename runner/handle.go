@@ -27,7 +27,7 @@ type Handle struct {
 	// logged: a native run (POST /runner/v1/runs) keeps its events
 	// (EventLog) though it is no stored response.
 	logged bool
-	object                      []byte
+	object []byte
 	// input is what the agent was given (history, then the request's
 	// input, references resolved): compaction lists its user messages.
 	input []Message
