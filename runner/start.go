@@ -33,6 +33,11 @@ type StartSpec struct {
 	// stored as the response's input: a conversation's earlier items
 	// (filters/conversation), already kept in the conversation.
 	History []Message
+	// Context, when not nil, is what the agent is given in place of the
+	// history and the resolved input: a compacted context
+	// (filters/compaction). The request is still recorded, and continues
+	// its previous response, as sent.
+	Context []Message
 	// RequestID and CorrelationID are the app server's ids, recorded as given.
 	RequestID, CorrelationID string
 	Request                  Request
@@ -71,6 +76,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	if len(spec.History) > 0 {
 		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
+	}
+	if spec.Context != nil {
+		agentInput = spec.Context
 	}
 	if err := checkToolResults(agentInput); err != nil {
 		return nil, err

@@ -77,6 +77,10 @@ type Deps struct {
 	Hold func() (release func())
 	// Compaction seals and opens compaction items (compaction.keys).
 	Compaction *compaction.Keys
+	// InputTokens counts what the agent is given for a request, by the
+	// provider's rule: context_management's compact_threshold is held
+	// against it (compaction.Auto).
+	InputTokens func(runner.Request) int
 }
 
 // enclosing are the stages whose span covers the rest of the chain: the
@@ -132,7 +136,7 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			if terminal != nil {
 				st = compaction.NewCompact(d.Compaction)
 			} else {
-				st = compaction.New(d.Compaction)
+				st = compaction.New(d.Compaction, compaction.Auto{Runner: d.Runner, InputTokens: d.InputTokens, Model: model.ID})
 			}
 		case "native-request":
 			st = nativereq.New()

@@ -112,6 +112,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		Token:    x.Identity.Token,
 		Request:  x.Native,
 		Echo:     x.Echo,
+		Context:  x.Context,
 	}
 	hd := x.Request.Header
 	for _, f := range []struct {

@@ -34,6 +34,10 @@ type responseEvents struct {
 	streamed strings.Builder
 	outputs  int // output items opened
 	calls    []callItem
+	// compacted: the Response's output starts with a compaction item
+	// (compacted.go); only: it is the output's only item, the turn being
+	// the compaction, and the agent's text (the summary) is not streamed.
+	compacted, only bool
 }
 
 // callItem is a call item being streamed: a function_call, or a
@@ -68,7 +72,13 @@ func (e *responseEvents) start() error {
 	if err := e.out.startStream(); err != nil {
 		return err
 	}
-	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), created))
+	if err := e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), created)); err != nil {
+		return err
+	}
+	if e.compacted && !e.only {
+		return e.compactionEvents(e.x.Compacted.Item)
+	}
+	return nil
 }
 
 // openMessage opens the output message, output 0.
@@ -96,7 +106,7 @@ func (e *responseEvents) text(s string) error {
 	if err := e.start(); err != nil {
 		return err
 	}
-	if len(e.calls) > 0 || e.msg == 2 {
+	if len(e.calls) > 0 || e.msg == 2 || e.only {
 		return nil // see the type's comment
 	}
 	if e.msg == 0 {
@@ -200,6 +210,12 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.start(); err != nil {
 		return err
 	}
+	if e.only {
+		if err := e.compactionEvents([]byte(gjson.GetBytes(final, "output.0").Raw)); err != nil {
+			return err
+		}
+		return e.complete(final)
+	}
 	if len(e.calls) == 0 {
 		if e.msg == 0 && (res.Text != "" || len(res.ToolCalls) == 0) {
 			if err := e.openMessage(); err != nil {
@@ -214,7 +230,11 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 		if e.msg == 1 {
 			// The done events repeat the text as the plugin mapped it.
 			text := res.Text
-			if v := gjson.GetBytes(final, "output.0.content.0.text"); v.Type == gjson.String {
+			path := "output.0.content.0.text"
+			if e.compacted {
+				path = "output.1.content.0.text"
+			}
+			if v := gjson.GetBytes(final, path); v.Type == gjson.String {
 				text = v.Str
 			}
 			if err := e.closeMessage(text); err != nil {
@@ -233,6 +253,11 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.reasoning(res.Reasoning); err != nil {
 		return err
 	}
+	return e.complete(final)
+}
+
+// complete sends the terminal event with final and ends the stream.
+func (e *responseEvents) complete(final []byte) error {
 	completed := e.rs.AppendCompleted(e.buf[:0], e.out.nextSeq(), final)
 	if err := e.send(gjson.GetBytes(completed, "type").Str, completed); err != nil {
 		return err
