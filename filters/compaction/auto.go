@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/runedge/runedge/filters"
@@ -42,14 +43,21 @@ type Auto struct {
 // The request is recorded as sent either way; only the agent's input
 // changes (x.Context).
 
-// compactTurn arranges x's compaction; trigger says the input ended in a
-// compaction_trigger, limit is context_management's threshold (0: none).
+// compactTurn arranges x's compaction; trigger is the index of the
+// compaction_trigger the input ended in (-1: none), limit is
+// context_management's threshold (0: none).
 // What cannot be resolved (an unknown previous response, an item
 // reference) is left to the run stage, which refuses it in its words.
-func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger bool, limit int) error {
+func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, limit int) error {
 	a := s.auto
 	if a.Runner == nil {
 		return unsupported("context_management", "context_management and compaction_trigger are not supported by this chain")
+	}
+	if trigger >= 0 && x.Conversation != nil {
+		// The turn would append the trigger, and the summary in clear,
+		// to the conversation.
+		return unsupported(fmt.Sprintf("input[%d]", trigger),
+			"a compaction_trigger cannot end a conversation turn: compact the conversation with POST /v1/responses/compact")
 	}
 	resolved, err := a.Runner.Input(ctx, x.Identity.TenantID, x.Native)
 	if err != nil {
@@ -61,7 +69,7 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger bo
 	}
 	all = append(all, resolved...)
 	prompt := runner.Message{Role: "user", Content: runner.CompactionPrompt}
-	if trigger {
+	if trigger >= 0 {
 		x.Context = append(all, prompt)
 		n := &x.Native
 		n.Tools, n.ToolChoice, n.ParallelToolCalls, n.MaxToolCalls = nil, runner.ToolChoice{}, nil, 0

@@ -64,7 +64,7 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	if err != nil {
 		return err
 	}
-	if trigger || limit > 0 {
+	if trigger >= 0 || limit > 0 {
 		if err := s.compactTurn(ctx, x, trigger, limit); err != nil {
 			return err
 		}
@@ -74,8 +74,9 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 
 // open replaces each compaction item of in with the system message of its
 // summary, and takes out a compaction_trigger, which must be the final
-// input item (trigger reports one). in is copied before the first change.
-func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, trigger bool, _ error) {
+// input item (trigger is its index in the client's input, -1 without
+// one). in is copied before the first change.
+func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, trigger int, _ error) {
 	out := in
 	copied := false
 	for i, m := range in {
@@ -83,10 +84,10 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 		case roleItem:
 		case roleTrigger:
 			if i != len(in)-1 {
-				return nil, false, apierr.InvalidBody(fmt.Sprintf("input[%d]", m.RefIndex),
+				return nil, -1, apierr.InvalidBody(fmt.Sprintf("input[%d]", m.RefIndex),
 					"a compaction_trigger must be the final input item")
 			}
-			return out[:i:i], true, nil
+			return out[:i:i], m.RefIndex, nil
 		default:
 			continue
 		}
@@ -99,14 +100,14 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 			}
 			e := apierr.InvalidBody(param, "%s %s", param, why)
 			e.Err = err
-			return nil, false, e
+			return nil, -1, e
 		}
 		if !copied {
 			out, copied = append([]runner.Message(nil), in...), true
 		}
 		out[i] = runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary}
 	}
-	return out, false, nil
+	return out, -1, nil
 }
 
 func unsupported(param, msg string) *apierr.Error {

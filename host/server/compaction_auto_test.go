@@ -149,7 +149,7 @@ func TestResponsesContextManagementRefusals(t *testing.T) {
 // summary of everything before the trigger (never the summary in clear);
 // streamed, exactly one output_item.done, of the compaction item, and no
 // text. The item carries the context to a new chain. A trigger that is not
-// the final input item is a 400 naming it.
+// the final input item, or ends a conversation turn, is a 400 naming it.
 func TestResponsesCompactionTrigger(t *testing.T) {
 	h := start(t, compactKeys(t, "k1"))
 	in := `[{"role":"user","content":"my name is Ada"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]},` +
@@ -191,5 +191,11 @@ func TestResponsesCompactionTrigger(t *testing.T) {
 	code, e := h.post("/v1/responses", `{"model":"service","input":[{"type":"compaction_trigger"},{"role":"user","content":"hi"}]}`)
 	if code != 400 || gjson.Get(e, "error.code").Str != "invalid_body" || gjson.Get(e, "error.param").Str != "input[0]" {
 		t.Errorf("a trigger before another item: %d %s, want 400 invalid_body naming input[0]", code, e)
+	}
+	// In a conversation turn it would append the summary in clear: refused.
+	_, conv := h.post("/v1/conversations", `{}`)
+	code, e = h.post("/v1/responses", `{"model":"service","conversation":"`+gjson.Get(conv, "id").Str+`","input":[{"role":"user","content":"hi"},{"type":"compaction_trigger"}]}`)
+	if code != 400 || gjson.Get(e, "error.code").Str != "unsupported_parameter" || gjson.Get(e, "error.param").Str != "input[1]" {
+		t.Errorf("a trigger in a conversation turn: %d %s, want 400 unsupported_parameter naming input[1]", code, e)
 	}
 }
