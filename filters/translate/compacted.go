@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/framing"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -60,16 +61,9 @@ func withCompaction(body []byte, x *filters.Exchange, ids replyIDs, res *runner.
 // the turn is the compaction.
 func (e *responseEvents) compactionEvents(item []byte) error {
 	for _, done := range []bool{false, true} {
-		if err := e.send(eventName(done), e.rs.AppendItemEvent(e.buf[:0], e.out.nextSeq(), 0, done, item)); err != nil {
+		if err := e.send(framing.ItemEvent(done), e.rs.AppendItemEvent(e.buf[:0], e.out.nextSeq(), 0, done, item)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func eventName(done bool) string {
-	if done {
-		return "response.output_item.done"
-	}
-	return "response.output_item.added"
 }

@@ -95,7 +95,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Tracer = s.tracing.tracerOf()
 		d.Hold = hold
 		d.Compaction = keys
-		d.InputTokens = s.inputTokenCounter(cfg)
+		d.InputTokens = inputTokenCounter(cfg)
 		d.Hosted = s.metrics.hosted(cfg)
 		for _, st := range []struct {
 			stage string

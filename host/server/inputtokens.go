@@ -54,7 +54,7 @@ func (s *Server) inputTokens(ctx context.Context, x *filters.Exchange) error {
 
 // inputTokenCounter counts what the agent is given for a request, as
 // inputTokens does: what context_management's threshold is held against.
-func (s *Server) inputTokenCounter(cfg *config.Config) func(runner.Request) int {
+func inputTokenCounter(cfg *config.Config) func(runner.Request) int {
 	kind := cfg.Provider.Kind
 	return func(req runner.Request) int { return countInputTokens(kind, agent.Messages(req), req.Tools) }
 }
