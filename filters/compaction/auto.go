@@ -50,7 +50,7 @@ type Auto struct {
 // reference) is left to the run stage, which refuses it in its words.
 func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, limit int) error {
 	a := s.auto
-	if a.Runner == nil {
+	if a.Runner == nil || a.InputTokens == nil {
 		return unsupported("context_management", "context_management and compaction_trigger are not supported by this chain")
 	}
 	if trigger >= 0 && x.Conversation != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -54,6 +55,11 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		return err
 	}
 	x.Native.Input = in
+	if c := x.Conversation; c != nil && len(c.Messages) > 0 {
+		if c.Messages, err = s.openHistory(x.Identity.TenantID, c.Messages); err != nil {
+			return err
+		}
+	}
 	if s.compact {
 		// The request is a compaction already: a trigger adds nothing,
 		// and context_management does not apply.
@@ -108,6 +114,25 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 		out[i] = runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary}
 	}
 	return out, -1, nil
+}
+
+// openHistory opens the compaction items of a conversation's items, as
+// open does the input's; a compaction_trigger there (it ends a request,
+// not a conversation) is dropped, and an item that does not open is a 400
+// naming conversation.
+func (s *Stage) openHistory(tenant string, in []runner.Message) ([]runner.Message, error) {
+	kept := make([]runner.Message, 0, len(in))
+	for _, m := range in {
+		if m.Role != roleTrigger {
+			kept = append(kept, m)
+		}
+	}
+	out, _, err := s.open(tenant, kept)
+	var e *apierr.Error
+	if errors.As(err, &e) {
+		e.Param, e.Message = "conversation", "a compaction item of the conversation "+strings.TrimPrefix(e.Message, e.Param+" ")
+	}
+	return out, err
 }
 
 func unsupported(param, msg string) *apierr.Error {
