@@ -188,6 +188,13 @@ func TestResponsesCompactionTrigger(t *testing.T) {
 		t.Errorf("stream events: %s", got)
 	}
 
+	// Stored, it reads back as it was sent: the item alone.
+	_, stored := h.post("/v1/responses", `{"model":"service","input":`+in+`}`)
+	if got := h.getT1(t, "/v1/responses/"+gjson.Get(stored, "id").Str); gjson.Get(got, "output.#").Int() != 1 ||
+		gjson.Get(got, "output.0.type").Str != "compaction" || strings.Contains(got, "Summary") {
+		t.Errorf("a stored compaction turn reads back as %.300s", got)
+	}
+
 	code, e := h.post("/v1/responses", `{"model":"service","input":[{"type":"compaction_trigger"},{"role":"user","content":"hi"}]}`)
 	if code != 400 || gjson.Get(e, "error.code").Str != "invalid_body" || gjson.Get(e, "error.param").Str != "input[0]" {
 		t.Errorf("a trigger before another item: %d %s, want 400 invalid_body naming input[0]", code, e)
