@@ -206,3 +206,26 @@ func TestResponsesCompactionTrigger(t *testing.T) {
 		t.Errorf("a trigger in a conversation turn: %d %s, want 400 unsupported_parameter naming input[1]", code, e)
 	}
 }
+
+// Codex compacts over the WebSocket too: a store:false turn continued on
+// its socket, then a turn ending in a compaction_trigger, answers the
+// compaction item alone; a new turn carrying it is answered from it.
+func TestSocketCompactionTrigger(t *testing.T) {
+	h := start(t, nil)
+	conn := sdkSocket(t, h)
+	first := last(socketTurn(t, conn, create(`,"store":false,"input":"my name is Ada"`))).Get("response")
+	evs := socketTurn(t, conn, create(`,"store":false,"previous_response_id":"`+first.Get("id").Str+`","input":[{"role":"user","content":"I like tea"},{"type":"compaction_trigger"}]`))
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Get("type").Str)
+	}
+	done := last(evs).Get("response")
+	if strings.Join(types, ",") != "response.created,response.output_item.added,response.output_item.done,response.completed" ||
+		done.Get("output.#").Int() != 1 || done.Get("output.0.type").Str != "compaction" {
+		t.Fatalf("compaction turn: %v %s", types, done.Raw)
+	}
+	next := last(socketTurn(t, conn, create(`,"store":false,"input":[`+done.Get("output.0").Raw+`,{"role":"user","content":"who am I"}]`))).Get("response")
+	if want := "You said: who am I (earlier: Summary: my name is Ada | I like tea)"; next.Get("output_text").Str != want {
+		t.Errorf("after the compaction: %s, want %q", next.Raw, want)
+	}
+}
