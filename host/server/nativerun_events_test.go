@@ -3,8 +3,11 @@ package server
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/host/config"
 )
 
 // A native run keeps its events, streamed or not: GET
@@ -54,5 +57,30 @@ func TestNativeRunEvents(t *testing.T) {
 		gjson.Get(evs[1].Data, "delta").Str != gjson.GetBytes(whole, "output").Str ||
 		gjson.Get(evs[2].Data, "id").Str != id {
 		t.Errorf("events of a run without stream: %+v (reply %s)", evs, whole)
+	}
+}
+
+// While a native run runs, the events endpoint follows it live: a reader
+// that joins mid-stream gets every event from the start, then the rest as
+// they come, and the stream ends with the run.
+func TestNativeRunEventsLive(t *testing.T) {
+	h := start(t, func(c *config.Config) { c.Provider.Offline.TokenDelay = config.Dur(20 * time.Millisecond) })
+	res := h.do("POST", "/runner/v1/runs", `{"stream":true,"input":[{"role":"user","content":"one two three four five six seven eight nine ten"}]}`, "x-service-tenant-id", "t1")
+	defer res.Body.Close()
+	id := checkRunHeaders(t, res.Header)
+	follow := h.do("GET", "/runner/v1/runs/"+id+"/events", "", "x-service-tenant-id", "t1")
+	defer follow.Body.Close()
+	if follow.StatusCode != 200 {
+		t.Fatalf("events while running: %d %s", follow.StatusCode, body(t, follow))
+	}
+	streamed := readEvents(t, res.Body)
+	followed := readEvents(t, follow.Body)
+	if len(followed) != len(streamed) || len(streamed) < 10 || followed[len(followed)-1].Event != "run.completed" {
+		t.Fatalf("followed %d events, streamed %d: %+v", len(followed), len(streamed), followed)
+	}
+	for i := range followed {
+		if followed[i] != streamed[i] {
+			t.Errorf("event %d followed as %+v, streamed as %+v", i, followed[i], streamed[i])
+		}
 	}
 }
