@@ -6,23 +6,24 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
 // Endpoint names a compatible endpoint. The values are the ones recorded on
-// runs and passed to mapping plugins.
+// runs and passed to mapping plugins (internal/contract).
 type Endpoint string
 
 const (
-	Models          Endpoint = "models"
-	ChatCompletions Endpoint = "chat.completions"
-	Responses       Endpoint = "responses"
+	Models          Endpoint = contract.EndpointModels
+	ChatCompletions Endpoint = contract.EndpointChat
+	Responses       Endpoint = contract.EndpointResponses
 	// ResponsesCompact is recorded on compaction runs (POST
 	// /v1/responses/compact); their requests are mapped as Responses
 	// requests, so the compaction stage sets it after the mapping.
-	ResponsesCompact Endpoint = "responses.compact"
+	ResponsesCompact Endpoint = contract.EndpointCompact
 	// Native is the runner's own API (/runner/v1/...).
-	Native Endpoint = "runner"
+	Native Endpoint = contract.EndpointNative
 )
 
 // Identity is who is calling, as established by the auth stage.

@@ -8,12 +8,6 @@ import "strings"
 // fixed here so that a provider can recognise them (the offline provider
 // summarises deterministically, and names the summary it was given).
 const (
-	// EndpointCompact is the endpoint a compaction run records
-	// (filters.ResponsesCompact): only its handle keeps the agent's input.
-	EndpointCompact = "responses.compact"
-	// EndpointNative is the endpoint of a run started by POST
-	// /runner/v1/runs (filters.Native): its events are kept.
-	EndpointNative = "runner"
 	// CompactionPrompt is the last user message of a compaction run.
 	CompactionPrompt = "Summarise the conversation so far for your own later use: what the user asked and wants, what was decided, and what is still open. Answer with the summary only."
 	// CompactedContextPrefix starts the system message that carries an

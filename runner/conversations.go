@@ -4,40 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
+
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // Conversations are sessions (docs/api.md "Conversations"): the OpenAI
 // Conversations API names a session by conv_ and the session id's random
-// part, as resp_ names a run (RunIDOf). x-service-session-id, the native
+// part, as resp_ names a run (internal/contract). x-service-session-id, the native
 // API's session_id and the conversation id are one identity, so a
 // conversation is continued by either API.
 
-// ConversationIDOf returns the conversation id of a session id
-// (sess_X → conv_X), "" for an id that is not a session's.
-func ConversationIDOf(sessionID string) string {
-	if rest, ok := strings.CutPrefix(sessionID, "sess_"); ok && rest != "" {
-		return "conv_" + rest
-	}
-	return ""
-}
-
-// SessionIDOf returns the session id of a conversation id (conv_X →
-// sess_X), "" for an id that is not a conversation's.
-func SessionIDOf(conversationID string) string {
-	if rest, ok := strings.CutPrefix(conversationID, "conv_"); ok && rest != "" {
-		return "sess_" + rest
-	}
-	return ""
-}
-
-// MaxConversationItemsPerCall bounds the items one create or add call
-// carries, as OpenAI's API does.
-const MaxConversationItemsPerCall = 20
-
 // Conversation is a session's conversation record.
 type Conversation struct {
-	// SessionID is the session it is (ConversationIDOf gives its conv_ id).
+	// SessionID is the session it is (contract.ConversationID gives its conv_ id).
 	SessionID string
 	TenantID  string
 	CreatedAt int64
@@ -90,7 +69,7 @@ func (s *Service) Conversations() ConversationStore { return s.convs }
 // one conversation at once: the second fails to open it again and is
 // refused, as a run of a session taken by another would be.
 func (s *Service) freshConversation(ctx context.Context, tenantID, session string) (bool, error) {
-	if s.convs == nil || !strings.HasPrefix(session, "sess_") {
+	if s.convs == nil || !contract.IsSessionID(session) {
 		return false, nil
 	}
 	if _, err := s.convs.GetConversation(ctx, tenantID, session); err != nil {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // errFinished cancels a run's context once its outcome is recorded, to
@@ -222,7 +224,7 @@ func (h *Handle) finish(res *Result, err error) error {
 				// JSON (toolcalls.go); the message has the text.
 				m.Content, m.ToolCalls = o.res.Text, o.res.ToolCalls
 			}
-			out = []Item{{ID: OutputMessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
+			out = []Item{{ID: contract.MessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
 		}
 		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.object, out)
 	}

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // The Responses API's state lives in the run history (README.md "Responses that
@@ -151,15 +152,6 @@ const MaxTurns = 256
 // History returns the store's response history, or nil.
 func (s *Service) History() HistoryStore { return s.history }
 
-// RunIDOf returns the run id behind a response or item id (resp_…, msg_…
-// of runedge): they share the run id's random part.
-func RunIDOf(id string) string {
-	if i := strings.IndexByte(id, '_'); i > 0 {
-		return "run_" + id[i+1:]
-	}
-	return ""
-}
-
 // prepare resolves a responses request's references before its run is
 // created: item references become the stored messages, and
 // previous_response_id places the run in that response's session and
@@ -191,8 +183,8 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 	if req.PreviousResponseID == "" {
 		return input, "", nil
 	}
-	prevRun := RunIDOf(req.PreviousResponseID)
-	if !strings.HasPrefix(req.PreviousResponseID, "resp_") {
+	prevRun, ok := contract.RunIDOf(req.PreviousResponseID)
+	if !ok {
 		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
 	}
 	if _, err := s.history.GetResponse(ctx, spec.TenantID, prevRun); err != nil {
@@ -219,23 +211,19 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 }
 
 // inputItems gives the new input messages their item ids: rs_… for a
-// reasoning item, msg_… for the rest. Ids are the store's own, not the
+// reasoning item, msg_… for the rest (contract's prefixes). Ids are the store's own, not the
 // client's (a client replays the same reasoning item every turn).
 func inputItems(runID string, in []Message) []Item {
 	items := make([]Item, len(in))
 	for i, m := range in {
-		prefix := "msg_"
+		prefix := contract.MessagePrefix
 		if m.Role == RoleReasoning {
-			prefix = "rs_"
+			prefix = contract.ReasoningPrefix
 		}
 		items[i] = Item{ID: NewID(prefix), RunID: runID, Message: m}
 	}
 	return items
 }
-
-// OutputMessageID is the id of a run's output message: msg_ and the run
-// id's random part, the id the Response object gives it.
-func OutputMessageID(runID string) string { return "msg_" + strings.TrimPrefix(runID, "run_") }
 
 // A stored response's final object repeats its output text (the message's
 // content part and output_text), and the output item holds it too. A store

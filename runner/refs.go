@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // A request's item references and the turns previous_response_id replays
@@ -54,7 +54,7 @@ func (r *resolver) item(ctx context.Context, id string) (Item, error) {
 // that was itself a reference stands for what that one names (stored
 // references are always final, so one step suffices).
 func (r *resolver) target(ctx context.Context, ref string) (string, error) {
-	if _, _, ok := parseFunctionCallID(ref); ok {
+	if _, _, ok := contract.CallOf(ref); ok {
 		return ref, nil
 	}
 	it, err := r.item(ctx, ref)
@@ -129,7 +129,7 @@ func (r *resolver) replay(ctx context.Context, prevRun string) ([]Message, error
 // resolve replaces the references in input with the stored items they
 // name, calling spend for each resolved message (its size) before it is
 // added. A stored output message is its text only: its calls are items of
-// their own in the Response (fc_…, FunctionCallID), which a client
+// their own in the Response (fc_…, contract.CallID), which a client
 // references separately, as the Vercel AI SDK does in a tool loop. A
 // referenced call joins the assistant message just before it when that
 // message came from a reference too (the message of the same turn, or the
@@ -165,7 +165,7 @@ func (r *resolver) resolve(ctx context.Context, input []Message, spend func(m Me
 		if strict {
 			input[k].Ref = ref
 		}
-		if msgID, i, ok := parseFunctionCallID(ref); ok {
+		if msgID, i, ok := contract.CallOf(ref); ok {
 			it, err := r.item(ctx, msgID)
 			if err == nil && (!it.Output || i >= len(it.Message.ToolCalls)) {
 				err = fmt.Errorf("%w: not a call", ErrNotFound)
@@ -206,20 +206,4 @@ func (r *resolver) resolve(ctx context.Context, input []Message, spend func(m Me
 		lastRef = len(out) - 1
 	}
 	return out, nil
-}
-
-// parseFunctionCallID splits a function_call item id (FunctionCallID:
-// "fc_" + the message's random part + "_" + index) into the id of the
-// stored output message that holds the call and the call's index.
-func parseFunctionCallID(id string) (msgID string, i int, ok bool) {
-	rest, found := strings.CutPrefix(id, "fc_")
-	j := strings.LastIndexByte(rest, '_')
-	if !found || j <= 0 {
-		return "", 0, false
-	}
-	i, err := strconv.Atoi(rest[j+1:])
-	if err != nil || i < 0 {
-		return "", 0, false
-	}
-	return "msg_" + rest[:j], i, true
 }

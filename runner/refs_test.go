@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/agent"
 	"github.com/runedge/runedge/runner/provider/offline"
@@ -74,7 +75,7 @@ func TestReferencesResolvedOnceAndStoredAsReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := runner.OutputMessageID(first.ID)
+	out := contract.MessageID(first.ID)
 	items, _ := e.store.ResponseItems(t.Context(), first.ID)
 	in := items[0].ID
 

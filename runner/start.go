@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner/schema"
 )
 
@@ -104,7 +105,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	now := s.now().Unix()
 	started := now
 	h := newHandle(ctx, s, Run{
-		ID:            NewID("run_"),
+		ID:            NewID(contract.RunPrefix),
 		Object:        "run",
 		Status:        StatusRunning,
 		Actor:         spec.Actor,
@@ -119,12 +120,12 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		StartedAt:     &started,
 		Request:       reqJSON,
 	}, spec.Request.Stream)
-	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == "responses"
+	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// A native run's events are its history's, streamed or not: the
 	// native events API replays them (host/server nativerun.go).
-	h.logged = s.history != nil && spec.Endpoint == EndpointNative
-	if spec.Endpoint == EndpointCompact {
+	h.logged = s.history != nil && spec.Endpoint == contract.EndpointNative
+	if spec.Endpoint == contract.EndpointCompact {
 		// Only a compaction lists what its agent was given; any other run
 		// would hold its whole input for as long as it runs.
 		h.input = agentInput
@@ -211,9 +212,9 @@ func (s *Service) place(ctx context.Context, spec StartSpec) (session, thread st
 				return "", "", false, false, err
 			}
 		}
-		return spec.SessionID, NewID("thread_"), fresh, true, nil
+		return spec.SessionID, NewID(contract.ThreadPrefix), fresh, true, nil
 	default:
-		return NewID("sess_"), NewID("thread_"), true, true, nil
+		return NewID(contract.SessionPrefix), NewID(contract.ThreadPrefix), true, true, nil
 	}
 }
 

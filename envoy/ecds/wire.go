@@ -12,6 +12,8 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // NamePrefix starts the name of every chain resource; the endpoint
@@ -19,10 +21,10 @@ import (
 const NamePrefix = "runedge.chain."
 
 // Stage names inside a chain resource, the same as the keys of a chain in
-// a host's configuration file.
+// a host's configuration file (internal/contract).
 const (
-	StageMapRequest = "map_request"
-	StageTranslate  = "translate"
+	StageMapRequest = contract.ChainKeyMapRequest
+	StageTranslate  = contract.ChainKeyTranslate
 )
 
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)

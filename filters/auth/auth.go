@@ -11,6 +11,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -37,7 +38,7 @@ type Auth struct {
 var _ filters.Stage = (*Auth)(nil)
 
 // Name implements filters.Stage.
-func (a *Auth) Name() string { return "auth" }
+func (a *Auth) Name() string { return contract.StageAuth }
 
 // Handle implements filters.Stage.
 func (a *Auth) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {

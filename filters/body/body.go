@@ -15,6 +15,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // Body is the body stage.
@@ -41,7 +42,7 @@ func (b *Body) WithGET() *Body {
 }
 
 // Name implements filters.Stage.
-func (*Body) Name() string { return "body" }
+func (*Body) Name() string { return contract.StageBody }
 
 // Handle implements filters.Stage. Requests without a body (GET) pass.
 func (b *Body) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/runedge/runedge/filters/nativereq"
 	"github.com/runedge/runedge/filters/run"
 	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -30,7 +31,8 @@ import (
 // map-request: it puts the conversation's items before the input the
 // mapping plugin reads. compaction opens the compaction items the mapping
 // passed through, before the run is created.
-var Order = []string{"auth", "body", "model", "conversation", "map-request", "compaction", "run", "translate"}
+var Order = []string{contract.StageAuth, contract.StageBody, contract.StageModel, contract.StageConversation,
+	contract.StageMapRequest, contract.StageCompaction, contract.StageRun, contract.StageTranslate}
 
 // CompactOrder is the order of the stages of POST /v1/responses/compact:
 // the Responses mapping, then a compaction run answered by
@@ -40,13 +42,14 @@ var Order = []string{"auth", "body", "model", "conversation", "map-request", "co
 // It runs before model, whose shape check requires input.
 // conversation puts a named conversation's items before the input, as
 // on /v1/responses: they are what is compacted.
-var CompactOrder = []string{"auth", "body", "compact-input", "model", "conversation", "map-request", "compaction", "run"}
+var CompactOrder = []string{contract.StageAuth, contract.StageBody, contract.StageCompactInput, contract.StageModel,
+	contract.StageConversation, contract.StageMapRequest, contract.StageCompaction, contract.StageRun}
 
 // NativeRunOrder is the order of the stages of POST /runner/v1/runs: its
 // body is the native run request, so native-request stands for model and
 // map-request, and the host's terminal answers in place of translate (the
 // run object, or the run's events).
-var NativeRunOrder = []string{"auth", "body", "native-request", "run"}
+var NativeRunOrder = []string{contract.StageAuth, contract.StageBody, contract.StageNativeRequest, contract.StageRun}
 
 // Plugins are the mapping plugins of one endpoint's chain.
 type Plugins struct {
@@ -85,7 +88,7 @@ type Deps struct {
 
 // enclosing are the stages whose span covers the rest of the chain: the
 // run lives until the reply is written.
-var enclosing = map[string]bool{"run": true}
+var enclosing = map[string]bool{contract.StageRun: true}
 
 // Chain builds the POST chain of one endpoint in Order.
 func Chain(d Deps) (filters.Handler, error) { return build(d, Order, nil) }
@@ -110,26 +113,26 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			err error
 		)
 		switch name {
-		case "auth":
+		case contract.StageAuth:
 			st = d.Auth
-		case "body":
+		case contract.StageBody:
 			st = d.Body
-		case "model":
+		case contract.StageModel:
 			st = model.New()
-		case "conversation":
+		case contract.StageConversation:
 			if _, compact := terminal.(*compaction.Reply); compact {
 				st = conversation.NewCompact(d.Runner)
 			} else {
 				st = conversation.New(d.Runner)
 			}
-		case "map-request":
+		case contract.StageMapRequest:
 			var m *mapping.Mapping
 			if m, err = mapping.New(d.Plugins.Request); err == nil {
 				st = m.WithHosted(d.Hosted)
 			}
-		case "compact-input":
+		case contract.StageCompactInput:
 			st = compaction.Input{}
-		case "compaction":
+		case contract.StageCompaction:
 			if d.Compaction == nil {
 				return nil, fmt.Errorf("no compaction keys")
 			}
@@ -138,11 +141,11 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			} else {
 				st = compaction.New(d.Compaction, compaction.Auto{Runner: d.Runner, InputTokens: d.InputTokens, Model: model.ID})
 			}
-		case "native-request":
+		case contract.StageNativeRequest:
 			st = nativereq.New()
-		case "run":
+		case contract.StageRun:
 			st = run.New(d.Runner, run.Hold(d.Hold))
-		case "translate":
+		case contract.StageTranslate:
 			st, err = translate.New(d.Plugins.Result, d.StreamWindow, translate.Keepalive(d.SSEKeepalive))
 		default:
 			err = fmt.Errorf("unknown stage %q", name)

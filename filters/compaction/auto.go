@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -88,7 +88,7 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 	if err != nil || runID == "" {
 		return err
 	}
-	item, err := json.Marshal(item{ID: "cmp_" + strings.TrimPrefix(runID, "run_"), Type: "compaction",
+	item, err := json.Marshal(item{ID: contract.CompactionID(runID), Type: "compaction",
 		EncryptedContent: s.keys.Seal(x.Identity.TenantID, summary)})
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 // cannot start for a reason the run stage words better returns no id and
 // no error: the turn goes on uncompacted, and is refused there.
 func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []runner.Message) (string, string, error) {
-	spec := runner.StartSpec{Endpoint: runner.EndpointCompact, Model: s.auto.Model, TenantID: x.Identity.TenantID,
+	spec := runner.StartSpec{Endpoint: contract.EndpointCompact, Model: s.auto.Model, TenantID: x.Identity.TenantID,
 		Actor: x.Identity.Actor, Token: x.Identity.Token, Context: input,
 		Request: runner.Request{Input: x.Native.Input, Instructions: x.Native.Instructions, MaxOutputTokens: x.Native.MaxOutputTokens,
 			PreviousResponseID: x.Native.PreviousResponseID, NoStore: x.Native.NoStore, Upstream: x.Native.Upstream}}

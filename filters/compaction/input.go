@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -20,8 +21,8 @@ type Input struct{}
 
 var _ filters.Stage = Input{}
 
-// Name is "compact-input".
-func (Input) Name() string { return "compact-input" }
+// Name is contract.StageCompactInput ("compact-input").
+func (Input) Name() string { return contract.StageCompactInput }
 
 // promptInput is the input member added to a body without one; a later
 // member wins over an earlier "input":null in the mapping.

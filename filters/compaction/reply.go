@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -83,20 +82,19 @@ type usage struct {
 // (resp_, cmp_; the user messages msg_<part>_<n>), so the native API's run
 // and the reply name each other.
 func object(run runner.Run, input []runner.Message, sealed string, u runner.Usage) compacted {
-	part := strings.TrimPrefix(run.ID, "run_")
 	out := make([]any, 0, len(input))
 	for _, m := range input {
 		if m.Role != "user" || runner.IsCompactionPrompt(m) {
 			continue
 		}
 		out = append(out, userMessage{
-			ID: "msg_" + part + "_" + strconv.Itoa(len(out)), Type: "message", Status: "completed", Role: "user",
+			ID: contract.InputMessageID(run.ID, len(out)), Type: "message", Status: "completed", Role: "user",
 			Content: []textPart{{Type: "input_text", Text: m.Content}},
 		})
 	}
-	out = append(out, item{ID: "cmp_" + part, Type: "compaction", EncryptedContent: sealed})
+	out = append(out, item{ID: contract.CompactionID(run.ID), Type: "compaction", EncryptedContent: sealed})
 	return compacted{
-		ID: "resp_" + part, Object: "response.compaction", CreatedAt: run.CreatedAt, Output: out,
+		ID: contract.ResponseID(run.ID), Object: "response.compaction", CreatedAt: run.CreatedAt, Output: out,
 		Usage: usage{
 			InputTokens: u.InputTokens, InputTokensDetails: map[string]int{"cached_tokens": 0},
 			OutputTokens: u.OutputTokens, OutputTokensDetails: map[string]int{"reasoning_tokens": 0},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -45,7 +46,7 @@ func New(keys *Keys, auto Auto) *Stage { return &Stage{keys: keys, auto: auto} }
 func NewCompact(keys *Keys) *Stage { return &Stage{keys: keys, compact: true} }
 
 // Name is "compaction".
-func (*Stage) Name() string { return "compaction" }
+func (*Stage) Name() string { return contract.StageCompaction }
 
 // Handle rewrites x.Native.Input (and, for a turn that compacts, sets
 // x.Context and x.Compacted), then calls next.

@@ -7,7 +7,7 @@
 // the output) to be appended once the run completes.
 //
 // A conversation is a session: its id is conv_ where the session's is
-// sess_ (runner.SessionIDOf).
+// sess_ (contract.SessionIDOf).
 package conversation
 
 import (
@@ -21,6 +21,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/runner"
 )
@@ -53,7 +54,7 @@ func New(svc *runner.Service) *Stage { return &Stage{svc: svc} }
 func NewCompact(svc *runner.Service) *Stage { return &Stage{svc: svc, compact: true} }
 
 // Name implements filters.Stage.
-func (*Stage) Name() string { return "conversation" }
+func (*Stage) Name() string { return contract.StageConversation }
 
 // Handle implements filters.Stage. Requests of other endpoints, and
 // Responses requests without a conversation, pass untouched.
@@ -79,8 +80,8 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		return apierr.InvalidBody("conversation", "previous_response_id and conversation cannot be used together: a conversation already holds the earlier turns")
 	}
 	cs := s.svc.Conversations()
-	session := runner.SessionIDOf(id)
-	if cs == nil || session == "" {
+	session, ok := contract.SessionIDOf(id)
+	if cs == nil || !ok {
 		return apierr.NotFound("no conversation with id %q", id)
 	}
 	tenant := x.Identity.TenantID
@@ -180,7 +181,7 @@ func outputItems(runID string, res *runner.Result) []runner.ConversationItem {
 	if res == nil {
 		return nil
 	}
-	msgID := runner.OutputMessageID(runID)
+	msgID := contract.MessageID(runID)
 	var out []runner.ConversationItem
 	if res.Text != "" || len(res.ToolCalls) == 0 {
 		b, _ := json.Marshal(map[string]any{ // cannot fail: strings only
@@ -190,7 +191,7 @@ func outputItems(runID string, res *runner.Result) []runner.ConversationItem {
 		out = append(out, runner.ConversationItem{ID: msgID, Data: b})
 	}
 	for i, call := range res.ToolCalls {
-		id := abi.FunctionCallID(msgID, i)
+		id := contract.CallID(msgID, i)
 		out = append(out, runner.ConversationItem{ID: id,
 			Data: abi.AppendFunctionCallItem(nil, id, call.ID, call.Name, call.Arguments, "completed")})
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -89,7 +90,7 @@ func normaliseItem(m map[string]any, param string) (string, error) {
 			return "", apierr.InvalidBody(param+".content", "content must be a string or an array of content parts")
 		}
 		setDefault(m, "status", "completed")
-		return "msg_", nil
+		return contract.MessagePrefix, nil
 	case "function_call":
 		for _, k := range []string{"call_id", "name", "arguments"} {
 			if _, ok := m[k].(string); !ok {
@@ -97,7 +98,7 @@ func normaliseItem(m map[string]any, param string) (string, error) {
 			}
 		}
 		setDefault(m, "status", "completed")
-		return "fc_", nil
+		return contract.CallPrefix, nil
 	case "function_call_output":
 		if _, ok := m["call_id"].(string); !ok {
 			return "", apierr.InvalidBody(param+".call_id", "a function_call_output needs call_id (a string)")

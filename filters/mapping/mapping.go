@@ -11,6 +11,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -41,7 +42,7 @@ func (m *Mapping) WithHosted(h Hosted) *Mapping {
 }
 
 // Name implements filters.Stage.
-func (m *Mapping) Name() string { return "map-request" }
+func (m *Mapping) Name() string { return contract.StageMapRequest }
 
 // Handle implements filters.Stage.
 func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // ID is the only model runedge serves.
@@ -26,7 +27,7 @@ var _ filters.Stage = Model{}
 func New() Model { return Model{} }
 
 // Name implements filters.Stage.
-func (Model) Name() string { return "model" }
+func (Model) Name() string { return contract.StageModel }
 
 // Handle implements filters.Stage.
 func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/internal/jsondepth"
 	"github.com/runedge/runedge/runner"
 )
@@ -42,7 +43,7 @@ var _ filters.Stage = Request{}
 func New() Request { return Request{} }
 
 // Name implements filters.Stage.
-func (Request) Name() string { return "native-request" }
+func (Request) Name() string { return contract.StageNativeRequest }
 
 // Handle implements filters.Stage.
 func (Request) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -54,7 +55,7 @@ func New(svc *runner.Service, opts ...Option) *Run {
 }
 
 // Name implements filters.Stage.
-func (*Run) Name() string { return "run" }
+func (*Run) Name() string { return contract.StageRun }
 
 // Handle implements filters.Stage.
 func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
@@ -156,7 +157,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		// echoes conversation {"id"} (the result mapping reads it from
 		// the echo).
 		spec.SessionID, spec.SessionNamed, spec.History = c.SessionID, true, c.Messages
-		echo, err := sjson.SetBytes(x.Echo, "conversation", map[string]string{"id": c.ID})
+		echo, err := sjson.SetBytes(x.Echo, contract.EchoConversation, map[string]string{"id": c.ID})
 		if err != nil {
 			return spec, err
 		}

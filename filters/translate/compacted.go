@@ -9,6 +9,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/framing"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -29,7 +30,7 @@ func compactionItem(x *filters.Exchange, ids replyIDs, res *runner.Result) []byt
 		ID               string `json:"id"`
 		Type             string `json:"type"`
 		EncryptedContent string `json:"encrypted_content"`
-	}{"cmp_" + strings.TrimPrefix(ids.run, "run_"), "compaction", c.Seal(res.Text)})
+	}{contract.CompactionID(ids.run), "compaction", c.Seal(res.Text)})
 	return b
 }
 

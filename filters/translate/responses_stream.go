@@ -8,6 +8,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/framing"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/runner"
 )
@@ -135,7 +136,7 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 			e.calls = append(e.calls, callItem{})
 		}
 		c := &e.calls[d.Index]
-		c.item = abi.CallItem{ItemID: abi.FunctionCallID(e.ids.message, d.Index), CallID: d.ID, Name: d.Name}
+		c.item = abi.CallItem{ItemID: contract.CallID(e.ids.message, d.Index), CallID: d.ID, Name: d.Name}
 		c.item.Namespace, c.item.Custom = e.toolKind(d.Name)
 		c.output, c.open = e.outputs, true
 		e.outputs++
@@ -272,7 +273,7 @@ func (e *responseEvents) reasoning(text string) error {
 	if text == "" {
 		return nil
 	}
-	id, i := abi.ReasoningID(e.ids.message), e.outputs
+	id, i := contract.ReasoningID(e.ids.message), e.outputs
 	e.outputs++
 	events := []struct {
 		name string

@@ -16,11 +16,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -65,7 +65,7 @@ func New(p filters.Mapper, window time.Duration, opts ...Option) (*Translate, er
 }
 
 // Name implements filters.Stage.
-func (*Translate) Name() string { return "translate" }
+func (*Translate) Name() string { return contract.StageTranslate }
 
 // Handle implements filters.Stage.
 func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
@@ -160,13 +160,12 @@ type replyIDs struct {
 }
 
 func newReplyIDs(r runner.Run) replyIDs {
-	suffix := strings.TrimPrefix(r.ID, "run_")
 	created := r.CreatedAt
 	if created == 0 {
 		created = time.Now().Unix()
 	}
-	ids := replyIDs{completion: "chatcmpl-" + suffix, response: "resp_" + suffix,
-		message: "msg_" + suffix, created: created, session: r.SessionID, run: r.ID}
+	ids := replyIDs{completion: contract.CompletionID(r.ID), response: contract.ResponseID(r.ID),
+		message: contract.MessageID(r.ID), created: created, session: r.SessionID, run: r.ID}
 	if r.EndedAt != nil {
 		ids.ended = *r.EndedAt
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/host/server"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -63,14 +64,15 @@ func runs(ctx context.Context, args []string, env Env) error {
 	fs.SetOutput(env.Stderr)
 	cfgPath := fs.String("config", "", "configuration file whose store to read")
 	db := fs.String("db", "", "SQLite file to read (overrides the configuration's)")
-	limit := fs.Int("limit", 20, "how many runs (1-100)")
+	p := contract.RunsPaging
+	limit := fs.Int("limit", p.Default, fmt.Sprintf("how many runs (1-%d)", p.Max))
 	tenant := fs.String("tenant", "", "only runs of this tenant")
 	status := fs.String("status", "", "only runs in this state")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *limit < 1 || *limit > 100 {
-		return fmt.Errorf("--limit must be from 1 to 100")
+	if *limit < 1 || *limit > p.Max {
+		return fmt.Errorf("--limit must be from 1 to %d", p.Max)
 	}
 	if *status != "" && !runner.Status(*status).Valid() {
 		return fmt.Errorf("--status: unknown state %q", *status)

@@ -7,6 +7,8 @@ package config
 import (
 	"os"
 	"time"
+
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // Config is the whole configuration file.
@@ -207,10 +209,10 @@ type Chain struct {
 	Translate  string `yaml:"translate"`
 }
 
-// Endpoint keys of Chains.
+// Endpoint keys of Chains (internal/contract names the endpoints).
 const (
-	ChainChat      = "chat.completions"
-	ChainResponses = "responses"
+	ChainChat      = contract.EndpointChat
+	ChainResponses = contract.EndpointResponses
 )
 
 // Duration is a time.Duration written as "10s", "5m". A value that does not

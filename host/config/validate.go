@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/signature"
 )
 
@@ -125,7 +126,7 @@ func (c *Config) Validate() error {
 		if ep != ChainChat && ep != ChainResponses {
 			bad("chains."+ep, "unknown endpoint (want %s or %s)", ChainChat, ChainResponses)
 		}
-		for field, v := range map[string]string{"map_request": c.Chains[ep].MapRequest, "translate": c.Chains[ep].Translate} {
+		for field, v := range map[string]string{contract.ChainKeyMapRequest: c.Chains[ep].MapRequest, contract.ChainKeyTranslate: c.Chains[ep].Translate} {
 			if strings.HasPrefix(v, "builtin:") && v != BuiltinPlugin {
 				bad("chains."+ep+"."+field, "unknown built-in plugin %q (the built-in one is %s; anything else is a .wasm file)", v, BuiltinPlugin)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -61,7 +62,7 @@ func TestResponsesContextManagement(t *testing.T) {
 		t.Errorf("the turn was not answered from the summary and the question:\n got %.200q\nwant %.200q", got, want)
 	}
 	cmp := h.run("run_" + strings.TrimPrefix(out[0].Get("id").Str, "cmp_"))
-	if cmp.Endpoint != runner.EndpointCompact || cmp.Status != runner.StatusCompleted {
+	if cmp.Endpoint != contract.EndpointCompact || cmp.Status != runner.StatusCompleted {
 		t.Errorf("the compaction run: %+v", cmp)
 	}
 	turn := h.run(gjson.Get(reply, "metadata.service.run_id").Str)

@@ -9,6 +9,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/conversation"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -34,8 +35,8 @@ func (s *Server) addConversationItems(ctx context.Context, x *filters.Exchange) 
 	switch {
 	case len(body.Items) == 0:
 		return apierr.InvalidBody("items", "items must hold at least one item")
-	case len(body.Items) > runner.MaxConversationItemsPerCall:
-		return apierr.InvalidBody("items", "at most %d items can be added at once", runner.MaxConversationItemsPerCall)
+	case len(body.Items) > contract.MaxItemsPerCall:
+		return apierr.InvalidBody("items", "at most %d items can be added at once", contract.MaxItemsPerCall)
 	}
 	taken := func(id string) (bool, error) {
 		_, err := cs.GetConversationItem(ctx, x.Identity.TenantID, c.SessionID, id)
@@ -61,7 +62,7 @@ func (s *Server) listConversationItems(ctx context.Context, x *filters.Exchange)
 	if err != nil {
 		return err
 	}
-	limit, desc, err := itemPaging(x)
+	limit, desc, err := itemPaging(x, contract.ConversationItemsPaging)
 	if err != nil {
 		return err
 	}

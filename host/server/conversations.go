@@ -10,11 +10,12 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/conversation"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
 // The Conversations API (docs/api.md "Conversations"): a conversation is a
-// session, named conv_ where the session is sess_ (runner.SessionIDOf).
+// session, named conv_ where the session is sess_ (contract.SessionIDOf).
 // Every lookup is scoped to the caller's tenant; another tenant's
 // conversation, a deleted one and an unknown id all answer 404.
 
@@ -27,7 +28,7 @@ type conversationObject struct {
 }
 
 func conversationJSON(c runner.Conversation) conversationObject {
-	return conversationObject{runner.ConversationIDOf(c.SessionID), "conversation", c.CreatedAt, c.Metadata}
+	return conversationObject{contract.ConversationID(c.SessionID), "conversation", c.CreatedAt, c.Metadata}
 }
 
 // conversationStore returns the store's conversations, or a 404 when it
@@ -47,8 +48,8 @@ func (s *Server) conversationOf(ctx context.Context, x *filters.Exchange) (runne
 		return nil, runner.Conversation{}, err
 	}
 	id := x.Request.PathValue("id")
-	session := runner.SessionIDOf(id)
-	if session == "" {
+	session, ok := contract.SessionIDOf(id)
+	if !ok {
 		return nil, runner.Conversation{}, apierr.NotFound("no conversation with id %q", id)
 	}
 	c, err := cs.GetConversation(ctx, x.Identity.TenantID, session)
@@ -85,14 +86,14 @@ func (s *Server) createConversation(ctx context.Context, x *filters.Exchange) er
 	if err != nil {
 		return err
 	}
-	if len(body.Items) > runner.MaxConversationItemsPerCall {
-		return apierr.InvalidBody("items", "at most %d items can be added at once", runner.MaxConversationItemsPerCall)
+	if len(body.Items) > contract.MaxItemsPerCall {
+		return apierr.InvalidBody("items", "at most %d items can be added at once", contract.MaxItemsPerCall)
 	}
 	items, err := conversation.NewItems(body.Items, "items", nil)
 	if err != nil {
 		return err
 	}
-	c := runner.Conversation{SessionID: runner.NewID("sess_"), TenantID: x.Identity.TenantID,
+	c := runner.Conversation{SessionID: runner.NewID(contract.SessionPrefix), TenantID: x.Identity.TenantID,
 		CreatedAt: time.Now().Unix(), Metadata: meta}
 	if err := cs.CreateConversation(ctx, c, items); err != nil {
 		return err
@@ -150,7 +151,7 @@ func (s *Server) deleteConversation(ctx context.Context, x *filters.Exchange) er
 		ID      string `json:"id"`
 		Object  string `json:"object"`
 		Deleted bool   `json:"deleted"`
-	}{runner.ConversationIDOf(c.SessionID), "conversation.deleted", true})
+	}{contract.ConversationID(c.SessionID), "conversation.deleted", true})
 }
 
 // checkMetadata checks OpenAI's metadata rules (up to 16 pairs, keys up to

@@ -38,7 +38,7 @@ func TestDeleteStopsRunningBackgroundResponse(t *testing.T) {
 	if !strings.HasPrefix(id, "resp_") {
 		t.Fatalf("no response id from the stream: %q", id)
 	}
-	runID := runner.RunIDOf(id)
+	runID := runOf(id)
 	h.waitRun(runID, func(r runner.Run) bool { return r.Status == runner.StatusRunning })
 
 	began := time.Now()

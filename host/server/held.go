@@ -12,15 +12,17 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
 // Stage names of the mapping stages, as used in stage keys
-// ("chat.completions/translate") and by `runedge plugin swap`.
+// ("chat.completions/translate") and by `runedge plugin swap`
+// (internal/contract names them).
 const (
-	StageMapRequest = "map-request"
-	StageTranslate  = "translate"
+	StageMapRequest = contract.StageMapRequest
+	StageTranslate  = contract.StageTranslate
 )
 
 // held is a loaded plugin and the generations holding it. Successive

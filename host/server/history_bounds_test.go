@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/runedge/runedge/runner"
 )
 
 // heapWatch samples the heap in use until stop, and reports its peak
@@ -109,7 +107,7 @@ func TestReferencesBounded(t *testing.T) {
 		t.Fatalf("5 references within the bounds: %d %.300s", res.StatusCode, b)
 	}
 	id := gjson.GetBytes(b, "id").Str
-	items, err := h.srv.Runs().History().ResponseItems(context.Background(), runner.RunIDOf(id))
+	items, err := h.srv.Runs().History().ResponseItems(context.Background(), runOf(id))
 	if err != nil {
 		t.Fatal(err)
 	}

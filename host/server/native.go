@@ -9,6 +9,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -23,13 +24,11 @@ func (s *Server) listRuns(ctx context.Context, x *filters.Exchange) error {
 	q := x.Request.URL.Query()
 	lq := runner.ListQuery{After: q.Get("after"), SessionID: q.Get("session_id"), TenantID: q.Get("tenant_id"),
 		Status: runner.Status(q.Get("status"))}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
-		}
-		lq.Limit = n
+	limit, ok := contract.RunsPaging.Limit(q.Get("limit"))
+	if !ok {
+		return apierr.InvalidBody("limit", "%s", contract.RunsPaging.Refusal())
 	}
+	lq.Limit = limit
 	if lq.Status != "" && !lq.Status.Valid() {
 		return apierr.InvalidBody("status", "unknown status %q", lq.Status)
 	}
@@ -93,7 +92,7 @@ func (s *Server) runEventsOp(ctx context.Context, x *filters.Exchange) error {
 		after = n
 	}
 	h := s.runs.History()
-	if h != nil && r.Endpoint == "responses" {
+	if h != nil && r.Endpoint == contract.EndpointResponses {
 		// A response's events are its history's: a deleted response, or
 		// one of store:false, has none to show.
 		if _, err := h.GetResponse(ctx, r.TenantID, r.ID); err != nil {

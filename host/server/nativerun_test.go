@@ -119,7 +119,7 @@ func TestNativeRunContinues(t *testing.T) {
 	h := start(t, nil)
 	first := gjson.ParseBytes(body(t, h.do("POST", "/v1/responses", `{"model":"service","input":"hi"}`, "x-service-tenant-id", "t-a")))
 	sess := first.Get("metadata.service.session_id").Str
-	firstRun := h.run(runner.RunIDOf(first.Get("id").Str))
+	firstRun := h.run(runOf(first.Get("id").Str))
 	res := h.do("POST", "/runner/v1/runs", `{"session_id":"`+sess+`","input":[{"role":"user","content":"again"}]}`, "x-service-tenant-id", "t-a")
 	b := body(t, res)
 	if res.StatusCode != 200 || gjson.GetBytes(b, "session_id").Str != sess || gjson.GetBytes(b, "thread_id").Str == firstRun.ThreadID {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/internal/httproute"
-	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/postgres/pgtest"
 )
 
@@ -71,7 +70,7 @@ func seedOutage(t *testing.T, h *harness) outageIDs {
 	}
 	conv := gjson.GetBytes(b, "id").Str
 	items := body(t, h.do("GET", "/v1/conversations/"+conv+"/items", ""))
-	return outageIDs{response: id, run: runner.RunIDOf(id), conversation: conv, item: gjson.GetBytes(items, "first_id").Str}
+	return outageIDs{response: id, run: runOf(id), conversation: conv, item: gjson.GetBytes(items, "first_id").Str}
 }
 
 // storeRoutes are the requests of every route of the table that needs the

@@ -34,7 +34,7 @@ func TestStreamReplayBounded(t *testing.T) {
 	if final.Event != "response.completed" || len(gjson.Get(final.Data, "response.output_text").Str) < 200000 {
 		t.Fatalf("the stream ends with %s (%d bytes)", final.Event, len(final.Data))
 	}
-	run := runner.RunIDOf(id)
+	run := runOf(id)
 	h.waitRun(run, func(r runner.Run) bool { return r.Status.Terminal() })
 
 	stored := readEvents(t, h.do("GET", "/v1/responses/"+id+"?stream=true", "").Body)

@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -30,8 +31,8 @@ func (s *Server) storedResponse(ctx context.Context, x *filters.Exchange) (runne
 		return e
 	}
 	hist := s.runs.History()
-	runID := runner.RunIDOf(id)
-	if hist == nil || len(id) < len("resp_x") || id[:5] != "resp_" {
+	runID, ok := contract.RunIDOf(id)
+	if hist == nil || !ok {
 		return runner.ResponseRecord{}, runner.Run{}, notFound(nil)
 	}
 	tenant := x.Identity.TenantID
@@ -194,7 +195,7 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 		return err
 	}
 	q := x.Request.URL.Query()
-	limit, desc, err := itemPaging(x)
+	limit, desc, err := itemPaging(x, contract.InputItemsPaging)
 	if err != nil {
 		return err
 	}
@@ -237,17 +238,13 @@ func (s *Server) listInputItems(ctx context.Context, x *filters.Exchange) error 
 	return writeJSON(x, page)
 }
 
-// itemPaging reads the item lists' ?limit= (1 to 100, default 20) and
-// ?order= (asc or desc, default desc), as OpenAI's lists take them.
-func itemPaging(x *filters.Exchange) (limit int, desc bool, err error) {
+// itemPaging reads an item list's ?limit= (paging's) and ?order= (asc or
+// desc, default desc), as OpenAI's lists take them.
+func itemPaging(x *filters.Exchange, paging contract.Paging) (limit int, desc bool, err error) {
 	q := x.Request.URL.Query()
-	limit = 20
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return 0, false, apierr.InvalidBody("limit", "limit must be an integer from 1 to 100")
-		}
-		limit = n
+	limit, ok := paging.Limit(q.Get("limit"))
+	if !ok {
+		return 0, false, apierr.InvalidBody("limit", "%s", paging.Refusal())
 	}
 	switch q.Get("order") {
 	case "", "desc":

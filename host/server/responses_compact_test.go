@@ -58,7 +58,7 @@ func TestStoredLongResponseExactAndJoined(t *testing.T) {
 		if !bytes.Equal(g, reply) {
 			t.Errorf("stream %v: GET returned\n%s\nnot the response as sent\n%s", stream, g, reply)
 		}
-		if r := h.run(runner.RunIDOf(id)); r.Status != runner.StatusCompleted {
+		if r := h.run(runOf(id)); r.Status != runner.StatusCompleted {
 			t.Errorf("run %+v", r)
 		}
 	}

@@ -251,7 +251,7 @@ func TestResponsesBackground(t *testing.T) {
 		if id == "" {
 			t.Fatal("no response.created")
 		}
-		h.waitRun(runner.RunIDOf(id), func(r runner.Run) bool { return r.Status == runner.StatusCompleted })
+		h.waitRun(runOf(id), func(r runner.Run) bool { return r.Status == runner.StatusCompleted })
 	})
 }
 
@@ -326,7 +326,7 @@ func TestResponsesStreamResume(t *testing.T) {
 	}
 
 	// The native events API: the same events with ids, resumable.
-	res := h.do("GET", "/runner/v1/runs/"+runner.RunIDOf(id)+"/events", "", "x-service-tenant-id", "t1", "Last-Event-ID", "3")
+	res := h.do("GET", "/runner/v1/runs/"+runOf(id)+"/events", "", "x-service-tenant-id", "t1", "Last-Event-ID", "3")
 	b := string(body(t, res))
 	if res.StatusCode != 200 || !strings.HasPrefix(b, "id: 4\nevent: response.output_text.delta\n") ||
 		!strings.Contains(b, "event: response.completed") {
@@ -427,7 +427,7 @@ func TestStoredResponseRebuiltByConfiguredPlugin(t *testing.T) {
 	if res.StatusCode != 200 || gjson.GetBytes(b, "x_mapped_by").Str != "faulty" {
 		t.Fatalf("background reply: %d %.300s", res.StatusCode, b)
 	}
-	h.waitRun(runner.RunIDOf(id), func(r runner.Run) bool { return r.Status == runner.StatusRunning })
+	h.waitRun(runOf(id), func(r runner.Run) bool { return r.Status == runner.StatusRunning })
 	for _, op := range []struct{ method, path, status string }{
 		{"GET", "", "in_progress"},
 		{"POST", "/cancel", "cancelled"},

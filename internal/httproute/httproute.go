@@ -5,10 +5,13 @@
 // Envoy route test all read this table, so a route cannot be served yet
 // labelled "unknown", or labelled yet not routed by Envoy.
 //
-// The package holds data only and imports nothing of runedge: the host
+// The package holds data only and imports nothing of runedge but the
+// endpoint names (internal/contract), which its labels are: the host
 // maps each Op to its handler, the control plane checks its routes against
 // Exposure.
 package httproute
+
+import "github.com/runedge/runedge/internal/contract"
 
 // Op names the handler a method of a route runs. The host maps every Op to
 // one handler and refuses to start with one it does not know.
@@ -16,11 +19,11 @@ type Op string
 
 // The operations.
 const (
-	Models          Op = "models"            // the model list and one model
-	ChatCompletions Op = "chat.completions"  // POST /v1/chat/completions
-	Responses       Op = "responses"         // POST /v1/responses
-	ResponsesSocket Op = "responses.socket"  // GET /v1/responses upgraded to a WebSocket
-	CompactResponse Op = "responses.compact" // POST /v1/responses/compact
+	Models          Op = contract.EndpointModels    // the model list and one model
+	ChatCompletions Op = contract.EndpointChat      // POST /v1/chat/completions
+	Responses       Op = contract.EndpointResponses // POST /v1/responses
+	ResponsesSocket Op = "responses.socket"         // GET /v1/responses upgraded to a WebSocket
+	CompactResponse Op = contract.EndpointCompact   // POST /v1/responses/compact
 	ListRuns        Op = "runs.list"
 	StartRun        Op = "runs.start" // POST /runner/v1/runs
 	GetRun          Op = "runs.get"
@@ -30,7 +33,7 @@ const (
 	DeleteResponse  Op = "responses.delete"
 	ListInputItems  Op = "responses.input_items"
 	CancelResponse  Op = "responses.cancel"
-	InputTokens     Op = "responses.input_tokens" // counts a request's input; creates no run
+	InputTokens     Op = contract.EndpointInputTokens // counts a request's input; creates no run
 	// The Conversations API (a conversation is a session).
 	CreateConversation     Op = "conversations.create"
 	GetConversation        Op = "conversations.get"
@@ -83,16 +86,16 @@ type Route struct {
 // Endpoint labels. Chat and Responses label the generation endpoints,
 // whose request durations are measured.
 const (
-	LabelModels         = "models"
-	LabelChat           = "chat.completions"
-	LabelResponses      = "responses"
-	LabelCompact        = "responses.compact"
+	LabelModels         = contract.EndpointModels
+	LabelChat           = contract.EndpointChat
+	LabelResponses      = contract.EndpointResponses
+	LabelCompact        = contract.EndpointCompact
 	LabelStoredResponse = "responses.stored"
 	LabelInputItems     = "responses.input_items"
 	LabelCancelResponse = "responses.cancel"
-	LabelInputTokens    = "responses.input_tokens"
-	LabelConversations  = "conversations"
-	LabelRunner         = "runner"
+	LabelInputTokens    = contract.EndpointInputTokens
+	LabelConversations  = contract.EndpointConversations
+	LabelRunner         = contract.EndpointNative
 	LabelHealth         = "healthz"
 	// LabelUnknown labels every request that matched no route.
 	LabelUnknown = "unknown"

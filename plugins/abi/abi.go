@@ -1,5 +1,7 @@
 package abi
 
+import "github.com/runedge/runedge/internal/contract"
+
 // Version is the version of the ABI, returned by a plugin's
 // runedge_abi_version. The host refuses a plugin that returns anything else.
 // Changes that existing plugins or hosts cannot handle get a new version;
@@ -45,10 +47,11 @@ const (
 	StatusFailed = 2
 )
 
-// The endpoints the host names in an input's "endpoint".
+// The endpoints the host names in an input's "endpoint" (internal/contract
+// names them).
 const (
-	EndpointChat      = "chat.completions"
-	EndpointResponses = "responses"
+	EndpointChat      = contract.EndpointChat
+	EndpointResponses = contract.EndpointResponses
 )
 
 // Result statuses of a map_result input.

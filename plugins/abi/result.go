@@ -3,7 +3,6 @@ package abi
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/runedge/runedge/plugins/guestjson"
 	"github.com/runedge/runedge/runner/native"
@@ -269,19 +268,6 @@ func appendToolCalls(dst []byte, calls []native.ToolCall) []byte {
 	}
 	return append(dst, ']')
 }
-
-// FunctionCallID is the id of the i-th function_call output item of the
-// response whose message id is messageID: "fc_" and the message's random
-// part, then the index. The host frames streamed calls with it and the
-// default responses mapping writes the final Response with it, so the ids
-// in the events and in the final object agree.
-func FunctionCallID(messageID string, i int) string {
-	return "fc_" + strings.TrimPrefix(messageID, "msg_") + "_" + strconv.Itoa(i)
-}
-
-// ReasoningID is the id of the reasoning item of the response whose output
-// message is messageID: rs_ and the message's random part.
-func ReasoningID(messageID string) string { return "rs_" + strings.TrimPrefix(messageID, "msg_") }
 
 // AppendReasoningItem appends a reasoning output item whose summary is
 // summary (none when ""), as the final Response and the stream's

@@ -74,7 +74,7 @@ func MapResult(in []byte) ([]byte, error) {
 	return nil, errUnknownEndpoint
 }
 
-var errUnknownEndpoint = errors.New(`compat: endpoint must be "chat.completions" or "responses"`)
+var errUnknownEndpoint = errors.New(`compat: endpoint must be "` + EndpointChat + `" or "` + EndpointResponses + `"`)
 
 // ForEndpoint wraps a hook so that it refuses, with a plain error, any input
 // whose endpoint is not endpoint. A plugin that maps only one endpoint

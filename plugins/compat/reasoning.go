@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
@@ -96,5 +97,5 @@ func (r *resultInput) appendReasoningItem(dst []byte, comma bool) []byte {
 	if comma {
 		dst = append(dst, ',')
 	}
-	return abi.AppendReasoningItem(dst, abi.ReasoningID(r.MessageID.Str()), r.Reasoning.Str())
+	return abi.AppendReasoningItem(dst, contract.ReasoningID(r.MessageID.Str()), r.Reasoning.Str())
 }

@@ -3,47 +3,34 @@ package compat
 import (
 	"strconv"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
-// responsesEcho holds the request settings a Response object repeats back.
+// responsesEcho holds the request settings a Response object repeats back,
+// indexed as contract.ResponseEcho lists them (absent: the zero value).
 // They travel from MapRequest to MapResult in the echo, so the final mapping
 // never needs the (possibly large) client body again.
-type responsesEcho struct {
-	metadata, temperature, topP, toolChoice, tools value
-	parallelToolCalls, store, truncation, user     value
-	previousResponseID, background                 value
-	openFields                                     // the Open Responses fields (responses_fields.go)
+type responsesEcho [contract.NumEcho]value
+
+// collect keeps member k if it is an echoed setting. instructions, text and
+// max_output_tokens are kept too, but the request mapping reads and echoes
+// them itself (appendTo's arguments).
+func (e *responsesEcho) collect(k, v value) {
+	if i := echoIndex(k); i >= 0 {
+		e[i] = v
+	}
 }
 
-// collect keeps member k if it is an echoed setting.
-func (e *responsesEcho) collect(k, v value) {
-	switch {
-	case k.Is("metadata"):
-		e.metadata = v
-	case k.Is("temperature"):
-		e.temperature = v
-	case k.Is("top_p"):
-		e.topP = v
-	case k.Is("tool_choice"):
-		e.toolChoice = v
-	case k.Is("tools"):
-		e.tools = v
-	case k.Is("parallel_tool_calls"):
-		e.parallelToolCalls = v
-	case k.Is("store"):
-		e.store = v
-	case k.Is("truncation"):
-		e.truncation = v
-	case k.Is("user"):
-		e.user = v
-	case k.Is("previous_response_id"):
-		e.previousResponseID = v
-	case k.Is("background"):
-		e.background = v
-	default:
-		e.openFields.collect(k, v)
+// echoIndex is the index in contract.ResponseEcho of the field named by the
+// JSON key k, -1 for a key that is not echoed.
+func echoIndex(k value) int {
+	for i := range contract.ResponseEcho {
+		if k.Is(contract.ResponseEcho[i].Name) {
+			return i
+		}
 	}
+	return -1
 }
 
 // readState fills the native request's stateful settings: store defaults
@@ -51,20 +38,20 @@ func (e *responsesEcho) collect(k, v value) {
 // fetched later).
 func (e *responsesEcho) readState(n *native) error {
 	store := true
-	if !e.store.IsNull() {
-		store, _ = e.store.Bool() // check() refused non-booleans
+	if !e[contract.EchoStore].IsNull() {
+		store, _ = e[contract.EchoStore].Bool() // check() refused non-booleans
 	}
-	bg, err := optBool(e.background, "background")
+	bg, err := optBool(e[contract.EchoBackground], "background")
 	if err != nil {
 		return err
 	}
 	if bg && !store {
 		return invalid("background", "background responses must be stored: background requires store to be true")
 	}
-	if e.previousResponseID.IsString() && e.previousResponseID == `""` {
+	if e[contract.EchoPreviousResponseID].IsString() && e[contract.EchoPreviousResponseID] == `""` {
 		return invalid("previous_response_id", "previous_response_id must not be empty")
 	}
-	n.previousResponseID, n.noStore, n.background = e.previousResponseID, !store, bg
+	n.previousResponseID, n.noStore, n.background = e[contract.EchoPreviousResponseID], !store, bg
 	return nil
 }
 
@@ -72,30 +59,30 @@ func (e *responsesEcho) readState(n *native) error {
 // make the reply unreadable to strict clients) and, as OpenAI does,
 // temperature and top_p out of their ranges.
 func (e *responsesEcho) check() error {
-	if err := optNumberIn(e.temperature, "temperature", 0, 2); err != nil {
+	if err := optNumberIn(e[contract.EchoTemperature], "temperature", 0, 2); err != nil {
 		return err
 	}
-	if err := optNumberIn(e.topP, "top_p", 0, 1); err != nil {
+	if err := optNumberIn(e[contract.EchoTopP], "top_p", 0, 1); err != nil {
 		return err
 	}
 	switch {
-	case !e.metadata.IsNull() && !e.metadata.IsObject():
+	case !e[contract.EchoMetadata].IsNull() && !e[contract.EchoMetadata].IsObject():
 		return invalid("metadata", "metadata must be an object of string values")
-	case !e.toolChoice.IsNull() && !e.toolChoice.IsString() && !e.toolChoice.IsObject():
+	case !e[contract.EchoToolChoice].IsNull() && !e[contract.EchoToolChoice].IsString() && !e[contract.EchoToolChoice].IsObject():
 		return invalid("tool_choice", "tool_choice must be a string or an object")
-	case !e.tools.IsNull() && !e.tools.IsArray():
+	case !e[contract.EchoTools].IsNull() && !e[contract.EchoTools].IsArray():
 		return invalid("tools", "tools must be an array")
-	case !e.user.IsNull() && !e.user.IsString():
+	case !e[contract.EchoUser].IsNull() && !e[contract.EchoUser].IsString():
 		return invalid("user", "user must be a string")
-	case !e.previousResponseID.IsNull() && !e.previousResponseID.IsString():
+	case !e[contract.EchoPreviousResponseID].IsNull() && !e[contract.EchoPreviousResponseID].IsString():
 		return invalid("previous_response_id", "previous_response_id must be a string")
-	case !e.truncation.IsNull() && !e.truncation.Is("auto") && !e.truncation.Is("disabled"):
+	case !e[contract.EchoTruncation].IsNull() && !e[contract.EchoTruncation].Is("auto") && !e[contract.EchoTruncation].Is("disabled"):
 		return invalid("truncation", "truncation must be auto or disabled")
 	}
-	if _, err := optBool(e.parallelToolCalls, "parallel_tool_calls"); err != nil {
+	if _, err := optBool(e[contract.EchoParallelToolCalls], "parallel_tool_calls"); err != nil {
 		return err
 	}
-	if _, err := optBool(e.store, "store"); err != nil {
+	if _, err := optBool(e[contract.EchoStore], "store"); err != nil {
 		return err
 	}
 	return e.checkFields()
@@ -107,11 +94,11 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = append(dst, `{"instructions":`...)
 	dst = appendOptString(dst, instructions)
 	dst = append(dst, `,"metadata":`...)
-	dst = appendOr(dst, e.metadata, `{}`)
+	dst = appendOr(dst, e[contract.EchoMetadata], `{}`)
 	dst = append(dst, `,"temperature":`...)
-	dst = appendOr(dst, e.temperature, `1`)
+	dst = appendOr(dst, e[contract.EchoTemperature], `1`)
 	dst = append(dst, `,"top_p":`...)
-	dst = appendOr(dst, e.topP, `1`)
+	dst = appendOr(dst, e[contract.EchoTopP], `1`)
 	dst = append(dst, `,"max_output_tokens":`...)
 	if maxOutput > 0 {
 		dst = strconv.AppendInt(dst, maxOutput, 10)
@@ -121,29 +108,29 @@ func (e *responsesEcho) appendTo(dst []byte, instructions value, maxOutput int64
 	dst = append(dst, `,"text":`...)
 	dst = appendTextConfig(dst, text)
 	dst = append(dst, `,"tool_choice":`...)
-	if e.toolChoice.IsString() {
-		dst = appendOptString(dst, e.toolChoice)
+	if e[contract.EchoToolChoice].IsString() {
+		dst = appendOptString(dst, e[contract.EchoToolChoice])
 	} else {
-		dst = appendOr(dst, e.toolChoice, `"auto"`)
+		dst = appendOr(dst, e[contract.EchoToolChoice], `"auto"`)
 	}
 	dst = append(dst, `,"tools":`...)
-	dst = appendToolsEcho(dst, e.tools)
+	dst = appendToolsEcho(dst, e[contract.EchoTools])
 	dst = append(dst, `,"parallel_tool_calls":`...)
-	dst = appendOr(dst, e.parallelToolCalls, `true`)
+	dst = appendOr(dst, e[contract.EchoParallelToolCalls], `true`)
 	dst = append(dst, `,"store":`...)
-	dst = appendOr(dst, e.store, `true`)
+	dst = appendOr(dst, e[contract.EchoStore], `true`)
 	dst = append(dst, `,"truncation":`...)
-	if e.truncation.Is("auto") {
+	if e[contract.EchoTruncation].Is("auto") {
 		dst = append(dst, `"auto"`...)
 	} else {
 		dst = append(dst, `"disabled"`...)
 	}
 	dst = append(dst, `,"user":`...)
-	dst = appendOptString(dst, e.user)
+	dst = appendOptString(dst, e[contract.EchoUser])
 	dst = append(dst, `,"previous_response_id":`...)
-	dst = appendOptString(dst, e.previousResponseID)
+	dst = appendOptString(dst, e[contract.EchoPreviousResponseID])
 	dst = append(dst, `,"background":`...)
-	dst = appendOr(dst, e.background, `false`)
+	dst = appendOr(dst, e[contract.EchoBackground], `false`)
 	dst = e.appendFields(dst)
 	return append(dst, '}')
 }

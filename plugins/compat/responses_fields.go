@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -23,62 +24,33 @@ import (
 //   - context_management passes to the host's compaction stage, which
 //     checks and honours it (filters/compaction).
 
-// openFields are these fields as raw JSON values: the request's, and then
-// their echo as MapResult reads it back.
-type openFields struct {
-	presencePenalty, frequencyPenalty, topLogprobs, maxToolCalls value
-	serviceTier, safetyIdentifier, promptCacheKey, reasoning     value
-}
-
-// collect keeps member k if it is one of these fields.
-func (f *openFields) collect(k, v value) {
-	switch {
-	case k.Is("presence_penalty"):
-		f.presencePenalty = v
-	case k.Is("frequency_penalty"):
-		f.frequencyPenalty = v
-	case k.Is("top_logprobs"):
-		f.topLogprobs = v
-	case k.Is("max_tool_calls"):
-		f.maxToolCalls = v
-	case k.Is("service_tier"):
-		f.serviceTier = v
-	case k.Is("safety_identifier"):
-		f.safetyIdentifier = v
-	case k.Is("prompt_cache_key"):
-		f.promptCacheKey = v
-	case k.Is("reasoning"):
-		f.reasoning = v
-	}
-}
-
 // checkFields refuses values of the wrong type or out of OpenAI's range.
 func (e *responsesEcho) checkFields() error {
-	if err := optNumberIn(e.presencePenalty, "presence_penalty", -2, 2); err != nil {
+	if err := optNumberIn(e[contract.EchoPresencePenalty], "presence_penalty", -2, 2); err != nil {
 		return err
 	}
-	if err := optNumberIn(e.frequencyPenalty, "frequency_penalty", -2, 2); err != nil {
+	if err := optNumberIn(e[contract.EchoFrequencyPenalty], "frequency_penalty", -2, 2); err != nil {
 		return err
 	}
-	if !e.topLogprobs.IsNull() {
-		if f, ok := e.topLogprobs.Num(); !ok || f < 0 || f > 20 || f != math.Trunc(f) {
+	if !e[contract.EchoTopLogprobs].IsNull() {
+		if f, ok := e[contract.EchoTopLogprobs].Num(); !ok || f < 0 || f > 20 || f != math.Trunc(f) {
 			return invalid("top_logprobs", "top_logprobs must be a whole number from 0 to 20")
 		}
 	}
-	if !e.maxToolCalls.IsNull() {
-		if f, ok := e.maxToolCalls.Num(); !ok || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+	if !e[contract.EchoMaxToolCalls].IsNull() {
+		if f, ok := e[contract.EchoMaxToolCalls].Num(); !ok || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
 			return invalid("max_tool_calls", "max_tool_calls must be a whole number of at least 0")
 		}
 	}
 	for _, f := range [...]struct {
 		v    value
 		name string
-	}{{e.serviceTier, "service_tier"}, {e.safetyIdentifier, "safety_identifier"}, {e.promptCacheKey, "prompt_cache_key"}} {
+	}{{e[contract.EchoServiceTier], "service_tier"}, {e[contract.EchoSafetyIdentifier], "safety_identifier"}, {e[contract.EchoPromptCacheKey], "prompt_cache_key"}} {
 		if !f.v.IsNull() && !f.v.IsString() {
 			return invalid(f.name, f.name+" must be a string")
 		}
 	}
-	return checkReasoning(e.reasoning)
+	return checkReasoning(e[contract.EchoReasoning])
 }
 
 // checkReasoning checks the reasoning object's effort and summary against
@@ -110,12 +82,12 @@ func checkReasoning(r value) error {
 // call nothing, which is tool_choice none; with tool_choice required or a
 // named function the request contradicts itself and is refused.
 func (e *responsesEcho) readFields(n *native) error {
-	n.upstream = upstreamOptions{effort: e.reasoning.Get("effort"), promptCacheKey: e.promptCacheKey,
-		safetyIdentifier: e.safetyIdentifier, serviceTier: e.serviceTier, user: e.user}
-	if e.maxToolCalls.IsNull() {
+	n.upstream = upstreamOptions{effort: e[contract.EchoReasoning].Get("effort"), promptCacheKey: e[contract.EchoPromptCacheKey],
+		safetyIdentifier: e[contract.EchoSafetyIdentifier], serviceTier: e[contract.EchoServiceTier], user: e[contract.EchoUser]}
+	if e[contract.EchoMaxToolCalls].IsNull() {
 		return nil
 	}
-	f, _ := e.maxToolCalls.Num() // checked
+	f, _ := e[contract.EchoMaxToolCalls].Num() // checked
 	if f > 0 {
 		n.maxToolCalls = int64(f)
 		return nil
@@ -133,23 +105,19 @@ func (e *responsesEcho) readFields(n *native) error {
 // appendFields appends the echo of the fields the client set; MapResult
 // fills in the defaults of the rest (readResponseEcho).
 func (e *responsesEcho) appendFields(dst []byte) []byte {
-	for _, f := range [...]struct {
-		v   value
-		key string
-	}{{e.presencePenalty, `,"presence_penalty":`}, {e.frequencyPenalty, `,"frequency_penalty":`},
-		{e.topLogprobs, `,"top_logprobs":`}, {e.maxToolCalls, `,"max_tool_calls":`},
-		{e.serviceTier, `,"service_tier":`}, {e.safetyIdentifier, `,"safety_identifier":`},
-		{e.promptCacheKey, `,"prompt_cache_key":`}} {
-		if !f.v.IsNull() {
-			dst = append(dst, f.key...)
-			dst = guestjson.AppendCompact(dst, string(f.v))
+	for _, i := range [...]int{contract.EchoPresencePenalty, contract.EchoFrequencyPenalty, contract.EchoTopLogprobs,
+		contract.EchoMaxToolCalls, contract.EchoServiceTier, contract.EchoSafetyIdentifier, contract.EchoPromptCacheKey} {
+		if !e[i].IsNull() {
+			dst = appendEchoKey(dst, i)
+			dst = guestjson.AppendCompact(dst, string(e[i]))
 		}
 	}
-	if e.reasoning.IsObject() {
-		dst = append(dst, `,"reasoning":{"effort":`...)
-		dst = appendOptString(dst, e.reasoning.Get("effort"))
+	if e[contract.EchoReasoning].IsObject() {
+		dst = appendEchoKey(dst, contract.EchoReasoning)
+		dst = append(dst, `{"effort":`...)
+		dst = appendOptString(dst, e[contract.EchoReasoning].Get("effort"))
 		dst = append(dst, `,"summary":`...)
-		dst = appendOptString(dst, e.reasoning.Get("summary"))
+		dst = appendOptString(dst, e[contract.EchoReasoning].Get("summary"))
 		dst = append(dst, '}')
 	}
 	return dst
@@ -196,4 +164,11 @@ func appendMaxToolCalls(dst []byte, n int64) []byte {
 	}
 	dst = append(dst, `,"max_tool_calls":`...)
 	return strconv.AppendInt(dst, n, 10)
+}
+
+// appendEchoKey appends ,"name": for the echoed field i.
+func appendEchoKey(dst []byte, i int) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, contract.ResponseEcho[i].Name...)
+	return append(dst, '"', ':')
 }

@@ -3,6 +3,7 @@ package compat
 import (
 	"strconv"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -88,14 +89,14 @@ func mapResponsesRequest(body value) ([]byte, error) {
 		return nil, err
 	}
 	var err error
-	if n.tools, err = readTools(e.tools, e.toolChoice, e.parallelToolCalls, false); err != nil {
+	if n.tools, err = readTools(e[contract.EchoTools], e[contract.EchoToolChoice], e[contract.EchoParallelToolCalls], false); err != nil {
 		return nil, err
 	}
 	if err = e.readFields(&n); err != nil {
 		return nil, err
 	}
 
-	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(e.tools)+512)
+	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(e[contract.EchoTools])+512)
 	out = append(out, `{"request":{"input":[`...)
 	out, err = appendResponsesInput(out, b.input)
 	if err != nil {

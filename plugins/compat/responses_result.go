@@ -3,69 +3,46 @@ package compat
 import (
 	"errors"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
-// responseEcho holds the echoed request settings as raw JSON, each with the
-// API default in case the echo lacks it.
+// responseEcho holds the echoed request settings as raw JSON, indexed as
+// contract.ResponseEcho lists them, each with the API default in case the
+// echo lacks it.
 type responseEcho struct {
-	instructions, metadata, temperature, topP, maxOutputTokens value
-	text, toolChoice, tools, parallelToolCalls, store          value
-	truncation, user, previousResponseID, background           value
-	openFields
+	v responsesEcho
 	// conversation is {"id"} of the conversation the response continues,
 	// which the host adds to the echo (filters/run); absent otherwise.
 	conversation value
 }
 
 func readResponseEcho(echo value) responseEcho {
-	e := responseEcho{
-		instructions: "null", metadata: "{}", temperature: "1", topP: "1",
-		maxOutputTokens: "null", text: `{"format":{"type":"text"}}`, toolChoice: `"auto"`,
-		tools: "[]", parallelToolCalls: "true", store: "true", truncation: `"disabled"`,
-		user: "null", previousResponseID: "null", background: "false",
-		openFields: openFields{presencePenalty: "0", frequencyPenalty: "0", topLogprobs: "0", maxToolCalls: "null",
-			serviceTier: `"default"`, safetyIdentifier: "null", promptCacheKey: "null",
-			reasoning: `{"effort":null,"summary":null}`},
+	var e responseEcho
+	for i := range contract.ResponseEcho {
+		e.v[i] = value(contract.ResponseEcho[i].Default)
 	}
 	echo.Members(func(k, v value) bool {
-		switch {
-		case k.Is("instructions"):
-			e.instructions = v
-		case k.Is("metadata"):
-			e.metadata = v
-		case k.Is("temperature"):
-			e.temperature = v
-		case k.Is("top_p"):
-			e.topP = v
-		case k.Is("max_output_tokens"):
-			e.maxOutputTokens = v
-		case k.Is("text"):
-			e.text = v
-		case k.Is("tool_choice"):
-			e.toolChoice = v
-		case k.Is("tools"):
-			e.tools = v
-		case k.Is("parallel_tool_calls"):
-			e.parallelToolCalls = v
-		case k.Is("store"):
-			e.store = v
-		case k.Is("truncation"):
-			e.truncation = v
-		case k.Is("user"):
-			e.user = v
-		case k.Is("previous_response_id"):
-			e.previousResponseID = v
-		case k.Is("background"):
-			e.background = v
-		case k.Is("conversation"):
+		if i := echoIndex(k); i >= 0 {
+			e.v[i] = v
+		} else if k.Is(contract.EchoConversation) {
 			e.conversation = v
-		default:
-			e.openFields.collect(k, v)
 		}
 		return true
 	})
 	return e
+}
+
+// responseEchoOrder is the order in which the Response object shows the
+// echoed settings after output_text (instructions, max_output_tokens and
+// metadata have places of their own).
+var responseEchoOrder = [...]int{
+	contract.EchoParallelToolCalls, contract.EchoPreviousResponseID, contract.EchoReasoning,
+	contract.EchoStore, contract.EchoTemperature, contract.EchoText, contract.EchoToolChoice,
+	contract.EchoTools, contract.EchoTopP, contract.EchoTruncation, contract.EchoBackground,
+	contract.EchoPresencePenalty, contract.EchoFrequencyPenalty, contract.EchoTopLogprobs,
+	contract.EchoMaxToolCalls, contract.EchoServiceTier, contract.EchoSafetyIdentifier,
+	contract.EchoPromptCacheKey,
 }
 
 // mapResponsesResult builds a Response object with every key the Responses
@@ -111,9 +88,9 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 		out = append(out, `null`...)
 	}
 	out = append(out, `,"instructions":`...)
-	out = append(out, e.instructions...)
+	out = append(out, e.v[contract.EchoInstructions]...)
 	out = append(out, `,"max_output_tokens":`...)
-	out = append(out, e.maxOutputTokens...)
+	out = append(out, e.v[contract.EchoMaxOutputTokens]...)
 	out = append(out, `,"model":`...)
 	out = appendString(out, r.Model)
 	out = append(out, `,"output":[`...)
@@ -133,7 +110,7 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 			out = r.appendText(out)
 			out = append(out, outputTextTail...)
 		}
-		out = r.appendFunctionCallItems(out, message, e.tools)
+		out = r.appendFunctionCallItems(out, message, e.v[contract.EchoTools])
 		out = r.appendReasoningItem(out, message || r.hasCalls())
 	}
 	// output_text is the text of the message items, which clients that
@@ -144,44 +121,12 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 	} else {
 		out = append(out, `""`...)
 	}
-	out = append(out, `,"parallel_tool_calls":`...)
-	out = append(out, e.parallelToolCalls...)
-	out = append(out, `,"previous_response_id":`...)
-	out = append(out, e.previousResponseID...)
-	out = append(out, `,"reasoning":`...)
-	out = append(out, e.reasoning...)
-	out = append(out, `,"store":`...)
-	out = append(out, e.store...)
-	out = append(out, `,"temperature":`...)
-	out = append(out, e.temperature...)
-	out = append(out, `,"text":`...)
-	out = append(out, e.text...)
-	out = append(out, `,"tool_choice":`...)
-	out = append(out, e.toolChoice...)
-	out = append(out, `,"tools":`...)
-	out = append(out, e.tools...)
-	out = append(out, `,"top_p":`...)
-	out = append(out, e.topP...)
-	out = append(out, `,"truncation":`...)
-	out = append(out, e.truncation...)
-	out = append(out, `,"background":`...)
-	out = append(out, e.background...)
-	out = append(out, `,"presence_penalty":`...)
-	out = append(out, e.presencePenalty...)
-	out = append(out, `,"frequency_penalty":`...)
-	out = append(out, e.frequencyPenalty...)
-	out = append(out, `,"top_logprobs":`...)
-	out = append(out, e.topLogprobs...)
-	out = append(out, `,"max_tool_calls":`...)
-	out = append(out, e.maxToolCalls...)
-	out = append(out, `,"service_tier":`...)
-	out = append(out, e.serviceTier...)
-	out = append(out, `,"safety_identifier":`...)
-	out = append(out, e.safetyIdentifier...)
-	out = append(out, `,"prompt_cache_key":`...)
-	out = append(out, e.promptCacheKey...)
+	for _, i := range responseEchoOrder {
+		out = appendEchoKey(out, i)
+		out = append(out, e.v[i]...)
+	}
 	if e.conversation.IsObject() {
-		out = append(out, `,"conversation":`...)
+		out = append(out, `,"`+contract.EchoConversation+`":`...)
 		out = guestjson.AppendCompact(out, string(e.conversation))
 	}
 	out = append(out, `,"usage":`...)
@@ -191,9 +136,9 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 		out = appendResponseUsage(out, r.readUsage())
 	}
 	out = append(out, `,"user":`...)
-	out = append(out, e.user...)
+	out = append(out, e.v[contract.EchoUser]...)
 	out = append(out, `,"metadata":`...)
-	out = r.appendMetadata(out, e.metadata)
+	out = r.appendMetadata(out, e.v[contract.EchoMetadata])
 	// access_programs is required by the current schema; null means no
 	// special access program applied, which is always true here.
 	return append(out, `,"access_programs":null}`...), nil

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 )
 
@@ -8,11 +9,6 @@ import (
 // "tool_calls":[{"id","name","arguments"}…]; chat shows them as
 // message.tool_calls, Responses as function_call output items after the
 // message (if the model also said something).
-
-// FunctionCallID is abi.FunctionCallID: the host's stream framing and the
-// result mapping both derive it, so the ids in the events and in the final
-// Response agree.
-func FunctionCallID(messageID string, i int) string { return abi.FunctionCallID(messageID, i) }
 
 // hasCalls reports whether the result has tool calls.
 func (r *resultInput) hasCalls() bool { return r.HasToolCalls() }
@@ -50,7 +46,7 @@ func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool, tools valu
 			dst = append(dst, ',')
 		}
 		ns, custom := toolKind(tools, name)
-		dst = abi.AppendCallItem(dst, abi.CallItem{ItemID: FunctionCallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
+		dst = abi.AppendCallItem(dst, abi.CallItem{ItemID: contract.CallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
 			Name: name.Str(), Arguments: args.Str(), Status: "completed", Custom: custom})
 	})
 	return dst

@@ -1,5 +1,7 @@
 package gateway
 
+import "github.com/runedge/runedge/internal/contract"
+
 // The types below are the gateway file as written: strings where the file
 // has strings, no defaults, no logic. Validate checks them and translate.Build
 // turns them into the resolved description the translator reads, so that
@@ -100,6 +102,6 @@ type Chain struct {
 // Endpoint keys of Chains; the same as the chain keys of a host's
 // configuration file.
 const (
-	ChainChat      = "chat.completions"
-	ChainResponses = "responses"
+	ChainChat      = contract.EndpointChat
+	ChainResponses = contract.EndpointResponses
 )

@@ -5,23 +5,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
-)
-
-// Page sizes of ListRuns (DESIGN: OpenAI-style lists).
-const (
-	defaultLimit = 20
-	maxLimit     = 100
 )
 
 // ListRuns returns runs newest first, by insertion order (seq). An After
 // id that is unknown or another tenant's yields an empty page.
 func (s *Store) ListRuns(ctx context.Context, q runner.ListQuery) ([]runner.Run, bool, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultLimit
-	}
-	limit = min(limit, maxLimit)
+	// Page sizes as the native API's list takes them (internal/contract).
+	limit := contract.RunsPaging.Clamp(q.Limit)
 	var where []string
 	var args []any
 	arg := func(v any) string {

@@ -5,13 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
-)
-
-// Page sizes of ListRuns (DESIGN: OpenAI-style lists).
-const (
-	defaultLimit = 20
-	maxLimit     = 100
 )
 
 // ListRuns returns runs newest first. Order is the insertion sequence, not
@@ -20,11 +15,8 @@ const (
 // yields an empty page, so a cursor cannot probe other tenants' ids.
 func (s *Store) ListRuns(ctx context.Context, q runner.ListQuery) (_ []runner.Run, _ bool, err error) {
 	defer outage(&err)
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultLimit
-	}
-	limit = min(limit, maxLimit)
+	// Page sizes as the native API's list takes them (internal/contract).
+	limit := contract.RunsPaging.Clamp(q.Limit)
 
 	var where []string
 	var args []any

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -27,7 +28,7 @@ func testConcurrentWriters(t *testing.T, s runner.Store) {
 				if i%2 == 0 {
 					err = s.StartRun(ctx(t), r, false, false)
 				} else {
-					r.SessionID, r.ThreadID = runner.NewID("sess_"), runner.NewID("thread_")
+					r.SessionID, r.ThreadID = runner.NewID(contract.SessionPrefix), runner.NewID(contract.ThreadPrefix)
 					err = s.StartRun(ctx(t), r, true, true)
 				}
 				if err != nil {

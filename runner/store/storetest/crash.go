@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -38,7 +39,7 @@ func CrashChild(s runner.Store) {
 		wg.Go(func() {
 			for {
 				r := newRun("acme", runner.StatusRunning)
-				r.SessionID, r.ThreadID = runner.NewID("sess_"), runner.NewID("thread_")
+				r.SessionID, r.ThreadID = runner.NewID(contract.SessionPrefix), runner.NewID(contract.ThreadPrefix)
 				if err := s.StartRun(ctx, r, true, true); err != nil {
 					fmt.Fprintln(os.Stderr, "StartRun:", err)
 					os.Exit(3)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -181,7 +182,7 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	// then the end write after it.
 	var many []runner.Item
 	for i := range 300 {
-		many = append(many, runner.Item{ID: runner.NewID("msg_"), RunID: "r_many", Message: msg("user", strconv.Itoa(i))})
+		many = append(many, runner.Item{ID: runner.NewID(contract.MessagePrefix), RunID: "r_many", Message: msg("user", strconv.Itoa(i))})
 	}
 	if err := h.BeginResponse(c, runner.ResponseRecord{RunID: "r_many", TenantID: "t1"}, many); err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func joined(t *testing.T, s runner.Store, h runner.HistoryStore, text string) {
 	c := ctx(t)
 	r := newRun("tj", runner.StatusRunning)
 	rec := runner.ResponseRecord{RunID: r.ID, TenantID: "tj", Echo: []byte(`{"e":1}`)}
-	in := []runner.Item{{ID: runner.NewID("msg_"), RunID: r.ID, Message: runner.Message{Role: "user", Content: "q"}}}
+	in := []runner.Item{{ID: runner.NewID(contract.MessagePrefix), RunID: r.ID, Message: runner.Message{Role: "user", Content: "q"}}}
 	jc, begun := j.JoinBegin(c, rec, in)
 	if begun() {
 		t.Fatal("joined before the run write")
@@ -221,7 +222,7 @@ func joined(t *testing.T, s runner.Store, h runner.HistoryStore, text string) {
 		t.Fatalf("joined response record: %+v %v", got, err)
 	}
 	object := `{"id":"resp_j","output_text":` + mustJSON(text) + `}`
-	out := []runner.Item{{ID: runner.OutputMessageID(r.ID), RunID: r.ID, Output: true, Message: runner.Message{Role: "assistant", Content: text}}}
+	out := []runner.Item{{ID: contract.MessageID(r.ID), RunID: r.ID, Output: true, Message: runner.Message{Role: "assistant", Content: text}}}
 	jc, ended := j.JoinEnd(c, r.ID, []byte(object), out)
 	end := int64(1_700_000_009)
 	if err := s.Transition(jc, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end, Output: text}); err != nil {

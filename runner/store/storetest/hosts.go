@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -72,7 +73,7 @@ func testPurgeBefore(t *testing.T, s runner.Store) {
 		return
 	}
 	items := func(id string, out bool) []runner.Item {
-		return []runner.Item{{ID: runner.NewID("msg_"), RunID: id, Output: out, Message: runner.Message{Role: "user", Content: "secret"}}}
+		return []runner.Item{{ID: runner.NewID(contract.MessagePrefix), RunID: id, Output: out, Message: runner.Message{Role: "user", Content: "secret"}}}
 	}
 	purged, kept := mustCreate(t, s, "acme", runner.StatusRunning, 1, nil)[0], mustCreate(t, s, "acme", runner.StatusRunning, 1, nil)[0]
 	for _, id := range []string{purged, kept} {
@@ -111,7 +112,7 @@ func testConcurrentStartsAndFinishes(t *testing.T, s runner.Store) {
 	for i := range n {
 		wg.Go(func() {
 			r := newRun("acme", runner.StatusRunning)
-			r.SessionID, r.ThreadID = runner.NewID("sess_"), runner.NewID("thread_")
+			r.SessionID, r.ThreadID = runner.NewID(contract.SessionPrefix), runner.NewID(contract.ThreadPrefix)
 			if i%8 == 0 { // a duplicate: refused without failing its batch
 				r.ID = taken.ID
 				if err := s.StartRun(ctx(t), r, true, true); err == nil {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -62,11 +63,11 @@ func newRun(tenant string, status runner.Status) *runner.Run {
 	started := int64(1_700_000_001)
 	req, _ := json.Marshal(runner.Request{Input: []runner.Message{{Role: "user", Content: "hi"}}, Stream: true})
 	return &runner.Run{
-		ID:            runner.NewID("run_"),
+		ID:            runner.NewID(contract.RunPrefix),
 		Object:        "run",
 		Status:        status,
-		SessionID:     "sess_" + tenant,
-		ThreadID:      "thread_" + tenant,
+		SessionID:     contract.SessionPrefix + tenant,
+		ThreadID:      contract.ThreadPrefix + tenant,
 		Actor:         runner.Actor{ID: "u1", Type: "user", Name: "Ada"},
 		TenantID:      tenant,
 		Endpoint:      "/v1/chat/completions",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -15,29 +16,20 @@ import (
 // previous_response_id. No model is called, so no run is made: the
 // pre-warm is the socket's own and lives in its cache (Cache) only.
 
-// echoed are the Response fields a pre-warm echoes from its request, with
-// the value when the request has none: the fields and defaults of every
-// Response runedge sends.
-var echoed = []struct{ name, def string }{
-	{"instructions", "null"},
-	{"max_output_tokens", "null"},
-	{"parallel_tool_calls", "true"},
-	{"previous_response_id", "null"},
-	{"reasoning", `{"effort":null,"summary":null}`},
-	{"store", "true"},
-	{"temperature", "1"},
-	{"text", `{"format":{"type":"text"}}`},
-	{"tool_choice", `"auto"`},
-	{"tools", "[]"},
-	{"top_p", "1"},
-	{"truncation", `"disabled"`},
-	{"user", "null"},
+// echoed are the Response fields a pre-warm echoes from its request
+// (contract.ResponseEcho gives each its name and the value when the request
+// has none); background and metadata are written apart.
+var echoed = [...]int{
+	contract.EchoInstructions, contract.EchoMaxOutputTokens, contract.EchoParallelToolCalls,
+	contract.EchoPreviousResponseID, contract.EchoReasoning, contract.EchoStore, contract.EchoTemperature,
+	contract.EchoText, contract.EchoToolChoice, contract.EchoTools, contract.EchoTopP, contract.EchoTruncation,
+	contract.EchoUser,
 }
 
 // prewarm returns the response.created and response.completed events of a
 // pre-warm of body (the client's create body, before expansion).
 func prewarm(body []byte, model string) (created, completed []byte) {
-	id := runner.NewID("resp_")
+	id := runner.NewID(contract.ResponsePrefix)
 	now := time.Now().Unix()
 	resp := func(status string) []byte {
 		b := make([]byte, 0, 512)
@@ -50,14 +42,15 @@ func prewarm(body []byte, model string) (created, completed []byte) {
 		b = append(b, `,"error":null,"incomplete_details":null,"model":`...)
 		b = strconv.AppendQuote(b, model)
 		b = append(b, `,"output":[],"output_text":""`...)
-		for _, f := range echoed {
+		for _, i := range echoed {
+			f := contract.ResponseEcho[i]
 			b = append(b, ',', '"')
-			b = append(b, f.name...)
+			b = append(b, f.Name...)
 			b = append(b, '"', ':')
-			if v := gjson.GetBytes(body, f.name); v.Exists() {
+			if v := gjson.GetBytes(body, f.Name); v.Exists() {
 				b = append(b, v.Raw...)
 			} else {
-				b = append(b, f.def...)
+				b = append(b, f.Default...)
 			}
 		}
 		b = append(b, `,"background":false,"usage":{"input_tokens":0,"input_tokens_details":{"cached_tokens":0},"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":0}`...)

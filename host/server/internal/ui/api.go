@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -16,20 +16,22 @@ import (
 // filtered here.
 const maxEndpointScan = 1000
 
+// uiRunsPaging is the operator page's run list: a longer first page than
+// the native API's, the same maximum.
+var uiRunsPaging = contract.Paging{Default: 50, Max: contract.RunsPaging.Max}
+
 // listRuns answers GET /ui/api/runs?tenant_id=&session_id=&status=&endpoint=&after=&limit=
 // with the native list shape, newest first.
 func (u *UI) listRuns(w http.ResponseWriter, r *http.Request) {
 	qv := r.URL.Query()
 	q := runner.ListQuery{TenantID: qv.Get("tenant_id"), SessionID: qv.Get("session_id"),
-		Status: runner.Status(qv.Get("status")), After: qv.Get("after"), Limit: 50}
-	if v := qv.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			writeError(w, apierr.InvalidBody("limit", "limit must be an integer from 1 to 100"))
-			return
-		}
-		q.Limit = n
+		Status: runner.Status(qv.Get("status")), After: qv.Get("after")}
+	limit, ok := uiRunsPaging.Limit(qv.Get("limit"))
+	if !ok {
+		writeError(w, apierr.InvalidBody("limit", "%s", uiRunsPaging.Refusal()))
+		return
 	}
+	q.Limit = limit
 	if q.Status != "" && !q.Status.Valid() {
 		writeError(w, apierr.InvalidBody("status", "unknown status %q", q.Status))
 		return
@@ -46,7 +48,7 @@ func (u *UI) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	want := q.Limit
 	out := runner.Page{Object: "list", Data: []runner.Run{}}
-	q.Limit = 100
+	q.Limit = contract.RunsPaging.Max
 	for scanned := 0; scanned < maxEndpointScan; {
 		page, err := u.cfg.Backend.ListRuns(r.Context(), q)
 		if err != nil {
