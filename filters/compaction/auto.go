@@ -101,13 +101,14 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 // compactRun runs the compaction of a turn, whose agent is given input,
 // and returns the summary and the run's id. It runs in the turn's session
 // (its conversation's, the one its headers name, or its previous
-// response's) and is recorded as endpoint responses.compact. A run that
+// response's) and is recorded as endpoint responses.compact; the turn's
+// max_output_tokens bounds its answer, not the summary. A run that
 // cannot start for a reason the run stage words better returns no id and
 // no error: the turn goes on uncompacted, and is refused there.
 func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []runner.Message) (string, string, error) {
 	spec := runner.StartSpec{Endpoint: contract.EndpointCompact, Model: s.auto.Model, TenantID: x.Identity.TenantID,
 		Actor: x.Identity.Actor, Token: x.Identity.Token, Context: input,
-		Request: runner.Request{Input: x.Native.Input, Instructions: x.Native.Instructions, MaxOutputTokens: x.Native.MaxOutputTokens,
+		Request: runner.Request{Input: x.Native.Input, Instructions: x.Native.Instructions,
 			PreviousResponseID: x.Native.PreviousResponseID, NoStore: x.Native.NoStore, Upstream: x.Native.Upstream}}
 	if c := x.Conversation; c != nil {
 		spec.SessionID = c.SessionID
