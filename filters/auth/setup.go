@@ -89,3 +89,10 @@ func New(cfg Config) (*Auth, error) {
 	}
 	return a, nil
 }
+
+// Setup builds the stage from its configuration: the actors section, the
+// tokens (parsed by the host from the file's tokens), and the rate limits
+// the server keeps across generations (RateConfig.Rates configures them).
+func Setup(a Actors, tokens []Token, limits *Limits) (*Auth, error) {
+	return New(Config{Tokens: tokens, ActorPolicy: ActorPolicy(a.Missing), DefaultTenant: a.DefaultTenant, Limits: limits})
+}

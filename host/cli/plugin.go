@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/server"
+	"github.com/runedge/runedge/host/internal/admin"
 )
 
 // digestRE matches a stored plugin's sha256, which swap accepts in place of
@@ -46,7 +46,7 @@ func plugin(ctx context.Context, args []string, env Env) error {
 type adminFlags struct {
 	addr  *string
 	token *string
-	// signature, when set, goes with a swap (server.SignatureHeader).
+	// signature, when set, goes with a swap (admin.SignatureHeader).
 	signature string
 }
 
@@ -71,9 +71,9 @@ func (a adminFlags) do(ctx context.Context, method, path, contentType string, bo
 	}
 	req.Header.Set("Authorization", "Bearer "+*a.token)
 	// The server's swap history names the CLI as what triggered a swap.
-	req.Header.Set("User-Agent", server.CLIUserAgent)
+	req.Header.Set("User-Agent", admin.CLIUserAgent)
 	if a.signature != "" {
-		req.Header.Set(server.SignatureHeader, a.signature)
+		req.Header.Set(admin.SignatureHeader, a.signature)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -99,7 +99,7 @@ func (a adminFlags) do(ctx context.Context, method, path, contentType string, bo
 	return json.Unmarshal(b, out)
 }
 
-// pluginEntry mirrors server.PluginInfo on the wire.
+// pluginEntry mirrors admin.PluginInfo on the wire.
 type pluginEntry struct {
 	Stage     string   `json:"stage"`
 	Plugin    string   `json:"plugin"`

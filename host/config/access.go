@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/runedge/runedge/filters/auth"
 )
 
 // Proxies parses admin.ui.trusted_proxies: each entry a CIDR prefix or a
@@ -39,7 +41,7 @@ func (c *Config) validateAccess(bad func(field, format string, args ...any)) {
 		}
 	}
 	for i, t := range c.Metrics.Tenants {
-		if !tenantRE.MatchString(t) {
+		if !auth.ValidTenant(t) {
 			bad(fmt.Sprintf("metrics.tenants[%d]", i), "%q is not a tenant id (letters, digits, . _ : -)", t)
 		}
 	}

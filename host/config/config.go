@@ -8,6 +8,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/filters/body"
+	"github.com/runedge/runedge/filters/compaction"
+	"github.com/runedge/runedge/filters/mapping"
+	"github.com/runedge/runedge/filters/translate"
+	"github.com/runedge/runedge/internal/confval"
 	"github.com/runedge/runedge/internal/contract"
 )
 
@@ -17,21 +23,21 @@ type Config struct {
 	Listen   string           `yaml:"listen"`
 	Host     Host             `yaml:"host"`
 	Tokens   []Token          `yaml:"tokens"`
-	Actors   Actors           `yaml:"actors"`
+	Actors   auth.Actors      `yaml:"actors"` // the auth stage's
 	Limits   Limits           `yaml:"limits"`
 	Store    Store            `yaml:"store"`
 	Provider Provider         `yaml:"provider"`
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`
 	Chains   map[string]Chain `yaml:"chains"`
-	Tools    Tools            `yaml:"tools"`   // see tools.go
+	Tools    mapping.Config   `yaml:"tools"`   // the map-request stage's
 	Log      Log              `yaml:"log"`     // see observe.go
 	Metrics  Metrics          `yaml:"metrics"` // see observe.go
 	Tracing  Tracing          `yaml:"tracing"` // see tracing.go
 	// WebSocket is the WebSocket mode of /v1/responses; see websocket.go.
 	WebSocket WebSocket `yaml:"websocket"`
-	// Compaction: the keys of compaction items (compaction.go).
-	Compaction Compaction `yaml:"compaction"`
+	// Compaction: the keys of compaction items (the compaction stage's).
+	Compaction compaction.Config `yaml:"compaction"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
@@ -46,30 +52,18 @@ type Token struct {
 	Admin  bool   `yaml:"admin"`
 }
 
-// Actors is the attribution policy.
-type Actors struct {
-	// Missing is what happens without actor headers: "token" attributes the
-	// request to the token (actor type service), "require" refuses it.
-	Missing string `yaml:"missing"`
-	// DefaultTenant is the tenant of an unbound token that sends no
-	// x-service-tenant-id.
-	DefaultTenant string `yaml:"default_tenant"`
-}
-
 // Limits bound the work a request may cause.
 type Limits struct {
-	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Config is the body stage's part: max_body_bytes, read_body_timeout.
+	body.Config `yaml:",inline"`
 	// MaxInFlight bounds the runs in flight on this host (0: the default,
 	// DefaultMaxInFlight; there is no unbounded setting).
 	MaxInFlight   int      `yaml:"max_in_flight"`
 	RunTimeout    Duration `yaml:"run_timeout"`
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
-	RatePerSecond float64  `yaml:"rate_per_second"`
-	Burst         int      `yaml:"burst"`
-	// TenantRatePerSecond and TenantBurst limit each tenant, whatever
-	// token it comes with (0: the token's figures).
-	TenantRatePerSecond float64 `yaml:"tenant_rate_per_second"`
-	TenantBurst         int     `yaml:"tenant_burst"`
+	// RateConfig is the auth stage's part: rate_per_second, burst,
+	// tenant_rate_per_second, tenant_burst.
+	auth.RateConfig `yaml:",inline"`
 	// MaxInFlightPerTenant bounds one tenant's runs in flight, so that
 	// it cannot take every max_in_flight slot (0: half of max_in_flight).
 	MaxInFlightPerTenant int `yaml:"max_in_flight_per_tenant"`
@@ -85,15 +79,13 @@ type Limits struct {
 	// WriteTimeout bounds each write to a client: one that stops reading
 	// for longer is cut off and its run recorded cancelled/client_stalled.
 	WriteTimeout Duration `yaml:"write_timeout"`
-	// ReadHeaderTimeout and ReadBodyTimeout bound reading a request's
-	// headers and its whole body, on both listeners.
+	// ReadHeaderTimeout bounds reading a request's headers, on both
+	// listeners.
 	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
-	ReadBodyTimeout   Duration `yaml:"read_body_timeout"`
 	// MaxAdminBodyBytes bounds an upload to the admin API (a plugin).
 	MaxAdminBodyBytes int64 `yaml:"max_admin_body_bytes"`
-	// SSEKeepalive is how often a stream that has nothing to send writes a
-	// ": keepalive" comment (nil: DefaultSSEKeepalive; 0 disables).
-	SSEKeepalive *Duration `yaml:"sse_keepalive"`
+	// KeepaliveConfig is the translate stage's part: sse_keepalive.
+	translate.KeepaliveConfig `yaml:",inline"`
 	// History bounds references, replayed turns, stored stream events and
 	// stream readers (history.go).
 	History History `yaml:"history"`
@@ -161,9 +153,8 @@ type Plugins struct {
 	// StoreDir keeps plugins uploaded through the admin API, named by
 	// their sha256.
 	StoreDir string `yaml:"store_dir"`
-	// StreamWindow batches streamed text for plugins that export
-	// map_stream: at most one call per window (0 = one call per arrival).
-	StreamWindow Duration `yaml:"stream_window"`
+	// WindowConfig is the translate stage's part: stream_window.
+	translate.WindowConfig `yaml:",inline"`
 	// Origins are the https URLs (scheme, host, optional port and path
 	// prefix) a host subscribed to a control plane (serve --xds) may fetch
 	// plugins from, besides the control plane's own plugin server. Any
@@ -215,37 +206,9 @@ const (
 	ChainResponses = contract.EndpointResponses
 )
 
-// Duration is a time.Duration written as "10s", "5m". A value that does not
-// parse is kept as an error for Validate, which names the field.
-type Duration struct {
-	d   time.Duration
-	bad string
-}
+// Duration is a duration field of the file ("10s", "5m"); the type is
+// confval's, shared with the stages' own sections.
+type Duration = confval.Duration
 
 // Dur makes a Duration.
-func Dur(d time.Duration) Duration { return Duration{d: d} }
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		*d = Duration{bad: string(b)}
-		return nil
-	}
-	*d = Duration{d: v}
-	return nil
-}
-
-// Std returns d as a time.Duration.
-func (d Duration) Std() time.Duration { return d.d }
-
-// check reports a value that did not parse, or a negative one.
-func (d Duration) check() string {
-	switch {
-	case d.bad != "":
-		return "\"" + d.bad + "\" is not a duration (e.g. 500ms, 10s, 5m)"
-	case d.d < 0:
-		return "must not be negative"
-	}
-	return ""
-}
+func Dur(d time.Duration) Duration { return confval.Dur(d) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/filters/body"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -14,7 +16,7 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != DefaultListen || c.Limits.MaxBodyBytes != DefaultMaxBodyBytes ||
+	if c.Listen != DefaultListen || c.Limits.MaxBodyBytes != body.DefaultMaxBodyBytes ||
 		c.Limits.ShutdownGrace.Std() != DefaultShutdownGrace || c.Store.Path != DefaultStorePath {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
@@ -126,7 +128,10 @@ func TestWebSocketConfig(t *testing.T) {
 	if c.WebSocket.Age() != DefaultWebSocketMaxAge || c.WebSocket.Ping() != DefaultWebSocketPing || c.WebSocket.Cached() != DefaultWebSocketCached {
 		t.Fatalf("defaults: %v %v %v", c.WebSocket.Age(), c.WebSocket.Ping(), c.WebSocket.Cached())
 	}
-	short, bad := Dur(time.Millisecond), Duration{bad: "soon"}
+	short, bad := Dur(time.Millisecond), Duration{}
+	if err := bad.UnmarshalText([]byte("soon")); err != nil {
+		t.Fatal(err)
+	}
 	c.WebSocket = WebSocket{MaxAge: &bad, PingInterval: &short, MaxCachedResponses: -1}
 	err := c.Validate()
 	for _, f := range []string{"websocket.max_age", "websocket.ping_interval", "websocket.max_cached_responses"} {

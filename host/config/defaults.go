@@ -12,7 +12,6 @@ const BuiltinPlugin = "builtin:openai"
 // Default values; documented in docs/configuration.md (TestConfigurationDocumented).
 const (
 	DefaultListen        = "127.0.0.1:8080"
-	DefaultMaxBodyBytes  = 1 << 20
 	DefaultRunTimeout    = 5 * time.Minute
 	DefaultShutdownGrace = 10 * time.Second
 	DefaultStorePath     = "data/runedge.db"
@@ -26,9 +25,8 @@ const (
 	DefaultPlugin      = BuiltinPlugin
 	DefaultAdminListen = "127.0.0.1:8081"
 	// DefaultSessionTTL is how long an operator page login lasts.
-	DefaultSessionTTL   = 8 * time.Hour
-	DefaultStoreDir     = "data/plugins"
-	DefaultStreamWindow = 20 * time.Millisecond
+	DefaultSessionTTL = 8 * time.Hour
+	DefaultStoreDir   = "data/plugins"
 
 	// DefaultMaxInFlight bounds the runs in flight on a host; a tenant and
 	// a token may each have half of it by default (limits.max_in_flight_per_*
@@ -41,7 +39,6 @@ const (
 
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadBodyTimeout   = 30 * time.Second
 	DefaultMaxAdminBodyBytes = 64 << 20
 	// DefaultCallTimeoutPerMiB: mapping 1 MiB of 34,000 small messages
 	// took up to 1.1 s end to end on a 2-core machine at load average 24
@@ -60,18 +57,9 @@ func Default() *Config {
 }
 
 func (c *Config) applyDefaults() {
+	c.stageDefaults()
 	if c.Listen == "" {
 		c.Listen = DefaultListen
-	}
-	if c.Actors.Missing == "" {
-		c.Actors.Missing = "token"
-	}
-	c.Tools.applyDefaults()
-	if c.Actors.DefaultTenant == "" {
-		c.Actors.DefaultTenant = "default"
-	}
-	if c.Limits.MaxBodyBytes == 0 {
-		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.Limits.MaxInFlight == 0 {
 		c.Limits.MaxInFlight = DefaultMaxInFlight
@@ -101,9 +89,6 @@ func (c *Config) applyDefaults() {
 	if c.Limits.ReadHeaderTimeout == (Duration{}) {
 		c.Limits.ReadHeaderTimeout = Dur(DefaultReadHeaderTimeout)
 	}
-	if c.Limits.ReadBodyTimeout == (Duration{}) {
-		c.Limits.ReadBodyTimeout = Dur(DefaultReadBodyTimeout)
-	}
 	if c.Plugins.CallTimeoutPerMiB == (Duration{}) {
 		c.Plugins.CallTimeoutPerMiB = Dur(DefaultCallTimeoutPerMiB)
 	}
@@ -132,9 +117,6 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Plugins.StoreDir == "" {
 		c.Plugins.StoreDir = DefaultStoreDir
-	}
-	if c.Plugins.StreamWindow == (Duration{}) {
-		c.Plugins.StreamWindow = Dur(DefaultStreamWindow)
 	}
 	if c.Admin.Listen == "" {
 		c.Admin.Listen = DefaultAdminListen

@@ -1,13 +1,5 @@
 package config
 
-import (
-	"time"
-)
-
-// DefaultSSEKeepalive is how often a silent stream sends a comment line.
-// 15 s stays well inside the 60 s idle timeout of common load balancers.
-const DefaultSSEKeepalive = 15 * time.Second
-
 // Log configures the process log.
 type Log struct {
 	// Format is text (default) or json.
@@ -35,27 +27,11 @@ type Metrics struct {
 // tenant label value: each is a handful of series per metric.
 const DefaultMaxTenantLabels = 100
 
-// KeepaliveInterval is limits.sse_keepalive with its default applied; 0
-// disables keepalives.
-func (l Limits) KeepaliveInterval() time.Duration {
-	if l.SSEKeepalive == nil {
-		return DefaultSSEKeepalive
-	}
-	return l.SSEKeepalive.Std()
-}
-
-// validateObservability checks the log and keepalive fields.
+// validateObservability checks the log fields.
 func (c *Config) validateObservability(bad func(field, format string, args ...any)) {
 	switch c.Log.Format {
 	case "", "text", "json":
 	default:
 		bad("log.format", "want text or json, got %q", c.Log.Format)
-	}
-	if c.Limits.SSEKeepalive != nil {
-		if msg := c.Limits.SSEKeepalive.check(); msg != "" {
-			bad("limits.sse_keepalive", "%s", msg)
-		} else if d := c.Limits.SSEKeepalive.Std(); d > 0 && d < 100*time.Millisecond {
-			bad("limits.sse_keepalive", "%s is too short (at least 100ms, or 0 to disable)", d)
-		}
 	}
 }

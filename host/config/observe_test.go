@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/filters/translate"
 )
 
 // limits.sse_keepalive: unset is the default, 0s disables, a value is
@@ -14,7 +16,7 @@ func TestObservabilityFields(t *testing.T) {
 		want time.Duration
 		err  string
 	}{
-		{"listen: 127.0.0.1:1\n", DefaultSSEKeepalive, ""},
+		{"listen: 127.0.0.1:1\n", translate.DefaultSSEKeepalive, ""},
 		{"limits:\n  sse_keepalive: 0s\n", 0, ""},
 		{"limits:\n  sse_keepalive: 5s\nlog:\n  format: json\n", 5 * time.Second, ""},
 		{"limits:\n  sse_keepalive: soon\n", 0, "limits.sse_keepalive"},

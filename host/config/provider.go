@@ -2,8 +2,8 @@ package config
 
 import (
 	"net/url"
-	"regexp"
 
+	"github.com/runedge/runedge/internal/confval"
 	"github.com/runedge/runedge/runner/provider/openai"
 )
 
@@ -60,8 +60,6 @@ func (o *OpenAI) applyDefaults() {
 	}
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // validateProvider checks the provider section; bad reports a problem
 // naming its field.
 func (c *Config) validateProvider(bad func(field, format string, args ...any)) {
@@ -72,7 +70,7 @@ func (c *Config) validateProvider(bad func(field, format string, args ...any)) {
 	}{{"provider.openai.connect_timeout", o.ConnectTimeout}, {"provider.openai.first_byte_timeout", o.FirstByteTimeout},
 		{"provider.openai.idle_timeout", o.IdleTimeout}, {"provider.openai.backoff_base", o.BackoffBase},
 		{"provider.openai.backoff_max", o.BackoffMax}} {
-		if msg := d.d.check(); msg != "" {
+		if msg := d.d.Check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
 	}
@@ -90,7 +88,7 @@ func (c *Config) validateProvider(bad func(field, format string, args ...any)) {
 	if o.Model == "" {
 		bad("provider.openai.model", "is required: the upstream's model name")
 	}
-	if o.APIKeyEnv != "" && !envNameRE.MatchString(o.APIKeyEnv) {
+	if o.APIKeyEnv != "" && !confval.EnvName(o.APIKeyEnv) {
 		bad("provider.openai.api_key_env", "want the name of an environment variable (e.g. OPENAI_API_KEY), not the key itself")
 	}
 	if o.MaxAttempts < 1 || o.MaxAttempts > openai.MaxAttemptsLimit {

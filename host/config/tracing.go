@@ -84,7 +84,7 @@ func (c *Config) validateTracing(bad func(field, format string, args ...any)) {
 	if t.SampleRatio != nil && !(*t.SampleRatio >= 0 && *t.SampleRatio <= 1) {
 		bad("tracing.sample_ratio", "want a number from 0 to 1, got %v", *t.SampleRatio)
 	}
-	if msg := t.BatchTimeout.check(); msg != "" {
+	if msg := t.BatchTimeout.Check(); msg != "" {
 		bad("tracing.batch_timeout", "%s", msg)
 	}
 	if t.Endpoint != "" && !validEndpoint(t.Endpoint) {

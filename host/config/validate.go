@@ -8,13 +8,13 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/signature"
 )
 
 var (
 	hashRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	tenantRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 	hostIDRE = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
 )
 
@@ -41,22 +41,11 @@ func (c *Config) Validate() error {
 		if !hashRE.MatchString(t.Hash) {
 			bad(f+".hash", "want sha256:<64 lowercase hex digits> (see `runedge token hash`)")
 		}
-		if t.Tenant != "" && !tenantRE.MatchString(t.Tenant) {
+		if t.Tenant != "" && !auth.ValidTenant(t.Tenant) {
 			bad(f+".tenant", "%q is not a tenant id (letters, digits, . _ : -)", t.Tenant)
 		}
 	}
-	if c.Actors.Missing != "token" && c.Actors.Missing != "require" {
-		bad("actors.missing", "want token or require, got %q", c.Actors.Missing)
-	}
-	c.Tools.validate(bad)
-	if !tenantRE.MatchString(c.Actors.DefaultTenant) {
-		bad("actors.default_tenant", "%q is not a tenant id", c.Actors.DefaultTenant)
-	}
-	if c.Limits.MaxBodyBytes < 0 {
-		bad("limits.max_body_bytes", "must be positive")
-	}
 	c.Limits.History.validate(bad)
-	c.Compaction.validate(bad)
 	for _, n := range []struct {
 		field string
 		v     int
@@ -71,26 +60,13 @@ func (c *Config) Validate() error {
 		d     Duration
 	}{{"limits.run_timeout", c.Limits.RunTimeout}, {"limits.shutdown_grace", c.Limits.ShutdownGrace},
 		{"limits.write_timeout", c.Limits.WriteTimeout}, {"limits.read_header_timeout", c.Limits.ReadHeaderTimeout},
-		{"limits.read_body_timeout", c.Limits.ReadBodyTimeout},
 		{"provider.offline.token_delay", c.Provider.Offline.TokenDelay},
-		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB}, {"plugins.stream_window", c.Plugins.StreamWindow},
+		{"plugins.call_timeout", c.Plugins.CallTimeout}, {"plugins.call_timeout_per_mib", c.Plugins.CallTimeoutPerMiB},
 		{"store.commit_window", c.Store.CommitWindow}, {"store.retention", c.Store.Retention},
 		{"admin.ui.session_ttl", c.Admin.UI.SessionTTL}} {
-		if msg := d.d.check(); msg != "" {
+		if msg := d.d.Check(); msg != "" {
 			bad(d.field, "%s", msg)
 		}
-	}
-	if c.Limits.RatePerSecond < 0 {
-		bad("limits.rate_per_second", "must not be negative")
-	}
-	if c.Limits.Burst < 0 {
-		bad("limits.burst", "must not be negative")
-	}
-	if c.Limits.TenantRatePerSecond < 0 {
-		bad("limits.tenant_rate_per_second", "must not be negative")
-	}
-	if c.Limits.TenantBurst < 0 {
-		bad("limits.tenant_burst", "must not be negative")
 	}
 	if c.Limits.MaxAdminBodyBytes < 0 {
 		bad("limits.max_admin_body_bytes", "must be positive")
@@ -132,5 +108,6 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.validateStages())
 	return errors.Join(errs...)
 }

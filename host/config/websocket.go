@@ -56,12 +56,12 @@ func (w WebSocket) Cached() int {
 func (c *Config) validateWebSocket(bad func(field, format string, args ...any)) {
 	w := c.WebSocket
 	if w.MaxAge != nil {
-		if msg := w.MaxAge.check(); msg != "" {
+		if msg := w.MaxAge.Check(); msg != "" {
 			bad("websocket.max_age", "%s", msg)
 		}
 	}
 	if w.PingInterval != nil {
-		if msg := w.PingInterval.check(); msg != "" {
+		if msg := w.PingInterval.Check(); msg != "" {
 			bad("websocket.ping_interval", "%s", msg)
 		} else if d := w.PingInterval.Std(); d > 0 && d < 100*time.Millisecond {
 			bad("websocket.ping_interval", "%s is too short (at least 100ms, or 0 to disable)", d)

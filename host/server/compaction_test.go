@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/host/config"
 )
 
@@ -18,7 +19,7 @@ func compactKeys(t *testing.T, ids ...string) func(*config.Config) {
 	}
 	return func(c *config.Config) {
 		for _, id := range ids {
-			c.Compaction.Keys = append(c.Compaction.Keys, config.CompactionKey{ID: id, SecretEnv: "CMP_" + strings.ToUpper(id)})
+			c.Compaction.Keys = append(c.Compaction.Keys, compaction.KeyConfig{ID: id, SecretEnv: "CMP_" + strings.ToUpper(id)})
 		}
 	}
 }
@@ -28,6 +29,25 @@ func (h *harness) post(path, b string) (int, string) {
 	h.t.Helper()
 	res := h.do("POST", path, b, "x-service-tenant-id", "t1")
 	return res.StatusCode, string(body(h.t, res))
+}
+
+// chainTurns stores one response per input, each continuing the one
+// before by previous_response_id, and returns the last one's id.
+func (h *harness) chainTurns(says ...string) string {
+	h.t.Helper()
+	prev := ""
+	for _, say := range says {
+		b := `{"model":"service","input":"` + say + `"`
+		if prev != "" {
+			b += `,"previous_response_id":"` + prev + `"`
+		}
+		code, reply := h.post("/v1/responses", b+"}")
+		if code != 200 {
+			h.t.Fatalf("turn %q: %d %s", say, code, reply)
+		}
+		prev = gjson.Get(reply, "id").Str
+	}
+	return prev
 }
 
 // compactItem returns the compaction item of a compaction reply, as JSON.
@@ -59,18 +79,7 @@ func withEncrypted(item string, f func(string) string) string {
 // is a 400 naming the input item.
 func TestCompactRoundTrip(t *testing.T) {
 	h := start(t, compactKeys(t, "k1"))
-	prev := ""
-	for _, say := range []string{"my name is Ada", "I like green tea", "my cat is Tom"} {
-		b := `{"model":"service","input":"` + say + `"`
-		if prev != "" {
-			b += `,"previous_response_id":"` + prev + `"`
-		}
-		code, reply := h.post("/v1/responses", b+"}")
-		if code != 200 {
-			t.Fatalf("turn %q: %d %s", say, code, reply)
-		}
-		prev = gjson.Get(reply, "id").Str
-	}
+	prev := h.chainTurns("my name is Ada", "I like green tea", "my cat is Tom")
 	code, reply := h.post("/v1/responses/compact", `{"model":"service","previous_response_id":"`+prev+`","input":"keep the plan","instructions":"be brief"}`)
 	if code != 200 {
 		t.Fatalf("compact: %d %s", code, reply)
@@ -183,7 +192,7 @@ func TestCompactKeyRotation(t *testing.T) {
 	only := func(ids ...string) func(*config.Config) {
 		return func(c *config.Config) {
 			keys(c)
-			var ks []config.CompactionKey
+			var ks []compaction.KeyConfig
 			for _, id := range ids {
 				for _, k := range c.Compaction.Keys {
 					if k.ID == id {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -42,12 +41,4 @@ func (s *Server) failure(x *filters.Exchange, err error) *apierr.Error {
 		e = &c
 	}
 	return e
-}
-
-// writeError renders an error outside any chain (router, 405).
-func writeError(w http.ResponseWriter, e *apierr.Error) {
-	e.Header(w.Header())
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Status)
-	w.Write(e.Body())
 }

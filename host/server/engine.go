@@ -9,7 +9,7 @@ import (
 
 // engineConfig is the plugin runtime's configuration.
 func (s *Server) engineConfig(cfg *config.Config) runtime.EngineConfig {
-	return runtime.EngineConfig{CacheDir: cfg.Path(cfg.Plugins.CacheDir), Metrics: s.metrics.plugins}
+	return runtime.EngineConfig{CacheDir: cfg.Path(cfg.Plugins.CacheDir), Metrics: s.metrics.Plugins()}
 }
 
 // returnHeap gives the Go heap's free memory back to the OS at once. After

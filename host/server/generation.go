@@ -13,7 +13,9 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
+	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -90,13 +92,13 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		ch := cfg.Chains[key]
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
-		d.Body = bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
+		d.Body = bodystage.Setup(cfg.Limits.Config)
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
-		d.Tracer = s.tracing.tracerOf()
+		d.Tracer = s.tracing.Tracer()
 		d.Hold = hold
 		d.Compaction = keys
-		d.InputTokens = inputTokenCounter(cfg)
-		d.Hosted = s.metrics.hosted(cfg)
+		d.InputTokens = api.InputTokenCounter(cfg)
+		d.Hosted = s.metrics.Hosted(cfg)
 		for _, st := range []struct {
 			stage string
 			path  string
@@ -119,46 +121,8 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 			}
 		}
 	}
-	g.chains[filters.Models] = builtin.Authenticated(a, filters.HandlerFunc(serveModels))
-	g.native[httproute.ListRuns] = builtin.Authenticated(a, filters.HandlerFunc(s.listRuns))
-	if g.native[httproute.StartRun], err = builtin.NativeRun(builtin.Deps{Auth: a, Runner: s.runs,
-		Body:   bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()),
-		Tracer: s.tracing.tracerOf()}, s.startRun(cfg.Limits.KeepaliveInterval())); err != nil {
-		return nil, fmt.Errorf("native run chain: %w", err)
-	}
-	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(s.getRun))
-	g.native[httproute.CancelRun] = builtin.Authenticated(a, filters.HandlerFunc(s.cancelRun),
-		bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std()))
-	g.native[httproute.RunEvents] = builtin.Authenticated(a, filters.HandlerFunc(s.runEventsOp))
-	// A stored response without its final object is rebuilt by this
-	// generation's Responses result mapping plugin.
-	rp := g.stages[config.ChainResponses+"/"+StageTranslate].p
-	withPlugin := func(op func(context.Context, *filters.Exchange, *runtime.Plugin) error) filters.Handler {
-		return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error { return op(ctx, x, rp) })
-	}
-	// Its GET body ({"stream":true}, openai-go) is read under the body
-	// deadline, and small.
-	getBody := bodystage.New(4<<10, cfg.Limits.ReadBodyTimeout.Std()).WithGET()
-	g.native[httproute.GetResponse] = builtin.Authenticated(a, withPlugin(s.getResponse), getBody)
-	g.native[httproute.DeleteResponse] = builtin.Authenticated(a, filters.HandlerFunc(s.deleteResponse))
-	g.native[httproute.CancelResponse] = builtin.Authenticated(a, withPlugin(s.cancelResponse))
-	g.native[httproute.ListInputItems] = builtin.Authenticated(a, filters.HandlerFunc(s.listInputItems))
-	if g.native[httproute.InputTokens], err = s.inputTokensChain(a, cfg, g.stages[config.ChainResponses+"/"+StageMapRequest].p); err != nil {
-		return nil, fmt.Errorf("chains.responses: %w", err)
-	}
-	convBody := bodystage.New(cfg.Limits.MaxBodyBytes, cfg.Limits.ReadBodyTimeout.Std())
-	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
-		httproute.CreateConversation: s.createConversation, httproute.UpdateConversation: s.updateConversation,
-		httproute.AddConversationItems: s.addConversationItems,
-	} {
-		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h), convBody)
-	}
-	for op, h := range map[httproute.Op]func(context.Context, *filters.Exchange) error{
-		httproute.GetConversation: s.getConversation, httproute.DeleteConversation: s.deleteConversation,
-		httproute.ListConversationItems: s.listConversationItems, httproute.GetConversationItem: s.getConversationItem,
-		httproute.DeleteConversationItem: s.deleteConversationItem,
-	} {
-		g.native[op] = builtin.Authenticated(a, filters.HandlerFunc(h))
+	if err := s.buildAPI(g, a, cfg); err != nil {
+		return nil, err
 	}
 	g.fresh = loader.fresh > 0
 	return g, nil
@@ -167,19 +131,15 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 // newAuth builds the auth stage on the server's rate limits, which outlive
 // the generation (install applies the generation's figures).
 func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
-	ac := auth.Config{
-		ActorPolicy:   auth.ActorPolicy(cfg.Actors.Missing),
-		DefaultTenant: cfg.Actors.DefaultTenant,
-		Limits:        limits,
-	}
+	tokens := make([]auth.Token, 0, len(cfg.Tokens))
 	for i, t := range cfg.Tokens {
 		h, err := auth.ParseHash(t.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("tokens[%d].hash: %w", i, err)
 		}
-		ac.Tokens = append(ac.Tokens, auth.Token{Name: t.Name, Hash: h, Tenant: t.Tenant, Admin: t.Admin})
+		tokens = append(tokens, auth.Token{Name: t.Name, Hash: h, Tenant: t.Tenant, Admin: t.Admin})
 	}
-	return auth.New(ac)
+	return auth.Setup(cfg.Actors, tokens, limits)
 }
 
 // newAgent builds the reference agent on the configured provider; with a
@@ -188,25 +148,13 @@ func newAgent(cfg *config.Config, tracer trace.Tracer) (runner.Agent, error) {
 	switch cfg.Provider.Kind {
 	case "offline":
 		p := offline.New(offline.Config{TokenDelay: cfg.Provider.Offline.TokenDelay.Std()})
-		return agent.New(traceProvider(p, tracer, "runedge.offline", "offline")), nil
+		return agent.New(telemetry.TraceProvider(p, tracer, "runedge.offline", "offline")), nil
 	case config.ProviderOpenAI:
 		p, err := newOpenAI(cfg.Provider.OpenAI)
 		if err != nil {
 			return nil, err
 		}
-		return agent.New(traceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
+		return agent.New(telemetry.TraceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
 	}
 	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
-}
-
-// rates are the rate limit figures of cfg: per token, and per tenant
-// (limits.tenant_*, else the token's figures).
-func rates(cfg *config.Config) (token, tenant auth.Rate) {
-	l := cfg.Limits
-	token = auth.Rate{PerSecond: l.RatePerSecond, Burst: l.Burst}
-	tenant = token
-	if l.TenantRatePerSecond > 0 {
-		tenant = auth.Rate{PerSecond: l.TenantRatePerSecond, Burst: l.TenantBurst}
-	}
-	return token, tenant
 }

@@ -2,11 +2,10 @@ package server
 
 import (
 	"net/http"
-	"sort"
-	"strings"
 
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/host/internal/httpmux"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/internal/httproute"
 )
 
@@ -16,7 +15,7 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range httproute.Table {
-		m := methods{}
+		m := httpmux.Methods{}
 		for _, rm := range rt.Methods {
 			h := s.handlerOf(rm.Op)
 			if h == nil {
@@ -36,9 +35,7 @@ func (s *Server) routes() http.Handler {
 			mux.Handle(rt.Pattern, h)
 		}
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))
-	})
+	mux.HandleFunc("/", httpmux.NotFound)
 	return mux
 }
 
@@ -65,28 +62,9 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		httproute.AddConversationItems, httproute.ListConversationItems, httproute.GetConversationItem, httproute.DeleteConversationItem:
 		return s.responsesOp(op)
 	case httproute.Health:
-		return s.healthz
+		return httpmux.Health
 	}
 	return nil
-}
-
-// methods dispatches on the request method; others get 405 with Allow.
-type methods map[string]http.HandlerFunc
-
-func (m methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h, ok := m[r.Method]; ok {
-		h(w, r)
-		return
-	}
-	allow := make([]string, 0, len(m))
-	for k := range m {
-		allow = append(allow, k)
-	}
-	sort.Strings(allow)
-	e := apierr.New(http.StatusMethodNotAllowed, apierr.TypeInvalidRequest, apierr.CodeMethodNotAllowed,
-		"method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+strings.Join(allow, ", "))
-	e.Allow = strings.Join(allow, ", ")
-	writeError(w, e)
 }
 
 // chain serves a compatible endpoint through its chain on the current
@@ -135,12 +113,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoi
 		s.fail(x, err)
 	}
 	if s.tracing != nil {
-		annotate(r.Context(), x, err)
+		telemetry.Annotate(r.Context(), x, err)
 	}
-	note(w, x)
-}
-
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"status":"ok"}`))
+	telemetry.Note(w, x)
 }

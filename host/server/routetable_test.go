@@ -71,7 +71,7 @@ func TestEveryRouteHasItsLabel(t *testing.T) {
 
 	// The metrics: one series per method and label, none unknown but the
 	// junk.
-	fams, err := srv.metrics.reg.Gather()
+	fams, err := srv.metrics.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/admin"
+	"github.com/runedge/runedge/host/internal/admin/ui"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
-	"github.com/runedge/runedge/host/server/internal/ui"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -41,9 +44,9 @@ type Server struct {
 	// closeCtx closes plugins released after their generation retired,
 	// outside any request.
 	closeCtx context.Context
-	metrics  *metrics
+	metrics  *telemetry.Metrics
 	// tracing is nil when tracing is off (tracing.go).
-	tracing *tracing
+	tracing *telemetry.Tracing
 	// stopPurge ends the store.retention loop (nil when off).
 	stopPurge context.CancelFunc
 	// xdsChains are the chains a control plane applied (under swapMu).
@@ -55,13 +58,14 @@ type Server struct {
 	// built after it.
 	closed bool
 	// swaps is the history of reloads and plugin swaps (operator page).
-	swaps swapHistory
-	// ui is the operator page on the admin listener; runs is its live
-	// stream of runs starting and ending.
-	ui     *ui.UI
+	swaps admin.SwapHistory
+	// ops is the admin API and the operator page (host/internal/admin),
+	// served on the admin listener; uiRuns is the page's live stream of
+	// runs starting and ending.
+	ops    *admin.Admin
 	uiRuns *ui.Hub
-	// replays counts each tenant's stream readers (replay.go).
-	replays replayLimit
+	// replays counts each tenant's stream readers (host/api).
+	replays api.Replays
 	// sockets are the open WebSockets of /v1/responses (socket.go).
 	sockets *socket.Hub
 }
@@ -72,24 +76,24 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: newMetrics(cfg.Metrics.TenantLabel),
+	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: telemetry.NewMetrics(cfg.Metrics.TenantLabel),
 		uiRuns: ui.NewHub(), sockets: socket.NewHub(), ownKeys: compaction.ProcessKeys()}
 	defer func() {
 		if err != nil {
 			s.close(ctx)
 		}
 	}()
-	if s.tracing, err = newTracing(ctx, cfg.Tracing, cfg.Host.ID, log); err != nil {
+	if s.tracing, err = telemetry.NewTracing(ctx, cfg.Tracing, cfg.Host.ID, log); err != nil {
 		return nil, err
 	}
 	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	agent, err := newAgent(cfg, s.tracing.tracerOf())
+	agent, err := newAgent(cfg, s.tracing.Tracer())
 	if err != nil {
 		return nil, err
 	}
-	store, history := traceStore(instrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.tracerOf(), cfg.Store.Driver)
+	store, history := telemetry.TraceStore(telemetry.InstrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.Tracer(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: store, History: history, Conversations: conversationsOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
@@ -110,7 +114,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		s.stopPurge = stop
 		go purgeLoop(pctx, s.store, r, log)
 	}
-	s.metrics.inFlight(s.runs)
+	s.metrics.InFlight(s.runs)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
@@ -123,7 +127,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		returnHeap() // before serving: nothing waits for it
 	}
 	s.http = &http.Server{
-		Handler: s.observe(s.routes()),
+		Handler: telemetry.Observe(s.routes(), s.metrics, s.tracing, s.log),
 		// Headers have a deadline here; the body has its own in the body
 		// stage, and every write one per flush (filters.Reply): a
 		// server-wide ReadTimeout or WriteTimeout would cut long streams.
@@ -131,12 +135,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	s.ui = ui.New(ui.Config{Backend: uiBackend{s}, Gatherer: s.metrics.reg, SecureCookie: cfg.Admin.UI.SecureCookie,
-		SessionTTL: cfg.Admin.UI.SessionTTL.Std(), TrustedProxies: cfg.Admin.UI.Proxies(), Log: log}, s.uiRuns)
+	s.ops = admin.New(admin.Config{Host: adminHost{s}, Fail: s.fail, Start: cfg, Registry: s.metrics.Registry(), Runs: s.uiRuns, Log: log})
 	// The admin API streams nothing but the operator page's run stream,
 	// which sets a deadline per write: whole-request deadlines are right.
 	s.admin = &http.Server{
-		Handler:           s.adminRoutes(),
+		Handler:           s.ops.Handler(),
 		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
 		ReadTimeout:       cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std(),
 		WriteTimeout:      cfg.Limits.ReadHeaderTimeout.Std() + cfg.Limits.ReadBodyTimeout.Std() + cfg.Limits.WriteTimeout.Std(),
@@ -174,9 +177,24 @@ func (s *Server) close(ctx context.Context) {
 	// a collector that does not answer must not hold the exit.
 	if s.tracing != nil {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if err := s.tracing.shutdown(tctx); err != nil {
+		if err := s.tracing.Shutdown(tctx); err != nil {
 			s.log.Warn("tracing: flushing spans at shutdown", "err", err)
 		}
 		cancel()
+	}
+}
+
+// observers tells several runner.Observers about each run, in order.
+type observers []runner.Observer
+
+func (o observers) RunStarted(r *runner.Run) {
+	for _, x := range o {
+		x.RunStarted(r)
+	}
+}
+
+func (o observers) RunFinished(r *runner.Run) {
+	for _, x := range o {
+		x.RunFinished(r)
 	}
 }

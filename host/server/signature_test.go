@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/admin"
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/signature"
 )
@@ -45,7 +46,7 @@ func TestAdminSwapNeedsTrustedSignature(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+tokAdmin)
 		req.Header.Set("Content-Type", contentType)
 		if sig != "" {
-			req.Header.Set(SignatureHeader, sig)
+			req.Header.Set(admin.SignatureHeader, sig)
 		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

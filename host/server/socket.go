@@ -11,6 +11,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
 	"github.com/runedge/runedge/internal/httproute"
 )
@@ -52,7 +53,7 @@ func headerHasToken(h http.Header, name, token string) bool {
 func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	x := &filters.Exchange{Endpoint: filters.Responses, Request: r, Reply: filters.NewReply(w, filters.Responses)}
 	err := s.admit(r.Context(), x)
-	note(w, x)
+	telemetry.Note(w, x)
 	if err != nil {
 		s.fail(x, err)
 		return
@@ -70,8 +71,8 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered the client
 	}
-	if rec, ok := w.(*recorder); ok {
-		rec.status = http.StatusSwitchingProtocols // not informational to the metrics: the reply
+	if rec, ok := w.(*telemetry.Recorder); ok {
+		rec.Status = http.StatusSwitchingProtocols // not informational to the metrics: the reply
 	}
 	g := s.acquire()
 	cfg, maxBody := g.cfg, g.maxBody
@@ -119,10 +120,10 @@ func (s *Server) socketTurn(up *http.Request) func(context.Context, socket.Reque
 			r.Header.Set(filters.HeaderSessionID, t.SessionID)
 			r.Header.Set(filters.HeaderThreadID, t.ThreadID)
 		}
-		rec := &recorder{ResponseWriter: w}
+		rec := &telemetry.Recorder{ResponseWriter: w}
 		var span trace.Span
 		if s.tracing != nil {
-			r, span = s.tracing.startRequest(rec, r)
+			r, span = s.tracing.StartRequest(rec, r)
 		}
 		g := s.acquire()
 		defer s.release(g)
@@ -132,20 +133,20 @@ func (s *Server) socketTurn(up *http.Request) func(context.Context, socket.Reque
 		var e *apierr.Error
 		if err != nil {
 			if e = s.failure(x, err); e != nil {
-				rec.status = e.Status
+				rec.Status = e.Status
 			}
 		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
+		if rec.Status == 0 {
+			rec.Status = http.StatusOK
 		}
-		note(rec, x)
+		telemetry.Note(rec, x)
 		if span != nil {
-			annotate(r.Context(), x, err)
-			endRequest(span, r, rec.status)
+			telemetry.Annotate(r.Context(), x, err)
+			telemetry.EndRequest(span, r, rec.Status)
 		}
 		d := time.Since(start)
-		s.metrics.request(httproute.LabelResponses, methodSocket, rec.status, rec.tenant, d)
-		s.accessLog(r, rec, httproute.LabelResponses, d)
+		s.metrics.Request(httproute.LabelResponses, methodSocket, rec.Status, rec.Tenant, d)
+		telemetry.AccessLog(s.log, r, rec, httproute.LabelResponses, d)
 		return e
 	}
 }

@@ -62,3 +62,16 @@ func purgeLoop(ctx context.Context, st runner.Store, retention time.Duration, lo
 		}
 	}
 }
+
+// historyOf returns the store's response history, which the timing wrapper
+// does not carry; nil if the store keeps none.
+func historyOf(st runner.Store) runner.HistoryStore {
+	h, _ := st.(runner.HistoryStore)
+	return h
+}
+
+// conversationsOf returns st's conversations, nil when it keeps none.
+func conversationsOf(st runner.Store) runner.ConversationStore {
+	c, _ := st.(runner.ConversationStore)
+	return c
+}

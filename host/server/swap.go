@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/admin"
 )
 
 // acquire returns the current generation, held for one request: a swap
@@ -31,8 +32,8 @@ func (s *Server) release(g *generation) {
 // install makes g current and retires the previous generation, whose
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
-	s.limits.Configure(rates(g.cfg))
-	s.metrics.setTenants(g.cfg.LabelledTenants())
+	s.limits.Configure(g.cfg.Limits.Rates())
+	s.metrics.SetTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)
 	if old == nil {
 		return
@@ -41,8 +42,8 @@ func (s *Server) install(g *generation) {
 	if old.active.Load() == 0 {
 		old.close(s.closeCtx)
 	}
-	if s.ui != nil {
-		s.ui.Revalidate() // a token removed or rotated ends its sessions now
+	if s.ops != nil {
+		s.ops.Revalidate() // a token removed or rotated ends its sessions now
 	}
 }
 
@@ -139,16 +140,16 @@ func (s *Server) rebuild(ctx context.Context, cfg *config.Config, what string) e
 	before := pluginsOf(s.gen.Load()) // under swapMu: the current generation stays
 	g, err := s.build(ctx, cfg)
 	if err != nil {
-		s.metrics.swaps.WithLabelValues(what, "failed").Inc()
-		s.swaps.add(swapRecordOf(ctx, what, before, nil, err))
+		s.metrics.Swapped(what, "failed")
+		s.swaps.Add(admin.NewSwapRecord(ctx, what, before, nil, err))
 		return fmt.Errorf("swap %s: %w (the previous version keeps serving)", what, err)
 	}
-	s.swaps.add(swapRecordOf(ctx, what, before, pluginsOf(g), nil))
+	s.swaps.Add(admin.NewSwapRecord(ctx, what, before, pluginsOf(g), nil))
 	s.install(g)
 	if g.fresh {
 		go returnHeap() // off the swap's reply and the requests
 	}
-	s.metrics.swaps.WithLabelValues(what, "ok").Inc()
+	s.metrics.Swapped(what, "ok")
 	s.log.Info("plugins swapped", "what", what)
 	return nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -166,7 +167,7 @@ func TestFailedSwapKeepsServing(t *testing.T) {
 	h := start(t, nil)
 	before := h.srv.Plugins()
 	bad := t.TempDir() + "/bad.wasm"
-	if err := writeFileAtomic(bad, []byte("\x00asm not really")); err != nil {
+	if err := os.WriteFile(bad, []byte("\x00asm not really"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	err := h.srv.SwapPlugin(context.Background(), "chat.completions/translate", bad)

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/filters/mapping"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner"
 )
@@ -82,7 +83,7 @@ func TestForcedHostedToolRefused(t *testing.T) {
 
 // tools.hosted: refuse refuses any hosted tool, naming it.
 func TestHostedToolsRefuse(t *testing.T) {
-	h := start(t, func(c *config.Config) { c.Tools.Hosted = config.HostedRefuse })
+	h := start(t, func(c *config.Config) { c.Tools.Hosted = mapping.HostedRefuse })
 	apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x",`+kindsTools+`}`), 400, "unsupported_parameter", "tools[2].type")
 	res := h.do("POST", "/v1/responses", `{"model":"service","input":"spawn_agent x","tools":[{"type":"custom","name":"c"}]}`)
 	if b := body(t, res); res.StatusCode != 200 {

@@ -7,17 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"testing"
 
-	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/runner"
 )
 
 // What tracing costs per whole request, in one run, alternated:
@@ -46,8 +39,8 @@ func BenchmarkRequestTracing(b *testing.B) {
 		// each alike: run with -count 1 and take each one's median.
 		for range 3 {
 			b.Run(bc.name+"/metrics-off", func(b *testing.B) {
-				off.srv.metrics.off.Store(true)
-				defer off.srv.metrics.off.Store(false)
+				off.srv.metrics.SetOff(true)
+				defer off.srv.metrics.SetOff(false)
 				measure(b, bareURL, bc.body)
 			})
 			b.Run(bc.name+"/tracing-off", func(b *testing.B) { measure(b, off.URL, bc.body) })
@@ -60,117 +53,6 @@ func BenchmarkRequestTracing(b *testing.B) {
 	if ranOn && exported.Load() == 0 {
 		b.Fatal("the tracing server exported nothing")
 	}
-}
-
-// discardExporter drops spans: the batch span processor's work is
-// measured, not a collector's.
-type discardExporter struct{}
-
-func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discardExporter) Shutdown(context.Context) error                             { return nil }
-
-// passStage is a stage that only calls next.
-type passStage string
-
-func (s passStage) Name() string { return string(s) }
-func (passStage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
-	return next.Handle(ctx, x)
-}
-
-// The spans one chat request makes, in isolation: the root span (with the
-// traceparent extraction, the header and the attributes annotate sets),
-// six stage spans through filters.Traced, the provider span and two store
-// write spans, through the real SDK and batch span processor. "spans"
-// hands them to an exporter that drops them (the request path's share);
-// "otlp-http" exports them for real, OTLP/HTTP protobuf to a receiver on
-// 127.0.0.1 that discards the bytes. cpu-ns/op is the process's CPU time
-// per request, the exporter's goroutine included. Whole requests are
-// noisy on a shared machine; this is the precise figure to hold against a
-// request's CPU time (BenchmarkRequestTracing, BenchmarkEndpoint).
-func BenchmarkTracingPerRequest(b *testing.B) {
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	}))
-	defer rcv.Close()
-	for _, bc := range []struct {
-		name string
-		new  func() (*tracing, error)
-	}{
-		{"spans", func() (*tracing, error) {
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}),
-				sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(1))))
-			return &tracing{tp: tp, tracer: tp.Tracer(tracerName), prop: propagation.TraceContext{}}, nil
-		}},
-		{"otlp-http", func() (*tracing, error) {
-			// WithBlocking: a loop this fast would fill the queue and the
-			// processor would drop spans, measuring less than the export.
-			exp, err := newExporter(context.Background(), config.Tracing{Endpoint: rcv.Listener.Addr().String(), Insecure: true})
-			if err != nil {
-				return nil, err
-			}
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBlocking()),
-				sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(1))))
-			return &tracing{tp: tp, tracer: tp.Tracer(tracerName), prop: propagation.TraceContext{}}, nil
-		}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			tr, err := bc.new()
-			if err != nil {
-				b.Fatal(err)
-			}
-			handler := tracedRequest(tr)
-			req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(chatBody))
-			req.Pattern = "/v1/chat/completions"
-			w := httptest.NewRecorder()
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				handler(w, req)
-			}
-			tr.shutdown(context.Background()) // the last batch is paid for too
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
-	}
-}
-
-// tracedRequest is what tracing adds to one chat request, without the
-// request: its spans and attributes around stages, a provider call and
-// store writes that do nothing.
-func tracedRequest(tr *tracing) func(http.ResponseWriter, *http.Request) {
-	var stages []filters.Stage
-	for _, n := range builtin.Order {
-		stages = append(stages, filters.Traced(tr.tracer, passStage(n), n == "run"))
-	}
-	st, _ := traceStore(nopStore{}, nil, tr.tracer, "sqlite")
-	pv := traceProvider(nopProvider{}, tr.tracer, "openai", "up-model")
-	chain := filters.Chain(filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error {
-		r := &runner.Run{ID: "run_1"}
-		st.StartRun(ctx, r, true, true)
-		pv.Generate(ctx, runner.ProviderRequest{Stream: true, Attempt: 1}, nil)
-		st.Transition(ctx, r.ID, runner.Transition{Status: runner.StatusCompleted})
-		return nil
-	}), stages...)
-	return func(w http.ResponseWriter, req *http.Request) {
-		r, span := tr.startRequest(w, req)
-		x := &filters.Exchange{Endpoint: filters.ChatCompletions, Request: r, Body: []byte(chatBody)}
-		x.Identity.TenantID = "acme"
-		err := chain.Handle(r.Context(), x)
-		annotate(r.Context(), x, err)
-		endRequest(span, r, 200)
-	}
-}
-
-type nopStore struct{ runner.Store }
-
-func (nopStore) StartRun(context.Context, *runner.Run, bool, bool) error     { return nil }
-func (nopStore) Transition(context.Context, string, runner.Transition) error { return nil }
-
-type nopProvider struct{}
-
-func (nopProvider) Name() string { return "nop" }
-func (nopProvider) Generate(context.Context, runner.ProviderRequest, func(runner.Event) error) (runner.Result, error) {
-	return runner.Result{FinishReason: "stop", Usage: runner.Usage{InputTokens: 5, OutputTokens: 9}}, nil
 }
 
 // The same three variants as BenchmarkRequestTracing, compared round by
@@ -215,13 +97,13 @@ func BenchmarkRequestTracingRatio(b *testing.B) {
 			for k := range 3 {
 				switch v := (k + round) % 3; v {
 				case 0:
-					off.srv.metrics.off.Store(true)
+					off.srv.metrics.SetOff(true)
 					cpu[0] = segment(bareURL, ep.body, nil)
-					off.srv.metrics.off.Store(false)
+					off.srv.metrics.SetOff(false)
 				case 1:
 					cpu[1] = segment(off.URL, ep.body, nil)
 				case 2:
-					cpu[2] = segment(on.URL, ep.body, on.srv.tracing.tp.ForceFlush)
+					cpu[2] = segment(on.URL, ep.body, on.srv.tracing.ForceFlush)
 				}
 			}
 			got[i].offBare = append(got[i].offBare, 100*(cpu[1]/cpu[0]-1))

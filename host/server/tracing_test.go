@@ -20,6 +20,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -91,8 +92,8 @@ func TestTracingStreamedRequest(t *testing.T) {
 	if len(evs) < 2 {
 		t.Fatalf("stream of %d events", len(evs))
 	}
-	if got := res.Header.Get(HeaderTraceID); got != traceID {
-		t.Fatalf("%s: %q, want the caller's trace id %s", HeaderTraceID, got, traceID)
+	if got := res.Header.Get(telemetry.HeaderTraceID); got != traceID {
+		t.Fatalf("%s: %q, want the caller's trace id %s", telemetry.HeaderTraceID, got, traceID)
 	}
 	if got := h.run(runID).TraceID; got != traceID {
 		t.Fatalf("stored run trace_id %q, want %s", got, traceID)
@@ -207,9 +208,9 @@ func TestTracingFailedRequest(t *testing.T) {
 		res := h.do("POST", "/v1/chat/completions",
 			`{"model":"service","stream":true,"messages":[{"role":"user","content":"fail"}]}`)
 		b := body(t, res)
-		traceID := res.Header.Get(HeaderTraceID)
+		traceID := res.Header.Get(telemetry.HeaderTraceID)
 		if len(traceID) != 32 || strings.Trim(traceID, "0") == "" {
-			t.Fatalf("%s %q", HeaderTraceID, traceID)
+			t.Fatalf("%s %q", telemetry.HeaderTraceID, traceID)
 		}
 		runID := checkRunHeaders(t, res.Header)
 		if got := h.run(runID); got.TraceID != traceID || got.Status != runner.StatusFailed {
@@ -255,7 +256,7 @@ func TestTracingFailedRequest(t *testing.T) {
 	t.Run("refused model", func(t *testing.T) {
 		res := h.do("POST", "/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
 		wantError(t, res, http.StatusNotFound, "invalid_request_error", "model_not_found")
-		traceID := res.Header.Get(HeaderTraceID)
+		traceID := res.Header.Get(telemetry.HeaderTraceID)
 		spans, all := rcv.trace(t, traceID, root, "auth", "body", "model")
 		for _, n := range []string{root, "model"} {
 			if s := spans[n]; !isError(s) || statusMessage(s) != "model_not_found" {
@@ -326,7 +327,7 @@ func TestTracingOverGRPC(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, body(t, res))
 	}
 	body(t, res)
-	traceID := res.Header.Get(HeaderTraceID)
+	traceID := res.Header.Get(telemetry.HeaderTraceID)
 	if err := h.shutdown(); err != nil {
 		t.Fatal(err)
 	}

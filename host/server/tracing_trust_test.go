@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/telemetry"
 )
 
 // callerTrace is the trace id of a caller's sampled traceparent.
@@ -19,7 +20,7 @@ func withCallerTrace(t *testing.T, h *harness) (runID, header string) {
 	if res.StatusCode != 200 {
 		t.Fatalf("status %d", res.StatusCode)
 	}
-	return checkRunHeaders(t, res.Header), res.Header.Get(HeaderTraceID)
+	return checkRunHeaders(t, res.Header), res.Header.Get(telemetry.HeaderTraceID)
 }
 
 // TestTracingUntrustedTraceparent: at sample_ratio 0 a caller's sampled

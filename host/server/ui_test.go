@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/admin"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -328,7 +329,7 @@ func TestUISwapHistory(t *testing.T) {
 	}
 	req, _ := http.NewRequest("PUT", h.Admin+"/admin/v1/plugins/chat.completions/translate", strings.NewReader(string(wasm)))
 	req.Header.Set("Authorization", "Bearer "+tokAdmin)
-	req.Header.Set("User-Agent", CLIUserAgent+"/test")
+	req.Header.Set("User-Agent", admin.CLIUserAgent+"/test")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
@@ -23,7 +24,7 @@ import (
 //     no budget is possible;
 //   - closeOnDone: wazero's WithCloseOnContextDone(true) with a deadline
 //     context per call, which wazero watches with a goroutine;
-//   - fuel: the design Load uses, the instrumented module (instrument.go)
+//   - fuel: the design Load uses, the instrumented module (internal/instrument)
 //     with a 250ms budget.
 //
 // ABI.md ("Time budget") quotes the results.
@@ -94,7 +95,7 @@ func benchInstance(b *testing.B, instrumented, closeOnDone bool) *instance {
 		b.Fatal(err)
 	}
 	if instrumented {
-		if wasm, err = instrument(wasm); err != nil {
+		if wasm, err = instrument.Module(wasm); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func callAndRecover(t *testing.T, p *Plugin, h Hook, in, want string) *Fault {
 func TestCallTimeBudget(t *testing.T) {
 	p := loadGo(t, newEngine(t), "echo", Options{CallTimeout: 50 * time.Millisecond})
 	// spin keeps calling into the Go runtime (time.Since): the deadline is
-	// checked at function entries every fuelPerTick steps.
+	// checked at function entries every instrument.FuelPerTick steps.
 	start := time.Now()
 	_, err := p.Call(context.Background(), MapResult, []byte("spin:10000000"))
 	elapsed := time.Since(start)
@@ -79,7 +80,7 @@ func TestCallWithoutBudget(t *testing.T) {
 		t.Fatalf("a 300ms call without a budget = %q, %v; want it to finish", out, err)
 	}
 	// Without a deadline, only the loop limit stops a call-free loop.
-	want := fmt.Sprintf("runedge_map_result: stopped after %d loop iterations without a function call", maxLoopSteps)
+	want := fmt.Sprintf("runedge_map_result: stopped after %d loop iterations without a function call", instrument.MaxLoopSteps)
 	f := callAndRecover(t, p, MapResult, "loop", want)
 	if errors.Is(f, ErrTimeout) {
 		t.Errorf("fault %v matches ErrTimeout without a budget", f)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -80,11 +81,11 @@ func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, key compiledKey
 	return entry.mod, release, nil
 }
 
-// compileInstrumented instruments wasm (see instrument.go) and compiles it.
+// compileInstrumented instruments wasm (see internal/instrument) and compiles it.
 // With a cache directory, unsigned entries are deleted before wazero looks
 // there and the ones it wrote are signed after (cachedir.go).
 func (e *Engine) compileInstrumented(ctx context.Context, rt wazero.Runtime, wasm []byte) (wazero.CompiledModule, error) {
-	instrumented, err := instrument(wasm)
+	instrumented, err := instrument.Module(wasm)
 	if err != nil {
 		return nil, fmt.Errorf("instrument: %w", err)
 	}

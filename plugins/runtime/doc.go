@@ -10,7 +10,7 @@
 // in a Go guest runs about 10x slower than native (20-30 µs for a small
 // chat request) and cannot be preempted, so inputs are capped in size and
 // every plugin is rewritten at load to check a per-call time budget
-// (instrument.go, and plugins/ABI.md, "Time budget"). A guest that traps, runs out of time or
-// misbehaves may have left its runtime corrupt, so the instance is
+// (internal/instrument, and plugins/ABI.md, "Time budget"). A guest that
+// traps, runs out of time or misbehaves may have left its runtime corrupt, so the instance is
 // discarded and a fresh one made on demand.
 package runtime

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
@@ -76,7 +77,7 @@ func (e *Engine) runtime(ctx context.Context, pages uint32) (wazero.Runtime, err
 	}
 	// Context-done checks are left off (the default): they made guest calls
 	// 2-4x slower. Time budgets are enforced by the instrumentation that
-	// Load adds to every plugin instead (instrument.go), whose host side,
+	// Load adds to every plugin instead (internal/instrument), whose host side,
 	// tick, every runtime provides.
 	config := wazero.NewRuntimeConfig().
 		WithCompilationCache(e.cache).
@@ -88,7 +89,7 @@ func (e *Engine) runtime(ctx context.Context, pages uint32) (wazero.Runtime, err
 	}
 	if err := instantiateTick(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("instantiate %s: %w", tickModule, err)
+		return nil, fmt.Errorf("instantiate %s: %w", instrument.TickModule, err)
 	}
 	e.runtimes[pages] = rt
 	return rt, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -26,7 +27,7 @@ type instance struct {
 	hooks    [hookCount]api.Function // indexed by Hook; nil when not exported
 	stack    [2]uint64               // reused by every call to avoid allocating
 	stderr   *stderrHead
-	// fuel is the counter instrument.go adds; nil only for a module that
+	// fuel is the counter internal/instrument adds; nil only for a module that
 	// was not instrumented, as BenchmarkBudget makes to compare.
 	fuel api.Global
 	// budget is the deadline of the running call, which tick checks.
@@ -60,7 +61,7 @@ func instantiate(rt wazero.Runtime, cm wazero.CompiledModule, config wazero.Modu
 	inst.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	inst.output = mod.ExportedFunction(abi.ExportOutput)
 	inst.selfTest = mod.ExportedFunction(abi.ExportSelfTest)
-	inst.fuel = mod.ExportedGlobal(fuelExport)
+	inst.fuel = mod.ExportedGlobal(instrument.FuelExport)
 	for h := range Hook(hookCount) {
 		inst.hooks[h] = mod.ExportedFunction(h.export())
 	}
@@ -95,13 +96,13 @@ func (i *instance) call(fn api.Function, name string, d time.Duration) error {
 		return nil
 	case i.budget.expired:
 		return &budgetError{d}
-	case i.fuel != nil && api.DecodeI32(i.fuel.Get()) <= -maxLoopSteps:
-		// The trap of a loop that ran maxLoopSteps without entering a
+	case i.fuel != nil && api.DecodeI32(i.fuel.Get()) <= -instrument.MaxLoopSteps:
+		// The trap of a loop that ran instrument.MaxLoopSteps without entering a
 		// function, and so without its deadline being checked.
 		if i.budget.passed() {
 			return &budgetError{d}
 		}
-		return fmt.Errorf("%s: stopped after %d loop iterations without a function call", name, maxLoopSteps)
+		return fmt.Errorf("%s: stopped after %d loop iterations without a function call", name, instrument.MaxLoopSteps)
 	}
 	return i.callError(name, err)
 }

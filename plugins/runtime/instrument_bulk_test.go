@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -28,7 +29,7 @@ func bulkModule() []byte {
 		segment[i] = byte(i*7 + 3)
 	}
 	m := []byte{0x00, 'a', 's', 'm', 1, 0, 0, 0}
-	m = section(m, 1, vec(1, typeBulk))
+	m = section(m, 1, vec(1, instrument.TypeBulk))
 	m = section(m, 3, vec(3, []byte{0, 0, 0}))
 	m = section(m, 5, vec(1, []byte{0x00, 64}))
 	exports := append(name("memory"), 0x02, 0)
@@ -52,7 +53,7 @@ type bulkOp struct {
 
 const mib = 1 << 20
 
-// bulkOps exercise the chunked helpers: below and above bulkChunk, copies
+// bulkOps exercise the chunked helpers: below and above instrument.BulkChunk, copies
 // that overlap in either direction, and operations out of bounds, which must
 // trap without writing anything. The first ones lay down a pattern for the
 // copies to move.
@@ -117,7 +118,7 @@ func fmtResult(trapped bool, sum [32]byte) string {
 // module as built and instrumented: same traps, same memory after each.
 func TestInstrumentBulkKeepsBehaviour(t *testing.T) {
 	orig := bulkModule()
-	wasm, err := instrument(orig)
+	wasm, err := instrument.Module(orig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestInstrumentBulkKeepsBehaviour(t *testing.T) {
 // TestInstrumentBulkCharges checks that bulk operations take fuel by their
 // length, and that a long one calls tick, which refills it.
 func TestInstrumentBulkCharges(t *testing.T) {
-	wasm, err := instrument(bulkModule())
+	wasm, err := instrument.Module(bulkModule())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,21 +155,21 @@ func TestInstrumentBulkCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fuel := mod.ExportedGlobal(fuelExport)
+	fuel := mod.ExportedGlobal(instrument.FuelExport)
 	for _, op := range []bulkOp{{"fill", 0, 1, 100_000}, {"copy", 0, 200_000, 100_000}, {"init", 0, 0, 300}} {
 		before := api.DecodeI32(fuel.Get())
 		if _, err := mod.ExportedFunction(op.fn).Call(ctx, uint64(op.a), uint64(op.b), uint64(op.n)); err != nil {
 			t.Fatal(err)
 		}
 		// One unit for the function entry, the rest for the bytes.
-		if taken, want := before-api.DecodeI32(fuel.Get()), int32(1+op.n/bulkBytesPerStep); taken != want {
+		if taken, want := before-api.DecodeI32(fuel.Get()), int32(1+op.n/instrument.BulkBytesPerStep); taken != want {
 			t.Errorf("%s of %d bytes took %d units of fuel, want %d", op.fn, op.n, taken, want)
 		}
 	}
 	if _, err := mod.ExportedFunction("fill").Call(ctx, 0, 1, 3*mib); err != nil {
 		t.Fatal(err)
 	}
-	if v := api.DecodeI32(fuel.Get()); v <= 0 || v > fuelPerTick {
+	if v := api.DecodeI32(fuel.Get()); v <= 0 || v > instrument.FuelPerTick {
 		t.Errorf("fuel = %d after a 3 MiB fill, want it refilled by tick", v)
 	}
 }

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
-// FuzzInstrument feeds the load-time rewriter (instrument.go) arbitrary
+// FuzzInstrument feeds the load-time rewriter (internal/instrument) arbitrary
 // bytes, seeded with the hand-assembled test modules and, in testdata/fuzz,
 // the inputs that once failed. It must never panic. A module it accepts must
 // compile once rewritten exactly when it compiles as given, and behave the
@@ -21,7 +22,7 @@ import (
 // alike, and leaves the same memory. A module it refuses is not given to
 // wazero here: the host never does, and wazero sizes slices by declared
 // counts, so some malformed modules would exhaust this process's memory
-// (which is why instrument refuses them: instrument_counts.go).
+// (which is why the rewriter refuses them: internal/instrument/instrument_counts.go).
 func FuzzInstrument(f *testing.F) {
 	fill := echoGuest()
 	fill.fillLoop, fill.fillBytes, fill.pages = 3, 2*mib+3, 40
@@ -43,7 +44,7 @@ func FuzzInstrument(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		out, err := instrument(wasm)
+		out, err := instrument.Module(wasm)
 		if err != nil {
 			return
 		}
@@ -101,8 +102,8 @@ func runExports(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule
 		if b == nil {
 			return ctx.Err() != nil
 		}
-		fuel := mod.ExportedGlobal(fuelExport)
-		return b.expired || (fuel != nil && api.DecodeI32(fuel.Get()) <= -maxLoopSteps)
+		fuel := mod.ExportedGlobal(instrument.FuelExport)
+		return b.expired || (fuel != nil && api.DecodeI32(fuel.Get()) <= -instrument.MaxLoopSteps)
 	}
 	if err != nil {
 		if mod != nil && stopped() || errors.Is(err, context.DeadlineExceeded) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -129,7 +130,7 @@ func TestInstrumentKeepsFunctionReferences(t *testing.T) {
 	if got, _ := runRefs(t, orig); !equalResults(got, want) {
 		t.Fatalf("the test module itself is wrong: %v, want %v", got, want)
 	}
-	wasm, err := instrument(orig)
+	wasm, err := instrument.Module(orig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,21 +143,21 @@ func TestInstrumentKeepsFunctionReferences(t *testing.T) {
 			t.Errorf("export %s is named %q in the name section", name, def.Name())
 		}
 	}
-	fuel := mod.ExportedGlobal(fuelExport)
+	fuel := mod.ExportedGlobal(instrument.FuelExport)
 	if fuel == nil {
-		t.Fatalf("no export %s", fuelExport)
+		t.Fatalf("no export %s", instrument.FuelExport)
 	}
 	// count's 100,000 iterations went below zero (no function entry refills
 	// the fuel during the loop) without reaching the loop limit.
-	if v := api.DecodeI32(fuel.Get()); v >= 0 || v <= -maxLoopSteps {
+	if v := api.DecodeI32(fuel.Get()); v >= 0 || v <= -instrument.MaxLoopSteps {
 		t.Errorf("fuel = %d after the calls, want it below zero but above the loop limit", v)
 	}
 	// The next function entry calls tick, which refills it.
 	if _, err := mod.ExportedFunction("answer").Call(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if v := api.DecodeI32(fuel.Get()); v != fuelPerTick {
-		t.Errorf("fuel = %d after a tick, want %d", v, fuelPerTick)
+	if v := api.DecodeI32(fuel.Get()); v != instrument.FuelPerTick {
+		t.Errorf("fuel = %d after a tick, want %d", v, instrument.FuelPerTick)
 	}
 }
 
@@ -179,7 +180,7 @@ func TestInstrumentMinimalModule(t *testing.T) {
 	m = section(m, 1, vec(1, []byte{0x60, 0, 1, wI64})) // () -> i64: tick's type is added
 	m = section(m, 3, vec(1, []byte{0}))
 	m = section(m, 10, vec(1, append(uleb(4), 0, opI64Const, 3, opEnd)))
-	wasm, err := instrument(m)
+	wasm, err := instrument.Module(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +194,8 @@ func TestInstrumentMinimalModule(t *testing.T) {
 	if err != nil {
 		t.Fatalf("instantiate: %v", err)
 	}
-	if mod.ExportedGlobal(fuelExport) == nil {
-		t.Errorf("no export %s", fuelExport)
+	if mod.ExportedGlobal(instrument.FuelExport) == nil {
+		t.Errorf("no export %s", instrument.FuelExport)
 	}
 }
 
@@ -223,7 +224,7 @@ func TestInstrumentRejects(t *testing.T) {
 		{"unsupported opcode", module("", 0x06), "unsupported opcode 0x6"},
 		{"unsupported 0xfc opcode", module("", opPrefixMisc, 18), "unsupported opcode 0xfc 18"},
 		{"truncated instruction", module("", opI32Const), "function 0: instruction at offset"},
-		{"reserved import", section(header, 2, vec(1, append(append(name(tickModule), name("x")...), 0x00, 0))), `imports from module "runedge_host", which is reserved`},
+		{"reserved import", section(header, 2, vec(1, append(append(name(instrument.TickModule), name("x")...), 0x00, 0))), `imports from module "runedge_host", which is reserved`},
 		{"reserved export", module("runedge_host_fuel"), `export "runedge_host_fuel": names starting with "runedge_host" are reserved`},
 		// Indices one past the module's own would name what the rewrite
 		// adds: global 0 is the fuel here (the module has no globals), so
@@ -235,7 +236,7 @@ func TestInstrumentRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := instrument(tt.wasm)
+			_, err := instrument.Module(tt.wasm)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("instrument error = %v, want one containing %q", err, tt.want)
 			}

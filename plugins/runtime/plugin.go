@@ -31,7 +31,7 @@ type Options struct {
 	// aborted and fails with a Fault matching ErrTimeout; its instance is
 	// discarded. The deadline is checked every few hundred microseconds of
 	// guest work, so a call may overrun it by that much; a loop that calls
-	// no function is only stopped after maxLoopSteps iterations (see
+	// no function is only stopped after instrument.MaxLoopSteps iterations (see
 	// plugins/ABI.md, "Time budget"). Default (0): 250ms; negative: none.
 	CallTimeout time.Duration
 	// CallTimeoutPerMiB extends CallTimeout by this much per MiB of the

@@ -38,7 +38,7 @@ func echoGuest() rawGuest {
 }
 
 // Value types and opcodes used below, from the WebAssembly binary format,
-// besides those instrument_code.go defines.
+// besides those wasmops_test.go defines.
 const (
 	wI32 = 0x7f
 	wI64 = 0x7e

@@ -24,6 +24,8 @@ export async function startRunedge(name, opts = {}) {
   const config = join(dir, 'runedge.yaml');
   writeFileSync(config, [
     `listen: 127.0.0.1:${port}`,
+    'admin:',
+    '  listen: 127.0.0.1:0', // never the default 8081: stacks run side by side
     'store:',
     `  path: ${join(dir, 'runs.db')}`,
     'provider:',

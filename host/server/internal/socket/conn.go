@@ -68,8 +68,9 @@ type Conn struct {
 	cfg   Config
 	cache *Cache
 	drain chan struct{} // closed by the Hub at shutdown
-	// buf is the SSE buffer the turns' Writers reuse, one turn at a time.
-	buf []byte
+	// spare is what the turns' Writers reuse, one turn at a time: their
+	// buffers and header map.
+	spare *Writer
 }
 
 // New wraps an accepted socket.
@@ -191,11 +192,7 @@ func (k *Conn) ageLimit(ctx context.Context) {
 // turn runs one client event to its end.
 func (k *Conn) turn(ctx context.Context, msg []byte) {
 	w := k.writer(ctx)
-	defer func() {
-		if cap(w.buf) <= 64<<10 {
-			k.buf = w.buf[:0] // the next turn's; a large one is not kept
-		}
-	}()
+	defer func() { k.spare = w }()
 	t, e := parse(msg, k.cache)
 	if e != nil {
 		w.Error(e)
@@ -213,10 +210,9 @@ func (k *Conn) turn(ctx context.Context, msg []byte) {
 	if t.from != nil {
 		r.SessionID, r.ThreadID = t.from.sessionID, t.from.threadID
 	}
+	w.whole = t.whole
 	e = k.cfg.Turn(ctx, r, w)
-	// The chain leaves its last events for the end of the reply, which an
-	// HTTP server writes when the handler returns (filters.Reply.EndStream).
-	w.FlushError()
+	w.End()
 	if e != nil && ctx.Err() == nil {
 		k.bound(w)
 		w.Error(e)
@@ -250,7 +246,10 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 // sets its own deadline.
 func (k *Conn) writer(ctx context.Context) *Writer {
 	w := NewWriter(ctx, k.c, k.cork)
-	w.buf, k.buf = k.buf, nil
+	if p := k.spare; p != nil {
+		k.spare = nil
+		w.reuse(p)
+	}
 	k.bound(w)
 	return w
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/plugins/guestjson"
 )
 
 // turn is one response.create, made ready for the POST chain.
@@ -17,6 +18,9 @@ type turn struct {
 	body     []byte
 	generate bool
 	store    bool
+	// whole: the event asked for stream:false; its events go out together
+	// at the end of the turn (see Writer.whole).
+	whole bool
 	// input is this event's own input as a JSON array of items.
 	input []byte
 	// local is the cached response it continues ("" for none) and from
@@ -32,40 +36,73 @@ const eventCreate = "response.create"
 // those of POST /v1/responses (OpenAI's socket sends them at the top level;
 // a nested "response" object is read too).
 func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
-	if !gjson.ValidBytes(msg) || !gjson.ParseBytes(msg).IsObject() {
+	// Read in place (guestjson.View): msg is the event's own buffer, never
+	// written to, so the strings read from it stay valid.
+	ev := gjson.Parse(guestjson.View(msg))
+	if !gjson.ValidBytes(msg) || !ev.IsObject() {
 		return nil, apierr.InvalidBody("", "a client event must be a JSON object")
 	}
-	typ := gjson.GetBytes(msg, "type")
+	typ := ev.Get("type")
 	if typ.Str != eventCreate {
 		return nil, apierr.InvalidBody("type", "unknown client event type %q; the socket takes %q", typ.String(), eventCreate)
 	}
-	body := msg
-	if r := gjson.GetBytes(msg, "response"); r.IsObject() {
-		body = []byte(r.Raw)
+	body := ev
+	if r := ev.Get("response"); r.IsObject() {
+		body = r
 	}
 	t := &turn{generate: true, store: true}
-	if bg := gjson.GetBytes(body, "background"); bg.Exists() && bg.Type != gjson.False && bg.Type != gjson.Null {
-		return nil, &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
-			Code: apierr.CodeUnsupportedParameter, Param: "background",
-			Message: "background is not supported over the socket; use POST /v1/responses"}
-	}
-	if g := gjson.GetBytes(body, "generate"); g.Exists() {
-		if g.Type != gjson.True && g.Type != gjson.False {
-			return nil, apierr.InvalidBody("generate", "generate must be a boolean")
+	// One pass over the fields: read what the socket needs and copy the
+	// rest into the chain's body, stream on (a turn is answered by events).
+	var e *apierr.Error
+	var conv, prev gjson.Result
+	b := make([]byte, 0, len(body.Raw)+16)
+	b = append(b, '{')
+	body.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type", "generate", "stream_id", "stream_options", "stream":
+			if k.Str == "generate" {
+				if v.Type != gjson.True && v.Type != gjson.False {
+					e = apierr.InvalidBody("generate", "generate must be a boolean")
+					return false
+				}
+				t.generate = v.Type == gjson.True
+			}
+			if k.Str == "stream" {
+				t.whole = v.Type == gjson.False
+			}
+			return true // the socket's own fields
+		case "background":
+			if v.Type != gjson.False && v.Type != gjson.Null {
+				e = &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
+					Code: apierr.CodeUnsupportedParameter, Param: "background",
+					Message: "background is not supported over the socket; use POST /v1/responses"}
+				return false
+			}
+		case "store":
+			t.store = v.Type != gjson.False
+		case "input":
+			t.input = inputItems(v)
+		case "conversation":
+			conv = v
+		case "previous_response_id":
+			prev = v
 		}
-		t.generate = g.Type == gjson.True
+		b = append(b, k.Raw...)
+		b = append(b, ':')
+		b = append(b, v.Raw...)
+		b = append(b, ',')
+		return true
+	})
+	if e != nil {
+		return nil, e
 	}
-	t.store = gjson.GetBytes(body, "store").Type != gjson.False
-	t.input = inputItems(gjson.GetBytes(body, "input"))
-	var err error
-	b := append([]byte(nil), body...)
-	for _, k := range []string{"type", "generate", "stream_id", "stream_options"} {
-		if b, err = sjson.DeleteBytes(b, k); err != nil {
-			return nil, apierr.InvalidBody("", "the client event is not valid JSON")
-		}
+	if t.input == nil {
+		t.input = []byte("[]")
 	}
-	b, _ = sjson.SetBytes(b, "stream", true)
-	if prev := gjson.GetBytes(b, "previous_response_id"); prev.Type == gjson.String {
+	b = append(b, `"stream":true}`...)
+	// With a conversation, previous_response_id is left for the chain to
+	// refuse (400, as on POST): expanded, it would hide the conflict.
+	if prev.Type == gjson.String && (!conv.Exists() || conv.Type == gjson.Null) {
 		if e, ok := cache.get(prev.Str); ok {
 			t.local, t.from = prev.Str, e
 			b, _ = sjson.SetRawBytes(b, "input", joinArrays(e.items, t.input))
@@ -139,11 +176,10 @@ func (t *turn) remember(cache *Cache, terminal []byte, sessionID, threadID strin
 	if t.store && t.generate {
 		return
 	}
-	ev := gjson.ParseBytes(terminal)
-	if ev.Get("type").Str != "response.completed" {
+	if !completed(terminal) {
 		return
 	}
-	id := ev.Get("response.id").Str
+	id := gjson.GetBytes(terminal, "response.id").Str
 	if id == "" {
 		return
 	}
@@ -157,6 +193,6 @@ func (t *turn) remember(cache *Cache, terminal []byte, sessionID, threadID strin
 	} else if p := gjson.GetBytes(t.body, "previous_response_id"); p.Type == gjson.String {
 		e.prev = p.Str // a stored response, which the store replays
 	}
-	e.items = joinArrays(prior, t.input, []byte(ev.Get("response.output").Raw))
+	e.items = joinArrays(prior, t.input, []byte(gjson.GetBytes(terminal, "response.output").Raw))
 	cache.put(id, e)
 }

@@ -74,3 +74,29 @@ func TestRememberChainsAndEvicts(t *testing.T) {
 		t.Fatal("a failed continuation kept its state")
 	}
 }
+
+// The chain's body is the event's fields but the socket's own, once each,
+// with stream on whatever the event said; a bad generate or background
+// is refused.
+func TestParseBody(t *testing.T) {
+	c := NewCache(4, 1<<20)
+	tr, e := parse([]byte(`{"type":"response.create","model":"service","stream":false,"stream_options":{"include_obfuscation":false},"input":"hi","store":false,"metadata":{"a":"b"}}`), c)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if want := `{"model":"service","input":"hi","store":false,"metadata":{"a":"b"},"stream":true}`; string(tr.body) != want {
+		t.Fatalf("body %s, want %s", tr.body, want)
+	}
+	if tr.store || !tr.generate || gjson.GetBytes(tr.input, "0.content").Str != "hi" {
+		t.Fatalf("turn %+v", tr)
+	}
+	for ev, param := range map[string]string{
+		`{"type":"response.create","generate":"no"}`:    "generate",
+		`{"type":"response.create","background":true}`:  "background",
+		`{"type":"response.create","background":"yes"}`: "background",
+	} {
+		if _, e := parse([]byte(ev), c); e == nil || e.Status != 400 || e.Param != param {
+			t.Errorf("%s: %+v", ev, e)
+		}
+	}
+}

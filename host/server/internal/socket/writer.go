@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters/apierr"
@@ -54,16 +53,44 @@ type Writer struct {
 	// kept only when keep is set.
 	terminal []byte
 	keep     bool
+	// whole holds the chain's flushes until End, up to wholeMax bytes: a
+	// client that asked for stream:false waits for the whole answer, and
+	// gets its events in one write instead of one per burst (on a
+	// loopback or LAN, each write costs more CPU than the events in it).
+	whole bool
 }
+
+// wholeMax bounds what a whole turn holds before it writes anyway.
+const wholeMax = 64 << 10
 
 // NewWriter writes the events of one turn to c.
 func NewWriter(ctx context.Context, c *websocket.Conn, cork *Cork) *Writer {
-	return &Writer{c: c, cork: cork, ctx: ctx, header: http.Header{}}
+	return &Writer{c: c, cork: cork, ctx: ctx}
+}
+
+// reuse takes the buffers and header map of p, the previous turn's
+// Writer, which is done: a turn's events, its terminal event and its run
+// headers are about the same size every turn. A large buffer is not kept
+// for the socket's life.
+func (w *Writer) reuse(p *Writer) {
+	if cap(p.buf) <= wholeMax {
+		w.buf = p.buf[:0]
+	}
+	if cap(p.terminal) <= wholeMax {
+		w.terminal = p.terminal[:0]
+	}
+	clear(p.header)
+	w.header = p.header
 }
 
 // Header implements http.ResponseWriter: the run headers the chain sets
 // land here (there is no HTTP reply per turn), where the turn reads them.
-func (w *Writer) Header() http.Header { return w.header }
+func (w *Writer) Header() http.Header {
+	if w.header == nil {
+		w.header = http.Header{}
+	}
+	return w.header
+}
 
 // WriteHeader implements http.ResponseWriter.
 func (w *Writer) WriteHeader(status int) {
@@ -86,7 +113,20 @@ func (w *Writer) Write(b []byte) (int, error) {
 
 // FlushError sends the events written since the last flush
 // (http.ResponseController.Flush).
-func (w *Writer) FlushError() error { return w.burst(w.events) }
+func (w *Writer) FlushError() error {
+	if w.whole && len(w.buf) < wholeMax {
+		return nil
+	}
+	return w.burst(w.events)
+}
+
+// End sends what the turn left: the events the chain leaves for the end of
+// the reply (as an HTTP server writes them when the handler returns), and
+// those a whole turn held.
+func (w *Writer) End() error {
+	w.whole = false
+	return w.FlushError()
+}
 
 // burst writes what f sends in one write under the write deadline.
 func (w *Writer) burst(f func() error) error {
@@ -146,10 +186,11 @@ func (w *Writer) patch(data []byte) []byte {
 	if w.prevID == "" && !w.keep {
 		return data
 	}
-	typ := gjson.GetBytes(data, "type").Str
-	switch typ {
-	case "response.created", "response.in_progress", "response.queued",
-		"response.completed", "response.failed", "response.incomplete":
+	terminal := false
+	switch string(eventType(data)) {
+	case "response.created", "response.in_progress", "response.queued":
+	case "response.completed", "response.failed", "response.incomplete":
+		terminal = true
 	default:
 		return data
 	}
@@ -158,7 +199,7 @@ func (w *Writer) patch(data []byte) []byte {
 			data = p
 		}
 	}
-	if typ == "response.completed" || typ == "response.failed" || typ == "response.incomplete" {
+	if terminal {
 		w.terminal = append(w.terminal[:0], data...)
 	}
 	return data

@@ -1,0 +1,32 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/runedge/runedge/filters"
+)
+
+// AccessLog writes one line per API request at level Info: method, path,
+// status, duration, run id, tenant, bytes written, stream or not. The
+// handler decides the format (log.format: text or json). A client that
+// went away before the reply ends still gets its line, with the status
+// that was sent (or 200 when nothing was).
+func AccessLog(log *slog.Logger, r *http.Request, rec *Recorder, endpoint string, d time.Duration) {
+	if !log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("endpoint", endpoint),
+		slog.Int("status", rec.Status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.String("run_id", rec.Header().Get(filters.HeaderRunID)),
+		slog.String("tenant", rec.Tenant),
+		slog.Int64("bytes", rec.Bytes),
+		slog.Bool("stream", rec.Stream),
+	)
+}
