@@ -123,7 +123,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// A native run's events are its history's, streamed or not: the
-	// native events API replays them (host/server nativerun.go).
+	// native events API replays them (host/api nativerun.go).
 	h.logged = s.history != nil && spec.Endpoint == contract.EndpointNative
 	if spec.Endpoint == contract.EndpointCompact {
 		// Only a compaction lists what its agent was given; any other run
