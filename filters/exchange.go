@@ -68,6 +68,14 @@ type Exchange struct {
 	// conversation the run continues.
 	Conversation *Conversation
 
+	// Set by compaction, for a Responses turn that compacts
+	// (context_management, compaction_trigger): Context, when not nil, is
+	// what the agent is given in place of the resolved history and input
+	// (the request is recorded as sent); Compacted is the compaction item
+	// the Response's output carries.
+	Context   []runner.Message
+	Compacted *Compacted
+
 	// Set by run.
 	Run *runner.Handle
 	// End, set by run with Run, owns the run's end: recording it exactly
@@ -103,7 +111,22 @@ type Conversation struct {
 	// Append appends the request's input and the run's output items; the
 	// run stage calls it when the run completed, before the reply's last
 	// byte, so a client that reads the conversation next finds the turn.
+	// nil: the run adds nothing (a compaction of the conversation).
 	Append func(ctx context.Context, runID string, res *runner.Result) error
+}
+
+// Compacted is the compaction a Responses turn carries in its output
+// (filters/compaction): the item goes first in the Response's output, and
+// first in its stream.
+type Compacted struct {
+	// Item is the compaction item (JSON), sealed by a compaction run that
+	// ran before the turn (context_management).
+	Item []byte
+	// Seal, when the turn itself is the compaction (compaction_trigger),
+	// seals the agent's answer, which is the summary: the item
+	// {"id":"cmp_<run part>","type":"compaction","encrypted_content":…}
+	// is then the output's only one and the summary is never sent in clear.
+	Seal func(summary string) string
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

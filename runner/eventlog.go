@@ -47,9 +47,10 @@ const (
 )
 
 // EventLog returns the run's event log, creating it on first use, or nil
-// when the run is not a stored response (nothing is kept of it).
+// when the run is neither a stored response nor a native run (nothing is
+// kept of it).
 func (h *Handle) EventLog() *EventLog {
-	if !h.stored {
+	if !h.stored && !h.logged {
 		return nil
 	}
 	s := h.svc

@@ -26,7 +26,10 @@ type Handle struct {
 	// stored: the run is a stored response (history kept); object is the
 	// final Response object its owner set before Finish.
 	stored, noStore, background bool
-	object                      []byte
+	// logged: a native run (POST /runner/v1/runs) keeps its events
+	// (EventLog) though it is no stored response.
+	logged bool
+	object []byte
 	// input is what the agent was given (history, then the request's
 	// input, references resolved): compaction lists its user messages.
 	input []Message

@@ -100,7 +100,9 @@ type HistoryStore interface {
 	// DeleteResponse removes a response's items, object and events and
 	// marks it deleted; the run row stays.
 	DeleteResponse(ctx context.Context, tenantID, runID string) error
-	// AppendEvents stores a batch of a run's stream events in one write.
+	// AppendEvents stores a batch of a run's stream events in one write:
+	// a stored response's, or a run's that is no response (a native run);
+	// a deleted response's is ErrNotFound.
 	AppendEvents(ctx context.Context, runID string, batch []StoredEvent) error
 	// Events returns a run's stored events with Seq > after, in order,
 	// read from at most batches stored batches (AppendEvents' writes, each

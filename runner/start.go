@@ -34,6 +34,11 @@ type StartSpec struct {
 	// stored as the response's input: a conversation's earlier items
 	// (filters/conversation), already kept in the conversation.
 	History []Message
+	// Context, when not nil, is what the agent is given in place of the
+	// history and the resolved input: a compacted context
+	// (filters/compaction). The request is still recorded, and continues
+	// its previous response, as sent.
+	Context []Message
 	// RequestID and CorrelationID are the app server's ids, recorded as given.
 	RequestID, CorrelationID string
 	Request                  Request
@@ -72,6 +77,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	if len(spec.History) > 0 {
 		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
+	}
+	if spec.Context != nil {
+		agentInput = spec.Context
 	}
 	if err := checkToolResults(agentInput); err != nil {
 		return nil, err
@@ -114,6 +122,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}, spec.Request.Stream)
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
+	// A native run's events are its history's, streamed or not: the
+	// native events API replays them (host/api nativerun.go).
+	h.logged = s.history != nil && spec.Endpoint == contract.EndpointNative
 	if spec.Endpoint == contract.EndpointCompact {
 		// Only a compaction lists what its agent was given; any other run
 		// would hold its whole input for as long as it runs.

@@ -40,8 +40,10 @@ var Order = []string{contract.StageAuth, contract.StageBody, contract.StageModel
 // compact-input gives a body without input the compaction prompt as its
 // input (input is optional there, required of a Responses body).
 // It runs before model, whose shape check requires input.
+// conversation puts a named conversation's items before the input, as
+// on /v1/responses: they are what is compacted.
 var CompactOrder = []string{contract.StageAuth, contract.StageBody, contract.StageCompactInput, contract.StageModel,
-	contract.StageMapRequest, contract.StageCompaction, contract.StageRun}
+	contract.StageConversation, contract.StageMapRequest, contract.StageCompaction, contract.StageRun}
 
 // NativeRunOrder is the order of the stages of POST /runner/v1/runs: its
 // body is the native run request, so native-request stands for model and
@@ -78,6 +80,10 @@ type Deps struct {
 	Hold func() (release func())
 	// Compaction seals and opens compaction items (compaction.keys).
 	Compaction *compaction.Keys
+	// InputTokens counts what the agent is given for a request, by the
+	// provider's rule: context_management's compact_threshold is held
+	// against it (compaction.Auto).
+	InputTokens func(runner.Request) int
 }
 
 // enclosing are the stages whose span covers the rest of the chain: the
@@ -114,7 +120,11 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 		case contract.StageModel:
 			st = model.New()
 		case contract.StageConversation:
-			st = conversation.New(d.Runner)
+			if _, compact := terminal.(*compaction.Reply); compact {
+				st = conversation.NewCompact(d.Runner)
+			} else {
+				st = conversation.New(d.Runner)
+			}
 		case contract.StageMapRequest:
 			var m *mapping.Mapping
 			if m, err = mapping.New(d.Plugins.Request); err == nil {
@@ -129,7 +139,7 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			if terminal != nil {
 				st = compaction.NewCompact(d.Compaction)
 			} else {
-				st = compaction.New(d.Compaction)
+				st = compaction.New(d.Compaction, compaction.Auto{Runner: d.Runner, InputTokens: d.InputTokens, Model: model.ID})
 			}
 		case contract.StageNativeRequest:
 			st = nativereq.New()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -30,12 +31,14 @@ const (
 type Stage struct {
 	keys    *Keys
 	compact bool
+	auto    Auto
 }
 
 var _ filters.Stage = (*Stage)(nil)
 
-// New returns the stage of the Responses chain: it opens compaction items.
-func New(keys *Keys) *Stage { return &Stage{keys: keys} }
+// New returns the stage of the Responses chain: it opens compaction items,
+// and compacts a turn that asks for it with auto (auto.go).
+func New(keys *Keys, auto Auto) *Stage { return &Stage{keys: keys, auto: auto} }
 
 // NewCompact returns the stage of the compact chain: it opens compaction
 // items, then asks the agent for a summary (runner.CompactionPrompt) in a
@@ -45,31 +48,53 @@ func NewCompact(keys *Keys) *Stage { return &Stage{keys: keys, compact: true} }
 // Name is "compaction".
 func (*Stage) Name() string { return contract.StageCompaction }
 
-// Handle rewrites x.Native.Input, then calls next.
+// Handle rewrites x.Native.Input (and, for a turn that compacts, sets
+// x.Context and x.Compacted), then calls next.
 func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
-	in, err := s.open(x.Identity.TenantID, x.Native.Input)
+	in, trigger, err := s.open(x.Identity.TenantID, x.Native.Input)
 	if err != nil {
 		return err
 	}
 	x.Native.Input = in
+	if c := x.Conversation; c != nil && len(c.Messages) > 0 {
+		if c.Messages, err = s.openHistory(x.Identity.TenantID, c.Messages); err != nil {
+			return err
+		}
+	}
 	if s.compact {
+		// The request is a compaction already: a trigger adds nothing,
+		// and context_management does not apply.
 		prepare(x)
+		return next.Handle(ctx, x)
+	}
+	limit, err := threshold(x.Body)
+	if err != nil {
+		return err
+	}
+	if trigger >= 0 || limit > 0 {
+		if err := s.compactTurn(ctx, x, trigger, limit); err != nil {
+			return err
+		}
 	}
 	return next.Handle(ctx, x)
 }
 
 // open replaces each compaction item of in with the system message of its
-// summary; a compaction_trigger is refused for now (refuseAutomatic's
-// reason). in is copied before the first change.
-func (s *Stage) open(tenant string, in []runner.Message) ([]runner.Message, error) {
+// summary, and takes out a compaction_trigger, which must be the final
+// input item (trigger is its index in the client's input, -1 without
+// one). in is copied before the first change.
+func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, trigger int, _ error) {
 	out := in
 	copied := false
 	for i, m := range in {
 		switch m.Role {
 		case roleItem:
 		case roleTrigger:
-			return nil, unsupported(fmt.Sprintf("input[%d]", m.RefIndex),
-				"compaction_trigger input items are not supported yet: compact with POST /v1/responses/compact")
+			if i != len(in)-1 {
+				return nil, -1, apierr.InvalidBody(fmt.Sprintf("input[%d]", m.RefIndex),
+					"a compaction_trigger must be the final input item")
+			}
+			return out[:i:i], m.RefIndex, nil
 		default:
 			continue
 		}
@@ -82,14 +107,33 @@ func (s *Stage) open(tenant string, in []runner.Message) ([]runner.Message, erro
 			}
 			e := apierr.InvalidBody(param, "%s %s", param, why)
 			e.Err = err
-			return nil, e
+			return nil, -1, e
 		}
 		if !copied {
 			out, copied = append([]runner.Message(nil), in...), true
 		}
 		out[i] = runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary}
 	}
-	return out, nil
+	return out, -1, nil
+}
+
+// openHistory opens the compaction items of a conversation's items, as
+// open does the input's; a compaction_trigger there (it ends a request,
+// not a conversation) is dropped, and an item that does not open is a 400
+// naming conversation.
+func (s *Stage) openHistory(tenant string, in []runner.Message) ([]runner.Message, error) {
+	kept := make([]runner.Message, 0, len(in))
+	for _, m := range in {
+		if m.Role != roleTrigger {
+			kept = append(kept, m)
+		}
+	}
+	out, _, err := s.open(tenant, kept)
+	var e *apierr.Error
+	if errors.As(err, &e) {
+		e.Param, e.Message = "conversation", "a compaction item of the conversation "+strings.TrimPrefix(e.Message, e.Param+" ")
+	}
+	return out, err
 }
 
 func unsupported(param, msg string) *apierr.Error {

@@ -37,12 +37,21 @@ const page = 100
 var conversationKey = []byte(`"conversation"`)
 
 // Stage is the conversation stage.
-type Stage struct{ svc *runner.Service }
+type Stage struct {
+	svc     *runner.Service
+	compact bool
+}
 
 var _ filters.Stage = (*Stage)(nil)
 
 // New builds the stage on the run service (its conversation store).
 func New(svc *runner.Service) *Stage { return &Stage{svc: svc} }
+
+// NewCompact builds the stage of POST /v1/responses/compact (its requests
+// carry the Responses endpoint until the compaction stage): the
+// conversation's items are what is compacted, and the compaction adds
+// nothing to the conversation.
+func NewCompact(svc *runner.Service) *Stage { return &Stage{svc: svc, compact: true} }
 
 // Name implements filters.Stage.
 func (*Stage) Name() string { return contract.StageConversation }
@@ -116,6 +125,11 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		Append: func(ctx context.Context, runID string, res *runner.Result) error {
 			return cs.AppendConversationItems(ctx, tenant, session, append(input, outputItems(runID, res)...))
 		}}
+	if s.compact {
+		// A compaction reads the conversation and adds nothing to it: its
+		// summary is the client's to carry (filters/compaction).
+		x.Conversation.Append = nil
+	}
 	return next.Handle(ctx, x)
 }
 

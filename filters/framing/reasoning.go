@@ -15,14 +15,7 @@ import (
 // AppendReasoningItemEvent appends response.output_item.added (summary ""
 // and done false: an empty summary) or .done with the whole summary.
 func (s *ResponseStream) AppendReasoningItemEvent(dst []byte, seq, outputIndex int, itemID, summary string, done bool) []byte {
-	typ := "response.output_item.added"
-	if done {
-		typ = "response.output_item.done"
-	}
-	dst = head(dst, typ, seq)
-	dst = append(dst, `,"output_index":`...)
-	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
-	dst = append(dst, `,"item":`...)
+	dst = itemEventHead(dst, seq, outputIndex, done)
 	dst = abi.AppendReasoningItem(dst, itemID, summary)
 	return append(dst, '}')
 }

@@ -17,17 +17,28 @@ type ResponseStream struct {
 	responseID, messageID string
 	itemRef               []byte // ,"item_id":"msg_…","output_index":0,"content_index":0
 	itemID                []byte // "msg_…" as a JSON string
+	index                 []byte // ,"output_index":0,"item": (the message's)
 }
 
 // NewResponseStream prepares the events of response responseID whose output
-// message is messageID.
+// message is messageID, output 0.
 func NewResponseStream(responseID, messageID string) *ResponseStream {
+	return NewResponseStreamAt(responseID, messageID, 0)
+}
+
+// NewResponseStreamAt is NewResponseStream for a message at output index
+// (1 after a compaction item).
+func NewResponseStreamAt(responseID, messageID string, index int) *ResponseStream {
 	id := guestjson.AppendString(nil, messageID)
 	ref := make([]byte, 0, len(id)+48)
 	ref = append(ref, `,"item_id":`...)
 	ref = append(ref, id...)
-	ref = append(ref, `,"output_index":0,"content_index":0`...)
-	return &ResponseStream{responseID: responseID, messageID: messageID, itemRef: ref, itemID: id}
+	ref = append(ref, `,"output_index":`...)
+	ref = strconv.AppendInt(ref, int64(index), 10)
+	ref = append(ref, `,"content_index":0`...)
+	idx := strconv.AppendInt([]byte(`,"output_index":`), int64(index), 10)
+	idx = append(idx, `,"item":`...)
+	return &ResponseStream{responseID: responseID, messageID: messageID, itemRef: ref, itemID: id, index: idx}
 }
 
 // ResponseID returns the id of the response the events belong to.
@@ -57,7 +68,8 @@ func (s *ResponseStream) AppendCreated(dst []byte, seq int, response []byte) []b
 // in progress and without content.
 func (s *ResponseStream) AppendItemAdded(dst []byte, seq int) []byte {
 	dst = head(dst, "response.output_item.added", seq)
-	dst = append(dst, `,"output_index":0,"item":`+outputItemHead...)
+	dst = append(dst, s.index...)
+	dst = append(dst, outputItemHead...)
 	dst = append(dst, s.itemID...)
 	return append(dst, outputItemAdded+`}`...)
 }
@@ -102,7 +114,8 @@ func (s *ResponseStream) AppendPartDone(dst []byte, seq int, text string) []byte
 // message and its whole content.
 func (s *ResponseStream) AppendItemDone(dst []byte, seq int, text string) []byte {
 	dst = head(dst, "response.output_item.done", seq)
-	dst = append(dst, `,"output_index":0,"item":`+outputItemHead...)
+	dst = append(dst, s.index...)
+	dst = append(dst, outputItemHead...)
 	dst = append(dst, s.itemID...)
 	dst = append(dst, outputItemCompleted...)
 	dst = guestjson.AppendString(dst, text)

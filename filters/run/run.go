@@ -92,7 +92,7 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 func end(ctx context.Context, h *runner.Handle, conv *filters.Conversation, res *runner.Result, err error) error {
 	outcome := h.Finish(res, err)
 	if outcome == nil {
-		if conv != nil {
+		if conv != nil && conv.Append != nil {
 			return conv.Append(context.WithoutCancel(ctx), h.Run().ID, res)
 		}
 		return nil
@@ -113,6 +113,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		Token:    x.Identity.Token,
 		Request:  x.Native,
 		Echo:     x.Echo,
+		Context:  x.Context,
 	}
 	hd := x.Request.Header
 	for _, f := range []struct {

@@ -37,6 +37,10 @@ type responseEvents struct {
 	streamed strings.Builder
 	outputs  int // output items opened
 	calls    []callItem
+	// compacted: the Response's output starts with a compaction item
+	// (compacted.go); only: it is the output's only item, the turn being
+	// the compaction, and the agent's text (the summary) is not streamed.
+	compacted, only bool
 }
 
 // callItem is a call item being streamed: a function_call, or a
@@ -74,7 +78,13 @@ func (e *responseEvents) start() error {
 	if err := e.out.startStream(); err != nil {
 		return err
 	}
-	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), e.created))
+	if err := e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), e.created)); err != nil {
+		return err
+	}
+	if e.compacted && !e.only {
+		return e.compactionEvents(e.x.Compacted.Item)
+	}
+	return nil
 }
 
 // openMessage opens the output message, output 0.
@@ -102,7 +112,7 @@ func (e *responseEvents) text(s string) error {
 	if err := e.start(); err != nil {
 		return err
 	}
-	if len(e.calls) > 0 || e.msg == 2 {
+	if len(e.calls) > 0 || e.msg == 2 || e.only {
 		return nil // see the type's comment
 	}
 	if e.msg == 0 {
@@ -206,6 +216,12 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.start(); err != nil {
 		return err
 	}
+	if e.only {
+		if err := e.compactionEvents([]byte(gjson.GetBytes(final, "output.0").Raw)); err != nil {
+			return err
+		}
+		return e.complete(final)
+	}
 	if len(e.calls) == 0 {
 		if e.msg == 0 && (res.Text != "" || len(res.ToolCalls) == 0) {
 			if err := e.openMessage(); err != nil {
@@ -220,7 +236,11 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 		if e.msg == 1 {
 			// The done events repeat the text as the plugin mapped it.
 			text := res.Text
-			if v := gjson.GetBytes(final, "output.0.content.0.text"); v.Type == gjson.String {
+			path := "output.0.content.0.text"
+			if e.compacted {
+				path = "output.1.content.0.text"
+			}
+			if v := gjson.GetBytes(final, path); v.Type == gjson.String {
 				text = v.Str
 			}
 			if err := e.closeMessage(text); err != nil {
@@ -239,6 +259,11 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.reasoning(res.Reasoning); err != nil {
 		return err
 	}
+	return e.complete(final)
+}
+
+// complete sends the terminal event with final and ends the stream.
+func (e *responseEvents) complete(final []byte) error {
 	completed := e.rs.AppendCompleted(e.buf[:0], e.out.nextSeq(), final)
 	if err := e.send(gjson.GetBytes(completed, "type").Str, completed); err != nil {
 		return err

@@ -113,6 +113,9 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 		return nil, err
 	}
 	body, err := t.mapResult(ctx, x, ids, abi.ResultCompleted, &res)
+	if err == nil {
+		body, err = withCompaction(body, x, ids, &res)
+	}
 	if err != nil {
 		return nil, err
 	}

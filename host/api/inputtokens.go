@@ -52,6 +52,14 @@ func (hs *Handlers) inputTokens(ctx context.Context, x *filters.Exchange) error 
 	return x.Reply.JSON(http.StatusOK, append(b, '}'))
 }
 
+// InputTokenCounter counts what the agent is given for a request, as
+// inputTokens does: what context_management's threshold is held against
+// (builtin.Deps.InputTokens).
+func InputTokenCounter(cfg *config.Config) func(runner.Request) int {
+	kind := cfg.Provider.Kind
+	return func(req runner.Request) int { return countInputTokens(kind, agent.Messages(req), req.Tools) }
+}
+
 // countInputTokens counts msgs and tools as the configured provider would:
 // the offline provider's own rule (the input_tokens its runs report), or
 // the openai provider's documented estimate (openai.EstimateInputTokens).

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -36,23 +35,23 @@ const (
 )
 
 // StartRun answers a started native run; keepalive is the silence after
-// which a stream sends an SSE comment (0: never).
+// which a stream sends an SSE comment (0: never). Streamed or not, the
+// run's events go to its event log (runner.Handle.EventLog), so GET
+// /runner/v1/runs/{id}/events follows them live and replays them later.
 func (hs *Handlers) StartRun(keepalive time.Duration) filters.Handler {
 	return filters.HandlerFunc(func(ctx context.Context, x *filters.Exchange) error {
 		if x.Run == nil {
 			return errNoRun
 		}
-		if x.Stream {
-			return hs.streamRun(ctx, x, keepalive)
-		}
-		for range x.Run.Events() { // drained only if the runner sent any
-		}
-		if _, err := x.Settle(); err != nil {
-			return err
-		}
-		v, err := hs.endedRun(ctx, x)
+		e := &runEvents{ctx: ctx, x: x, log: x.Run.EventLog(), client: x.Stream}
+		v, err := hs.streamRun(ctx, e, keepalive)
 		if err != nil {
+			e.failed(err)
 			return err
+		}
+		e.close()
+		if x.Stream {
+			return nil
 		}
 		if err := WriteJSON(x, v); err != nil {
 			return &filters.ClientGoneError{Err: err}
@@ -72,42 +71,18 @@ func (hs *Handlers) endedRun(ctx context.Context, x *filters.Exchange) (RunWithI
 	return RunView(r), nil
 }
 
-// streamRun streams the run's events. The stream starts with the first
-// delta (or at the end), so a run that fails before it produced anything
-// gets a plain JSON error with its real status, as on the compatible
-// endpoints.
-func (hs *Handlers) streamRun(ctx context.Context, x *filters.Exchange, keepalive time.Duration) error {
-	started := false
-	send := func(name string, v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		if err := x.Reply.BufferID(x.Reply.NextSeq(), name, b); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		return nil
-	}
-	start := func() error {
-		if started {
-			return nil
-		}
-		started = true
-		x.Reply.OpenStream()
-		created := RunWithIO{Run: x.Run.Run(), Input: x.Native.Input}
-		return send(eventRunCreated, created)
-	}
-	flush := func() error {
-		if err := x.Reply.Flush(); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		return nil
-	}
+// streamRun produces the run's events (to e: the client when it asked to
+// stream, the log) and returns the run as recorded. A client's stream
+// starts with the first delta (or at the end), so a run that fails before
+// it produced anything gets a plain JSON error with its real status, as on
+// the compatible endpoints.
+func (hs *Handlers) streamRun(ctx context.Context, e *runEvents, keepalive time.Duration) (RunWithIO, error) {
+	x := e.x
 	// The keepalive fires after keepalive of silence: every event pushes it
 	// back.
 	var tick <-chan time.Time
 	quiet := func() {}
-	if keepalive > 0 {
+	if keepalive > 0 && e.client {
 		t := time.NewTimer(keepalive)
 		defer t.Stop()
 		tick = t.C
@@ -126,67 +101,63 @@ func (hs *Handlers) streamRun(ctx context.Context, x *filters.Exchange, keepaliv
 				continue
 			}
 			quiet()
-			if err := start(); err != nil {
-				return err
-			}
 			var err error
 			if ev.ToolCall != nil {
 				calls = true
-				err = send(eventToolCall, ev.ToolCall)
+				err = e.send(eventToolCall, ev.ToolCall)
 			} else {
 				text = true
-				err = send(eventTextDelta, delta{ev.Delta})
+				err = e.send(eventTextDelta, delta{ev.Delta})
 			}
 			if err != nil {
-				return err
+				return RunWithIO{}, err
 			}
 			if len(events) == 0 {
-				if err := flush(); err != nil {
-					return err
+				if err := e.flush(); err != nil {
+					return RunWithIO{}, err
 				}
 			}
 		case <-tick:
-			if err := start(); err != nil {
-				return err
+			if err := e.start(); err != nil {
+				return RunWithIO{}, err
 			}
 			if err := x.Reply.Comment("keepalive"); err != nil {
-				return &filters.ClientGoneError{Err: err}
+				return RunWithIO{}, &filters.ClientGoneError{Err: err}
 			}
 			quiet()
 		}
 	}
 	res, err := x.Settle()
 	if err != nil {
-		return err
-	}
-	if err := start(); err != nil {
-		return err
+		return RunWithIO{}, err
 	}
 	// What the agent produced without streaming it: a whole answer, calls.
 	if !text && res.Text != "" {
-		if err := send(eventTextDelta, delta{res.Text}); err != nil {
-			return err
+		if err := e.send(eventTextDelta, delta{res.Text}); err != nil {
+			return RunWithIO{}, err
 		}
 	}
 	if !calls {
 		for i, c := range res.ToolCalls {
 			d := runner.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}
-			if err := send(eventToolCall, d); err != nil {
-				return err
+			if err := e.send(eventToolCall, d); err != nil {
+				return RunWithIO{}, err
 			}
 		}
 	}
 	v, err := hs.endedRun(ctx, x)
 	if err != nil {
-		return err
+		return RunWithIO{}, err
 	}
-	if err := send("run."+string(v.Status), v); err != nil {
-		return err
+	if err := e.send("run."+string(v.Status), v); err != nil {
+		return RunWithIO{}, err
 	}
-	if err := x.Reply.EndStream(); err != nil {
-		return &filters.ClientGoneError{Err: err}
+	if e.client {
+		if err := x.Reply.EndStream(); err != nil {
+			return RunWithIO{}, &filters.ClientGoneError{Err: err}
+		}
 	}
-	return nil
+	return v, nil
 }
 
 // delta is the data of a run.output_text.delta event.

@@ -171,7 +171,7 @@ func TestCompactRefusals(t *testing.T) {
 	}{
 		{`{"input":"hi"}`, "", "model"},
 		{`{"model":"service","previous_response_id":"resp_x"}`, "previous_response_not_found", "previous_response_id"},
-		{`{"model":"service","input":"hi","conversation":"conv_1"}`, "unsupported_parameter", "conversation"},
+		{`{"model":"service","input":"hi","conversation":"conv_1","previous_response_id":"resp_x"}`, "invalid_body", "conversation"},
 	} {
 		code, e := h.post("/v1/responses/compact", c.body)
 		if code != 400 || gjson.Get(e, "error.param").Str != c.param || (c.code != "" && gjson.Get(e, "error.code").Str != c.code) {

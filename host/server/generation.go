@@ -13,6 +13,7 @@ import (
 	"github.com/runedge/runedge/filters/auth"
 	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/filters/builtin"
+	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/internal/httproute"
@@ -96,6 +97,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Tracer = s.tracing.Tracer()
 		d.Hold = hold
 		d.Compaction = keys
+		d.InputTokens = api.InputTokenCounter(cfg)
 		d.Hosted = s.metrics.Hosted(cfg)
 		for _, st := range []struct {
 			stage string

@@ -368,7 +368,7 @@ func TestResponsesStateBadInput(t *testing.T) {
 		{"n above 1", "t1", `{"model":"service","input":"x","n":3}`, "400", "unsupported_parameter", "n"},
 		{"prompt template", "t1", `{"model":"service","input":"x","prompt":{"id":"pmpt_1"}}`, "400", "unsupported_parameter", "prompt"},
 		{"truncation auto", "t1", `{"model":"service","input":"x","truncation":"auto"}`, "400", "unsupported_parameter", "truncation"},
-		{"context_management", "t1", `{"model":"service","input":"x","context_management":[{"type":"compaction"}]}`, "400", "unsupported_parameter", "context_management"},
+		{"context_management", "t1", `{"model":"service","input":"x","context_management":[{"type":"compaction"}]}`, "400", "unsupported_parameter", "context_management[0].compact_threshold"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, _ := strconv.Atoi(c.status)

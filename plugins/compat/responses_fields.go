@@ -19,8 +19,10 @@ import (
 //     first max_tool_calls; 0 offers no tool);
 //   - presence_penalty and frequency_penalty are sampling hints: checked,
 //     echoed, not applied (as on chat);
-//   - top_logprobs above 0, truncation "auto" and context_management are
-//     refused (responses_request.go), as runedge cannot do what they ask.
+//   - top_logprobs above 0 and truncation "auto" are refused
+//     (responses_request.go), as runedge cannot do what they ask;
+//   - context_management passes to the host's compaction stage, which
+//     checks and honours it (filters/compaction).
 
 // checkFields refuses values of the wrong type or out of OpenAI's range.
 func (e *responsesEcho) checkFields() error {

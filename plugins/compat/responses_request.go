@@ -26,7 +26,7 @@ func (b *responsesBody) refuse(k, v value) {
 		return
 	}
 	switch {
-	case k.Is("conversation"), k.Is("prompt"), k.Is("context_management"):
+	case k.Is("conversation"), k.Is("prompt"):
 		if v.IsNull() {
 			return
 		}

@@ -143,7 +143,6 @@ func TestMapResponsesRequestUnsupported(t *testing.T) {
 		{"n above 1", `{"model":"service","input":"x","n":2}`, "n"},
 		{"top_logprobs", `{"model":"service","input":"x","top_logprobs":3}`, "top_logprobs"},
 		{"truncation auto", `{"model":"service","input":"x","truncation":"auto"}`, "truncation"},
-		{"context_management", `{"model":"service","input":"x","context_management":[{"type":"compaction","compact_threshold":1000}]}`, "context_management"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := mapRefused(t, EndpointResponses, c.body)

@@ -277,14 +277,15 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 }
 
 // AppendEvents implements runner.HistoryStore. A batch of a deleted
-// response is not kept (runner.ErrNotFound): the INSERT takes its row from
-// the undeleted response record, so no read comes first.
+// response is not kept (runner.ErrNotFound): the INSERT is conditional on
+// no deleted response record, so no read comes first. A run that is no
+// response (a native run) keeps its events too.
 func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
 	if len(batch) == 0 {
 		return nil
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
-		SELECT run_id, $2, $3, $4 FROM responses WHERE run_id = $1 AND NOT deleted`,
+		SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM responses WHERE run_id = $1 AND deleted)`,
 		runID, batch[0].Seq, batch[len(batch)-1].Seq, runner.AppendEventFrames(nil, batch))
 	if err != nil {
 		return wrap("events of "+runID, err)

@@ -321,8 +321,9 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 // AppendEvents implements runner.HistoryStore: the batch is one row
 // (runner.AppendEventFrames), written through the group-commit writer so
 // that concurrent streams' batches share commits. A batch of a deleted
-// response is not kept (runner.ErrNotFound): the INSERT takes its row from
-// the undeleted response record, so no read comes first.
+// response is not kept (runner.ErrNotFound): the INSERT is conditional on
+// no deleted response record, so no read comes first. A run that is no
+// response (a native run) keeps its events too.
 func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) (err error) {
 	defer outage(&err)
 	if len(batch) == 0 {
@@ -332,8 +333,8 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.S
 	kept := true
 	if err := s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
-			SELECT run_id, ?, ?, ? FROM responses WHERE run_id = ? AND deleted = 0`,
-			batch[0].Seq, batch[len(batch)-1].Seq, frames, runID)
+			SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM responses WHERE run_id = ? AND deleted <> 0)`,
+			runID, batch[0].Seq, batch[len(batch)-1].Seq, frames, runID)
 		if err == nil {
 			n, _ := res.RowsAffected()
 			kept = n > 0

@@ -88,6 +88,13 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	if err != nil || len(evs) != 5 || evs[0].Seq != 2 || evs[4].Seq != 6 || string(evs[4].Data) != `{"n":6}` {
 		t.Errorf("Events after 1: %+v %v", evs, err)
 	}
+	// A run that is no response (a native run) keeps its events too.
+	if err := h.AppendEvents(c, "r_native", batch(0, 2)); err != nil {
+		t.Fatalf("events of a run that is no response: %v", err)
+	}
+	if evs, err := h.Events(c, "r_native", -1, 10); err != nil || len(evs) != 2 || evs[1].Seq != 1 {
+		t.Errorf("events of a run that is no response: %+v %v", evs, err)
+	}
 	conversationBound(t, h)
 	eventPages(t, h)
 

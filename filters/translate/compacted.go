@@ -1,0 +1,70 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/filters/framing"
+	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/runner"
+)
+
+// A Responses turn that compacted (x.Compacted, set by filters/compaction)
+// carries the compaction item first in its output, in the JSON reply, the
+// stored object and the stream alike. When the turn is the compaction
+// (compaction_trigger), the item is the output's only one: the agent's
+// answer is the summary, sealed into it, and never sent in clear.
+
+// compactionItem is the item of x's compaction: the one made before the
+// turn, or the turn's own answer sealed (its id from the run's, cmp_…).
+func compactionItem(x *filters.Exchange, ids replyIDs, res *runner.Result) []byte {
+	c := x.Compacted
+	if c.Seal == nil {
+		return c.Item
+	}
+	b, _ := json.Marshal(struct { // cannot fail: strings only
+		ID               string `json:"id"`
+		Type             string `json:"type"`
+		EncryptedContent string `json:"encrypted_content"`
+	}{contract.CompactionID(ids.run), "compaction", c.Seal(res.Text)})
+	return b
+}
+
+// withCompaction puts x's compaction item into the final Response body:
+// first in its output, or (the turn is the compaction) as its output,
+// with no output_text.
+func withCompaction(body []byte, x *filters.Exchange, ids replyIDs, res *runner.Result) ([]byte, error) {
+	if x.Compacted == nil {
+		return body, nil
+	}
+	item := compactionItem(x, ids, res)
+	out := make([]byte, 0, len(item)+len(body))
+	out = append(append(append(out, '['), item...), ']')
+	if x.Compacted.Seal == nil {
+		if rest := strings.TrimSpace(gjson.GetBytes(body, "output").Raw); len(rest) > 2 {
+			out = append(append(out[:len(out)-1], ','), rest[1:]...)
+		}
+	} else {
+		var err error
+		if body, err = sjson.SetBytes(body, "output_text", ""); err != nil {
+			return nil, err
+		}
+	}
+	return sjson.SetRawBytes(body, "output", out)
+}
+
+// compactionEvents sends the compaction item's two events at output 0:
+// at the stream's start when it was made before the turn, at its end when
+// the turn is the compaction.
+func (e *responseEvents) compactionEvents(item []byte) error {
+	for _, done := range []bool{false, true} {
+		if err := e.send(framing.ItemEvent(done), e.rs.AppendItemEvent(e.buf[:0], e.out.nextSeq(), 0, done, item)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
