@@ -65,11 +65,11 @@ func TestREADMEIsAFrontDoor(t *testing.T) {
 // optionally with a sub-benchmark or a trailing * (a prefix).
 var testName = regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)(\\*|/[^`]*)?`")
 
-// TestNamedTestsExist: every test, fuzz target and benchmark the docs name
-// is a function of a _test.go file in the tree.
+// TestNamedTestsExist: every test, fuzz target and benchmark the docs and
+// the package READMEs name is a function of a _test.go file in the tree.
 func TestNamedTestsExist(t *testing.T) {
 	funcs := testFuncs(t)
-	for _, page := range pages(t) {
+	for _, page := range append(pages(t), packageREADMEs(t)...) {
 		for _, m := range testName.FindAllStringSubmatch(read(t, page), -1) {
 			name, prefix := m[1], m[2] == "*"
 			if !funcs[name] && !(prefix && anyPrefixed(funcs, name)) {
