@@ -13,18 +13,9 @@ import (
 // has a "GET (WebSocket)" row.
 func TestEveryRouteDocumented(t *testing.T) {
 	var rows [][2]string // method cell, path cell
-	in := false
-	for _, line := range strings.Split(read(t, "docs/api.md"), "\n") {
-		switch {
-		case strings.HasPrefix(line, "| method | path |"):
-			in = true
-		case !strings.HasPrefix(line, "|"):
-			in = false
-		case in && !strings.HasPrefix(line, "|---"):
-			cells := strings.Split(line, "|")
-			if len(cells) > 3 {
-				rows = append(rows, [2]string{cells[1], cells[2]})
-			}
+	for _, line := range tableRows(t, "docs/api.md", "| method | path |") {
+		if cells := strings.Split(line, "|"); len(cells) > 3 {
+			rows = append(rows, [2]string{cells[1], cells[2]})
 		}
 	}
 	if len(rows) < 10 {
