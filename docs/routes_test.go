@@ -47,3 +47,14 @@ func TestEveryRouteDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryEndpointLabelDocumented: every endpoint label of the route table
+// is named in docs/observability.md, where the metrics are described.
+func TestEveryEndpointLabelDocumented(t *testing.T) {
+	page := read(t, "docs/observability.md")
+	for _, rt := range httproute.Table {
+		if !strings.Contains(page, "`"+rt.Label+"`") {
+			t.Errorf("docs/observability.md does not name the endpoint label %q (%s)", rt.Label, rt.Pattern)
+		}
+	}
+}
