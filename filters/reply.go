@@ -22,8 +22,11 @@ type Reply struct {
 	written   bool
 	streaming bool
 	flushed   bool // a flush has sent the headers (and a stream is chunked)
-	seq       int
-	frame     []byte // reused SSE frame buffer
+	// buffered counts the bytes of the stream's events written without a
+	// flush; past chunkedAfter, net/http has sent the headers, chunked.
+	buffered int
+	seq      int
+	frame    []byte // reused SSE frame buffer
 
 	// writeTimeout bounds each write to the client (0: none); deadline is
 	// the write deadline last set on the connection. aborted, once set,
@@ -141,12 +144,21 @@ func (r *Reply) OpenStream() {
 // instead of two. A stream never flushed is flushed here, so that it is
 // sent chunked like every other stream, not with a Content-Length. Call it
 // last; the write deadline armed by the last Buffer bounds that write.
+//
+// A stream that wrote more than chunkedAfter bytes is chunked already (a
+// burst of events that arrived together is written without a flush until
+// the end, runner.Event.More): it needs no flush either.
 func (r *Reply) EndStream() error {
-	if r.flushed {
+	if r.flushed || r.buffered > chunkedAfter {
 		return nil
 	}
 	return r.Flush()
 }
+
+// chunkedAfter is how many bytes a handler writes before net/http sends
+// the headers and chunks the body (its bufferBeforeChunkingSize, 2048);
+// TestEndStreamChunked fails if that ever grows past it.
+const chunkedAfter = 2048
 
 // flush sends what is buffered to the client.
 func (r *Reply) flush() error {
@@ -198,6 +210,7 @@ func (r *Reply) Buffer(name string, data []byte) error {
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
 	r.frame = b
+	r.buffered += len(b)
 	r.armDeadline() // a full buffer writes through to the connection
 	_, err := r.w.Write(b)
 	return err

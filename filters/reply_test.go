@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -11,11 +12,16 @@ import (
 // sent chunked (EndStream flushes it), and one already flushed gets its
 // last events with the end of the body; both arrive whole.
 func TestEndStreamChunked(t *testing.T) {
-	for _, flushFirst := range []bool{false, true} {
+	long := strings.Repeat("x", chunkedAfter-8) // with its frame, one byte more than chunkedAfter
+	for _, tc := range []struct {
+		flushFirst bool
+		first      string
+	}{{false, `{"a":1}`}, {true, `{"a":1}`}, {false, long}} {
+		flushFirst := tc.flushFirst
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rp := NewReply(w, ChatCompletions)
 			rp.OpenStream()
-			rp.Buffer("", []byte(`{"a":1}`))
+			rp.Buffer("", []byte(tc.first))
 			if flushFirst {
 				rp.Flush()
 			}
@@ -31,7 +37,7 @@ func TestEndStreamChunked(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		srv.Close()
-		if want := "data: {\"a\":1}\n\ndata: [DONE]\n\n"; string(b) != want {
+		if want := "data: " + tc.first + "\n\ndata: [DONE]\n\n"; string(b) != want {
 			t.Errorf("flushFirst=%v: body %q, want %q", flushFirst, b, want)
 		}
 		if len(res.TransferEncoding) != 1 || res.TransferEncoding[0] != "chunked" || res.ContentLength != -1 {

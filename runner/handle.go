@@ -65,8 +65,7 @@ func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.CancelFunc(func() {})
 	if s.timeout > 0 {
-		ctx, stop = context.WithTimeoutCause(ctx, s.timeout,
-			fmt.Errorf("%w: run exceeded %s", ErrTimeout, s.timeout))
+		ctx, stop = context.WithTimeoutCause(ctx, s.timeout, s.timedOut)
 	}
 	return &Handle{
 		svc: s, run: run, stream: stream, begun: time.Now(),

@@ -72,6 +72,7 @@ type Service struct {
 	convs      ConversationStore
 	agent      Agent
 	timeout    time.Duration
+	timedOut   error // a run's cause past timeout, made once: every run shares it
 	limit      int
 	now        func() time.Time
 	log        *slog.Logger
@@ -93,6 +94,8 @@ type Service struct {
 	runs     map[string]*Handle   // admitted and not yet finished
 	logs     map[string]*EventLog // stream events of stored responses in flight
 	idle     chan struct{}        // closed when runs drains to empty
+
+	workers *workers // the goroutines runs' agents execute on
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -121,6 +124,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		runs:        map[string]*Handle{},
 		logs:        map[string]*EventLog{},
 		idle:        make(chan struct{}),
+		workers:     newWorkers(workerIdle),
 	}
 	s.history = cfg.History
 	s.convs = cfg.Conversations
@@ -133,6 +137,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.timedOut = fmt.Errorf("%w: run exceeded %s", ErrTimeout, s.timeout)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -158,9 +163,11 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	return s, nil
 }
 
-// Close stops listening for cancels relayed from other hosts. Runs in
-// flight are not touched (see CancelAll and Wait).
+// Close stops listening for cancels relayed from other hosts and lets the
+// idle run goroutines go. Runs in flight are not touched (see CancelAll and
+// Wait).
 func (s *Service) Close() {
+	s.workers.close()
 	if s.stopRelay != nil {
 		s.stopRelay()
 	}

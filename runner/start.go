@@ -154,7 +154,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	r := h.run
 	s.observer.RunStarted(&r)
-	go h.execute(s.agent, agentReq)
+	s.workers.run(func() { h.execute(s.agent, agentReq) })
 	return h, nil
 }
 

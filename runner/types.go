@@ -162,10 +162,16 @@ const (
 )
 
 // Event is one streamed piece of the agent's answer.
-// It carries either a text delta or a tool-call fragment.
+// It carries either a text delta or a tool-call fragment; an event with
+// neither carries nothing to stream (a consumer holding events back on
+// More writes them then).
 type Event struct {
 	Delta    string         `json:"delta,omitempty"`
 	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
+	// More says that the next event has already arrived and follows at
+	// once: a consumer may hold its write until an event without More.
+	// A producer that sets it sends an event without it before it waits.
+	More bool `json:"-"`
 }
 
 // ErrorInfo is the error recorded on a failed run.

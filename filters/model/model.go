@@ -47,10 +47,10 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	}
 	// The edge reads the first of two equal keys and a plugin may read the
 	// last: the edge would check one "messages" and the agent run another.
-	if k, dup := duplicateKey(obj); dup {
+	f, k, dup := readTop(obj)
+	if dup {
 		return apierr.InvalidBody(k, "the request body has the key %q twice", k)
 	}
-	f := gjson.GetManyBytes(x.Body, "model", "stream", "stream_options", "messages", "input")
 	if err := checkModel(f[0]); err != nil {
 		return err
 	}
@@ -117,15 +117,27 @@ func quote(s string) string {
 	return "'" + s + "'"
 }
 
-// duplicateKey returns a top-level key that appears twice. Keys are
-// compared unescaped ("mod\u0065l" is "model"). Bodies have a handful of
-// top-level keys, so a slice on the stack is searched until it is full,
-// then a map takes over.
-func duplicateKey(obj gjson.Result) (key string, dup bool) {
+// topNames are the top-level members the stage reads, in the order of
+// readTop's results.
+var topNames = [...]string{"model", "stream", "stream_options", "messages", "input"}
+
+// readTop reads the body's top level in one pass: the members named in
+// topNames (absent ones are the zero Result, as gjson.Get gives them), and
+// a key that appears twice, if any. Keys are compared unescaped
+// ("mod\u0065l" is "model"), as gjson.Get matches them. Bodies have a
+// handful of top-level keys, so a slice on the stack is searched until it
+// is full, then a map takes over.
+func readTop(obj gjson.Result) (fields [len(topNames)]gjson.Result, key string, dup bool) {
 	var small [32]string
 	seen := small[:0]
 	var many map[string]struct{}
-	obj.ForEach(func(k, _ gjson.Result) bool {
+	obj.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range topNames {
+			if k.Str == n {
+				fields[i] = v
+				break
+			}
+		}
 		if many != nil {
 			if _, ok := many[k.Str]; ok {
 				key, dup = k.Str, true
@@ -148,5 +160,5 @@ func duplicateKey(obj gjson.Result) (key string, dup bool) {
 		}
 		return true
 	})
-	return key, dup
+	return fields, key, dup
 }

@@ -16,7 +16,7 @@ import (
 // with its client; and persisting them would cost a 1,000-token stream
 // about 2x its CPU per chunk (RATIONALE.md).
 func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
-	return t.responseStream(ctx, x, ids, newSink(ctx, x.Reply, nil))
+	return t.responseStream(ctx, x, ids, newSink(ctx, x.Reply, nil), nil)
 }
 
 // background answers a background response at once and runs the rest in a
@@ -24,7 +24,8 @@ func (t *Translate) recordedStream(ctx context.Context, x *filters.Exchange, ids
 // records the final object and finishes the run (x.End.Finish, after
 // x.End.Detach handed it the run's end). The reply is the
 // in-progress Response object, or, streaming, the run's events as they are
-// logged; a client that goes away stops only its own reading.
+// logged (their response.created carries the same object, mapped once); a
+// client that goes away stops only its own reading.
 func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids replyIDs) error {
 	created, err := t.mapResult(ctx, x, ids, abi.ResultInProgress, nil)
 	if err != nil {
@@ -38,7 +39,7 @@ func (t *Translate) background(ctx context.Context, x *filters.Exchange, ids rep
 		defer release()
 		var err error
 		if x.Stream {
-			err = t.responseStream(bg, x, ids, newSink(bg, nil, log))
+			err = t.responseStream(bg, x, ids, newSink(bg, nil, log), created)
 		} else {
 			_, err = t.complete(bg, x, ids)
 		}

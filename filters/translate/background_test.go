@@ -93,4 +93,10 @@ func TestBackgroundStreamFollowsLog(t *testing.T) {
 		"response.output_text.done", "response.content_part.done", "response.output_item.done",
 		"response.completed"})
 	e.wantEnded(t, runID(t, rec), runner.StatusCompleted, "")
+	// One in-progress Response, mapped once: the same object is the
+	// stream's response.created.
+	calls := e.plugin.Calls(runtime.MapResult)
+	if len(calls) != 2 || gjson.Get(calls[0], "status").Str != "in_progress" || gjson.Get(calls[1], "status").Str != "completed" {
+		t.Fatalf("%d map_result calls %q, want the in_progress then the completed Response", len(calls), calls)
+	}
 }

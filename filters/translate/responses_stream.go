@@ -29,6 +29,8 @@ type responseEvents struct {
 	rs  *framing.ResponseStream
 	buf []byte
 	out *sink // the client, the run's event log, or both
+	// created is response.created's in-progress Response, once mapped.
+	created []byte
 
 	started  bool
 	msg      int // 0: no message yet, 1: open, 2: closed
@@ -62,14 +64,17 @@ func (e *responseEvents) start() error {
 		return nil
 	}
 	e.started = true
-	created, err := e.t.mapResult(e.ctx, e.x, e.ids, abi.ResultInProgress, nil)
-	if err != nil {
-		return err
+	if e.created == nil {
+		created, err := e.t.mapResult(e.ctx, e.x, e.ids, abi.ResultInProgress, nil)
+		if err != nil {
+			return err
+		}
+		e.created = created
 	}
 	if err := e.out.startStream(); err != nil {
 		return err
 	}
-	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), created))
+	return e.send("response.created", e.rs.AppendCreated(e.buf[:0], e.out.nextSeq(), e.created))
 }
 
 // openMessage opens the output message, output 0.

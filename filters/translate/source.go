@@ -20,8 +20,8 @@ type piece struct {
 // run's events are exhausted.
 type textSource interface {
 	next(ctx context.Context) (p piece, ok bool, err error)
-	// more reports whether another piece is already waiting, so the
-	// caller can hold its flush.
+	// more reports whether another piece is already waiting, or follows
+	// at once (runner.Event.More), so the caller can hold its flush.
 	more() bool
 }
 
@@ -31,20 +31,26 @@ type textSource interface {
 func (t *Translate) source(x *filters.Exchange, replyID string, beat func() error) textSource {
 	k := &keepalive{events: x.Run.Events(), every: t.keepalive, beat: beat}
 	if !t.plugin.Has(runtime.MapStream) {
-		return direct{k}
+		return &direct{k: k}
 	}
 	return &mapped{t: t, x: x, replyID: replyID, events: x.Run.Events(), wait: k}
 }
 
 // direct passes deltas through: no plugin call per token.
-type direct struct{ k *keepalive }
+type direct struct {
+	k *keepalive
+	// ahead is the last event's More: the provider holds the next one
+	// already, though it may not be in the channel yet.
+	ahead bool
+}
 
-func (d direct) next(context.Context) (piece, bool, error) {
+func (d *direct) next(context.Context) (piece, bool, error) {
 	ev, ok, err := d.k.recv()
+	d.ahead = ev.More
 	return piece{text: ev.Delta, call: ev.ToolCall}, ok, err
 }
 
-func (d direct) more() bool { return d.k.pending() }
+func (d *direct) more() bool { return d.ahead || d.k.pending() }
 
 // mapped batches deltas and maps each batch with one map_stream call: it
 // waits for a delta, then keeps collecting for up to the stream window, so a

@@ -42,7 +42,8 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		}
 		return comment(x)
 	})
-	calls := 0 // tool-call fragments streamed
+	calls := 0         // tool-call fragments streamed
+	unflushed := false // chunks buffered since the last flush
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -51,24 +52,26 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 		if !ok {
 			break
 		}
-		if p.text == "" && p.call == nil {
-			continue
-		}
-		if !started {
-			if err := start(); err != nil {
-				return err
+		if p.text != "" || p.call != nil {
+			if !started {
+				if err := start(); err != nil {
+					return err
+				}
 			}
+			if c := p.call; c != nil {
+				buf = cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)
+				calls++
+			} else {
+				buf = cs.AppendDelta(buf[:0], p.text)
+			}
+			if err := x.Reply.Buffer("", buf); err != nil {
+				return &filters.ClientGoneError{Err: err}
+			}
+			unflushed = true
 		}
-		if c := p.call; c != nil {
-			buf = cs.AppendToolCall(buf[:0], c.Index, c.ID, c.Name, c.Arguments)
-			calls++
-		} else {
-			buf = cs.AppendDelta(buf[:0], p.text)
-		}
-		if err := x.Reply.Buffer("", buf); err != nil {
-			return &filters.ClientGoneError{Err: err}
-		}
-		if !src.more() {
+		// An empty piece flushes too: the chunks held for it did not come.
+		if unflushed && !src.more() {
+			unflushed = false
 			if err := x.Reply.Flush(); err != nil {
 				return &filters.ClientGoneError{Err: err}
 			}
@@ -120,16 +123,20 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 // function_call_arguments.delta… → function_call_arguments.done →
 // output_item.done (responses_stream.go).
 //
-// The events go to out: the client, the run's event log, or both.
-func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink) error {
+// The events go to out: the client, the run's event log, or both. created
+// is the in-progress Response of response.created when the caller has
+// mapped it already (a background response, whose reply it also is); nil:
+// the stream maps it when it starts.
+func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink, created []byte) error {
 	rs := &responseEvents{ctx: ctx, t: t, x: x, ids: ids, rs: framing.NewResponseStream(ids.response, ids.message),
-		buf: make([]byte, 0, 1024), out: out}
+		buf: make([]byte, 0, 1024), out: out, created: created}
 	src := t.source(x, ids.response, func() error {
 		if err := rs.start(); err != nil {
 			return err
 		}
 		return out.comment()
 	})
+	unflushed := false // events buffered since the last flush
 	for {
 		p, ok, err := src.next(ctx)
 		if err != nil {
@@ -140,16 +147,16 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 		}
 		switch {
 		case p.call != nil:
-			err = rs.call(*p.call)
+			err, unflushed = rs.call(*p.call), true
 		case p.text != "":
-			err = rs.text(p.text)
-		default:
-			continue
+			err, unflushed = rs.text(p.text), true
 		}
 		if err != nil {
 			return err
 		}
-		if !src.more() {
+		// An empty piece flushes too: the events held for it did not come.
+		if unflushed && !src.more() {
+			unflushed = false
 			if err := out.flush(); err != nil {
 				return err
 			}

@@ -5,8 +5,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The whole request path per endpoint: real HTTP on 127.0.0.1 (keep-alive),
@@ -58,13 +60,29 @@ func benchRequests(b *testing.B, base, method, path, reqBody string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	defer client.CloseIdleConnections()
 	b.ReportAllocs()
+	lat := make([]time.Duration, 0, 4096)
 	cpu0 := cpuTime()
 	for b.Loop() {
+		t0 := time.Now()
 		if err := benchDo(client, method, base+path, reqBody); err != nil {
 			b.Fatal(err)
 		}
+		lat = append(lat, time.Since(t0))
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	reportLatency(b, lat)
+}
+
+// reportLatency reports the median and the 99th percentile of one
+// connection's sequential requests (p50-ns, p99-ns), the figures
+// bench-edge's "1 conn" scenario checks, here without an upstream.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) < 100 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100]), "p99-ns")
 }
 
 // benchDo sends one request of the benchmarks with the app token, reads

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -43,12 +42,7 @@ func TestStreamWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h.do("GET", "/v1/models", "").Body.Close() // open the connection
 			before := writes.Load()
-			res := h.do("POST", tc.path, tc.body)
-			b, err := io.ReadAll(res.Body)
-			res.Body.Close()
-			if err != nil || res.StatusCode != 200 {
-				t.Fatalf("status %d, %v: %s", res.StatusCode, err, b)
-			}
+			b := postOK(t, h, tc.path, tc.body)
 			if !bytes.Contains(b, []byte("[DONE]")) && !bytes.Contains(b, []byte("response.completed")) {
 				t.Fatalf("stream did not end:\n%s", b)
 			}

@@ -22,24 +22,28 @@ import (
 // those), a field given twice (the last one wins there), or fn returning
 // false. Other members are skipped, as encoding/json skips them.
 func Members(v gjson.Result, names []string, fn func(i int, v gjson.Result) bool) bool {
+	if !v.IsObject() {
+		return true // as ForEach: no member of an object to read
+	}
 	ok := true
 	var seen uint32
-	v.ForEach(func(k, v gjson.Result) bool {
-		if strings.IndexByte(k.Raw, '\\') >= 0 {
+	eachMember(v.Raw, func(key, val string) bool {
+		k := key[1 : len(key)-1]
+		if strings.IndexByte(k, '\\') >= 0 {
 			ok = false
 			return false
 		}
 		for i, n := range names {
-			if k.Str == n {
+			if k == n {
 				if seen&(1<<i) != 0 {
 					ok = false
 					return false
 				}
 				seen |= 1 << i
-				ok = fn(i, v)
+				ok = fn(i, gjson.Parse(val))
 				return ok
 			}
-			if strings.EqualFold(k.Str, n) {
+			if strings.EqualFold(k, n) {
 				ok = false
 				return false
 			}
@@ -61,7 +65,9 @@ func Object(v gjson.Result, fn func(gjson.Result) bool) bool {
 }
 
 // Array reads an array of objects into *dst (null makes it nil), each
-// element with fn.
+// element with fn. The elements go into *dst's own array when it has
+// room, so a caller that decodes one chunk after another into the same
+// value allocates once; encoding/json too reuses a slice's array.
 func Array[T any](v gjson.Result, dst *[]T, fn func(gjson.Result, *T) bool) bool {
 	if v.Type == gjson.Null {
 		*dst = nil
@@ -71,7 +77,10 @@ func Array[T any](v gjson.Result, dst *[]T, fn func(gjson.Result, *T) bool) bool
 		return false
 	}
 	ok := true
-	out := make([]T, 0, 1)
+	out := (*dst)[:0]
+	if out == nil {
+		out = make([]T, 0, 1)
+	}
 	v.ForEach(func(_, e gjson.Result) bool {
 		if !e.IsObject() {
 			ok = false

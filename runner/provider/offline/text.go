@@ -32,7 +32,9 @@ func lastUserText(msgs []runner.Message) string {
 func countWords(msgs []runner.Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(strings.Fields(m.Content))
+		for range strings.FieldsSeq(m.Content) {
+			n++
+		}
 	}
 	return n
 }

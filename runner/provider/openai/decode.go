@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -22,10 +23,17 @@ import (
 // also goes to json.Unmarshal, for its error message. TestDecodeMatchesJSON
 // and FuzzDecodeChunk hold the two paths together.
 
-// decodeChunk decodes a chat.completion.chunk into c.
+// decodeChunk decodes a chat.completion.chunk into c, which may hold the
+// previous chunk (its choices' slice is reused). The fast path reads data
+// in place: the strings it puts in c alias data, valid only until the
+// caller reuses data (dispatch copies what it keeps).
 func decodeChunk(data []byte, c *wireChunk) error {
-	if gjson.ValidBytes(data) && fastChunk(gjson.Parse(string(data)), c) {
-		return nil
+	if len(data) > 0 && gjson.ValidBytes(data) {
+		choices := c.Choices[:0]
+		*c = wireChunk{Choices: choices}
+		if fastChunk(gjson.Parse(unsafe.String(&data[0], len(data))), c) {
+			return nil
+		}
 	}
 	*c = wireChunk{}
 	return json.Unmarshal(data, c)

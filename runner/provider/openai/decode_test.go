@@ -156,6 +156,15 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			decodeChunk(data, &c)
 		}
 	})
+	// bench-edge's mock chunk (bench/edge/upstream.go).
+	edge := []byte(`{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"mock-model","choices":[{"index":0,"delta":{"content":"tok07 "},"finish_reason":null}]}`)
+	b.Run("bench-edge", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var c wireChunk
+			decodeChunk(edge, &c)
+		}
+	})
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -230,6 +239,31 @@ func checkBody(t *testing.T, model string, req runner.ProviderRequest, plain boo
 		}
 		if _, ok := p.plainBody(req); ok != plain {
 			t.Errorf("plainBody ok = %v for %+v", ok, req)
+		}
+	}
+}
+
+// TestDecodeChunkReused: a stream decodes every chunk into the same value;
+// what each chunk reads must not depend on the chunk before it.
+func TestDecodeChunkReused(t *testing.T) {
+	norm := func(c wireChunk) wireChunk {
+		if len(c.Choices) == 0 {
+			c.Choices = nil
+		}
+		return c
+	}
+	for _, prev := range decodeCases {
+		for _, s := range decodeCases {
+			var fresh, reused wireChunk
+			errFresh := decodeChunk([]byte(s), &fresh)
+			decodeChunk([]byte(prev), &reused)
+			errReused := decodeChunk([]byte(s), &reused)
+			if (errFresh == nil) != (errReused == nil) {
+				t.Fatalf("after %s, %s: error %v, fresh %v", prev, s, errReused, errFresh)
+			}
+			if errFresh == nil && !reflect.DeepEqual(norm(fresh), norm(reused)) {
+				t.Errorf("after %s, %s:\n got %+v\nwant %+v", prev, s, reused, fresh)
+			}
 		}
 	}
 }

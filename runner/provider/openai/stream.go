@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runedge/runedge/runner"
@@ -20,14 +21,24 @@ const maxEventBytes = 4 << 20
 // "data: [DONE]"; a stream that ends without it and before a finish reason
 // was cut off.
 func (p *Provider) readStream(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(runner.Event) error) (runner.Result, error) {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 16<<10), maxEventBytes)
+	bufs := scanBufs.Get().(*streamBufs)
+	defer scanBufs.Put(bufs)
+	b := &burst{body: body, emit: emit}
+	emit = b.send
+	sc := bufio.NewScanner(b)
+	sc.Buffer(bufs.scan[:0], maxEventBytes)
+	sc.Split(b.split)
 	var (
 		st    streamState
 		event string
-		data  []byte
+		data  = bufs.data[:0]
 		have  bool // a data line was seen since the last dispatch
 	)
+	defer func() {
+		if cap(data) <= maxPooledData {
+			bufs.data = data[:0]
+		}
+	}()
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 {
@@ -79,6 +90,22 @@ func (p *Provider) readStream(reqCtx context.Context, body io.Reader, idle *watc
 	return st.result(), st.refused()
 }
 
+// streamBufs are a stream's read buffers, reused from stream to stream:
+// a new 16 KiB scanner buffer per stream was a quarter of the bytes a
+// streamed request allocated. scan is what the scanner starts with (it
+// allocates a larger one itself for an event that does not fit, which is
+// not kept); data holds the event being read.
+type streamBufs struct {
+	scan [16 << 10]byte
+	data []byte
+}
+
+// maxPooledData bounds the event buffer a stream gives back: one long event
+// must not make every pooled buffer large.
+const maxPooledData = 64 << 10
+
+var scanBufs = sync.Pool{New: func() any { return new(streamBufs) }}
+
 // drainGrace is how long the end of the body may take after [DONE].
 const drainGrace = time.Second
 
@@ -100,6 +127,9 @@ type streamState struct {
 	usage     *wireUsage
 	done      bool
 	calls     callBuilder
+	// chunk is the event being decoded, reused so that a chunk's choices
+	// are read into the same slice every time.
+	chunk wireChunk
 }
 
 func (st *streamState) result() runner.Result {
@@ -123,8 +153,8 @@ func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *wa
 		st.done = true
 		return st.refused()
 	}
-	var c wireChunk
-	if err := decodeChunk(data, &c); err != nil {
+	c := &st.chunk
+	if err := decodeChunk(data, c); err != nil {
 		return providerFailure(false, "sent a malformed stream event").saying("%v: %s", err, redact(clip(string(data), 120), p.cfg.APIKey))
 	}
 	if event == "error" || hasError(c.Error) {
@@ -141,14 +171,19 @@ func (p *Provider) dispatch(st *streamState, event string, data []byte, idle *wa
 		if ch.Index != 0 {
 			continue
 		}
-		if ch.FinishReason != "" {
-			st.finish = ch.FinishReason
+		if ch.FinishReason != "" && ch.FinishReason != st.finish {
+			st.finish = strings.Clone(ch.FinishReason) // c aliases data
 		}
 		st.refusal.WriteString(ch.Delta.Refusal)
 		st.reasoning.WriteString(pick(ch.Delta.ReasoningContent, ch.Delta.Reasoning))
-		if ch.Delta.Content != "" {
+		if n := len(ch.Delta.Content); n > 0 {
+			// The delta is the end of the answer so far: the builder
+			// only appends, so that string never changes, and the delta
+			// costs no copy of its own (c aliases data, which the next
+			// event overwrites).
 			st.text.WriteString(ch.Delta.Content)
-			if err := emit(runner.Event{Delta: ch.Delta.Content}); err != nil {
+			text := st.text.String()
+			if err := emit(runner.Event{Delta: text[len(text)-n:]}); err != nil {
 				return err
 			}
 		}

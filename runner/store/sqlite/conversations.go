@@ -19,7 +19,7 @@ var _ runner.ConversationStore = (*Store)(nil)
 // CreateConversation implements runner.ConversationStore.
 func (s *Store) CreateConversation(ctx context.Context, c runner.Conversation, items []runner.ConversationItem) (err error) {
 	defer outage(&err)
-	err = s.ownTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (session_id, tenant_id, created_at, metadata)
 			VALUES (?, ?, ?, ?)`, c.SessionID, c.TenantID, c.CreatedAt, string(c.Metadata)); err != nil {
 			return err
@@ -32,7 +32,7 @@ func (s *Store) CreateConversation(ctx context.Context, c runner.Conversation, i
 	return nil
 }
 
-func insertConvItems(ctx context.Context, tx *sql.Tx, session string, items []runner.ConversationItem) error {
+func insertConvItems(ctx context.Context, tx *wtx, session string, items []runner.ConversationItem) error {
 	for _, it := range items {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO conversation_items (session_id, id, data) VALUES (?, ?, ?)`,
 			session, it.ID, string(it.Data)); err != nil {
@@ -70,7 +70,7 @@ func getConversation(ctx context.Context, q queryer, tenantID, sessionID string)
 // UpdateConversation implements runner.ConversationStore.
 func (s *Store) UpdateConversation(ctx context.Context, tenantID, sessionID string, metadata json.RawMessage) (c runner.Conversation, err error) {
 	defer outage(&err)
-	err = s.ownTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET metadata = ?
 			WHERE session_id = ? AND tenant_id = ? AND deleted = 0`, string(metadata), sessionID, tenantID); err != nil {
 			return err
@@ -84,7 +84,7 @@ func (s *Store) UpdateConversation(ctx context.Context, tenantID, sessionID stri
 // DeleteConversation implements runner.ConversationStore.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, sessionID string) (err error) {
 	defer outage(&err)
-	return s.ownTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE conversations SET deleted = 1, metadata = '{}'
 			WHERE session_id = ? AND tenant_id = ? AND deleted = 0`, sessionID, tenantID)
 		if err != nil {
@@ -101,7 +101,7 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, sessionID stri
 // AppendConversationItems implements runner.ConversationStore.
 func (s *Store) AppendConversationItems(ctx context.Context, tenantID, sessionID string, items []runner.ConversationItem) (err error) {
 	defer outage(&err)
-	return s.ownTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := getConversation(ctx, tx, tenantID, sessionID); err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (s *Store) GetConversationItem(ctx context.Context, tenantID, sessionID, it
 // DeleteConversationItem implements runner.ConversationStore.
 func (s *Store) DeleteConversationItem(ctx context.Context, tenantID, sessionID, itemID string) (err error) {
 	defer outage(&err)
-	return s.ownTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM conversation_items WHERE session_id = ? AND id = ?
 			AND EXISTS (SELECT 1 FROM conversations WHERE session_id = ? AND tenant_id = ? AND deleted = 0)`,
 			sessionID, itemID, sessionID, tenantID)

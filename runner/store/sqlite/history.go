@@ -61,13 +61,13 @@ func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, in
 
 // beginOp is BeginResponse's write. The messages are encoded before it,
 // outside the batch's transaction.
-func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (groupcommit.Op[*sql.Tx], error) {
+func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (groupcommit.Op[*wtx], error) {
 	st := s.st
 	msgs, err := encodeMessages(input)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.StmtContext(ctx, st.insertResponse).ExecContext(ctx,
 			rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
 			return err
@@ -100,14 +100,14 @@ func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, ou
 	return nil
 }
 
-func (s *Store) endOp(ctx context.Context, runID string, object []byte, output []runner.Item) (groupcommit.Op[*sql.Tx], error) {
+func (s *Store) endOp(ctx context.Context, runID string, object []byte, output []runner.Item) (groupcommit.Op[*wtx], error) {
 	st := s.st
 	msgs, err := encodeMessages(output)
 	if err != nil {
 		return nil, err
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
-	return func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *wtx) error {
 		if len(object) > 0 {
 			if _, err := tx.StmtContext(ctx, st.setObject).ExecContext(ctx, string(object), runID); err != nil {
 				return err
@@ -165,27 +165,6 @@ func encodeMessages(items []runner.Item) ([]string, error) {
 		msgs[i] = string(b)
 	}
 	return msgs, nil
-}
-
-// ownTx runs op in a transaction of its own on the write connection,
-// outside the group commit, with no bound but ctx's.
-func (s *Store) ownTx(ctx context.Context, op groupcommit.Op[*sql.Tx]) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := op(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-func commit(tx *sql.Tx, what, runID string) error {
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("runner/store/sqlite: %s %s: commit: %w", what, runID, err)
-	}
-	return nil
 }
 
 // GetResponse implements runner.HistoryStore.
@@ -316,26 +295,27 @@ func (s *Store) GetItem(ctx context.Context, tenantID, id string) (_ runner.Item
 // DeleteResponse implements runner.HistoryStore.
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err error) {
 	defer outage(&err)
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, echo = '', object = ''
+	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, echo = '', object = ''
 		WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID)
-	if err != nil {
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("response of run", runID)
+		}
+		for _, q := range []string{`DELETE FROM response_items WHERE run_id = ?`, `DELETE FROM run_events WHERE run_id = ?`,
+			`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, runner.ErrNotFound) {
 		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return notFound("response of run", runID)
-	}
-	for _, q := range []string{`DELETE FROM response_items WHERE run_id = ?`, `DELETE FROM run_events WHERE run_id = ?`,
-		`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
-		if _, err := tx.ExecContext(ctx, q, runID); err != nil {
-			return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
-		}
-	}
-	return commit(tx, "delete response", runID)
+	return err
 }
 
 // AppendEvents implements runner.HistoryStore: the batch is one row
@@ -350,7 +330,7 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.S
 	}
 	frames := runner.AppendEventFrames(nil, batch)
 	kept := true
-	if err := s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	if err := s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
 			SELECT run_id, ?, ?, ? FROM responses WHERE run_id = ? AND deleted = 0`,
 			batch[0].Seq, batch[len(batch)-1].Seq, frames, runID)

@@ -22,7 +22,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	if err != nil {
 		return err
 	}
-	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		var res sql.Result
 		var err error
 		switch {
@@ -106,9 +106,11 @@ const interruptedMessage = "the runner stopped before the run finished"
 func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (_ int64, err error) {
 	defer outage(&err)
 	// Not a run's write: straight on the writer connection, outside the
-	// group commit (database/sql queues it behind the writer's batch).
+	// group commit, between its transactions.
 	// The statuses are literals so that the planner proves the partial
 	// index runs_live (migration 7) covers the query.
+	s.wt.mu.Lock() // not inside a transaction of the writer's (wtx.go)
+	defer s.wt.mu.Unlock()
 	res, err := s.w.ExecContext(ctx, `UPDATE runs
 		SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
 		WHERE status IN ('queued', 'running') AND host_id IN (?, '')`,
@@ -126,29 +128,28 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (_
 // one transaction of its own on the writer connection.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err error) {
 	defer outage(&err)
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
-	}
-	defer tx.Rollback()
-	const old = `SELECT id FROM runs WHERE ended_at < ?`
-	for _, q := range []string{
-		`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
-		`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
-		`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
-	} {
-		if _, err := tx.ExecContext(ctx, q, before); err != nil {
-			return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
+	var n int64
+	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
+		const old = `SELECT id FROM runs WHERE ended_at < ?`
+		for _, q := range []string{
+			`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
+			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
+			`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, before); err != nil {
+				return err
+			}
 		}
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = ''
 		WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
-	}
-	return n, tx.Commit()
+	return n, nil
 }

@@ -74,9 +74,8 @@ type transitionStmt struct {
 
 // stmts are a Store's prepared statements.
 type stmts struct {
-	// On the writer. A transaction must use them through tx.StmtContext:
-	// the writer has one connection and the transaction holds it, so the
-	// pool-level statement would wait for that connection forever.
+	// On the writer, used as they are inside its transactions: a
+	// transaction is statements on the writer's one connection (wtx.go).
 	insertRun, insertRunNewSession, insertRunInSession *sql.Stmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runedge/runedge/runner"
@@ -45,7 +46,8 @@ type Store struct {
 	w      *sql.DB // the single writer connection, used by the writer goroutine
 	r      *sql.DB // read-only pool
 	st     *stmts  // the request path's statements, prepared on w and r
-	writer *groupcommit.Writer[*sql.Tx]
+	wt     *wtx    // the writer connection's transactions (wtx.go)
+	writer *groupcommit.Writer[*wtx]
 	ckpt   *checkpointer
 }
 
@@ -115,8 +117,15 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, st: st, ckpt: ckpt}
-	s.writer = groupcommit.New[*sql.Tx](txDriver{w}, groupcommit.Config{Window: o.CommitWindow, MaxBatch: o.CommitBatch})
+	s := &Store{w: w, r: r, st: st, ckpt: ckpt, wt: &wtx{db: w, mu: new(sync.Mutex)}}
+	s.writer = groupcommit.New[*wtx](txDriver{s.wt}, groupcommit.Config{
+		Window: o.CommitWindow, MaxBatch: o.CommitBatch,
+		// busy_timeout (10 s, as the writer's default Timeout) bounds the
+		// wait for a lock another process holds and ends in SQLITE_BUSY,
+		// an outage; a context that can end would cost a goroutine per
+		// statement in the driver.
+		NoDeadline: true,
+	})
 	return s, nil
 }
 
@@ -167,10 +176,3 @@ func (s *Store) CommitStats() (batches, writes int64) { return s.writer.Stats() 
 func notFound(what, id string) error {
 	return fmt.Errorf("%w: %s %s", runner.ErrNotFound, what, id)
 }
-
-// txDriver opens the writer's transactions on its one connection.
-type txDriver struct{ db *sql.DB }
-
-func (d txDriver) Begin(ctx context.Context) (*sql.Tx, error) { return d.db.BeginTx(ctx, nil) }
-func (d txDriver) Commit(_ context.Context, tx *sql.Tx) error { return tx.Commit() }
-func (d txDriver) Rollback(_ context.Context, tx *sql.Tx)     { tx.Rollback() }

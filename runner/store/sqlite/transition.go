@@ -32,7 +32,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		args = append(args, f)
 	}
 	var n int64
-	err = s.writer.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.StmtContext(ctx, ts.stmt).ExecContext(ctx, args...)
 		if err != nil {
 			return err

@@ -44,6 +44,14 @@ type Config struct {
 	// Timeout bounds one batch's transaction, so a database that stopped
 	// answering fails the writes instead of holding them (default 10s).
 	Timeout time.Duration
+	// NoDeadline hands the driver and the writes a context that is never
+	// done, and leaves Timeout unused: for a driver that bounds its own
+	// waits (SQLite's busy_timeout bounds the wait for another process's
+	// lock, the only wait a local file has). modernc's SQLite starts a
+	// goroutine per statement, BEGIN and COMMIT to watch a context that
+	// can end; at one connection those were 39% of the scheduler latency
+	// in an execution trace of BenchmarkEndpoint/chat.
+	NoDeadline bool
 }
 
 // ErrClosed is returned by Do after Close.
@@ -56,21 +64,34 @@ var ErrClosed = errors.New("groupcommit: writer closed")
 var ErrStalled = errors.New("groupcommit: the database did not commit in time")
 
 type request[Tx any] struct {
-	op   Op[Tx]
+	op Op[Tx]
+	// done receives the write's result, or errLead when its caller is to
+	// commit the next batch (buffered: a commit never waits on a caller).
 	done chan error
 }
 
-// Writer is a single goroutine that commits batches. It is safe for
-// concurrent use.
-type Writer[Tx any] struct {
-	drv  Driver[Tx]
-	cfg  Config
-	reqs chan *request[Tx]
+// errLead, on a waiting caller's done, hands it the next batch to commit.
+var errLead = errors.New("groupcommit: lead the next batch")
 
-	mu     sync.RWMutex // guards closed against Do's send
-	closed bool
-	quit   chan struct{}
-	exited chan struct{}
+// Writer commits batches, one at a time. There is no writer goroutine: the
+// caller that finds no batch being committed commits one itself (the
+// leader), and those arriving meanwhile queue and wait; when its commit
+// is done the leader hands the queue to the first of them. At one
+// connection a write is committed on its caller's goroutine with no
+// hand-off to another goroutine and back (two wake-ups per write, each a
+// futex call when the other P is idle). It is safe for concurrent use.
+type Writer[Tx any] struct {
+	drv Driver[Tx]
+	cfg Config
+
+	mu      sync.Mutex
+	queue   []*request[Tx] // waiting for the next batch
+	leading bool           // a batch is being committed (queue has its leader-to-be)
+	closed  bool
+	idle    chan struct{} // made by Close, closed when leading ends
+	full    chan struct{} // a windowed leader's wake-up: the queue holds MaxBatch
+
+	batch []*request[Tx] // the leader's batch, reused (one leader at a time)
 
 	// observe, when set, is told each commit's duration and size.
 	observe atomic.Pointer[func(time.Duration, int)]
@@ -82,7 +103,7 @@ type Writer[Tx any] struct {
 	}
 }
 
-// New starts a Writer.
+// New returns a Writer.
 func New[Tx any](drv Driver[Tx], cfg Config) *Writer[Tx] {
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = 128
@@ -90,21 +111,18 @@ func New[Tx any](drv Driver[Tx], cfg Config) *Writer[Tx] {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	w := &Writer[Tx]{
+	return &Writer[Tx]{
 		drv: drv, cfg: cfg,
-		reqs:   make(chan *request[Tx], cfg.MaxBatch*4),
-		quit:   make(chan struct{}),
-		exited: make(chan struct{}),
+		batch: make([]*request[Tx], 0, cfg.MaxBatch),
+		full:  make(chan struct{}, 1),
 	}
-	go w.loop()
-	return w
 }
 
 var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // Do runs op in the next batch and returns once that batch committed (nil)
-// or failed. It does not return early when ctx ends: the caller must learn
-// whether its write is durable. ctx only bounds the wait to be queued.
+// or failed. Queueing never waits, so ctx does not end the call: the
+// caller must learn whether its write is durable. ctx carries the Rider.
 //
 // When ctx carries a Rider (WithRider) not yet taken, its op joins op:
 // the two run in the same transaction, in that order, as one write.
@@ -120,24 +138,75 @@ func (w *Writer[Tx]) Do(ctx context.Context, op Op[Tx]) (err error) {
 		defer func() { r.committed.Store(err == nil) }()
 	}
 	done := donePool.Get().(chan error)
-	r := &request[Tx]{op: op, done: done}
-	w.mu.RLock()
+	defer donePool.Put(done)
+	w.mu.Lock()
 	if w.closed {
-		w.mu.RUnlock()
-		donePool.Put(done)
+		w.mu.Unlock()
 		return ErrClosed
 	}
-	select {
-	case w.reqs <- r:
-	case <-ctx.Done():
-		w.mu.RUnlock()
-		donePool.Put(done)
-		return ctx.Err()
+	w.queue = append(w.queue, &request[Tx]{op: op, done: done})
+	lead := !w.leading
+	w.leading = true
+	if !lead && len(w.queue) >= w.cfg.MaxBatch {
+		select {
+		case w.full <- struct{}{}:
+		default:
+		}
 	}
-	w.mu.RUnlock()
-	err = <-done
-	donePool.Put(done)
+	w.mu.Unlock()
+	if lead {
+		w.lead()
+	}
+	if err = <-done; err == errLead {
+		w.lead()
+		err = <-done
+	}
 	return err
+}
+
+// lead commits one batch of the queue, then hands the rest to the first
+// caller still waiting, or ends the leading.
+func (w *Writer[Tx]) lead() {
+	if w.cfg.Window > 0 {
+		w.wait()
+	}
+	batch := w.gather(w.batch[:0])
+	w.commit(batch)
+	clear(batch)
+	w.batch = batch[:0]
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		next := w.queue[0]
+		w.mu.Unlock()
+		next.done <- errLead
+		return
+	}
+	w.leading = false
+	if w.idle != nil {
+		close(w.idle)
+		w.idle = nil
+	}
+	w.mu.Unlock()
+}
+
+// wait holds a windowed batch open for Config.Window, or until it is full.
+func (w *Writer[Tx]) wait() {
+	w.mu.Lock()
+	n := len(w.queue)
+	w.mu.Unlock()
+	if n >= w.cfg.MaxBatch {
+		return
+	}
+	select {
+	case <-w.full:
+	default:
+	}
+	t := time.NewTimer(w.cfg.Window)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.full:
+	}
 }
 
 // Rider is a write that joins the next write made under a context that
@@ -177,61 +246,20 @@ func (w *Writer[Tx]) Stats() (batches, ops int64) {
 	return w.stats.batches, w.stats.ops
 }
 
-// Close commits what is queued and stops the writer.
+// Close commits what is queued and then refuses writes.
 func (w *Writer[Tx]) Close() {
 	w.mu.Lock()
-	if w.closed {
+	w.closed = true
+	if !w.leading {
 		w.mu.Unlock()
-		<-w.exited
 		return
 	}
-	w.closed = true
-	close(w.quit)
-	w.mu.Unlock()
-	<-w.exited
-}
-
-func (w *Writer[Tx]) loop() {
-	defer close(w.exited)
-	batch := make([]*request[Tx], 0, w.cfg.MaxBatch)
-	var timer *time.Timer
-	for {
-		var first *request[Tx]
-		select {
-		case first = <-w.reqs:
-		case <-w.quit:
-			// Do no longer sends; flush what it queued before Close.
-			for {
-				select {
-				case r := <-w.reqs:
-					w.commit([]*request[Tx]{r})
-				default:
-					return
-				}
-			}
-		}
-		batch = append(batch[:0], first)
-		batch = w.gather(batch)
-		if len(batch) < w.cfg.MaxBatch && w.cfg.Window > 0 {
-			if timer == nil {
-				timer = time.NewTimer(w.cfg.Window)
-			} else {
-				timer.Reset(w.cfg.Window)
-			}
-		wait:
-			for len(batch) < w.cfg.MaxBatch {
-				select {
-				case r := <-w.reqs:
-					batch = append(batch, r)
-				case <-timer.C:
-					break wait
-				}
-			}
-			timer.Stop()
-		}
-		w.commit(batch)
-		clear(batch)
+	if w.idle == nil {
+		w.idle = make(chan struct{})
 	}
+	idle := w.idle
+	w.mu.Unlock()
+	<-idle
 }
 
 // maxYields bounds gather's rounds: each lets every goroutine that was
@@ -242,15 +270,15 @@ const maxYields = 4
 
 // gather appends what is queued and what the goroutines that are ready to
 // run are about to queue. Without it a batch held one write under load on
-// a process with few Ps: Do's send makes the writer the next goroutine to
-// run (the runtime hands the P straight to a woken receiver), so it
-// committed each write before the other handlers, runnable but not yet
-// run, could send theirs (bench-edge at 32 connections: 1.1 writes per
-// transaction). runtime.Gosched lets them run first; when nothing else is
-// runnable it returns at once, so a lone write (one connection) waits
-// well under a microsecond, unlike a timer (Config.Window), which sleeps
-// and is woken late on a loaded machine. Rounds stop as soon as one brings
-// nothing new.
+// a process with few Ps: a woken goroutine is the next to run on its P
+// (the runtime hands the P straight to it), so a new leader committed its
+// write before the other handlers, runnable but not yet run, could queue
+// theirs (bench-edge at 32 connections: 1.1 writes per transaction, when
+// a writer goroutine was woken the same way). runtime.Gosched lets them
+// run first; when nothing else is runnable it returns at once, so a lone
+// write (one connection) waits well under a microsecond, unlike a timer
+// (Config.Window), which sleeps and is woken late on a loaded machine.
+// Rounds stop as soon as one brings nothing new.
 func (w *Writer[Tx]) gather(batch []*request[Tx]) []*request[Tx] {
 	batch = w.drain(batch)
 	for range maxYields {
@@ -266,16 +294,15 @@ func (w *Writer[Tx]) gather(batch []*request[Tx]) []*request[Tx] {
 	return batch
 }
 
-// drain appends whatever is already queued, up to MaxBatch.
+// drain moves what is queued into batch, up to MaxBatch.
 func (w *Writer[Tx]) drain(batch []*request[Tx]) []*request[Tx] {
-	for len(batch) < w.cfg.MaxBatch {
-		select {
-		case r := <-w.reqs:
-			batch = append(batch, r)
-		default:
-			return batch
-		}
-	}
+	w.mu.Lock()
+	n := min(len(w.queue), w.cfg.MaxBatch-len(batch))
+	batch = append(batch, w.queue[:n]...)
+	rest := copy(w.queue, w.queue[n:])
+	clear(w.queue[rest:])
+	w.queue = w.queue[:rest]
+	w.mu.Unlock()
 	return batch
 }
 
@@ -342,6 +369,9 @@ func unwrapOp(err error) error {
 }
 
 func (w *Writer[Tx]) run(batch []*request[Tx]) error {
+	if w.cfg.NoDeadline {
+		return w.runIn(context.Background(), batch)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
 	defer cancel()
 	err := w.runIn(ctx, batch)

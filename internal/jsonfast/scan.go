@@ -1,0 +1,90 @@
+package jsonfast
+
+// Walking an object's members over its raw text: gjson's ForEach builds a
+// Result for every member, parsing each number (strconv.ParseFloat) and
+// unescaping each string, while Members needs the values of the few
+// members it names. An upstream's stream chunk has four members nobody
+// reads (id, object, created, model) before the one that matters. The
+// text has been validated (gjson.ValidBytes) by the caller, so the walk
+// only finds where each value ends.
+
+// eachMember calls fn with each member of the object obj (valid JSON,
+// starting with '{'): the key as written, quotes included, and the value
+// as written. It stops when fn returns false.
+func eachMember(obj string, fn func(key, val string) bool) {
+	i := 1
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] == '}' {
+			return
+		}
+		if obj[i] == ',' {
+			i++
+			continue
+		}
+		k := endString(obj, i)
+		key := obj[i:k]
+		i = skipSpace(obj, k) + 1 // the colon
+		i = skipSpace(obj, i)
+		end := endValue(obj, i)
+		if !fn(key, obj[i:end]) {
+			return
+		}
+		i = end
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// endString returns the index after the string that starts at s[i].
+func endString(s string, i int) int {
+	for i++; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+// endValue returns the index after the value that starts at s[i].
+func endValue(s string, i int) int {
+	switch s[i] {
+	case '"':
+		return endString(s, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(s); i++ {
+			switch s[i] {
+			case '"':
+				i = endString(s, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(s)
+	}
+	for ; i < len(s); i++ { // a number, true, false or null
+		switch s[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+	}
+	return i
+}
