@@ -1,11 +1,12 @@
 // Package docs_test checks the user documentation against the tree: the
-// tests, benchmarks and files it names exist, its links resolve, every error
-// code of the catalog is in the API's error table, and the README stays a
-// front door. (Every configuration field is checked in host/config.)
+// tests, benchmarks and files it names exist (in the package it names, for a
+// test), its links resolve, every route of internal/httproute and every error
+// code of the catalog is in the API's tables, and the README stays a front
+// door. The package READMEs are held to the same paths and test names.
+// (Every configuration field is checked in host/config.)
 package docs_test
 
 import (
-	"bufio"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -65,11 +66,11 @@ func TestREADMEIsAFrontDoor(t *testing.T) {
 // optionally with a sub-benchmark or a trailing * (a prefix).
 var testName = regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)(\\*|/[^`]*)?`")
 
-// TestNamedTestsExist: every test, fuzz target and benchmark the docs name
-// is a function of a _test.go file in the tree.
+// TestNamedTestsExist: every test, fuzz target and benchmark the docs and
+// the package READMEs name is a function of a _test.go file in the tree.
 func TestNamedTestsExist(t *testing.T) {
 	funcs := testFuncs(t)
-	for _, page := range pages(t) {
+	for _, page := range append(pages(t), packageREADMEs(t)...) {
 		for _, m := range testName.FindAllStringSubmatch(read(t, page), -1) {
 			name, prefix := m[1], m[2] == "*"
 			if !funcs[name] && !(prefix && anyPrefixed(funcs, name)) {
@@ -82,25 +83,35 @@ func TestNamedTestsExist(t *testing.T) {
 // TestSecurityPromisesHaveTests: every row of the promises table names at
 // least one test.
 func TestSecurityPromisesHaveTests(t *testing.T) {
-	rows := 0
+	rows := tableRows(t, "docs/security.md", "| promise | checked by |")
+	for _, line := range rows {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !testName.MatchString(cells[len(cells)-2]) {
+			t.Errorf("docs/security.md: a promise without a test: %.80s…", line)
+		}
+	}
+	if len(rows) < 10 {
+		t.Errorf("docs/security.md: found %d promises; the table's header changed?", len(rows))
+	}
+}
+
+// tableRows returns the body rows of the table of page whose header line
+// starts with header.
+func tableRows(t *testing.T, page, header string) []string {
+	t.Helper()
+	var rows []string
 	in := false
-	for _, line := range strings.Split(read(t, "docs/security.md"), "\n") {
+	for _, line := range strings.Split(read(t, page), "\n") {
 		switch {
-		case strings.HasPrefix(line, "| promise | checked by |"):
+		case strings.HasPrefix(line, header):
 			in = true
 		case !strings.HasPrefix(line, "|"):
 			in = false
 		case in && !strings.HasPrefix(line, "|---"):
-			rows++
-			cells := strings.Split(line, "|")
-			if len(cells) < 3 || !testName.MatchString(cells[len(cells)-2]) {
-				t.Errorf("docs/security.md: a promise without a test: %.80s…", line)
-			}
+			rows = append(rows, line)
 		}
 	}
-	if rows < 10 {
-		t.Errorf("docs/security.md: found %d promises; the table's header changed?", rows)
-	}
+	return rows
 }
 
 // link is a Markdown link's target.
@@ -289,34 +300,9 @@ func stringLit(e ast.Expr) (string, bool) {
 // every _test.go file in the tree.
 func testFuncs(t *testing.T) map[string]bool {
 	t.Helper()
-	decl := regexp.MustCompile(`^func ((?:Test|Fuzz|Benchmark)\w*)\(`)
 	out := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for sc.Scan() {
-			if m := decl.FindStringSubmatch(sc.Text()); m != nil {
-				out[m[1]] = true
-			}
-		}
-		return sc.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
+	for name := range testDirs(t) {
+		out[name] = true
 	}
 	return out
 }
