@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -17,6 +18,14 @@ import (
 // ref.func expressions, as the start function, by export and by name. It
 // imports one function, so that its own functions' indices shift.
 func refsModule() []byte {
+	return refsModuleNamed(func(names []byte) []byte {
+		return concat(name("name"), []byte{1}, uleb(uint64(len(names))), names)
+	})
+}
+
+// refsModuleNamed is refsModule with the name section nameSec makes of its
+// function name map.
+func refsModuleNamed(nameSec func(names []byte) []byte) []byte {
 	const (
 		opCallIndirect = 0x11
 		opLocalTee     = 0x22
@@ -71,7 +80,6 @@ func refsModule() []byte {
 		}
 	}
 	names = append(uleb(uint64(len(funcs))), names...)
-	nameSec := cat(name("name"), []byte{1}, uleb(uint64(len(names))), names)
 	globals := vec(2, cat(
 		[]byte{wI32, 1}, i32c(0), []byte{opEnd}, // 0: mutable i32, set by start
 		[]byte{funcref, 0, opRefFunc, 1, opEnd}, // 1: ref.func answer
@@ -91,7 +99,7 @@ func refsModule() []byte {
 	m = section(m, 8, []byte{6}) // start
 	m = section(m, 9, elems)
 	m = section(m, 10, vec(len(funcs), codeSec))
-	return section(m, 0, nameSec)
+	return section(m, 0, nameSec(names))
 }
 
 // runRefs instantiates wasm with the host modules it may import and returns
@@ -234,3 +242,43 @@ func TestInstrumentRejects(t *testing.T) {
 		})
 	}
 }
+
+// A name section whose subsections' sizes are not those of their content
+// is refused: wazero reads such a section past a subsection's end, into
+// bytes the rewrite changes, so keeping or dropping it could change
+// whether the module compiles (FuzzInstrument found one the old rewrite
+// turned from compiling into not compiling).
+func TestMalformedNameSectionRefused(t *testing.T) {
+	for _, tc := range []struct {
+		what    string
+		nameSec func(names []byte) []byte
+	}{
+		{"function names longer than their subsection", func(names []byte) []byte {
+			return concat(name("name"), []byte{1}, uleb(uint64(len(names)-3)), names)
+		}},
+		{"a module name subsection that is not one name", func(names []byte) []byte {
+			return concat(name("name"), []byte{0}, uleb(3), name("m"), []byte{'x'}, []byte{1}, uleb(uint64(len(names))), names)
+		}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			_, err := instrument.Module(refsModuleNamed(tc.nameSec))
+			if err == nil || !strings.Contains(err.Error(), "malformed name section") {
+				t.Fatalf("err = %v, want a malformed name section refused", err)
+			}
+		})
+	}
+	// An exact one, with a module name, is rewritten and runs.
+	ok := refsModuleNamed(func(names []byte) []byte {
+		return concat(name("name"), []byte{0}, uleb(2), name("m"), []byte{1}, uleb(uint64(len(names))), names)
+	})
+	out, err := instrument.Module(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := runRefs(t, out); got["sum"] != 48 {
+		t.Fatalf("sum = %d after the rewrite, want 48", got["sum"])
+	}
+}
+
+// concat joins byte slices.
+func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }

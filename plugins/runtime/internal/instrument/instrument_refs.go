@@ -170,7 +170,14 @@ func (in *instrumenter) codes(b []byte) ([]byte, error) {
 
 // custom shifts the function indices of the "name" section, which wazero
 // uses to name functions in stack traces, and keeps other custom sections
-// as they are. A malformed name section is dropped, as wazero ignores it too.
+// as they are.
+//
+// A name section that does not parse exactly (a subsection whose size is
+// not that of its content) is refused, not dropped or kept: wazero refuses
+// some such sections and reads others past their subsection's end, into
+// the bytes after it, which the rewrite changes. Keeping or dropping one
+// could therefore turn a module wazero refuses into one it accepts, or the
+// other way round. A toolchain writes exact name sections.
 func (in *instrumenter) custom(b []byte) ([]byte, error) {
 	r := &wasmReader{b: b}
 	name, err := r.name()
@@ -179,7 +186,7 @@ func (in *instrumenter) custom(b []byte) ([]byte, error) {
 	}
 	out, err := in.names(r, append([]byte(nil), b[:r.pos]...))
 	if err != nil {
-		return b[:r.pos], nil
+		return nil, fmt.Errorf("malformed name section: %w", err)
 	}
 	return out, nil
 }
@@ -200,7 +207,13 @@ func (in *instrumenter) names(r *wasmReader, out []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if id >= 1 && id <= 3 {
+		switch {
+		case id == 0: // the module's name, read by wazero whatever the size says
+			m := &wasmReader{b: content}
+			if _, err := m.name(); err != nil || !m.done() {
+				return nil, fmt.Errorf("module name subsection of %d bytes is not one name", len(content))
+			}
+		case id <= 3:
 			if content, err = in.nameMap(content, id != 1); err != nil {
 				return nil, err
 			}
