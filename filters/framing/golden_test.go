@@ -3,31 +3,17 @@ package framing
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"testing"
 
+	"github.com/runedge/runedge/internal/golden"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata from current output")
-
-// checkGolden compares got with the golden file, or rewrites it with -update.
+// checkGolden compares got with the golden file, or rewrites it with -update
+// (internal/golden).
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n got %s\nwant %s", path, got, want)
-	}
+	golden.Check(t, path, got)
 }
 
 // joinFrames writes one frame per line, each checked to be valid compact JSON.

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/runedge/runedge/internal/golden"
 	"github.com/tidwall/gjson"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata from current output")
 
 // envelope wraps a client body in the MapRequest input the host builds.
 func envelope(endpoint, body string) []byte {
@@ -67,25 +64,11 @@ func mapRefused(t *testing.T, endpoint, body string) *InputError {
 	return ie
 }
 
-// checkGolden compares got with the golden file, or rewrites it with -update.
+// checkGolden compares got with the golden file, or rewrites it with -update
+// (internal/golden).
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n got: %s\nwant: %s", path, got, want)
-	}
+	golden.Check(t, path, got)
 }
 
 func mustRead(tb testing.TB, path string) []byte {
