@@ -99,18 +99,7 @@ func (a adminFlags) do(ctx context.Context, method, path, contentType string, bo
 	return json.Unmarshal(b, out)
 }
 
-// pluginEntry mirrors admin.PluginInfo on the wire.
-type pluginEntry struct {
-	Stage     string   `json:"stage"`
-	Plugin    string   `json:"plugin"`
-	Version   string   `json:"version"`
-	SHA256    string   `json:"sha256"`
-	Since     int64    `json:"since"`
-	Hooks     []string `json:"hooks"`
-	Instances int      `json:"instances"`
-}
-
-func printPlugins(env Env, list []pluginEntry) error {
+func printPlugins(env Env, list []admin.PluginInfo) error {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STAGE\tPLUGIN\tVERSION\tSHA256\tSINCE\tHOOKS\tINSTANCES")
 	for _, p := range list {
@@ -131,7 +120,7 @@ func pluginList(ctx context.Context, args []string, env Env) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var out struct{ Data []pluginEntry }
+	var out struct{ Data []admin.PluginInfo }
 	if err := a.do(ctx, http.MethodGet, "/admin/v1/plugins", "", nil, &out); err != nil {
 		return err
 	}
@@ -173,7 +162,7 @@ func pluginSwap(ctx context.Context, args []string, env Env) error {
 		}
 		a.signature = strings.TrimSpace(string(sig))
 	}
-	var out struct{ Data []pluginEntry }
+	var out struct{ Data []admin.PluginInfo }
 	if err := a.do(ctx, http.MethodPut, "/admin/v1/plugins/"+stage, contentType, body, &out); err != nil {
 		return fmt.Errorf("swap %s: %w", stage, err)
 	}
