@@ -18,6 +18,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+
+	"github.com/runedge/runedge/bench/mockupstream"
 )
 
 func main() {
@@ -31,7 +33,7 @@ func main() {
 		fs := flag.NewFlagSet("upstream", flag.ExitOnError)
 		listen := fs.String("listen", "127.0.0.1:0", "address")
 		fs.Parse(os.Args[2:])
-		err = serve(*listen, upstreamHandler())
+		err = serve(*listen, mockupstream.Handler())
 	case "proxy":
 		fs := flag.NewFlagSet("proxy", flag.ExitOnError)
 		listen := fs.String("listen", "127.0.0.1:0", "address")

@@ -2,13 +2,14 @@ package server
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/runedge/runedge/bench/mockupstream"
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
@@ -69,18 +70,6 @@ func BenchmarkStream20(b *testing.B) {
 	}
 }
 
-// stream20Body is bench-edge's mock stream (bench/edge/upstream.go): 20
-// content chunks, a finish chunk with usage, [DONE].
-var stream20Body = func() []byte {
-	var b bytes.Buffer
-	for i := range 20 {
-		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%02d \"},\"finish_reason\":null}]}\n\n", i)
-	}
-	b.WriteString("data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":20,\"total_tokens\":32}}\n\n")
-	b.WriteString("data: [DONE]\n\n")
-	return b.Bytes()
-}()
-
 // countingEdge starts runedge with the openai provider on the upstream at
 // base (app token only), counting its writes to its clients in writes.
 func countingEdge(tb testing.TB, base string, writes *atomic.Int64) *harness {
@@ -96,19 +85,19 @@ func countingEdge(tb testing.TB, base string, writes *atomic.Int64) *harness {
 	})
 }
 
-// stream20Upstream serves stream20Body to any POST and returns its base
+// stream20Upstream serves mockupstream.Stream20 to any POST and returns its base
 // URL; paced flushes after every event.
 func stream20Upstream(b testing.TB, paced bool) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	events := bytes.SplitAfter(stream20Body, []byte("\n\n"))
+	events := bytes.SplitAfter(mockupstream.Stream20, []byte("\n\n"))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		if !paced {
-			w.Write(stream20Body)
+			w.Write(mockupstream.Stream20)
 			return
 		}
 		f := w.(http.Flusher)

@@ -156,7 +156,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			decodeChunk(data, &c)
 		}
 	})
-	// bench-edge's mock chunk (bench/edge/upstream.go).
+	// bench-edge's mock chunk (bench/mockupstream).
 	edge := []byte(`{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"mock-model","choices":[{"index":0,"delta":{"content":"tok07 "},"finish_reason":null}]}`)
 	b.Run("bench-edge", func(b *testing.B) {
 		b.ReportAllocs()

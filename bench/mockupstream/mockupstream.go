@@ -1,4 +1,8 @@
-package main
+// Package mockupstream is the mock OpenAI-compatible upstream of
+// `make bench-edge` (bench/edge) and of the Go benchmarks that measure the
+// same stream in one process (host/server's BenchmarkStream20): one
+// definition, so both measure the same bytes.
+package mockupstream
 
 import (
 	"bytes"
@@ -8,17 +12,13 @@ import (
 	"strings"
 )
 
-// The mock OpenAI-compatible upstream: a fixed chat.completion, or a
-// 20-chunk stream, whatever is asked. It does as little as it can, so the
-// targets' costs stand out.
-
-// completion is the fixed non-stream answer (about 640 bytes, as in the
+// Completion is the fixed non-stream answer (about 640 bytes, as in the
 // issue's measurement).
-var completion = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"mock-model","system_fingerprint":"fp_bench","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+var Completion = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1700000000,"model":"mock-model","system_fingerprint":"fp_bench","choices":[{"index":0,"message":{"role":"assistant","content":"` +
 	strings.Repeat("Benchmark answer text. ", 14) + `","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":60,"total_tokens":72}}`)
 
-// streamBody is the fixed 20-chunk stream, with a final usage chunk.
-var streamBody = func() []byte {
+// Stream20 is the fixed 20-chunk stream, with a final usage chunk.
+var Stream20 = func() []byte {
 	var b bytes.Buffer
 	for i := range 20 {
 		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%02d \"},\"finish_reason\":null}]}\n\n", i)
@@ -28,7 +28,10 @@ var streamBody = func() []byte {
 	return b.Bytes()
 }()
 
-func upstreamHandler() http.Handler {
+// Handler answers POST /v1/chat/completions with Completion, or Stream20
+// when the body asks for a stream. It does as little as it can, so the
+// targets' costs stand out.
+func Handler() http.Handler {
 	streamMarker := []byte(`"stream":true`)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -38,10 +41,10 @@ func upstreamHandler() http.Handler {
 		}
 		if bytes.Contains(bytes.ReplaceAll(body, []byte(" "), nil), streamMarker) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			w.Write(streamBody)
+			w.Write(Stream20)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(completion)
+		w.Write(Completion)
 	})
 }
