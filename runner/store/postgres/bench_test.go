@@ -2,12 +2,10 @@ package postgres_test
 
 import (
 	"context"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/storetest"
 )
 
 var benchRequest = []byte(`{"input":[{"role":"user","content":"hello"}],"stream":false}`)
@@ -53,30 +51,13 @@ func BenchmarkCreateAndFinishRun(b *testing.B) {
 	}
 	b.Run("sequential", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu0 := cpuTime()
+		cpu0 := storetest.CPUTime()
 		for b.Loop() {
 			createAndFinish(b, s)
 		}
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(storetest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("parallel-16", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetParallelism(8)
-		var n atomic.Int64
-		cpu0 := cpuTime()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				createAndFinish(b, s)
-				n.Add(1)
-			}
-		})
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(n.Load()), "cpu-ns/op")
+		storetest.BenchConcurrently(b, func() { createAndFinish(b, s) })
 	})
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
