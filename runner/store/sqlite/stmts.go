@@ -76,6 +76,9 @@ type transitionStmt struct {
 type stmts struct {
 	// On the writer, used as they are inside its transactions: a
 	// transaction is statements on the writer's one connection (wtx.go).
+	// begin, commit and rollback are those transactions' ends: SQLite
+	// parses even "COMMIT", and a batch pays BEGIN and COMMIT once.
+	begin, commit, rollback                            *sql.Stmt
 	insertRun, insertRunNewSession, insertRunInSession *sql.Stmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
@@ -111,6 +114,9 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 		st.all = append(st.all, s)
 		return s
 	}
+	st.begin = prep(w, "BEGIN IMMEDIATE")
+	st.commit = prep(w, "COMMIT")
+	st.rollback = prep(w, "ROLLBACK")
 	st.insertRun = prep(w, insertRunSQL)
 	st.insertRunNewSession = prep(w, insertRunNewSessionSQL)
 	st.insertRunInSession = prep(w, insertRunInSessionSQL)

@@ -117,7 +117,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, st: st, ckpt: ckpt, wt: &wtx{db: w, mu: new(sync.Mutex)}}
+	s := &Store{w: w, r: r, st: st, ckpt: ckpt, wt: &wtx{db: w, mu: new(sync.Mutex), st: st}}
 	s.writer = groupcommit.New[*wtx](txDriver{s.wt}, groupcommit.Config{
 		Window: o.CommitWindow, MaxBatch: o.CommitBatch,
 		// busy_timeout (10 s, as the writer's default Timeout) bounds the

@@ -19,9 +19,14 @@ import (
 // never retired), so the statements between BEGIN and COMMIT are the
 // transaction's. Everything that writes on that connection holds mu for
 // its whole transaction, so no other statement slips into it.
+//
+// BEGIN IMMEDIATE, COMMIT and ROLLBACK are statements prepared at Open
+// (stmts.go), like the writes between them: given as text, modernc
+// compiled and finalized each of them every transaction.
 type wtx struct {
 	db *sql.DB
 	mu *sync.Mutex
+	st *stmts
 }
 
 // ExecContext runs query inside the transaction.
@@ -43,7 +48,7 @@ func (t *wtx) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st
 // upgrading a read lock.
 func (t *wtx) begin(ctx context.Context) error {
 	t.mu.Lock()
-	if _, err := t.db.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := t.st.begin.ExecContext(ctx); err != nil {
 		t.mu.Unlock()
 		return err
 	}
@@ -55,9 +60,9 @@ func (t *wtx) begin(ctx context.Context) error {
 // back; the ROLLBACK ends the first and fails harmlessly on the second.
 func (t *wtx) commit(ctx context.Context) error {
 	defer t.mu.Unlock()
-	_, err := t.db.ExecContext(ctx, "COMMIT")
+	_, err := t.st.commit.ExecContext(ctx)
 	if err != nil {
-		t.db.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		t.st.rollback.ExecContext(context.WithoutCancel(ctx))
 	}
 	return err
 }
@@ -65,7 +70,7 @@ func (t *wtx) commit(ctx context.Context) error {
 // rollback rolls the transaction back and gives the connection back.
 func (t *wtx) rollback(ctx context.Context) {
 	defer t.mu.Unlock()
-	t.db.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	t.st.rollback.ExecContext(context.WithoutCancel(ctx))
 }
 
 // ownTx runs op in a transaction of its own on the write connection,
