@@ -22,29 +22,28 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	if err != nil {
 		return err
 	}
+	ins, insArgs := s.insertOf(r, args, newSession, newThread)
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		var res sql.Result
-		var err error
+		res, err := tx.StmtContext(ctx, ins).ExecContext(ctx, insArgs...)
+		if err != nil || !newThread { // continuing a thread: nothing checked
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		// Not written: a check refused it, or the run id is taken (OR
+		// IGNORE skipped that too, see insertRunCheckedSQL).
+		var taken bool
+		if err := tx.QueryRowContext(ctx, runExistsSQL, r.ID).Scan(&taken); err != nil {
+			return err
+		}
 		switch {
+		case taken:
+			return fmt.Errorf("run %s exists already", r.ID)
 		case newSession:
-			res, err = tx.StmtContext(ctx, s.st.insertRunNewSession).ExecContext(ctx, append(args, r.SessionID, r.ThreadID)...)
-		case newThread:
-			res, err = tx.StmtContext(ctx, s.st.insertRunInSession).ExecContext(ctx, append(args, r.SessionID, r.TenantID, r.ThreadID)...)
-		default:
-			_, err = tx.StmtContext(ctx, s.st.insertRun).ExecContext(ctx, args...)
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 && newSession {
 			return fmt.Errorf("session %s or thread %s exists already", r.SessionID, r.ThreadID)
-		} else if n == 0 {
-			return notFound("session", r.SessionID)
 		}
-		return nil
+		return notFound("session", r.SessionID)
 	})
 	if err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
@@ -53,6 +52,18 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// insertOf returns StartRun's insert and its args (runArgs' args for a
+// run in a known thread).
+func (s *Store) insertOf(r *runner.Run, args []any, newSession, newThread bool) (*sql.Stmt, []any) {
+	switch {
+	case newSession:
+		return s.st.insertRunNewSession, checkedArgs(args, r.SessionID, r.ThreadID)
+	case newThread:
+		return s.st.insertRunInSession, checkedArgs(args, r.SessionID, r.TenantID, r.ThreadID)
+	}
+	return s.st.insertRun, args
 }
 
 // runArgs checks that r may be created and returns insertRunSQL's

@@ -35,21 +35,45 @@ const (
 	// one is inserted only when the check that used to be a table's
 	// constraint holds, in the same statement: a new session's id and a
 	// new thread's id are not taken (by any tenant: ids are global), and
-	// an existing session is the tenant's. The trailing parameters are
-	// those ids (and the tenant) again.
-	insertRunNewSessionSQL = `INSERT INTO runs (` + insertRunCols + `)
-		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-		WHERE NOT EXISTS (SELECT 1 FROM runs WHERE session_id = ?)
+	// an existing session is the tenant's (insertRunCheckedSQL).
+	// The check's parameters are the session id, (the tenant,) the thread
+	// id (checkedArgs).
+	insertRunNewSessionSQL = `NOT EXISTS (SELECT 1 FROM runs WHERE session_id = ?)
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
-	insertRunInSessionSQL = `INSERT INTO runs (` + insertRunCols + `)
-		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-		WHERE EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND tenant_id = ?)
+	insertRunInSessionSQL = `EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND tenant_id = ?)
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
+	runExistsSQL = `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`
 
 	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = ?`
 	threadSessionSQL  = `SELECT session_id FROM runs WHERE thread_id = ? AND tenant_id = ? LIMIT 1`
 )
+
+// insertRunCheckedSQL is insertRunSQL that writes the run only when check
+// holds: its session id becomes NULL otherwise, which runs.session_id
+// refuses, and OR IGNORE makes the refusal a row not written (0 rows
+// affected) rather than an error that would roll back the whole batch.
+// The check is a value of a one-row VALUES insert, not the WHERE of an
+// INSERT … SELECT: SQLite ran that SELECT into a temporary B-tree first,
+// because it reads the table it inserts into, and kept a statement
+// journal, because the statement might abort after writing. OR IGNORE
+// also skips a duplicate run id, which StartRun tells apart afterwards
+// (runExistsSQL), on that rare path only. Its parameters are anonymous
+// ("?"): modernc looks up the name of every numbered one at each bind.
+func insertRunCheckedSQL(check string) string {
+	v := strings.Split(strings.Repeat("?", 28), "")
+	v[3] = "CASE WHEN " + check + " THEN ? END"
+	return `INSERT OR IGNORE INTO runs (` + insertRunCols + `) VALUES (` + strings.Join(v, ", ") + `)`
+}
+
+// checkedArgs returns runArgs' args for insertRunCheckedSQL: the check's
+// parameters come before the session id's (THEN ?), as in the statement's
+// text. modernc does not count them (its NumInput is -1): a missing one
+// binds NULL and refuses every run.
+func checkedArgs(args []any, check ...any) []any {
+	a := make([]any, 0, len(args)+len(check))
+	return append(append(append(a, args[:3]...), check...), args[3:]...)
+}
 
 // transitionSQL is Transition's UPDATE for a target reachable from n
 // states. The lifecycle check is in the WHERE clause (see Transition).
@@ -118,8 +142,8 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 	st.commit = prep(w, "COMMIT")
 	st.rollback = prep(w, "ROLLBACK")
 	st.insertRun = prep(w, insertRunSQL)
-	st.insertRunNewSession = prep(w, insertRunNewSessionSQL)
-	st.insertRunInSession = prep(w, insertRunInSessionSQL)
+	st.insertRunNewSession = prep(w, insertRunCheckedSQL(insertRunNewSessionSQL))
+	st.insertRunInSession = prep(w, insertRunCheckedSQL(insertRunInSessionSQL))
 	st.insertResponse = prep(w, insertResponseSQL)
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)
