@@ -24,7 +24,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	}
 	ins, insArgs := s.insertOf(r, args, newSession, newThread)
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.StmtContext(ctx, ins).ExecContext(ctx, insArgs...)
+		res, err := tx.exec(ctx, ins, insArgs...)
 		if err != nil || !newThread { // continuing a thread: nothing checked
 			return err
 		}
@@ -56,7 +56,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 
 // insertOf returns StartRun's insert and its args (runArgs' args for a
 // run in a known thread).
-func (s *Store) insertOf(r *runner.Run, args []any, newSession, newThread bool) (*sql.Stmt, []any) {
+func (s *Store) insertOf(r *runner.Run, args []any, newSession, newThread bool) (*rawStmt, []any) {
 	switch {
 	case newSession:
 		return s.st.insertRunNewSession, checkedArgs(args, r.SessionID, r.ThreadID)
@@ -122,7 +122,7 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (_
 	// index runs_live (migration 7) covers the query.
 	s.wt.mu.Lock() // not inside a transaction of the writer's (wtx.go)
 	defer s.wt.mu.Unlock()
-	res, err := s.w.ExecContext(ctx, `UPDATE runs
+	res, err := s.wt.c.ExecContext(ctx, `UPDATE runs
 		SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
 		WHERE status IN ('queued', 'running') AND host_id IN (?, '')`,
 		runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage, hostID)

@@ -92,7 +92,7 @@ func transitionSQL(n int) string {
 // transitionStmt is the prepared UPDATE to one target status with the
 // states it may come from, in the order of its parameters.
 type transitionStmt struct {
-	stmt *sql.Stmt
+	stmt *rawStmt
 	from []runner.Status
 }
 
@@ -101,9 +101,11 @@ type stmts struct {
 	// On the writer, used as they are inside its transactions: a
 	// transaction is statements on the writer's one connection (wtx.go).
 	// begin, commit and rollback are those transactions' ends: SQLite
-	// parses even "COMMIT", and a batch pays BEGIN and COMMIT once.
-	begin, commit, rollback                            *sql.Stmt
-	insertRun, insertRunNewSession, insertRunInSession *sql.Stmt
+	// parses even "COMMIT", and a batch pays BEGIN and COMMIT once. They,
+	// the run inserts and the transitions run through the driver
+	// (rawexec.go).
+	begin, commit, rollback                            *rawStmt
+	insertRun, insertRunNewSession, insertRunInSession *rawStmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
 	// transition holds one UPDATE per status that can be reached (not
@@ -114,19 +116,24 @@ type stmts struct {
 	getRun, getRunOfTenant, threadSession *sql.Stmt
 
 	all []*sql.Stmt // everything above, for close
+	raw []*rawStmt
+	w   *sql.Conn // where raw was prepared
 }
 
-// prepareStmts compiles the request path's statements on w (writes) and r
-// (reads). On failure it closes whatever it had prepared.
-func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
-	st = &stmts{transition: map[runner.Status]transitionStmt{}}
+// prepareStmts compiles the request path's statements on w (writes, the
+// writer's one connection) and r (reads). On failure it closes whatever it
+// had prepared.
+func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err error) {
+	st = &stmts{transition: map[runner.Status]transitionStmt{}, w: w}
 	defer func() {
 		if err != nil {
 			st.close()
 			st = nil
 		}
 	}()
-	prep := func(db *sql.DB, query string) *sql.Stmt {
+	prep := func(db interface {
+		PrepareContext(context.Context, string) (*sql.Stmt, error)
+	}, query string) *sql.Stmt {
 		if err != nil {
 			return nil
 		}
@@ -138,12 +145,22 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 		st.all = append(st.all, s)
 		return s
 	}
-	st.begin = prep(w, "BEGIN IMMEDIATE")
-	st.commit = prep(w, "COMMIT")
-	st.rollback = prep(w, "ROLLBACK")
-	st.insertRun = prep(w, insertRunSQL)
-	st.insertRunNewSession = prep(w, insertRunCheckedSQL(insertRunNewSessionSQL))
-	st.insertRunInSession = prep(w, insertRunCheckedSQL(insertRunInSessionSQL))
+	raw := func(query string) *rawStmt {
+		if err != nil {
+			return nil
+		}
+		var s *rawStmt
+		if s, err = prepareRaw(ctx, w, query); err == nil {
+			st.raw = append(st.raw, s)
+		}
+		return s
+	}
+	st.begin = raw("BEGIN IMMEDIATE")
+	st.commit = raw("COMMIT")
+	st.rollback = raw("ROLLBACK")
+	st.insertRun = raw(insertRunSQL)
+	st.insertRunNewSession = raw(insertRunCheckedSQL(insertRunNewSessionSQL))
+	st.insertRunInSession = raw(insertRunCheckedSQL(insertRunInSessionSQL))
 	st.insertResponse = prep(w, insertResponseSQL)
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)
@@ -151,7 +168,7 @@ func prepareStmts(ctx context.Context, w, r *sql.DB) (st *stmts, err error) {
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {
-			st.transition[to] = transitionStmt{stmt: prep(w, transitionSQL(len(from))), from: from}
+			st.transition[to] = transitionStmt{stmt: raw(transitionSQL(len(from))), from: from}
 		}
 	}
 	st.getRun = prep(r, getRunSQL)
@@ -166,6 +183,9 @@ func (st *stmts) close() error {
 	var errs []error
 	for _, s := range st.all {
 		errs = append(errs, s.Close())
+	}
+	for _, s := range st.raw {
+		errs = append(errs, s.close(st.w))
 	}
 	return errors.Join(errs...)
 }

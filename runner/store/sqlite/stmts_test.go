@@ -18,7 +18,7 @@ func TestCheckedInsertHasNoTemporaryTable(t *testing.T) {
 	defer s.Close()
 	for name, check := range map[string]string{"new session": insertRunNewSessionSQL, "in session": insertRunInSessionSQL} {
 		q := insertRunCheckedSQL(check)
-		rows, err := s.w.QueryContext(t.Context(), "EXPLAIN "+q, make([]any, strings.Count(q, "?"))...)
+		rows, err := s.r.QueryContext(t.Context(), "EXPLAIN "+q, make([]any, strings.Count(q, "?"))...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ const DefaultCommitWindow = 0
 
 // Store implements runner.Store on a SQLite file.
 type Store struct {
-	w      *sql.DB // the single writer connection, used by the writer goroutine
+	w      *sql.DB // the writer pool: one connection, held by wt
 	r      *sql.DB // read-only pool
 	st     *stmts  // the request path's statements, prepared on w and r
 	wt     *wtx    // the writer connection's transactions (wtx.go)
@@ -104,8 +104,18 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	st, err := prepareStmts(ctx, w, r)
+	// The writer pool's one connection, held from here to Close: its
+	// statements run through the driver (rawexec.go), which needs the
+	// connection they were prepared on. Nothing else takes it from w.
+	wc, err := w.Conn(ctx)
 	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("runner/store/sqlite: %w", err)
+	}
+	st, err := prepareStmts(ctx, wc, r)
+	if err != nil {
+		wc.Close()
 		r.Close()
 		w.Close()
 		return nil, err
@@ -113,11 +123,12 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	ckpt, err := startCheckpointer(path, o.CheckpointEvery)
 	if err != nil {
 		st.close()
+		wc.Close()
 		r.Close()
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, st: st, ckpt: ckpt, wt: &wtx{db: w, mu: new(sync.Mutex), st: st}}
+	s := &Store{w: w, r: r, st: st, ckpt: ckpt, wt: &wtx{c: wc, mu: new(sync.Mutex), st: st}}
 	s.writer = groupcommit.New[*wtx](txDriver{s.wt}, groupcommit.Config{
 		Window: o.CommitWindow, MaxBatch: o.CommitBatch,
 		// busy_timeout (10 s, as the writer's default Timeout) bounds the
@@ -161,7 +172,7 @@ func openDB(path string, q url.Values) (*sql.DB, error) {
 func (s *Store) Close() error {
 	s.writer.Close()
 	cerr := s.ckpt.stop()
-	return errors.Join(cerr, s.st.close(), s.r.Close(), s.w.Close())
+	return errors.Join(cerr, s.st.close(), s.wt.c.Close(), s.r.Close(), s.w.Close())
 }
 
 // SetCommitObserver reports each group commit (its duration and how many

@@ -33,7 +33,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	}
 	var n int64
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.StmtContext(ctx, ts.stmt).ExecContext(ctx, args...)
+		res, err := tx.exec(ctx, ts.stmt, args...)
 		if err != nil {
 			return err
 		}

@@ -3,14 +3,15 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"sync"
 
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
 )
 
 // wtx is a write transaction on the writer connection, driven as plain
-// statements (BEGIN IMMEDIATE … COMMIT) on the writer's one-connection
-// pool instead of through database/sql's Tx. A Tx starts a goroutine per
+// statements (BEGIN IMMEDIATE … COMMIT) on the writer's one connection,
+// held for the Store's life, instead of through database/sql's Tx. A Tx starts a goroutine per
 // transaction to watch its context and wakes it at Commit, and wraps each
 // prepared statement anew per use (Tx.StmtContext); at one connection the
 // watcher's wake-ups were 40% of the scheduler latency left in an
@@ -22,21 +23,23 @@ import (
 //
 // BEGIN IMMEDIATE, COMMIT and ROLLBACK are statements prepared at Open
 // (stmts.go), like the writes between them: given as text, modernc
-// compiled and finalized each of them every transaction.
+// compiled and finalized each of them every transaction. They run through
+// the driver (rawexec.go).
 type wtx struct {
-	db *sql.DB
+	c  *sql.Conn // the writer pool's one connection
 	mu *sync.Mutex
 	st *stmts
+	nv []driver.NamedValue // exec's arguments, reused under mu
 }
 
 // ExecContext runs query inside the transaction.
 func (t *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.db.ExecContext(ctx, query, args...)
+	return t.c.ExecContext(ctx, query, args...)
 }
 
 // QueryRowContext reads inside the transaction.
 func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.db.QueryRowContext(ctx, query, args...)
+	return t.c.QueryRowContext(ctx, query, args...)
 }
 
 // StmtContext returns st, prepared on the writer connection: inside the
@@ -48,7 +51,7 @@ func (t *wtx) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st
 // upgrading a read lock.
 func (t *wtx) begin(ctx context.Context) error {
 	t.mu.Lock()
-	if _, err := t.st.begin.ExecContext(ctx); err != nil {
+	if _, err := t.exec(ctx, t.st.begin); err != nil {
 		t.mu.Unlock()
 		return err
 	}
@@ -60,9 +63,9 @@ func (t *wtx) begin(ctx context.Context) error {
 // back; the ROLLBACK ends the first and fails harmlessly on the second.
 func (t *wtx) commit(ctx context.Context) error {
 	defer t.mu.Unlock()
-	_, err := t.st.commit.ExecContext(ctx)
+	_, err := t.exec(ctx, t.st.commit)
 	if err != nil {
-		t.st.rollback.ExecContext(context.WithoutCancel(ctx))
+		t.exec(context.WithoutCancel(ctx), t.st.rollback)
 	}
 	return err
 }
@@ -70,7 +73,7 @@ func (t *wtx) commit(ctx context.Context) error {
 // rollback rolls the transaction back and gives the connection back.
 func (t *wtx) rollback(ctx context.Context) {
 	defer t.mu.Unlock()
-	t.st.rollback.ExecContext(context.WithoutCancel(ctx))
+	t.exec(context.WithoutCancel(ctx), t.st.rollback)
 }
 
 // ownTx runs op in a transaction of its own on the write connection,
