@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -90,7 +89,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		// said is not kept.
 		recorded.Input = nil
 	}
-	reqJSON, err := json.Marshal(recorded)
+	reqJSON, err := recordedJSON(&recorded)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runedge/runedge/internal/jsonfast"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -107,16 +108,16 @@ func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 	}
 	b = make([]byte, 0, n)
 	b = append(b, `{"model":`...)
-	b = appendJSONString(b, p.cfg.Model)
+	b = jsonfast.AppendString(b, p.cfg.Model)
 	b = append(b, `,"messages":[`...)
 	for i, m := range req.Messages {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"role":`...)
-		b = appendJSONString(b, m.Role)
+		b = jsonfast.AppendString(b, m.Role)
 		b = append(b, `,"content":`...)
-		b = appendJSONString(b, m.Content)
+		b = jsonfast.AppendString(b, m.Content)
 		b = append(b, '}')
 	}
 	b = append(b, ']')
@@ -141,23 +142,8 @@ func appendUpstream(b []byte, u runner.Upstream) []byte {
 		{`,"service_tier":`, u.ServiceTier}, {`,"user":`, u.User}} {
 		if f.v != "" {
 			b = append(b, f.key...)
-			b = appendJSONString(b, f.v)
+			b = jsonfast.AppendString(b, f.v)
 		}
 	}
 	return b
-}
-
-// appendJSONString appends s as json.Marshal writes it: a string of
-// printable ASCII other than what it escapes (" \\ < > &) as it is, any
-// other through json.Marshal itself.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // cannot fail for a string
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
