@@ -11,7 +11,8 @@ import (
 
 // writeRunedgeConfig writes the configuration of the runedge target name
 // (store driver; mapping native, the built-in default, or wasm, its
-// WebAssembly build for both endpoints) and returns its path.
+// WebAssembly build for both endpoints) and returns its path. An empty
+// upURL configures the offline provider, as `make run` does.
 func writeRunedgeConfig(dir, root, name, driver, mapping, addr, admin, upURL, pgEnv, cacheDir string) (string, error) {
 	sum := sha256.Sum256([]byte(benchToken))
 	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
@@ -26,6 +27,10 @@ func writeRunedgeConfig(dir, root, name, driver, mapping, addr, admin, upURL, pg
 	default:
 		return "", fmt.Errorf("-mappings: unknown mapping %q (want native or wasm)", mapping)
 	}
+	provider := fmt.Sprintf("  kind: openai\n  openai:\n    base_url: %s/v1\n    api_key_env: BENCH_UPSTREAM_KEY\n    model: mock-model\n", upURL)
+	if upURL == "" {
+		provider = "  kind: offline\n"
+	}
 	cfg := fmt.Sprintf(`listen: %s
 host:
   id: bench-%s
@@ -35,12 +40,7 @@ tokens:
     admin: true
 store:
 %sprovider:
-  kind: openai
-  openai:
-    base_url: %s/v1
-    api_key_env: BENCH_UPSTREAM_KEY
-    model: mock-model
-plugins:
+%splugins:
   cache_dir: %s
   store_dir: %s
 admin:
@@ -48,7 +48,7 @@ admin:
 chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
-`, addr, name, hex.EncodeToString(sum[:]), store, upURL, cacheDir, filepath.Join(dir, "plugins-"+name),
+`, addr, name, hex.EncodeToString(sum[:]), store, provider, cacheDir, filepath.Join(dir, "plugins-"+name),
 		cmp.Or(admin, "off"), plugin, plugin, plugin, plugin)
 	path := filepath.Join(dir, "runedge-"+name+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)

@@ -52,9 +52,22 @@ func peakMiB(t, _ measured, _ loadResult) (float64, string, bool) {
 	return mib, fmt.Sprintf("%.1f MiB", mib), true
 }
 
-// goals are the targets runedge is held to; `make run`'s (offline
-// provider, against a bare Go handler) is a Go benchmark, not measured
-// here: BenchmarkEndpoint/chat against BenchmarkBaselineHTTP (host/server).
+// bareRatio is the target's CPU per request as a multiple of the bare Go
+// handler's (the mock upstream called directly) in the same scenario.
+func bareRatio(t, _ measured, direct loadResult) (float64, string, bool) {
+	if direct.cpuPerReq <= 0 || t.cpuPerReq <= 0 {
+		return 0, "-", false
+	}
+	r := float64(t.cpuPerReq) / float64(direct.cpuPerReq)
+	return r, fmt.Sprintf("%.2fx (%d / %d µs)", r, t.cpuPerReq.Microseconds(), direct.cpuPerReq.Microseconds()), true
+}
+
+// offlineTarget names the runedge target served as `make run` serves it.
+const offlineTarget = "offline"
+
+// goals are the targets runedge is held to. A goal's driver selects the
+// runedge targets it applies to by name ("sqlite" is runedge/sqlite and
+// its wasm variant; "offline" the `make run` target).
 var goals = []goal{
 	{"CPU per request, SQLite", "non-stream, 32 conns", "sqlite", cpuRatio, 2.0, "x proxy"},
 	{"CPU per request, PostgreSQL", "non-stream, 32 conns", "postgres", cpuRatio, 2.5, "x proxy"},
@@ -62,6 +75,8 @@ var goals = []goal{
 	{"p50 added, 1 conn, SQLite", "non-stream, 1 conn", "sqlite", addedMs(0.5), 0.5, "ms"},
 	{"p99 added, 1 conn, SQLite", "non-stream, 1 conn", "sqlite", addedMs(0.99), 2.0, "ms"},
 	{"peak RSS, 128 conns", "non-stream, 128 conns", "", peakMiB, 64, "MiB"},
+	{"make run CPU per request, 32 conns", "non-stream, 32 conns", offlineTarget, bareRatio, 4.0, "x bare handler"},
+	{"make run CPU per request, 1 conn", "non-stream, 1 conn", offlineTarget, bareRatio, 4.0, "x bare handler"},
 }
 
 // roundResult is one round's results: per target, per scenario; and the

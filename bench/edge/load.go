@@ -25,6 +25,9 @@ type loadResult struct {
 	errors    int
 	elapsed   time.Duration
 	latencies []time.Duration // sorted
+	// cpuPerReq is the server's CPU per request, when the caller read it
+	// (the upstream's, for the bare-handler baseline).
+	cpuPerReq time.Duration
 }
 
 func (l load) run(ctx context.Context, onStart, onEnd func()) loadResult {

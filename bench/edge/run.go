@@ -69,6 +69,7 @@ func runBench(args []string) error {
 	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
 	mappings := fs.String("mappings", "native", "the default mapping's builds to measure runedge with: native (the built-in, the default), wasm (its WebAssembly build), or both (native,wasm); each is a target per driver")
+	offline := fs.Bool("offline", true, "also measure runedge as `make run` serves it (offline provider, SQLite, the native default) against the mock upstream called directly, a bare Go handler")
 	rounds := fs.Int("rounds", 1, "run every scenario this many times, alternating (a table per round); the targets are checked on the medians")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	fs.Parse(args)
@@ -120,29 +121,46 @@ func runBench(args []string) error {
 			drivers = append(drivers, d)
 		}
 	}
+	// startRunedge starts a runedge target; upURL "" is the offline provider.
+	startRunedge := func(name, drv, mapping, upURL string) error {
+		addr, admin := freeAddr(), ""
+		if *profile != "" {
+			admin = freeAddr()
+		}
+		cfg, err := writeRunedgeConfig(dir, root, name, drv, mapping, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
+		if err != nil {
+			return err
+		}
+		rc, err := startChild(pin, dir, "runedge-"+name, *runedge, "serve", "--config", cfg)
+		if err != nil {
+			return err
+		}
+		if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
+			stop(rc)
+			return fmt.Errorf("runedge (%s): %w; see %s", name, err, filepath.Join(dir, "runedge-"+name+".log"))
+		}
+		targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
+		return nil
+	}
+	defer func() {
+		for _, t := range targets[1:] {
+			stop(t.cmd)
+		}
+	}()
 	for _, drv := range drivers {
 		for _, mapping := range strings.Split(*mappings, ",") {
 			name := drv
 			if mapping != "native" {
 				name += "-" + mapping
 			}
-			addr, admin := freeAddr(), ""
-			if *profile != "" {
-				admin = freeAddr()
-			}
-			cfg, err := writeRunedgeConfig(dir, root, name, drv, mapping, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
-			if err != nil {
+			if err := startRunedge(name, drv, mapping, upURL); err != nil {
 				return err
 			}
-			rc, err := startChild(pin, dir, "runedge-"+name, *runedge, "serve", "--config", cfg)
-			if err != nil {
-				return err
-			}
-			defer stop(rc)
-			if err := waitHTTP("http://" + addr + "/v1/models"); err != nil {
-				return fmt.Errorf("runedge (%s): %w; see %s", name, err, filepath.Join(dir, "runedge-"+name+".log"))
-			}
-			targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
+		}
+	}
+	if *offline {
+		if err := startRunedge(offlineTarget, "sqlite", "native", ""); err != nil {
+			return err
 		}
 	}
 
@@ -169,8 +187,15 @@ func runBench(args []string) error {
 				body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
 			}
 			fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
-			direct[sc.name] = load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
-				run(ctx, func() {}, func() {})
+			// The upstream called directly is the bare Go handler `make
+			// run` is held against: its CPU per request is read too.
+			var upBefore, upAfter time.Duration
+			dr := load{url: upURL + "/v1/chat/completions", body: body, conns: sc.conns, warmup: *warm, d: *d}.
+				run(ctx, func() { upBefore, _ = cpuTime(up.Process.Pid) }, func() { upAfter, _ = cpuTime(up.Process.Pid) })
+			if dr.requests > 0 && upAfter > upBefore {
+				dr.cpuPerReq = (upAfter - upBefore) / time.Duration(dr.requests)
+			}
+			direct[sc.name] = dr
 			for _, t := range targets {
 				fmt.Fprintf(os.Stderr, ", %s", t.name)
 				if hwm, err := peakRSS(t.cmd.Process.Pid); err == nil {

@@ -98,6 +98,13 @@ type Host struct {
 	// across restarts of one host and differ between hosts. Default:
 	// hostname/listen address.
 	ID string `yaml:"id"`
+	// HeapFloorBytes is the smallest heap goal the garbage collector is
+	// given (host/internal/gcfloor): a host whose live heap is small
+	// collects once per this many bytes allocated instead of once per
+	// live heap's worth, which took the collections out of the p99 at one
+	// connection. 0 means DefaultHeapFloorBytes; a negative value turns
+	// the floor off. GOGC set in the environment wins over it.
+	HeapFloorBytes int64 `yaml:"heap_floor_bytes"`
 }
 
 // Store is the run store.

@@ -19,6 +19,7 @@ type Setting struct {
 var RestartOnly = []Setting{
 	{"listen", func(c *Config) any { return &c.Listen }},
 	{"host.id", func(c *Config) any { return &c.Host.ID }}, // recorded on runs by the run service
+	{"host.heap_floor_bytes", func(c *Config) any { return &c.Host.HeapFloorBytes }},
 	{"store", func(c *Config) any { return &c.Store }},
 	{"provider", func(c *Config) any { return &c.Provider }},
 	{"plugins", func(c *Config) any { return &c.Plugins }}, // the plugin runtime and its trust

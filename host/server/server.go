@@ -19,6 +19,7 @@ import (
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/internal/admin"
 	"github.com/runedge/runedge/host/internal/admin/ui"
+	"github.com/runedge/runedge/host/internal/gcfloor"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -49,6 +50,8 @@ type Server struct {
 	tracing *telemetry.Tracing
 	// stopPurge ends the store.retention loop (nil when off).
 	stopPurge context.CancelFunc
+	// stopFloor ends this server's GC heap floor (host.heap_floor_bytes).
+	stopFloor func()
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
 	// limits are the rate limits: on the server, not in a generation, so
@@ -126,6 +129,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if g.fresh {
 		returnHeap() // before serving: nothing waits for it
 	}
+	// After the start-up compile, whose heap the floor must not hold.
+	var floorOn bool
+	if s.stopFloor, floorOn = gcfloor.Start(cfg.Host.HeapFloorBytes); floorOn {
+		log.Debug("gc heap floor", "bytes", cfg.Host.HeapFloorBytes)
+	}
 	s.http = &http.Server{
 		Handler: telemetry.Observe(s.routes(), s.metrics, s.tracing, s.log),
 		// Headers have a deadline here; the body has its own in the body
@@ -166,6 +174,9 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.stopPurge != nil {
 		s.stopPurge()
+	}
+	if s.stopFloor != nil {
+		s.stopFloor()
 	}
 	if s.runs != nil {
 		s.runs.Close()
