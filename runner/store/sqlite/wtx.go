@@ -11,14 +11,14 @@ import (
 
 // wtx is a write transaction on the writer connection, driven as plain
 // statements (BEGIN IMMEDIATE … COMMIT) on the writer's one connection,
-// held for the Store's life, instead of through database/sql's Tx. A Tx starts a goroutine per
-// transaction to watch its context and wakes it at Commit, and wraps each
-// prepared statement anew per use (Tx.StmtContext); at one connection the
-// watcher's wake-ups were 40% of the scheduler latency left in an
-// execution trace of BenchmarkEndpoint/chat. SQLite keeps a transaction
-// per connection, and the pool has exactly one (SetMaxOpenConns(1),
-// never retired), so the statements between BEGIN and COMMIT are the
-// transaction's. Everything that writes on that connection holds mu for
+// held for the Store's life, instead of through database/sql's Tx. A Tx
+// starts a goroutine per transaction to watch its context and wakes it at
+// Commit, and wraps each prepared statement anew per use
+// (Tx.StmtContext); at one connection the watcher's wake-ups were 40% of
+// the scheduler latency left in an execution trace of
+// BenchmarkEndpoint/chat. SQLite keeps a transaction per connection, and
+// the pool has exactly one (SetMaxOpenConns(1), never retired), so the
+// statements between BEGIN and COMMIT are the transaction's. Everything that writes on that connection holds mu for
 // its whole transaction, so no other statement slips into it.
 //
 // BEGIN IMMEDIATE, COMMIT and ROLLBACK are statements prepared at Open
