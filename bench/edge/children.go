@@ -98,13 +98,3 @@ func waitHTTP(url string) error {
 	}
 	return fmt.Errorf("%s did not answer", url)
 }
-
-// copyBinary copies the executable at path into dir and returns the copy.
-func copyBinary(path, dir string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	dst := filepath.Join(dir, filepath.Base(path))
-	return dst, os.WriteFile(dst, b, 0o755)
-}

@@ -93,15 +93,6 @@ func runBench(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	pin := pinner()
-	// The targets run a fresh copy of the binary. The same bytes mapped
-	// 3–4 MiB more resident file pages at 128 connections (66–67 against
-	// 63–64 MiB peak RSS) when the file had sat in the page cache for a
-	// while than when it had just been written, so a copy makes every
-	// run start from the same state.
-	bin, err := copyBinary(*runedge, dir)
-	if err != nil {
-		return err
-	}
 
 	upAddr := freeAddr()
 	up, err := startChild(pin, dir, "upstream", self, "upstream", "--listen", upAddr)
@@ -140,7 +131,7 @@ func runBench(args []string) error {
 		if err != nil {
 			return err
 		}
-		rc, err := startChild(pin, dir, "runedge-"+name, bin, "serve", "--config", cfg)
+		rc, err := startChild(pin, dir, "runedge-"+name, *runedge, "serve", "--config", cfg)
 		if err != nil {
 			return err
 		}
