@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // The whole request path per endpoint: real HTTP on 127.0.0.1 (keep-alive),
@@ -61,7 +63,7 @@ func benchRequests(b *testing.B, base, method, path, reqBody string) {
 	defer client.CloseIdleConnections()
 	b.ReportAllocs()
 	lat := make([]time.Duration, 0, 4096)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		t0 := time.Now()
 		if err := benchDo(client, method, base+path, reqBody); err != nil {
@@ -69,7 +71,7 @@ func benchRequests(b *testing.B, base, method, path, reqBody string) {
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 	reportLatency(b, lat)
 }
 
@@ -124,7 +126,7 @@ func BenchmarkStoredResponseConcurrent(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 			defer client.CloseIdleConnections()
 			b.SetParallelism(8) // 16 clients on 2 cores
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -134,7 +136,7 @@ func BenchmarkStoredResponseConcurrent(b *testing.B) {
 					}
 				}
 			})
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"testing"
+
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // What metrics cost per whole request: the same server answering through
@@ -30,14 +32,14 @@ func BenchmarkObservability(b *testing.B) {
 			b.Run(bc.name+"/metrics-off", func(b *testing.B) {
 				h.srv.metrics.SetOff(true)
 				defer h.srv.metrics.SetOff(false)
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				benchRequests(b, bareURL, "POST", "/v1/chat/completions", bc.body)
-				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			})
 			b.Run(bc.name+"/metrics-on", func(b *testing.B) {
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				benchRequests(b, h.URL, "POST", "/v1/chat/completions", bc.body)
-				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // BenchmarkOpenAIProvider is the edge's added latency in front of an
@@ -45,7 +46,7 @@ func benchFirstToken(b *testing.B, url, reqBody string, stream bool) {
 	defer client.CloseIdleConnections()
 	var ttft time.Duration
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(reqBody))
 		req.Header.Set("Authorization", "Bearer "+tokApp)
@@ -76,7 +77,7 @@ func benchFirstToken(b *testing.B, url, reqBody string, stream bool) {
 		}
 		res.Body.Close()
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") // server, client and upstream
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op") // server, client and upstream
 	if stream {
 		b.ReportMetric(float64(ttft.Nanoseconds())/float64(b.N), "ttft-ns/op")
 	}

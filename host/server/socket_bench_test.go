@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // BenchmarkSocketTurn: CPU per turn (cpu-ns/op: getrusage of the whole
@@ -106,13 +107,13 @@ func BenchmarkSocketTurnPaired(b *testing.B) {
 				socket := socketTurner(b, h.URL, []byte(`{"type":"response.create",`+fields+`}`))
 				var cpu [2]time.Duration
 				block := func(i int, turn func() error) {
-					c0 := cpuTime()
+					c0 := cputime.Process()
 					for range pairBlock {
 						if err := turn(); err != nil {
 							b.Fatal(err)
 						}
 					}
-					cpu[i] += cpuTime() - c0
+					cpu[i] += cputime.Process() - c0
 				}
 				for range benchWarmup / pairBlock {
 					block(0, post)
@@ -143,13 +144,13 @@ const pairBlock = 10
 func measureTurns(b *testing.B, turn func() error) {
 	runtime.GC()
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if err := turn(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // readTurn reads a turn's events into buf, as cheaply as an HTTP client

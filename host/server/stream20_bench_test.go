@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/internal/cputime"
 
 	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/config"
@@ -46,7 +47,7 @@ func BenchmarkStream20(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: bc.conns}}
 			defer client.CloseIdleConnections()
 			b.ReportAllocs()
-			cpu0, w0 := cpuTime(), writes.Load()
+			cpu0, w0 := cputime.Process(), writes.Load()
 			if bc.conns == 1 {
 				for b.Loop() {
 					if err := benchDo(client, "POST", bc.url, bc.body); err != nil {
@@ -64,7 +65,7 @@ func BenchmarkStream20(b *testing.B) {
 					}
 				})
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(writes.Load()-w0)/float64(b.N), "writes/op")
 		})
 	}

@@ -3,11 +3,11 @@ package server
 import (
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
@@ -51,20 +51,14 @@ func BenchmarkStream1000(b *testing.B) {
 				}
 			})
 			client := &http.Client{}
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			b.ResetTimer()
 			for b.Loop() {
 				if err := benchDo(client, "POST", h.URL+"/v1/responses", bc.body); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-ns/chunk")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-ns/chunk")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // What tracing costs per whole request, in one run, alternated:
@@ -27,9 +28,9 @@ func BenchmarkRequestTracing(b *testing.B) {
 	ranOn := false
 	off, on, bareURL := tracingServers(b, &exported)
 	measure := func(b *testing.B, url, body string) {
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		benchRequests(b, url, "POST", "/v1/chat/completions", body)
-		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 	for _, bc := range []struct{ name, body string }{
 		{"chat", chatBody},
@@ -71,7 +72,7 @@ func BenchmarkRequestTracingRatio(b *testing.B) {
 	// exports the segment's spans before the clock stops, so that their
 	// export is paid in this segment and not in whichever comes next.
 	segment := func(url, body string, flush func(context.Context) error) float64 {
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		for range perSegment {
 			if err := benchDo(client, "POST", url+"/v1/chat/completions", body); err != nil {
 				b.Fatal(err)
@@ -82,7 +83,7 @@ func BenchmarkRequestTracingRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		return float64(cpuTime() - cpu0)
+		return float64(cputime.Process() - cpu0)
 	}
 	type ratios struct{ offBare, onOff []float64 }
 	eps := []struct{ name, body string }{

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/runtime/internal/instrument"
@@ -79,9 +80,9 @@ func benchRunHook(b *testing.B, inst *instance, h Hook, in []byte, before func()
 // than the wall time of ns/op, which counts time the benchmark waited for a
 // CPU; it also counts the work of other goroutines, such as wazero's.
 func reportCPU(b *testing.B) func() {
-	start := processCPUTime()
+	start := cputime.Process()
 	return func() {
-		b.ReportMetric(float64(processCPUTime()-start)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Process()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
 

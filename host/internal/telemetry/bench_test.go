@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,19 +15,13 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/builtin"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/internal/httproute"
 	"github.com/runedge/runedge/runner"
 )
 
 // chatBody is a small chat request, as the host's benchmarks send it.
 const chatBody = `{"model":"service","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}]}`
-
-// cpuTime is the process's CPU time so far (user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // The instrumentation one request adds, in isolation: the request counter
 // and duration histogram, the run's outcome, TTFT, time-per-token and
@@ -114,12 +107,12 @@ func BenchmarkTracingPerRequest(b *testing.B) {
 			req.Pattern = "/v1/chat/completions"
 			w := httptest.NewRecorder()
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				handler(w, req)
 			}
 			tr.Shutdown(context.Background()) // the last batch is paid for too
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

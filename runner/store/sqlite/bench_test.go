@@ -8,16 +8,7 @@ import (
 	"github.com/runedge/runedge/runner/store/storetest"
 )
 
-var benchRequest = []byte(`{"input":[{"role":"user","content":"hello"}],"stream":false}`)
-
-func benchRun(session, thread string) *runner.Run {
-	started := int64(1_700_000_000)
-	return &runner.Run{
-		ID: runner.NewID("run_"), Status: runner.StatusRunning, SessionID: session, ThreadID: thread,
-		Actor: runner.Actor{ID: "svc", Type: "service"}, TenantID: "acme", Endpoint: "/v1/chat/completions",
-		Model: "service", CreatedAt: started, StartedAt: &started, Request: benchRequest,
-	}
-}
+var benchRun = storetest.BenchRun
 
 // BenchmarkCreateAndFinishRun measures the two writes every request costs
 // the store: the run row before the agent starts and its terminal state,
@@ -25,12 +16,7 @@ func benchRun(session, thread string) *runner.Run {
 // process's CPU per run, steadier than the wall time on a shared machine.
 func BenchmarkCreateAndFinishRun(b *testing.B) {
 	s := openTemp(b)
-	b.ReportAllocs()
-	cpu0 := storetest.CPUTime()
-	for b.Loop() {
-		createAndFinish(b, s)
-	}
-	b.ReportMetric(float64(storetest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	storetest.BenchSequentially(b, func() { createAndFinish(b, s) })
 }
 
 // BenchmarkCreateAndFinishRun16 is BenchmarkCreateAndFinishRun from 16
@@ -40,20 +26,9 @@ func BenchmarkCreateAndFinishRun16(b *testing.B) {
 	storetest.BenchConcurrently(b, func() { createAndFinish(b, s) })
 }
 
-// createAndFinish starts a run and completes it, as a request does.
+// createAndFinish starts a run in a known thread and completes it.
 func createAndFinish(b *testing.B, s *sqlite.Store) {
-	r := benchRun("sess_b", "thread_b")
-	if err := s.StartRun(b.Context(), r, false, false); err != nil {
-		b.Error(err)
-		return
-	}
-	ended := r.CreatedAt + 1
-	if err := s.Transition(b.Context(), r.ID, runner.Transition{
-		Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
-		Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4},
-	}); err != nil {
-		b.Error(err)
-	}
+	storetest.CreateAndFinish(b, s, benchRun("sess_b", "thread_b"), false, false)
 }
 
 // BenchmarkStartRun measures the store calls runner.Service.Start makes

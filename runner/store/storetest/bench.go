@@ -2,20 +2,55 @@ package storetest
 
 import (
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/runedge/runedge/internal/cputime"
+	"github.com/runedge/runedge/runner"
 )
 
 // The drivers' benchmarks report cpu-ns/op, the process's CPU per
 // operation: on a shared machine it is steadier than the wall time, and it
 // counts what the group commit's batching saves.
 
-// CPUTime is the process's user and system CPU time so far.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// benchRequest is the request a benchmark run records.
+var benchRequest = []byte(`{"input":[{"role":"user","content":"hello"}],"stream":false}`)
+
+// BenchRun is a running run in session and thread, as a request starts it.
+func BenchRun(session, thread string) *runner.Run {
+	started := int64(1_700_000_000)
+	return &runner.Run{
+		ID: runner.NewID("run_"), Status: runner.StatusRunning, SessionID: session, ThreadID: thread,
+		Actor: runner.Actor{ID: "svc", Type: "service"}, TenantID: "acme", Endpoint: "/v1/chat/completions",
+		Model: "service", CreatedAt: started, StartedAt: &started, Request: benchRequest,
+	}
+}
+
+// CreateAndFinish makes a run's two writes, as a request does: r's row
+// before the agent starts (opening what newSession and newThread say) and
+// its terminal state.
+func CreateAndFinish(b *testing.B, s runner.Store, r *runner.Run, newSession, newThread bool) {
+	if err := s.StartRun(b.Context(), r, newSession, newThread); err != nil {
+		b.Error(err)
+		return
+	}
+	ended := r.CreatedAt + 1
+	if err := s.Transition(b.Context(), r.ID, runner.Transition{
+		Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
+		Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4},
+	}); err != nil {
+		b.Error(err)
+	}
+}
+
+// BenchSequentially runs op once per iteration, one at a time, and
+// reports cpu-ns/op.
+func BenchSequentially(b *testing.B, op func()) {
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		op()
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchConcurrently runs op from 8 goroutines per P at once (16 on two
@@ -25,12 +60,12 @@ func BenchConcurrently(b *testing.B, op func()) {
 	b.ReportAllocs()
 	b.SetParallelism(8)
 	var n atomic.Int64
-	cpu0 := CPUTime()
+	cpu0 := cputime.Process()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			op()
 			n.Add(1)
 		}
 	})
-	b.ReportMetric(float64(CPUTime()-cpu0)/float64(n.Load()), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(n.Load()), "cpu-ns/op")
 }
