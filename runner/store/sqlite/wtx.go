@@ -17,8 +17,9 @@ import (
 // (Tx.StmtContext); at one connection the watcher's wake-ups were 40% of
 // the scheduler latency left in an execution trace of
 // BenchmarkEndpoint/chat. SQLite keeps a transaction per connection, and
-// the pool has exactly one (SetMaxOpenConns(1), never retired), so the
-// statements between BEGIN and COMMIT are the transaction's. Everything that writes on that connection holds mu for
+// the pool has exactly one (SetMaxOpenConns(1)), which the Store holds as
+// a *sql.Conn, so the statements between BEGIN and COMMIT are the
+// transaction's. Everything that writes on that connection holds mu for
 // its whole transaction, so no other statement slips into it.
 //
 // BEGIN IMMEDIATE, COMMIT and ROLLBACK are statements prepared at Open
