@@ -14,7 +14,6 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -189,7 +188,7 @@ func (s *Subscriber) stream(ctx context.Context, ads discovery.AggregatedDiscove
 	// control plane publishes, whatever its endpoints.
 	err = stream.Send(&discovery.DiscoveryRequest{
 		Node:        &core.Node{Id: s.NodeID, UserAgentName: "runedge"},
-		TypeUrl:     resource.ExtensionConfigType,
+		TypeUrl:     TypeURL,
 		VersionInfo: st.accepted,
 	})
 	if err != nil {
@@ -201,7 +200,7 @@ func (s *Subscriber) stream(ctx context.Context, ads discovery.AggregatedDiscove
 			return received, err
 		}
 		received = true
-		req := &discovery.DiscoveryRequest{TypeUrl: resource.ExtensionConfigType, ResponseNonce: resp.GetNonce()}
+		req := &discovery.DiscoveryRequest{TypeUrl: TypeURL, ResponseNonce: resp.GetNonce()}
 		if err := s.handle(ctx, resp, apply, st); err != nil {
 			s.Log.Error("xds: refused chains; keeping the current ones", "version", resp.GetVersionInfo(), "error", err)
 			req.VersionInfo = st.accepted

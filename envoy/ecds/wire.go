@@ -27,6 +27,13 @@ const (
 	StageTranslate  = contract.ChainKeyTranslate
 )
 
+// TypeURL is the type of the chain resources, as a host subscribes to them:
+// go-control-plane's resource.ExtensionConfigType, written out here so that
+// the hosts (`runedge serve --xds`) do not link go-control-plane's resource
+// package and the control plane behind it (envoy/server's
+// TestTypeURLIsGoControlPlanes keeps the two equal).
+const TypeURL = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig"
+
 var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // ChainRef is one endpoint's chain as the control plane publishes it.

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
 	"github.com/runedge/runedge/envoy/ecds"
 	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/plugins/signature"
@@ -257,5 +259,15 @@ func TestECDSSignedPlugins(t *testing.T) {
 	p.edit(t, "plugins/custom.wasm.sig", sign(priv, "custom v1"))
 	if c := h.next(t); c["responses"].MapRequest.SHA256 != sha("custom v1") {
 		t.Fatalf("applied %+v", c)
+	}
+}
+
+// TestTypeURLIsGoControlPlanes: hosts subscribe with ecds.TypeURL, a
+// constant of their own so that they need not link go-control-plane's
+// resource package; it must stay the type the control plane serves chains
+// as.
+func TestTypeURLIsGoControlPlanes(t *testing.T) {
+	if ecds.TypeURL != resource.ExtensionConfigType {
+		t.Fatalf("ecds.TypeURL %q, the control plane serves chains as %q", ecds.TypeURL, resource.ExtensionConfigType)
 	}
 }
