@@ -36,7 +36,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	case "plugin":
 		err = plugin(ctx, args[1:], env)
 	case "xds":
-		err = xds(ctx, args[1:], env)
+		err = xds(args[1:])
 	case "help", "-h", "--help":
 		usage(env.Stdout)
 		return 0

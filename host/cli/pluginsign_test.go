@@ -35,7 +35,13 @@ func TestPluginKeygenSignSwap(t *testing.T) {
 	_, addr := startAdmin(t, pub[1])
 
 	wasm := filepath.Join(dir, "v2.wasm")
-	copyFile(t, plugintest.Build(t, "../server/testdata/versioned/v2"), wasm)
+	b, err := os.ReadFile(plugintest.Build(t, "../server/testdata/versioned/v2"))
+	if err == nil {
+		err = os.WriteFile(wasm, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	en, _, errOut = env()
 	if code := Main(ctx, []string{"plugin", "swap", "--admin", addr, "responses/translate", wasm}, en); code != 1 ||
 		!strings.Contains(errOut.String(), "not signed by a key in plugins.trusted_keys") {

@@ -26,3 +26,19 @@ func TestNodeIDFromCertificate(t *testing.T) {
 		t.Fatalf("plaintext: %q %v, want the host name", id, err)
 	}
 }
+
+// TestServeRefusesBadXDSFlags: `serve --xds` without mutual TLS files or
+// --xds-insecure, or with both, refuses to start.
+func TestServeRefusesBadXDSFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1"}, "--xds needs --xds-ca, --xds-cert and --xds-key"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1", "--xds-ca", "ca.pem", "--xds-insecure"}, "exclude each other"},
+	} {
+		if code, _, errOut := run(t, c.args...); code != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: %d %s, want %q", c.args, code, errOut, c.want)
+		}
+	}
+}

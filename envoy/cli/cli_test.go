@@ -15,17 +15,25 @@ import (
 	"github.com/runedge/runedge/internal/logbuf"
 )
 
+// run runs runedge-xds with args in this process.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Main(context.Background(), args, Env{Stdout: &o, Stderr: &e})
+	return code, o.String(), e.String()
+}
+
 // TestXDSBootstrap: the command writes the bootstrap the bootstrap package
 // pins in its golden file, and the one in examples/envoy is what the
 // command makes today.
 func TestXDSBootstrap(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bootstrap.yaml")
-	if code, _, errOut := run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1",
+	if code, _, errOut := run(t, "bootstrap", "--xds", "xds:18000", "--node", "edge-1",
 		"--ca", "/etc/envoy/xds/ca.pem", "--cert", "/etc/envoy/xds/envoy.pem", "--key", "/etc/envoy/xds/envoy-key.pem", "-o", out); code != 0 {
 		t.Fatalf("%d %s", code, errOut)
 	}
 	got, _ := os.ReadFile(out)
-	want, err := os.ReadFile("../../envoy/bootstrap/testdata/ads.yaml")
+	want, err := os.ReadFile("../bootstrap/testdata/ads.yaml")
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("bootstrap differs from envoy/bootstrap/testdata/ads.yaml (%v):\n%s", err, got)
 	}
@@ -38,18 +46,18 @@ func TestXDSBootstrap(t *testing.T) {
 	if m == nil {
 		t.Fatalf("examples/envoy/bootstrap.yaml does not say how it was generated")
 	}
-	code, stdout, errOut := run(t, strings.Fields(string(m[1]))...)
+	code, stdout, errOut := run(t, strings.Fields(string(m[1]))[1:]...) // without "xds"
 	if code != 0 || stdout != string(example) {
 		t.Fatalf("examples/envoy/bootstrap.yaml is stale; regenerate it with `runedge %s -o examples/envoy/bootstrap.yaml` (%d %s)", m[1], code, errOut)
 	}
 
-	if code, _, errOut := run(t, "xds", "bootstrap", "--node", "edge-1"); code != 1 || !strings.Contains(errOut, "--xds and --node are required") {
+	if code, _, errOut := run(t, "bootstrap", "--node", "edge-1"); code != 1 || !strings.Contains(errOut, "--xds and --node are required") {
 		t.Fatalf("missing --xds: %d %s", code, errOut)
 	}
-	if code, _, errOut := run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1"); code != 1 || !strings.Contains(errOut, "or insecure for plaintext") {
+	if code, _, errOut := run(t, "bootstrap", "--xds", "xds:18000", "--node", "edge-1"); code != 1 || !strings.Contains(errOut, "or insecure for plaintext") {
 		t.Fatalf("neither TLS files nor --insecure: %d %s", code, errOut)
 	}
-	code, stdout, errOut = run(t, "xds", "bootstrap", "--xds", "xds:18000", "--node", "edge-1", "--insecure")
+	code, stdout, errOut = run(t, "bootstrap", "--xds", "xds:18000", "--node", "edge-1", "--insecure")
 	if code != 0 || !strings.Contains(errOut, "WARNING: --insecure") || strings.Contains(stdout, "transport_socket") {
 		t.Fatalf("--insecure: %d %s", code, errOut)
 	}
@@ -65,14 +73,12 @@ func TestXDSRefusesBadStarts(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"xds"}, "--config is required"},
-		{[]string{"xds", "--config", good, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "--tls-cert, --tls-key and --client-ca are required"},
-		{[]string{"xds", "--config", good, "--tls-cert", "x.pem", "--insecure"}, "exclude each other"},
-		{[]string{"xds", "--config", good, "--tls-cert", "x.pem"}, "all required for mutual TLS"},
-		{[]string{"xds", "--config", bad, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "listeners[0].cluster"},
-		{[]string{"xds", "--config", good, "--insecure", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--plugins", dir}, "--plugins-url is required"},
-		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1"}, "--xds needs --xds-ca, --xds-cert and --xds-key"},
-		{[]string{"serve", "--listen", "127.0.0.1:0", "--xds", "127.0.0.1:1", "--xds-ca", "ca.pem", "--xds-insecure"}, "exclude each other"},
+		{nil, "--config is required"},
+		{[]string{"--config", good, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "--tls-cert, --tls-key and --client-ca are required"},
+		{[]string{"--config", good, "--tls-cert", "x.pem", "--insecure"}, "exclude each other"},
+		{[]string{"--config", good, "--tls-cert", "x.pem"}, "all required for mutual TLS"},
+		{[]string{"--config", bad, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", dir}, "listeners[0].cluster"},
+		{[]string{"--config", good, "--insecure", "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0", "--plugins", dir}, "--plugins-url is required"},
 	} {
 		if code, _, errOut := run(t, c.args...); code != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: %d %s, want %q", c.args, code, errOut, c.want)
@@ -80,9 +86,9 @@ func TestXDSRefusesBadStarts(t *testing.T) {
 	}
 }
 
-// TestXDSServes runs `runedge xds --insecure` until its context ends, and
-// reads the version it serves from its status endpoint; plaintext is
-// logged as a warning.
+// TestXDSServes runs the control plane (`runedge-xds --insecure`) until
+// its context ends, and reads the version it serves from its status
+// endpoint; plaintext is logged as a warning.
 func TestXDSServes(t *testing.T) {
 	dir := t.TempDir()
 	gw := filepath.Join(dir, "gateway.yaml")
@@ -92,8 +98,8 @@ func TestXDSServes(t *testing.T) {
 	stderr := &logbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"xds", "--config", gw, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", filepath.Join(dir, "store")},
-			Env{Stdout: &logbuf.Buffer{}, Stderr: stderr, Getenv: func(string) string { return "" }})
+		done <- Main(ctx, []string{"--config", gw, "--insecure", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--plugins", filepath.Join(dir, "store")},
+			Env{Stdout: &logbuf.Buffer{}, Stderr: stderr})
 	}()
 	addr := regexp.MustCompile(`http=(127\.0\.0\.1:\d+)`)
 	var httpAddr string

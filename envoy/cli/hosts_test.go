@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,31 +23,29 @@ import (
 	"github.com/runedge/runedge/envoy/ecds"
 	"github.com/runedge/runedge/envoy/tlstest"
 	"github.com/runedge/runedge/filters/auth"
-	"github.com/runedge/runedge/host/config"
-	"github.com/runedge/runedge/host/config/configtest"
-	"github.com/runedge/runedge/host/server/servertest"
+	hostcli "github.com/runedge/runedge/host/cli"
 	"github.com/runedge/runedge/internal/logbuf"
 	"github.com/runedge/runedge/plugins/plugintest"
 )
 
 // cliChild, when set, makes the test binary run the command line with its
-// arguments instead of the tests: `runedge xds` as a process of its own.
+// arguments instead of the tests: runedge-xds as a process of its own.
 const cliChild = "RUNEDGE_TEST_CLI_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliChild) != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		os.Exit(Main(ctx, os.Args[1:], Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}))
+		os.Exit(Main(ctx, os.Args[1:], Env{Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
 	os.Exit(m.Run())
 }
 
-// startXDSProcess runs `runedge xds args...` in a process of its own, until
+// startXDSProcess runs `runedge-xds args...` in a process of its own, until
 // the test ends, and returns its ADS and HTTP addresses and its log.
 func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *logbuf.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"xds", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), cliChild+"=1")
 	logs = &logbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -91,8 +89,8 @@ func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *
 // node without a client certificate gets nothing and never appears in the
 // control plane's status.
 func TestECDSChangeReachesTwoHosts(t *testing.T) {
-	v1 := plugintest.Build(t, "../server/testdata/versioned/v1")
-	v2 := plugintest.Build(t, "../server/testdata/versioned/v2")
+	v1 := plugintest.Build(t, "../../host/server/testdata/versioned/v1")
+	v2 := plugintest.Build(t, "../../host/server/testdata/versioned/v2")
 	dir := t.TempDir()
 	plugin := filepath.Join(dir, "plugins", "translate.wasm")
 	copyFile(t, v1, plugin)
@@ -125,8 +123,8 @@ func TestECDSChangeReachesTwoHosts(t *testing.T) {
 		if node != "host-a" {
 			cert, key = ca.Client(t, node)
 		}
-		xo := xdsClient{addr: ads, node: node, ca: ca.CAFile, cert: cert, key: key}
-		hosts = append(hosts, startHost(t, ctx, xo))
+		hosts = append(hosts, startHost(t, ctx, "--xds", ads, "--node", node,
+			"--xds-ca", ca.CAFile, "--xds-cert", cert, "--xds-key", key))
 	}
 	waitFingerprint(t, hosts, "/v1")
 	status := planeStatus(t, ca.ClientConfig(t, hostCert, hostKey), httpAddr)
@@ -196,17 +194,54 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// startHost starts a runedge host with the default plugin and a token
-// "tok", subscribed to a control plane as xo says; it returns its URL.
-func startHost(t *testing.T, ctx context.Context, xo xdsClient) string {
+// startHost starts a runedge host, `runedge serve` of host/cli, with the
+// default plugin and a token "tok", subscribed to a control plane with
+// xdsFlags (--xds, --node, --xds-ca…); it returns its URL.
+func startHost(t *testing.T, ctx context.Context, xdsFlags ...string) string {
 	t.Helper()
-	cfg := configtest.New(t)
-	cfg.Tokens = []config.Token{{Name: "app", Hash: auth.HashToken("tok")}}
-	w, err := subscribe(cfg, xo, slog.New(slog.DiscardHandler))
-	if err != nil {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "runedge.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`listen: 127.0.0.1:0
+admin: {listen: 127.0.0.1:0}
+tokens: [{name: app, hash: %q}]
+store: {path: %q}
+plugins: {cache_dir: %q, store_dir: %q, pool_size: 2, call_timeout: 5s}
+`, auth.HashToken("tok"), filepath.Join(dir, "runs.db"), plugintest.CacheDir(t), filepath.Join(dir, "plugins")),
+	), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return servertest.Start(t, ctx, cfg, w).URL
+	ctx, stop := context.WithCancel(ctx)
+	logs := &logbuf.Buffer{}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- hostcli.Main(ctx, append([]string{"serve", "--config", cfg}, xdsFlags...),
+			hostcli.Env{Stdout: logs, Stderr: logs, Getenv: func(string) string { return "" }})
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case code := <-exited:
+			if code != 0 {
+				t.Errorf("host exited %d:\n%s", code, logs)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("host did not shut down:\n%s", logs)
+		}
+	})
+	re := regexp.MustCompile(`msg="runedge serving" addr=(127\.0\.0\.1:\d+)`)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			return "http://" + m[1]
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("host exited %d:\n%s", code, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host did not report its address:\n%s", logs)
+		}
+	}
 }
 
 func chatFingerprint(base string) (string, error) {
