@@ -13,10 +13,15 @@ BENCHTIME ?= 1s
 
 all: build
 
-build: plugins example-plugins bin/runedge
+build: plugins example-plugins bin/runedge bin/runedge-xds
 
 bin/runedge: FORCE
 	$(GO) build -o $@ ./host/cmd/runedge
+
+# The xDS control plane, a binary of its own so that runedge does not link
+# it; `runedge xds …` execs the runedge-xds next to it (or on PATH).
+bin/runedge-xds: FORCE
+	$(GO) build -o $@ ./envoy/cmd/runedge-xds
 
 plugins: $(WASM)
 

@@ -66,7 +66,8 @@ commands:
   config check  load and validate a configuration file (--config FILE)
   xds           the xDS control plane for Envoy and hosts (--config GATEWAY,
                 --tls-cert/--tls-key/--client-ca or --insecure, --listen ADDR,
-                --http ADDR, --plugins DIR, --plugins-url URL)
+                --http ADDR, --plugins DIR, --plugins-url URL); a binary of
+                its own, runedge-xds, run from next to runedge or from PATH
   xds bootstrap write an Envoy bootstrap for it (--xds ADDR, --node ID,
                 --ca/--cert/--key or --insecure, -o FILE)
   plugin check FILE
