@@ -52,8 +52,8 @@ func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		select {
@@ -67,18 +67,25 @@ func startXDSProcess(t *testing.T, args ...string) (ads, httpAddr string, logs *
 			t.Logf("runedge xds log:\n%s", logs)
 		}
 	})
-	re := regexp.MustCompile(`ads=(127\.0\.0\.1:\d+) http=(127\.0\.0\.1:\d+)`)
+	m := awaitLine(t, "runedge xds", logs, regexp.MustCompile(`ads=(127\.0\.0\.1:\d+) http=(127\.0\.0\.1:\d+)`), exited)
+	return m[1], m[2], logs
+}
+
+// awaitLine waits up to a minute for a line of logs that matches re and
+// returns its submatches; it fails the test when exited closes first.
+func awaitLine(t *testing.T, who string, logs *logbuf.Buffer, re *regexp.Regexp, exited <-chan struct{}) []string {
+	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if m := re.FindStringSubmatch(logs.String()); m != nil {
-			return m[1], m[2], logs
+			return m
 		}
 		select {
-		case err := <-exited:
-			t.Fatalf("runedge xds exited: %v\n%s", err, logs)
+		case <-exited:
+			t.Fatalf("%s exited:\n%s", who, logs)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("runedge xds did not report its addresses:\n%s", logs)
+			t.Fatalf("%s did not report its address:\n%s", who, logs)
 		}
 	}
 }
@@ -212,15 +219,17 @@ plugins: {cache_dir: %q, store_dir: %q, pool_size: 2, call_timeout: 5s}
 	}
 	ctx, stop := context.WithCancel(ctx)
 	logs := &logbuf.Buffer{}
-	exited := make(chan int, 1)
+	exited := make(chan struct{})
+	var code int
 	go func() {
-		exited <- hostcli.Main(ctx, append([]string{"serve", "--config", cfg}, xdsFlags...),
+		code = hostcli.Main(ctx, append([]string{"serve", "--config", cfg}, xdsFlags...),
 			hostcli.Env{Stdout: logs, Stderr: logs, Getenv: func(string) string { return "" }})
+		close(exited)
 	}()
 	t.Cleanup(func() {
 		stop()
 		select {
-		case code := <-exited:
+		case <-exited:
 			if code != 0 {
 				t.Errorf("host exited %d:\n%s", code, logs)
 			}
@@ -228,20 +237,7 @@ plugins: {cache_dir: %q, store_dir: %q, pool_size: 2, call_timeout: 5s}
 			t.Errorf("host did not shut down:\n%s", logs)
 		}
 	})
-	re := regexp.MustCompile(`msg="runedge serving" addr=(127\.0\.0\.1:\d+)`)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if m := re.FindStringSubmatch(logs.String()); m != nil {
-			return "http://" + m[1]
-		}
-		select {
-		case code := <-exited:
-			t.Fatalf("host exited %d:\n%s", code, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("host did not report its address:\n%s", logs)
-		}
-	}
+	return "http://" + awaitLine(t, "host", logs, regexp.MustCompile(`msg="runedge serving" addr=(127\.0\.0\.1:\d+)`), exited)[1]
 }
 
 func chatFingerprint(base string) (string, error) {
