@@ -4,11 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server"
 )
 
@@ -37,7 +39,9 @@ func serve(ctx context.Context, args []string, env Env) error {
 	if err := defaultToken(cfg, env, *cfgPath == ""); err != nil {
 		return err
 	}
-	log := newLogger(cfg, env)
+	logOut := telemetry.NewLogOutput(env.Stderr, telemetry.AccessFlushInterval, telemetry.AccessBufferBytes)
+	defer logOut.Close()
+	log := newLogger(cfg, logOut)
 	var watchers []server.Watcher
 	if *cfgPath != "" {
 		watchers = append(watchers, server.WatchFile(*cfgPath, 500*time.Millisecond, func(c *config.Config) error {
@@ -96,12 +100,13 @@ func (ls listeners) close() {
 }
 
 // newLogger is the process log: text, or one JSON object a line with
-// log.format: json (for log shippers). The access log goes here too.
-func newLogger(cfg *config.Config, env Env) *slog.Logger {
+// log.format: json (for log shippers). The access log goes here too,
+// buffered by out for up to a second (telemetry.LogOutput).
+func newLogger(cfg *config.Config, out *telemetry.LogOutput) *slog.Logger {
 	if cfg.Log.Format == "json" {
-		return slog.New(slog.NewJSONHandler(env.Stderr, nil))
+		return slog.New(out.Handler(func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) }))
 	}
-	return slog.New(slog.NewTextHandler(env.Stderr, nil))
+	return slog.New(out.Handler(func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }))
 }
 
 // loadConfig loads the file at path (the defaults without one) and the

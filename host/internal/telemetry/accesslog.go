@@ -13,12 +13,13 @@ import (
 // status, duration, run id, tenant, bytes written, stream or not. The
 // handler decides the format (log.format: text or json). A client that
 // went away before the reply ends still gets its line, with the status
-// that was sent (or 200 when nothing was).
+// that was sent (or 200 when nothing was). Its context marks the line as
+// an access line, which a LogOutput's handler buffers.
 func AccessLog(log *slog.Logger, r *http.Request, rec *Recorder, endpoint string, d time.Duration) {
 	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	log.LogAttrs(accessContext{r.Context()}, slog.LevelInfo, "request",
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.String("endpoint", endpoint),
