@@ -18,13 +18,31 @@ func TestWorkersReuseAndExit(t *testing.T) {
 	<-done
 	waitFor(t, func() bool { return runtime.NumGoroutine() == base+1 }) // one idle worker
 	for range 50 {
-		w.run(func() { done <- struct{}{} })
+		// Once the worker is back in its wait, run hands it the next f;
+		// when the machine is slow to get it there, run would start a
+		// goroutine of its own (as it should), so the test waits for the
+		// wait by offering f the way run does until the worker takes it.
+		waitFor(t, func() bool {
+			select {
+			case w.work <- func() { done <- struct{}{} }:
+				return true
+			default:
+				return false
+			}
+		})
 		<-done
-		time.Sleep(time.Millisecond) // the worker is back in its wait
 		if n := runtime.NumGoroutine(); n > base+1 {
 			t.Fatalf("%d goroutines after sequential runs, want %d: runs did not reuse the idle worker", n, base+1)
 		}
 	}
+	// run itself reuses an idle worker: a run that started a goroutine of
+	// its own would leave two, the new one idle for 200 ms.
+	waitFor(t, func() bool {
+		time.Sleep(time.Millisecond)
+		w.run(func() { done <- struct{}{} })
+		<-done
+		return runtime.NumGoroutine() == base+1
+	})
 	waitFor(t, func() bool { return runtime.NumGoroutine() == base }) // the idle wait ran out
 
 	// Concurrent runs each get a worker; close stops them all once idle.
