@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,36 +9,26 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runedge/runedge/internal/logbuf"
 )
 
-// syncBuffer is standard error as a test reads it: writes counted, reads
-// safe against the flush timer's goroutine.
+// syncBuffer is standard error as a test reads it (logbuf.Buffer: safe
+// against the flush timer's goroutine), its writes counted.
 type syncBuffer struct {
-	mu     sync.Mutex
-	b      bytes.Buffer
-	writes int
+	logbuf.Buffer
+	writes atomic.Int32
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.writes++
-	return s.b.Write(p)
+	s.writes.Add(1)
+	return s.Buffer.Write(p)
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Writes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writes
-}
+func (s *syncBuffer) Writes() int { return int(s.writes.Load()) }
 
 func textLogger(o *LogOutput) *slog.Logger {
 	return slog.New(o.Handler(func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }))
