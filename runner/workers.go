@@ -2,6 +2,7 @@ package runner
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,7 @@ type workers struct {
 	stop    chan struct{}
 	stopped sync.Once
 	idleFor time.Duration
+	live    atomic.Int32 // workers running or idle: counted at start and exit, not per run
 }
 
 // workerIdle is how long an idle worker waits for another run.
@@ -37,11 +39,13 @@ func (w *workers) run(f func()) {
 	select {
 	case w.work <- f: // an idle worker was waiting: it has f now
 	default:
+		w.live.Add(1)
 		go w.loop(f)
 	}
 }
 
 func (w *workers) loop(f func()) {
+	defer w.live.Add(-1)
 	t := time.NewTimer(w.idleFor)
 	defer t.Stop()
 	for {
