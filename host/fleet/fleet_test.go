@@ -108,7 +108,9 @@ func TestKilledHostRecoversOnlyItsRuns(t *testing.T) {
 	a := startHost(t, hostSpec{id: "host-a", dsn: dsn, delay: 50 * time.Millisecond})
 	b := startHost(t, hostSpec{id: "host-b", dsn: dsn, delay: 50 * time.Millisecond})
 	onA := startStream(t, a, 200)
-	onB := startStream(t, b, 80) // ~4s
+	// ~8s: B's run must outlive A's restart, which took over 4s on a
+	// loaded CI machine.
+	onB := startStream(t, b, 160)
 	bDone := make(chan string, 1)
 	go func() { bDone <- onB.rest() }()
 
