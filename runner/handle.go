@@ -70,10 +70,16 @@ func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle
 	if s.timeout > 0 {
 		ctx, stop = context.WithTimeoutCause(ctx, s.timeout, s.timedOut)
 	}
+	// Only a streaming run sends on events (emit); any other only closes
+	// it, so its channel needs no buffer: half a kilobyte less per request.
+	buf := 0
+	if stream {
+		buf = 16
+	}
 	return &Handle{
 		svc: s, run: run, stream: stream, begun: time.Now(),
 		parent: parent, ctx: ctx, cancel: cancel, stopTimer: stop,
-		events:   make(chan Event, 16),
+		events:   make(chan Event, buf),
 		done:     make(chan struct{}),
 		finished: make(chan struct{}),
 	}

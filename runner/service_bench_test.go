@@ -13,7 +13,14 @@ import (
 // BenchmarkServiceRun is the runner's share of one request: session,
 // thread and run rows, the offline agent, and the terminal write, on a real
 // SQLite file.
-func BenchmarkServiceRun(b *testing.B) {
+func BenchmarkServiceRun(b *testing.B) { benchServiceRun(b, true) }
+
+// BenchmarkServiceRunNonStream is BenchmarkServiceRun for a request that
+// does not stream (make run's chat request): its events are never sent,
+// only closed.
+func BenchmarkServiceRunNonStream(b *testing.B) { benchServiceRun(b, false) }
+
+func benchServiceRun(b *testing.B, stream bool) {
 	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "runs.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -23,7 +30,7 @@ func BenchmarkServiceRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sp := spec("hello there", true)
+	sp := spec("hello there", stream)
 	b.ReportAllocs()
 	for b.Loop() {
 		h, err := svc.Start(b.Context(), sp)

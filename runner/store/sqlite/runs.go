@@ -18,13 +18,13 @@ import (
 // continuing a thread adds nothing to check (ThreadSession found it).
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) (err error) {
 	defer outage(&err)
-	args, err := runArgs(r)
+	ins, check := s.insertOf(r, newSession, newThread)
+	args, err := runArgs(r, check...)
 	if err != nil {
 		return err
 	}
-	ins, insArgs := s.insertOf(r, args, newSession, newThread)
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.exec(ctx, ins, insArgs...)
+		res, err := tx.exec(ctx, ins, args...)
 		if err != nil || !newThread { // continuing a thread: nothing checked
 			return err
 		}
@@ -54,21 +54,25 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	return nil
 }
 
-// insertOf returns StartRun's insert and its args (runArgs' args for a
-// run in a known thread).
-func (s *Store) insertOf(r *runner.Run, args []any, newSession, newThread bool) (*rawStmt, []any) {
+// insertOf returns StartRun's insert and its check's parameters (none
+// for a run in a known thread).
+func (s *Store) insertOf(r *runner.Run, newSession, newThread bool) (*rawStmt, []any) {
 	switch {
 	case newSession:
-		return s.st.insertRunNewSession, checkedArgs(args, r.SessionID, r.ThreadID)
+		return s.st.insertRunNewSession, []any{r.SessionID, r.ThreadID}
 	case newThread:
-		return s.st.insertRunInSession, checkedArgs(args, r.SessionID, r.TenantID, r.ThreadID)
+		return s.st.insertRunInSession, []any{r.SessionID, r.TenantID, r.ThreadID}
 	}
-	return s.st.insertRun, args
+	return s.st.insertRun, nil
 }
 
-// runArgs checks that r may be created and returns insertRunSQL's
-// arguments.
-func runArgs(r *runner.Run) ([]any, error) {
+// runArgs checks that r may be created and returns the insert's
+// arguments: insertRunSQL's, with check's parameters before the session
+// id's (THEN ?), as in insertRunCheckedSQL's text. modernc does not count
+// them (its NumInput is -1): a missing one binds NULL and refuses every
+// run. One slice for both: a copy with the check was half a kilobyte per
+// run.
+func runArgs(r *runner.Run, check ...any) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
 		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
 	}
@@ -78,13 +82,14 @@ func runArgs(r *runner.Run) ([]any, error) {
 	if len(r.Request) > 0 {
 		request = string(r.Request)
 	}
-	return []any{
-		r.ID, r.Status, r.StatusReason, r.SessionID, r.ThreadID,
+	args := make([]any, 0, 28+len(check))
+	args = append(append(args, r.ID, r.Status, r.StatusReason), check...)
+	return append(args, r.SessionID, r.ThreadID,
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
 		in, out, total, code, msg, request, r.Output, r.Attempts,
 		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
-	}, nil
+	), nil
 }
 
 // GetRun returns one run; tenantID "" means any tenant (admin).

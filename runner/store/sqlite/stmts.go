@@ -37,7 +37,7 @@ const (
 	// new thread's id are not taken (by any tenant: ids are global), and
 	// an existing session is the tenant's (insertRunCheckedSQL).
 	// The check's parameters are the session id, (the tenant,) the thread
-	// id (checkedArgs).
+	// id (runArgs).
 	insertRunNewSessionSQL = `NOT EXISTS (SELECT 1 FROM runs WHERE session_id = ?)
 		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
 	insertRunInSessionSQL = `EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND tenant_id = ?)
@@ -64,15 +64,6 @@ func insertRunCheckedSQL(check string) string {
 	v := strings.Split(strings.Repeat("?", 28), "")
 	v[3] = "CASE WHEN " + check + " THEN ? END"
 	return `INSERT OR IGNORE INTO runs (` + insertRunCols + `) VALUES (` + strings.Join(v, ", ") + `)`
-}
-
-// checkedArgs returns runArgs' args for insertRunCheckedSQL: the check's
-// parameters come before the session id's (THEN ?), as in the statement's
-// text. modernc does not count them (its NumInput is -1): a missing one
-// binds NULL and refuses every run.
-func checkedArgs(args []any, check ...any) []any {
-	a := make([]any, 0, len(args)+len(check))
-	return append(append(append(a, args[:3]...), check...), args[3:]...)
 }
 
 // transitionSQL is Transition's UPDATE for a target reachable from n
