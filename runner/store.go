@@ -25,7 +25,10 @@ type Store interface {
 	// start leaves no empty session or thread. It is the service's one
 	// write before the agent starts, so a store should make it a single
 	// transaction (one commit per request). It is the only way sessions,
-	// threads and runs are created.
+	// threads and runs are created. A session and thread whose ids the
+	// service has just generated (NewID) come with both flags false: no
+	// run can hold those ids, and the checks would be the store's work
+	// for nothing on most requests.
 	StartRun(ctx context.Context, r *Run, newSession, newThread bool) error
 	// Transition moves run id to a new state and records what goes with it.
 	// It refuses (returns ErrNotFound) when the run is already terminal,
