@@ -46,6 +46,19 @@ func BenchmarkStartRun(b *testing.B) {
 			}
 		}
 	})
+	// A new session and thread whose ids the service generated: nothing
+	// to check (runner.Service.place), so the insert has no lookups.
+	// Beside new-session it prices the two checks.
+	b.Run("generated-ids", func(b *testing.B) {
+		s := openTemp(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			r := benchRun(runner.NewID("sess_"), runner.NewID("thread_"))
+			if err := s.StartRun(b.Context(), r, false, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("continue-session", func(b *testing.B) {
 		s := openTemp(b)
 		startSession(b, s)
