@@ -132,14 +132,28 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 // abi.ResultCompleted, or abi.ResultInProgress (res nil) for the response
 // carried by response.created.
 func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) ([]byte, error) {
-	return mapResultWith(ctx, t.plugin, resultEnvelope(nil, x, ids, status, res))
+	in := resultInput(x, ids, status, res)
+	return mapResultWith(ctx, t.plugin, &in)
 }
 
-// mapResultWith calls p's map_result on the envelope in and normalises
-// what comes back; a fault or an output the codec refuses is 500
-// plugin_error naming p.
-func mapResultWith(ctx context.Context, p filters.Mapper, in []byte) ([]byte, error) {
-	out, err := p.Call(ctx, runtime.MapResult, in)
+// resultMapper is a Mapper that takes map_result's input as the host holds
+// it (*runtime.Plugin): the native default then reads it without the JSON
+// envelope (runtime.Plugin.MapResult).
+type resultMapper interface {
+	MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, error)
+}
+
+// mapResultWith calls p's map_result on in and normalises what comes
+// back; a fault or an output the codec refuses is 500 plugin_error naming
+// p.
+func mapResultWith(ctx context.Context, p filters.Mapper, in *abi.ResultInput) ([]byte, error) {
+	var out []byte
+	var err error
+	if rm, ok := p.(resultMapper); ok {
+		out, err = rm.MapResult(ctx, in)
+	} else {
+		out, err = p.Call(ctx, runtime.MapResult, in.AppendJSON(nil))
+	}
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}
@@ -172,9 +186,9 @@ func newReplyIDs(r runner.Run) replyIDs {
 	return ids
 }
 
-// resultEnvelope appends the map_result input (abi.ResultInput). res is nil
-// for the in-progress response of response.created.
-func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string, res *runner.Result) []byte {
+// resultInput is the map_result input. res is nil for the in-progress
+// response of response.created.
+func resultInput(x *filters.Exchange, ids replyIDs, status string, res *runner.Result) abi.ResultInput {
 	in := abi.ResultInput{Endpoint: string(x.Endpoint), ID: ids.response, MessageID: ids.message,
 		Created: ids.created, SessionID: ids.session, RunID: ids.run, Model: model.ID, Status: status, Echo: x.Echo}
 	if x.Endpoint == filters.ChatCompletions {
@@ -191,5 +205,5 @@ func resultEnvelope(dst []byte, x *filters.Exchange, ids replyIDs, status string
 			in.Completed = time.Now().Unix()
 		}
 	}
-	return in.AppendJSON(dst)
+	return in
 }

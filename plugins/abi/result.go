@@ -67,18 +67,8 @@ func (in *ResultInput) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"reasoning":`...)
 		dst = guestjson.AppendString(dst, in.Result.Reasoning)
 	}
-	if in.Status == ResultInProgress {
-		dst = append(dst, `,"usage":null}`...)
-	} else {
-		u := in.Result.Usage
-		dst = append(dst, `,"usage":{"input_tokens":`...)
-		dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
-		dst = append(dst, `,"output_tokens":`...)
-		dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
-		dst = append(dst, `,"total_tokens":`...)
-		dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
-		dst = append(dst, "}}"...)
-	}
+	dst = append(dst, `,"usage":`...)
+	dst = append(appendUsage(dst, in.Status, in.Result), '}')
 	dst = append(dst, `,"echo":`...)
 	if len(in.Echo) == 0 {
 		dst = append(dst, "{}"...)
@@ -114,16 +104,22 @@ func ViewResultInput(in []byte) (ResultView, error) {
 		return r, errors.New("abi: map_result input is not a JSON object")
 	}
 	v.Members(r.collect)
+	return r, r.Check()
+}
+
+// Check refuses a view without what every reply needs: a non-empty
+// string id, a string model and a numeric created time.
+func (r *ResultView) Check() error {
 	if !r.ID.IsString() || r.ID == `""` {
-		return r, errors.New("abi: map_result input needs a string id")
+		return errors.New("abi: map_result input needs a string id")
 	}
 	if !r.Model.IsString() {
-		return r, errors.New("abi: map_result input needs a string model")
+		return errors.New("abi: map_result input needs a string model")
 	}
 	if _, ok := r.Created.Num(); !ok {
-		return r, errors.New("abi: map_result input needs a numeric created time")
+		return errors.New("abi: map_result input needs a numeric created time")
 	}
-	return r, nil
+	return nil
 }
 
 // collect is a Members callback over the input's top level.
@@ -251,9 +247,29 @@ func ParseResultInput(in []byte) (ResultInput, error) {
 	return v.Decode(), nil
 }
 
+// appendUsage appends the result's usage object, null while in progress.
+func appendUsage(dst []byte, status string, r native.Result) []byte {
+	if status == ResultInProgress {
+		return append(dst, "null"...)
+	}
+	u := r.Usage
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
+	dst = append(dst, `,"output_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+	return append(dst, '}')
+}
+
 // appendToolCalls appends ,"tool_calls":[{"id","name","arguments"}...].
 func appendToolCalls(dst []byte, calls []native.ToolCall) []byte {
-	dst = append(dst, `,"tool_calls":[`...)
+	return appendToolCallArray(append(dst, `,"tool_calls":`...), calls)
+}
+
+// appendToolCallArray appends [{"id","name","arguments"}...].
+func appendToolCallArray(dst []byte, calls []native.ToolCall) []byte {
+	dst = append(dst, '[')
 	for i, c := range calls {
 		if i > 0 {
 			dst = append(dst, ',')

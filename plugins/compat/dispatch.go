@@ -64,6 +64,20 @@ func MapResult(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return mapResultView(v)
+}
+
+// MapResultView is MapResult on an input already read: the host's own
+// view of it (abi.ResultInput.View), when the mapping runs natively and
+// the envelope need not be written and parsed between.
+func MapResultView(v abi.ResultView) ([]byte, error) {
+	if err := v.Check(); err != nil {
+		return nil, err
+	}
+	return mapResultView(v)
+}
+
+func mapResultView(v abi.ResultView) ([]byte, error) {
 	r := resultInput{v}
 	switch {
 	case r.Endpoint.Is(EndpointChat):

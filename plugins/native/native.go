@@ -30,7 +30,7 @@ const Version = "builtin"
 // compat's client faults become *runtime.InputError (a 400 naming the
 // field), everything else a fault (a 500 naming the plugin).
 func Hooks() runtime.NativeHooks {
-	return runtime.NativeHooks{MapRequest: MapRequest, MapResult: MapResult}
+	return runtime.NativeHooks{MapRequest: MapRequest, MapResult: MapResult, MapResultView: compat.MapResultView}
 }
 
 // MapRequest is the default map_request.

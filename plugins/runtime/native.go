@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
+
+	"github.com/runedge/runedge/plugins/abi"
 )
 
 // NativeHook is a hook implemented in Go and linked into the host. It
@@ -15,6 +19,11 @@ type NativeHook func(in []byte) ([]byte, error)
 // implemented.
 type NativeHooks struct {
 	MapRequest, MapResult, MapStream NativeHook
+	// MapResultView, when set, is MapResult on the input as the host
+	// holds it (Plugin.MapResult): read as abi.ResultInput.View gives it,
+	// with no envelope written and parsed between. It must answer as
+	// MapResult answers the envelope.
+	MapResultView func(abi.ResultView) ([]byte, error)
 }
 
 // Native returns a Plugin whose hooks run as Go code in the host, with the
@@ -35,6 +44,9 @@ func (e *Engine) Native(name, version string, hooks NativeHooks, opts Options) (
 	}
 	p := &Plugin{name: opts.Name, version: version, opts: opts}
 	p.native = [hookCount]NativeHook{MapRequest: hooks.MapRequest, MapResult: hooks.MapResult, MapStream: hooks.MapStream}
+	if hooks.MapResult != nil {
+		p.viewResult = hooks.MapResultView
+	}
 	for h, fn := range p.native {
 		if fn != nil {
 			p.hooks |= Hook(h).bit()
@@ -50,14 +62,31 @@ func (e *Engine) Native(name, version string, hooks NativeHooks, opts Options) (
 // IsNative reports whether p runs as Go code in the host (Engine.Native).
 func (p *Plugin) IsNative() bool { return p.pool == nil }
 
-// callNative is call for a native plugin.
+// callNative is call for a native plugin, with the contract Call
+// promises: a panic fails the call, not the process; an *InputError is the
+// client's; anything else is a fault naming the plugin.
 func (p *Plugin) callNative(h Hook, in []byte) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, p.fault(h, fmt.Errorf("panic: %v\n%s", r, debug.Stack()))
-		}
-	}()
+	defer p.recoverNative(h, &out, &err)
 	out, err = p.native[h](in)
+	return p.nativeResult(h, out, err)
+}
+
+// runView is callNative for the view hook (Plugin.MapResult).
+func (p *Plugin) runView(v abi.ResultView) (out []byte, err error) {
+	defer p.recoverNative(MapResult, &out, &err)
+	out, err = p.viewResult(v)
+	return p.nativeResult(MapResult, out, err)
+}
+
+// recoverNative turns a native hook's panic into a fault of that call.
+func (p *Plugin) recoverNative(h Hook, out *[]byte, err *error) {
+	if r := recover(); r != nil {
+		*out, *err = nil, p.fault(h, fmt.Errorf("panic: %v\n%s", r, debug.Stack()))
+	}
+}
+
+// nativeResult applies Call's error contract to a native hook's answer.
+func (p *Plugin) nativeResult(h Hook, out []byte, err error) ([]byte, error) {
 	if err == nil {
 		return out, nil
 	}
@@ -68,4 +97,32 @@ func (p *Plugin) callNative(h Hook, in []byte) (out []byte, err error) {
 		return nil, ie
 	}
 	return nil, p.fault(h, err)
+}
+
+// MapResult runs map_result on in. A native plugin with a view hook
+// (NativeHooks.MapResultView: the built-in default) reads in's fields as
+// in.View encodes them, so the envelope is neither written nor parsed;
+// any other plugin is Called with in.AppendJSON. Either way the metrics,
+// the input limit (on the view's bytes) and the errors are Call's.
+func (p *Plugin) MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, error) {
+	if p.viewResult == nil {
+		return p.Call(ctx, MapResult, in.AppendJSON(nil))
+	}
+	m := p.metrics.hook(MapResult)
+	var start time.Time
+	if m != nil {
+		start = time.Now()
+	}
+	v, buf := in.View(nil)
+	var out []byte
+	var err error
+	if len(buf) > p.opts.MaxInputBytes {
+		err = p.fault(MapResult, fmt.Errorf("input of %d bytes exceeds the limit of %d", len(buf), p.opts.MaxInputBytes))
+	} else {
+		out, err = p.runView(v)
+	}
+	if m != nil {
+		m.observe(start, err)
+	}
+	return out, err
 }

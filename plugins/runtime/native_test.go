@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/runner/native"
 )
 
 // A native plugin keeps a wasm plugin's contract: a client fault is an
@@ -62,5 +65,58 @@ func TestNativePluginContract(t *testing.T) {
 	}
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// MapResult hands a native plugin with a view hook the host's view of the
+// input, not the envelope, under Call's contract (a panic or an error a
+// Fault naming map_result, an input over the limit a Fault before the hook
+// runs, every call counted); a plugin without one is Called with the
+// envelope.
+func TestNativeMapResultView(t *testing.T) {
+	e, reg := newMetricsEngine(t)
+	var enveloped int
+	p, err := e.Native("nat", "builtin", NativeHooks{
+		MapResult: func(in []byte) ([]byte, error) { enveloped++; return in, nil },
+		MapResultView: func(v abi.ResultView) ([]byte, error) {
+			switch v.Text.Str() {
+			case "boom":
+				panic("boom")
+			case "err":
+				return nil, errors.New("broken")
+			}
+			return append([]byte("view:"), v.ID...), nil
+		},
+	}, Options{MaxInputBytes: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	in := func(text string) *abi.ResultInput {
+		return &abi.ResultInput{Endpoint: abi.EndpointChat, ID: "chatcmpl-1", Created: 1, Model: "service",
+			Status: abi.ResultCompleted, Result: native.Result{Text: text}}
+	}
+	if out, err := p.MapResult(ctx, in("hi")); err != nil || string(out) != `view:"chatcmpl-1"` {
+		t.Fatalf("view: %q %v", out, err)
+	}
+	for text, cause := range map[string]string{"boom": "panic: boom", "err": "broken", strings.Repeat("x", 200): "exceeds the limit"} {
+		_, err := p.MapResult(ctx, in(text))
+		if f := wantFault(t, err); f.Plugin != "nat" || f.Hook != "map_result" || !strings.Contains(f.Err.Error(), cause) {
+			t.Fatalf("%.10s: fault %+v", text, f)
+		}
+	}
+	if enveloped != 0 {
+		t.Fatalf("the envelope hook ran %d times", enveloped)
+	}
+	wantSeries(t, series(t, reg, "runedge_plugin_calls_total"), map[string]float64{"hook=map_result,plugin=nat": 4})
+
+	// Without a view hook, the envelope goes through Call.
+	q, err := e.Native("plain", "builtin", NativeHooks{MapResult: func(in []byte) ([]byte, error) { return in, nil }}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in("hi").AppendJSON(nil)
+	if out, err := q.MapResult(ctx, in("hi")); err != nil || string(out) != string(want) {
+		t.Fatalf("envelope: %s %v, want %s", out, err, want)
 	}
 }

@@ -92,7 +92,10 @@ type Plugin struct {
 	opts    Options
 	pool    *pool // nil for a native plugin
 	native  [hookCount]NativeHook
-	metrics *pluginMetrics // nil: no metrics
+	// viewResult is a native plugin's map_result on the host's view of
+	// its input (NativeHooks.MapResultView), nil when it has none.
+	viewResult func(abi.ResultView) ([]byte, error)
+	metrics    *pluginMetrics // nil: no metrics
 }
 
 // Name returns the plugin's name, as used in errors.

@@ -1,0 +1,46 @@
+package abi
+
+import (
+	"testing"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+	"github.com/runedge/runedge/runner/native"
+)
+
+// The view the host hands a native map_result is field for field the view
+// the guest reads from the JSON envelope: every field present and absent,
+// awkward strings, tool calls, reasoning, both statuses, an echo with and
+// without space around it, and a reused buffer too small and too big.
+func TestViewIsTheParsedEnvelope(t *testing.T) {
+	var inputs []ResultInput
+	for _, s := range awkward {
+		for _, status := range []string{ResultCompleted, ResultInProgress} {
+			in := ResultInput{Endpoint: EndpointResponses, ID: "resp_" + s, MessageID: "msg_1", Created: 1700000000,
+				SessionID: "sess_1", RunID: "run_1", Model: "service", Status: status, Echo: append(guestjson.AppendString([]byte(` {"k":`), s), "}\n"...)}
+			if status == ResultCompleted {
+				in.Completed = 1700000009
+				in.Result = native.Result{Text: s, FinishReason: "length", Reasoning: s,
+					Usage:     native.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3},
+					ToolCalls: []native.ToolCall{{ID: "call_1", Name: "f", Arguments: `{"q":"` + s + `"}`}, {ID: "call_2", Name: s}}}
+			}
+			inputs = append(inputs, in)
+		}
+	}
+	inputs = append(inputs, ResultInput{Endpoint: EndpointChat, ID: "chatcmpl-1", Created: 1, Model: "service", Status: ResultCompleted,
+		Result: native.Result{Text: "hi", FinishReason: "stop"}})
+	buf := make([]byte, 0, 8)
+	for _, in := range inputs {
+		want, err := ViewResultInput(in.AppendJSON(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got ResultView
+		got, buf = in.View(buf)
+		if got != want {
+			t.Errorf("view of %+v:\n got %+v\nwant %+v", in, got, want)
+		}
+		if got.Decode().Result.Text != want.Decode().Result.Text {
+			t.Errorf("decoded text differs")
+		}
+	}
+}
