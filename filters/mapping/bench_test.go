@@ -2,6 +2,9 @@ package mapping
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/filters"
@@ -10,6 +13,25 @@ import (
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/runtime"
 )
+
+// longChat is a conversation of 40 turns of about 400 bytes each (16 KB),
+// what a client that resends its history sends late in a session.
+var longChat = func() string {
+	var b strings.Builder
+	b.WriteString(`{"model":"service","messages":[`)
+	for i := range 40 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		fmt.Fprintf(&b, `{"role":%q,"content":%q}`, role, strings.Repeat("turn "+strconv.Itoa(i)+" of the conversation, ", 12))
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}()
 
 // BenchmarkMapRequest is the map-request stage on a small chat request and
 // a responses request with a schema, with the built-in default run natively
@@ -45,6 +67,7 @@ func BenchmarkMapRequest(b *testing.B) {
 		}{
 			{"chat", filters.ChatCompletions, `{"model":"service","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}]}`},
 			{"responses-schema", filters.Responses, `{"model":"service","input":"Ada","text":{"format":{"type":"json_schema","name":"p","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["name","born"],"properties":{"name":{"type":"string"},"born":{"type":"integer"}}}}}}`},
+			{"chat-long", filters.ChatCompletions, longChat},
 		} {
 			b.Run(p.name+"/"+c.name, func(b *testing.B) {
 				x, _ := filtertest.Exchange(c.ep, c.body)

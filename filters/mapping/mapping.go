@@ -46,7 +46,8 @@ func (m *Mapping) Name() string { return contract.StageMapRequest }
 
 // Handle implements filters.Stage.
 func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
-	out, err := m.plugin.Call(ctx, runtime.MapRequest, Envelope(nil, x))
+	in := requestInput(x)
+	out, err := m.mapRequest(ctx, &in)
 	if err != nil {
 		return filters.PluginError(err)
 	}
@@ -95,16 +96,30 @@ func checkSchemaDepth(x *filters.Exchange, raw []byte) error {
 	return nil
 }
 
-// Envelope appends the map_request input (abi.RequestInput). The body is
-// spliced in as it came: the model stage checked it is JSON.
-func Envelope(dst []byte, x *filters.Exchange) []byte {
-	in := abi.RequestInput{
+// requestInput is the map_request input of x. Its body is the client's
+// as it came: the model stage checked it is JSON.
+func requestInput(x *filters.Exchange) abi.RequestInput {
+	return abi.RequestInput{
 		Endpoint: string(x.Endpoint),
 		TenantID: x.Identity.TenantID,
 		Actor:    abi.Actor{ID: x.Identity.Actor.ID, Type: x.Identity.Actor.Type, Name: x.Identity.Actor.Name},
 		Body:     x.Body,
 	}
-	return in.AppendJSON(dst)
+}
+
+// requestMapper is a Mapper that takes map_request's input as the host
+// holds it (*runtime.Plugin): the native default then reads the body in
+// place, with no envelope around it (runtime.Plugin.MapRequest).
+type requestMapper interface {
+	MapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error)
+}
+
+// mapRequest calls the plugin's map_request on in.
+func (m *Mapping) mapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error) {
+	if rm, ok := m.plugin.(requestMapper); ok {
+		return rm.MapRequest(ctx, in)
+	}
+	return m.plugin.Call(ctx, runtime.MapRequest, in.AppendJSON(nil))
 }
 
 // history maps a conversation's items (filters/conversation) on their own,
@@ -117,7 +132,8 @@ func (m *Mapping) history(ctx context.Context, x *filters.Exchange, items []byte
 	}
 	hx := *x
 	hx.Body = body
-	out, err := m.plugin.Call(ctx, runtime.MapRequest, Envelope(nil, &hx))
+	in := requestInput(&hx)
+	out, err := m.mapRequest(ctx, &in)
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}

@@ -33,18 +33,25 @@ func (in *RequestInput) AppendJSON(dst []byte) []byte {
 	dst = guestjson.AppendString(dst, in.Endpoint)
 	dst = append(dst, `,"tenant_id":`...)
 	dst = guestjson.AppendString(dst, in.TenantID)
-	dst = append(dst, `,"actor":{"id":`...)
-	dst = guestjson.AppendString(dst, in.Actor.ID)
-	dst = append(dst, `,"type":`...)
-	dst = guestjson.AppendString(dst, in.Actor.Type)
-	dst = append(dst, `,"name":`...)
-	dst = guestjson.AppendString(dst, in.Actor.Name)
-	dst = append(dst, `},"body":`...)
+	dst = append(dst, `,"actor":`...)
+	dst = appendActor(dst, in.Actor)
+	dst = append(dst, `,"body":`...)
 	if len(in.Body) == 0 {
 		dst = append(dst, "null"...)
 	} else {
 		dst = append(dst, in.Body...)
 	}
+	return append(dst, '}')
+}
+
+// appendActor appends {"id","type","name"}.
+func appendActor(dst []byte, a Actor) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = guestjson.AppendString(dst, a.ID)
+	dst = append(dst, `,"type":`...)
+	dst = guestjson.AppendString(dst, a.Type)
+	dst = append(dst, `,"name":`...)
+	dst = guestjson.AppendString(dst, a.Name)
 	return append(dst, '}')
 }
 

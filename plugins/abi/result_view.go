@@ -14,7 +14,7 @@ import (
 // host (the built-in default, runtime.NativeHooks.MapResultView) takes
 // this view directly, so the envelope is neither written whole nor parsed
 // back: that walk was about a third of a native map_result
-// (RATIONALE.md "map_result without the envelope, natively").
+// (RATIONALE.md "The native default without the envelope").
 // TestViewIsTheParsedEnvelope holds the two forms equal.
 func (in *ResultInput) View(buf []byte) (ResultView, []byte) {
 	w := viewWriter{buf: buf[:0]}

@@ -44,3 +44,24 @@ func TestViewIsTheParsedEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// The request view the host hands a native map_request is field for field
+// the view the guest reads from the envelope: awkward strings, a body with
+// space around it, and none.
+func TestRequestViewIsTheParsedEnvelope(t *testing.T) {
+	var buf []byte
+	for _, s := range awkward {
+		for _, body := range []string{`{"model":"service","messages":[]}`, " \n{\"model\":" + string(guestjson.AppendString(nil, s)) + "}\r\n", ""} {
+			in := RequestInput{Endpoint: EndpointChat, TenantID: s, Actor: Actor{ID: s, Type: "user", Name: s}, Body: []byte(body)}
+			want, err := ViewRequestInput(in.AppendJSON(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got RequestView
+			got, buf = in.View(buf)
+			if got != want {
+				t.Errorf("view of %+v:\n got %+v\nwant %+v", in, got, want)
+			}
+		}
+	}
+}

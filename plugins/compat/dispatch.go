@@ -33,6 +33,13 @@ func MapRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return MapRequestView(ri)
+}
+
+// MapRequestView is MapRequest on an input already read: the host's own
+// view of it (abi.RequestInput.View), when the mapping runs natively and
+// the body need not be copied into an envelope and skipped over.
+func MapRequestView(ri abi.RequestView) ([]byte, error) {
 	var mapBody func(value) ([]byte, error)
 	switch {
 	case ri.Endpoint.Is(EndpointChat):

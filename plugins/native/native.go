@@ -11,6 +11,7 @@ package native
 import (
 	"errors"
 
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/compat"
 	"github.com/runedge/runedge/plugins/runtime"
 )
@@ -30,12 +31,19 @@ const Version = "builtin"
 // compat's client faults become *runtime.InputError (a 400 naming the
 // field), everything else a fault (a 500 naming the plugin).
 func Hooks() runtime.NativeHooks {
-	return runtime.NativeHooks{MapRequest: MapRequest, MapResult: MapResult, MapResultView: compat.MapResultView}
+	return runtime.NativeHooks{MapRequest: MapRequest, MapResult: MapResult,
+		MapRequestView: MapRequestView, MapResultView: compat.MapResultView}
 }
 
 // MapRequest is the default map_request.
-func MapRequest(in []byte) ([]byte, error) {
-	out, err := compat.MapRequest(in)
+func MapRequest(in []byte) ([]byte, error) { return inputErrors(compat.MapRequest(in)) }
+
+// MapRequestView is the default map_request on the host's view of its
+// input (runtime.NativeHooks.MapRequestView).
+func MapRequestView(v abi.RequestView) ([]byte, error) { return inputErrors(compat.MapRequestView(v)) }
+
+// inputErrors makes compat's client faults the runtime's.
+func inputErrors(out []byte, err error) ([]byte, error) {
 	if ie := (*compat.InputError)(nil); errors.As(err, &ie) {
 		return nil, &runtime.InputError{Message: ie.Message, Param: ie.Param, Code: ie.Code}
 	}

@@ -19,11 +19,13 @@ type NativeHook func(in []byte) ([]byte, error)
 // implemented.
 type NativeHooks struct {
 	MapRequest, MapResult, MapStream NativeHook
-	// MapResultView, when set, is MapResult on the input as the host
-	// holds it (Plugin.MapResult): read as abi.ResultInput.View gives it,
-	// with no envelope written and parsed between. It must answer as
-	// MapResult answers the envelope.
-	MapResultView func(abi.ResultView) ([]byte, error)
+	// MapRequestView and MapResultView, when set, are MapRequest and
+	// MapResult on the input as the host holds it (Plugin.MapRequest,
+	// Plugin.MapResult): read as abi.RequestInput.View and
+	// abi.ResultInput.View give it, with no envelope written and parsed
+	// between. Each must answer as its hook answers the envelope.
+	MapRequestView func(abi.RequestView) ([]byte, error)
+	MapResultView  func(abi.ResultView) ([]byte, error)
 }
 
 // Native returns a Plugin whose hooks run as Go code in the host, with the
@@ -44,6 +46,9 @@ func (e *Engine) Native(name, version string, hooks NativeHooks, opts Options) (
 	}
 	p := &Plugin{name: opts.Name, version: version, opts: opts}
 	p.native = [hookCount]NativeHook{MapRequest: hooks.MapRequest, MapResult: hooks.MapResult, MapStream: hooks.MapStream}
+	if hooks.MapRequest != nil {
+		p.viewRequest = hooks.MapRequestView
+	}
 	if hooks.MapResult != nil {
 		p.viewResult = hooks.MapResultView
 	}
@@ -71,11 +76,11 @@ func (p *Plugin) callNative(h Hook, in []byte) (out []byte, err error) {
 	return p.nativeResult(h, out, err)
 }
 
-// runView is callNative for the view hook (Plugin.MapResult).
-func (p *Plugin) runView(v abi.ResultView) (out []byte, err error) {
-	defer p.recoverNative(MapResult, &out, &err)
-	out, err = p.viewResult(v)
-	return p.nativeResult(MapResult, out, err)
+// runFn is callNative for a view hook's call.
+func (p *Plugin) runFn(h Hook, fn func() ([]byte, error)) (out []byte, err error) {
+	defer p.recoverNative(h, &out, &err)
+	out, err = fn()
+	return p.nativeResult(h, out, err)
 }
 
 // recoverNative turns a native hook's panic into a fault of that call.
@@ -99,6 +104,18 @@ func (p *Plugin) nativeResult(h Hook, out []byte, err error) ([]byte, error) {
 	return nil, p.fault(h, err)
 }
 
+// MapRequest runs map_request on in, as MapResult runs map_result: a
+// native plugin with a view hook reads in.View (the body not copied, nor
+// skipped over before it is read), any other is Called with in.AppendJSON.
+// The input limit applies to the view's bytes and the body.
+func (p *Plugin) MapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error) {
+	if p.viewRequest == nil {
+		return p.Call(ctx, MapRequest, in.AppendJSON(nil))
+	}
+	v, buf := in.View(nil)
+	return p.viewed(MapRequest, len(buf)+len(in.Body), func() ([]byte, error) { return p.viewRequest(v) })
+}
+
 // MapResult runs map_result on in. A native plugin with a view hook
 // (NativeHooks.MapResultView: the built-in default) reads in's fields as
 // in.View encodes them, so the envelope is neither written nor parsed;
@@ -108,18 +125,23 @@ func (p *Plugin) MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, er
 	if p.viewResult == nil {
 		return p.Call(ctx, MapResult, in.AppendJSON(nil))
 	}
-	m := p.metrics.hook(MapResult)
+	v, buf := in.View(nil)
+	return p.viewed(MapResult, len(buf), func() ([]byte, error) { return p.viewResult(v) })
+}
+
+// viewed runs a view hook's call (run) under Call's contract: counted in
+// the metrics, refused as a fault when its input (n bytes) is over the
+// limit, a panic or an error handled as callNative handles them.
+func (p *Plugin) viewed(h Hook, n int, run func() ([]byte, error)) (out []byte, err error) {
+	m := p.metrics.hook(h)
 	var start time.Time
 	if m != nil {
 		start = time.Now()
 	}
-	v, buf := in.View(nil)
-	var out []byte
-	var err error
-	if len(buf) > p.opts.MaxInputBytes {
-		err = p.fault(MapResult, fmt.Errorf("input of %d bytes exceeds the limit of %d", len(buf), p.opts.MaxInputBytes))
+	if n > p.opts.MaxInputBytes {
+		err = p.fault(h, fmt.Errorf("input of %d bytes exceeds the limit of %d", n, p.opts.MaxInputBytes))
 	} else {
-		out, err = p.runView(v)
+		out, err = p.runFn(h, run)
 	}
 	if m != nil {
 		m.observe(start, err)

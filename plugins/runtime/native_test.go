@@ -120,3 +120,42 @@ func TestNativeMapResultView(t *testing.T) {
 		t.Fatalf("envelope: %s %v, want %s", out, err, want)
 	}
 }
+
+// MapRequest hands a native plugin with a view hook the host's view of
+// the input, the body as it came; a client fault stays the client's (an
+// *InputError), a panic is a Fault naming map_request, and the input limit
+// counts the body.
+func TestNativeMapRequestView(t *testing.T) {
+	e, _ := newMetricsEngine(t)
+	p, err := e.Native("nat", "builtin", NativeHooks{
+		MapRequest: func(in []byte) ([]byte, error) { return nil, errors.New("the envelope hook ran") },
+		MapRequestView: func(v abi.RequestView) ([]byte, error) {
+			switch {
+			case v.Body.Is("bad"):
+				return nil, &InputError{Message: "no", Param: "messages"}
+			case v.Body.Is("boom"):
+				panic("boom")
+			}
+			return []byte(string(v.TenantID) + " " + string(v.Body)), nil
+		},
+	}, Options{MaxInputBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	in := func(body string) *abi.RequestInput {
+		return &abi.RequestInput{Endpoint: abi.EndpointChat, TenantID: "acme", Body: []byte(body)}
+	}
+	if out, err := p.MapRequest(ctx, in(` {"model":"service"} `)); err != nil || string(out) != `"acme" {"model":"service"}` {
+		t.Fatalf("view: %q %v", out, err)
+	}
+	var ie *InputError
+	if _, err := p.MapRequest(ctx, in(`"bad"`)); !errors.As(err, &ie) || ie.Param != "messages" {
+		t.Fatalf("input error: %v", err)
+	}
+	for body, cause := range map[string]string{`"boom"`: "panic: boom", `"` + strings.Repeat("x", 100) + `"`: "exceeds the limit"} {
+		if f := wantFault(t, func() error { _, err := p.MapRequest(ctx, in(body)); return err }()); f.Hook != "map_request" || !strings.Contains(f.Err.Error(), cause) {
+			t.Fatalf("%.10s: fault %+v", body, f)
+		}
+	}
+}

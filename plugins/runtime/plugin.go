@@ -92,10 +92,12 @@ type Plugin struct {
 	opts    Options
 	pool    *pool // nil for a native plugin
 	native  [hookCount]NativeHook
-	// viewResult is a native plugin's map_result on the host's view of
-	// its input (NativeHooks.MapResultView), nil when it has none.
-	viewResult func(abi.ResultView) ([]byte, error)
-	metrics    *pluginMetrics // nil: no metrics
+	// viewRequest and viewResult are a native plugin's map_request and
+	// map_result on the host's view of their input
+	// (NativeHooks.MapRequestView, MapResultView), nil when it has none.
+	viewRequest func(abi.RequestView) ([]byte, error)
+	viewResult  func(abi.ResultView) ([]byte, error)
+	metrics     *pluginMetrics // nil: no metrics
 }
 
 // Name returns the plugin's name, as used in errors.
