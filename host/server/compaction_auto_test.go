@@ -54,9 +54,7 @@ func TestResponsesContextManagement(t *testing.T) {
 		t.Fatalf("output: want the compaction item, then the message: %s", reply)
 	}
 	conforms(t, openAPIDef(t, "testdata/openapi/compact.json", "CompactionBody"), "compaction item", out[0].Raw)
-	if enc := out[0].Get("encrypted_content").Str; !strings.HasPrefix(enc, "rc1.k1.") || strings.Contains(enc, "Ada") {
-		t.Errorf("encrypted_content %q: want sealed with k1", enc)
-	}
+	wantSealed(t, out[0].Get("encrypted_content").Str, "k1", "my name is Ada")
 	want := "You said: what is my name (earlier: Summary: my name is Ada " + strings.TrimSpace(strings.Repeat("blah ", 1000)) + " | what is my name)"
 	if got := gjson.Get(reply, "output_text").Str; got != want {
 		t.Errorf("the turn was not answered from the summary and the question:\n got %.200q\nwant %.200q", got, want)

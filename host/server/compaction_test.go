@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -60,6 +62,34 @@ func compactItem(t *testing.T, reply string) string {
 	return out[len(out)-1].Raw
 }
 
+// wantSealed fails unless enc is sealed with key id and plain cannot be
+// read in it: not in the text, nor in its base64 payload decoded. (A check
+// for a short word in the text alone failed by chance: three letters turn
+// up in kilobytes of random base64 about once in thirty runs.)
+func wantSealed(t *testing.T, enc, id, plain string) {
+	t.Helper()
+	payload, ok := strings.CutPrefix(enc, "rc1."+id+".")
+	if !ok {
+		t.Fatalf("encrypted_content %.40q…: want sealed with key %s", enc, id)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		t.Fatalf("encrypted_content: the payload is not base64url: %v", err)
+	}
+	if strings.Contains(enc, plain) || bytes.Contains(raw, []byte(plain)) {
+		t.Fatalf("encrypted_content shows %q: want it unreadable", plain)
+	}
+	// And it is there to hide: opened with the key (compactKeys' secret,
+	// the harness's tenant t1), the summary holds plain.
+	keys, err := compaction.NewKeys([]compaction.Key{{ID: id, Secret: []byte("secret of key " + id + strings.Repeat(".", 32))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened, err := keys.Open("t1", enc); err != nil || !strings.Contains(opened, plain) {
+		t.Fatalf("encrypted_content opened: %.80q, %v; want it to hold %q", opened, err, plain)
+	}
+}
+
 // withEncrypted returns the compaction item with its encrypted_content
 // replaced by f of it.
 func withEncrypted(item string, f func(string) string) string {
@@ -97,9 +127,7 @@ func TestCompactRoundTrip(t *testing.T) {
 		t.Errorf("user messages %q, want %q", got, want)
 	}
 	item := compactItem(t, reply)
-	if enc := gjson.Get(item, "encrypted_content").Str; strings.Contains(enc, "Ada") || !strings.HasPrefix(enc, "rc1.k1.") {
-		t.Errorf("encrypted_content %q: want sealed with key k1, the summary unreadable", enc)
-	}
+	wantSealed(t, gjson.Get(item, "encrypted_content").Str, "k1", "my name is Ada")
 
 	run := h.run("run_" + strings.TrimPrefix(gjson.Get(reply, "id").Str, "resp_"))
 	if run.Endpoint != "responses.compact" || run.Status != "completed" {
