@@ -65,3 +65,43 @@ func TestRequestViewIsTheParsedEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// FuzzViewIsTheParsedEnvelope: for any strings and numbers, the views the
+// host hands a native mapping equal what the guest parses from the
+// envelopes (TestViewIsTheParsedEnvelope's property on arbitrary input).
+// The echo and body are valid JSON, as the host's are (the mapping's own
+// output and a body the model stage checked).
+func FuzzViewIsTheParsedEnvelope(f *testing.F) {
+	for _, s := range awkward {
+		f.Add(s, "stop", "call_1", int64(1700000000), int64(0), true)
+	}
+	f.Add("hello", "", "", int64(-1), int64(5), false)
+	f.Fuzz(func(t *testing.T, text, reason, call string, created, completed int64, done bool) {
+		status := ResultInProgress
+		if done {
+			status = ResultCompleted
+		}
+		echo := append(guestjson.AppendString([]byte(`{"k":`), reason), '}')
+		in := ResultInput{Endpoint: EndpointResponses, ID: "resp_" + call, MessageID: call, Created: created, Completed: completed,
+			SessionID: text, RunID: reason, Model: "service", Status: status, Echo: echo,
+			Result: native.Result{Text: text, FinishReason: reason, Reasoning: text, Usage: native.Usage{InputTokens: len(text)}}}
+		if call != "" {
+			in.Result.ToolCalls = []native.ToolCall{{ID: call, Name: reason, Arguments: text}}
+		}
+		want, err := ViewResultInput(in.AppendJSON(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := in.View(nil); got != want {
+			t.Fatalf("result view:\n got %+v\nwant %+v", got, want)
+		}
+		req := RequestInput{Endpoint: EndpointChat, TenantID: text, Actor: Actor{ID: call, Type: "user", Name: reason}, Body: echo}
+		wantReq, err := ViewRequestInput(req.AppendJSON(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := req.View(nil); got != wantReq {
+			t.Fatalf("request view:\n got %+v\nwant %+v", got, wantReq)
+		}
+	})
+}
