@@ -6,17 +6,23 @@ import (
 	"net/http"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
 // Mapper is what the mapping stages (map-request, translate) use of a
 // plugin. In the host it is always a *runtime.Plugin; the interface is a
 // seam for the stages' own tests, which script a plugin's replies and count
-// its calls without WebAssembly (filtertest.Mapper).
+// its calls without WebAssembly (filtertest.Mapper). MapRequest and
+// MapResult take the hooks' inputs as the host holds them: a plugin
+// written to WebAssembly gets them as JSON envelopes, the native default
+// reads them in place (runtime.Plugin.MapRequest).
 type Mapper interface {
 	Name() string
 	Has(h runtime.Hook) bool
 	Call(ctx context.Context, h runtime.Hook, in []byte) ([]byte, error)
+	MapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error)
+	MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, error)
 }
 
 var _ Mapper = (*runtime.Plugin)(nil)

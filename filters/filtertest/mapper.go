@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/runedge/runedge/filters"
+	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
@@ -60,6 +61,17 @@ func (m *Mapper) Call(_ context.Context, h runtime.Hook, in []byte) ([]byte, err
 		return nil, ie
 	}
 	return nil, &runtime.Fault{Plugin: m.Name(), Hook: h.String(), Err: err}
+}
+
+// MapRequest implements filters.Mapper: the input as its envelope, through
+// Call, as a plugin in WebAssembly gets it.
+func (m *Mapper) MapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error) {
+	return m.Call(ctx, runtime.MapRequest, in.AppendJSON(nil))
+}
+
+// MapResult implements filters.Mapper, as MapRequest does.
+func (m *Mapper) MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, error) {
+	return m.Call(ctx, runtime.MapResult, in.AppendJSON(nil))
 }
 
 // Calls returns the inputs of the calls of hook h so far, in order.

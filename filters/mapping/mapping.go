@@ -47,7 +47,7 @@ func (m *Mapping) Name() string { return contract.StageMapRequest }
 // Handle implements filters.Stage.
 func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
 	in := requestInput(x)
-	out, err := m.mapRequest(ctx, &in)
+	out, err := m.plugin.MapRequest(ctx, &in)
 	if err != nil {
 		return filters.PluginError(err)
 	}
@@ -107,21 +107,6 @@ func requestInput(x *filters.Exchange) abi.RequestInput {
 	}
 }
 
-// requestMapper is a Mapper that takes map_request's input as the host
-// holds it (*runtime.Plugin): the native default then reads the body in
-// place, with no envelope around it (runtime.Plugin.MapRequest).
-type requestMapper interface {
-	MapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error)
-}
-
-// mapRequest calls the plugin's map_request on in.
-func (m *Mapping) mapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, error) {
-	if rm, ok := m.plugin.(requestMapper); ok {
-		return rm.MapRequest(ctx, in)
-	}
-	return m.plugin.Call(ctx, runtime.MapRequest, in.AppendJSON(nil))
-}
-
 // history maps a conversation's items (filters/conversation) on their own,
 // as the input of a request that has nothing else, so the run can give them
 // to the agent without storing them again as the response's input.
@@ -133,7 +118,7 @@ func (m *Mapping) history(ctx context.Context, x *filters.Exchange, items []byte
 	hx := *x
 	hx.Body = body
 	in := requestInput(&hx)
-	out, err := m.mapRequest(ctx, &in)
+	out, err := m.plugin.MapRequest(ctx, &in)
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}

@@ -136,24 +136,11 @@ func (t *Translate) mapResult(ctx context.Context, x *filters.Exchange, ids repl
 	return mapResultWith(ctx, t.plugin, &in)
 }
 
-// resultMapper is a Mapper that takes map_result's input as the host holds
-// it (*runtime.Plugin): the native default then reads it without the JSON
-// envelope (runtime.Plugin.MapResult).
-type resultMapper interface {
-	MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, error)
-}
-
 // mapResultWith calls p's map_result on in and normalises what comes
 // back; a fault or an output the codec refuses is 500 plugin_error naming
 // p.
 func mapResultWith(ctx context.Context, p filters.Mapper, in *abi.ResultInput) ([]byte, error) {
-	var out []byte
-	var err error
-	if rm, ok := p.(resultMapper); ok {
-		out, err = rm.MapResult(ctx, in)
-	} else {
-		out, err = p.Call(ctx, runtime.MapResult, in.AppendJSON(nil))
-	}
+	out, err := p.MapResult(ctx, in)
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}
