@@ -124,6 +124,12 @@ var migrations = []string{
 	);
 	CREATE UNIQUE INDEX conversation_items_id ON conversation_items(session_id, id);
 	CREATE INDEX conversation_items_seq ON conversation_items(session_id, seq);`,
+	// 9: nothing here. SQLite's 9 replaces runs_live with a low-water mark
+	// per host; PostgreSQL keeps runs_live, because its hosts share the
+	// database and its seq comes from a sequence that all of them draw
+	// from, so no host knows which seqs the others hold. The number is
+	// kept so that both stores count versions alike.
+	`SELECT 1;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/sqlite"
@@ -15,7 +16,9 @@ const crashPathEnv = "RUNEDGE_CRASH_SQLITE_PATH"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(storetest.CrashChildEnv) != "" {
-		s, err := sqlite.Open(context.Background(), os.Getenv(crashPathEnv))
+		// Marks raised at every end, so that recovery scans from a mark
+		// that moved while the child ran.
+		s, err := sqlite.OpenWith(context.Background(), os.Getenv(crashPathEnv), sqlite.Options{MarkEvery: time.Nanosecond})
 		if err != nil {
 			panic(err)
 		}

@@ -175,6 +175,17 @@ var migrations = []string{
 	);
 	CREATE UNIQUE INDEX conversation_items_id ON conversation_items(session_id, id);
 	CREATE INDEX conversation_items_seq ON conversation_items(session_id, seq);`,
+	// 9: start-up recovery scans from a low-water mark per host instead of
+	// reading runs_live, whose page every run wrote twice (marks.go,
+	// RATIONALE.md "Recovery from a low-water mark"). A host's mark is the
+	// least seq of its live runs, taken from runs_live before it goes.
+	`CREATE TABLE live_marks (
+		host_id TEXT PRIMARY KEY,
+		low_seq INTEGER NOT NULL
+	) WITHOUT ROWID;
+	INSERT INTO live_marks (host_id, low_seq)
+		SELECT host_id, MIN(seq) FROM runs WHERE status IN ('queued', 'running') GROUP BY host_id;
+	DROP INDEX runs_live;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -23,28 +23,37 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	if err != nil {
 		return err
 	}
+	mark := !s.marks.isMarked(r.HostID) // the host's first run here: give it a mark
+	added := false
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.exec(ctx, ins, args...)
-		if err != nil || !newThread { // continuing a thread: nothing checked
+		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		if newThread {
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != 1 {
+				return s.refused(ctx, tx, r, newSession)
+			}
+		}
+		seq, err := res.LastInsertId()
+		if err != nil {
 			return err
 		}
-		// Not written: a check refused it, or the run id is taken (OR
-		// IGNORE skipped that too, see insertRunCheckedSQL).
-		var taken bool
-		if err := tx.QueryRowContext(ctx, runExistsSQL, r.ID).Scan(&taken); err != nil {
-			return err
+		s.marks.add(r.ID, r.HostID, seq)
+		added = true
+		if mark {
+			_, err = tx.ExecContext(ctx, insertMarkSQL, r.HostID, seq)
 		}
-		switch {
-		case taken:
-			return fmt.Errorf("run %s exists already", r.ID)
-		case newSession:
-			return fmt.Errorf("session %s or thread %s exists already", r.SessionID, r.ThreadID)
-		}
-		return notFound("session", r.SessionID)
+		return err
 	})
+	switch {
+	case err != nil && added:
+		s.marks.remove(r.ID) // its insert did not commit
+	case err == nil && mark:
+		s.marks.setMarked(r.HostID)
+	}
 	if err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
 			return err
@@ -52,6 +61,24 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// refused says why a checked insert (OR IGNORE) wrote nothing: a check
+// refused it, or the run id is taken (OR IGNORE skipped that too, see
+// insertRunCheckedSQL). It reads inside the transaction, on that rare
+// path only.
+func (s *Store) refused(ctx context.Context, tx *wtx, r *runner.Run, newSession bool) error {
+	var taken bool
+	if err := tx.QueryRowContext(ctx, runExistsSQL, r.ID).Scan(&taken); err != nil {
+		return err
+	}
+	switch {
+	case taken:
+		return fmt.Errorf("run %s exists already", r.ID)
+	case newSession:
+		return fmt.Errorf("session %s or thread %s exists already", r.SessionID, r.ThreadID)
+	}
+	return notFound("session", r.SessionID)
 }
 
 // insertOf returns StartRun's insert and its check's parameters (none
@@ -118,23 +145,47 @@ const interruptedMessage = "the runner stopped before the run finished"
 // those recorded before runs had hosts) with reason interrupted. It runs
 // at start-up, before any run of this process exists, so every such run
 // belongs to a process that is gone. Waiting runs are left alone: they are
-// paused on purpose and can still be resumed or cancelled.
+// paused on purpose and can still be resumed or cancelled. It scans the
+// runs from the hosts' low-water mark (marks.go), in one transaction
+// outside the group commit that also moves the marks past the last run,
+// and from then on this Store raises hostID's mark as its runs end.
 func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (_ int64, err error) {
 	defer outage(&err)
-	// Not a run's write: straight on the writer connection, outside the
-	// group commit, between its transactions.
-	// The statuses are literals so that the planner proves the partial
-	// index runs_live (migration 7) covers the query.
-	s.wt.mu.Lock() // not inside a transaction of the writer's (wtx.go)
-	defer s.wt.mu.Unlock()
-	res, err := s.wt.c.ExecContext(ctx, `UPDATE runs
-		SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
-		WHERE status IN ('queued', 'running') AND host_id IN (?, '')`,
-		runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage, hostID)
+	var n int64
+	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
+		var low sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(low_seq) FROM live_marks WHERE host_id IN (?, '')`, hostID).Scan(&low); err != nil {
+			return err
+		}
+		if low.Valid { // no row: neither host ever had a live run
+			// The statuses are literals, as in the index this scan replaced.
+			res, err := tx.ExecContext(ctx, `UPDATE runs
+				SET status = ?, status_reason = ?, ended_at = ?, error_code = ?, error_message = ?
+				WHERE seq >= ? AND status IN ('queued', 'running') AND host_id IN (?, '')`,
+				runner.StatusFailed, runner.ReasonInterrupted, at, runner.ReasonInterrupted, interruptedMessage, low.Int64, hostID)
+			if err != nil {
+				return err
+			}
+			if n, err = res.RowsAffected(); err != nil {
+				return err
+			}
+		}
+		// Neither host has a live run now: both marks go past the last
+		// run, and hostID gets a row if it had none (own).
+		if _, err := tx.ExecContext(ctx, `INSERT INTO live_marks (host_id, low_seq)
+			VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs))
+			ON CONFLICT (host_id) DO UPDATE SET low_seq = excluded.low_seq`, hostID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE live_marks SET low_seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs)
+			WHERE host_id = ''`)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: mark interrupted: %w", err)
 	}
-	return res.RowsAffected()
+	s.marks.own(hostID)
+	return n, nil
 }
 
 // PurgeBefore empties the request and output of runs that ended before

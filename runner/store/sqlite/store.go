@@ -32,6 +32,9 @@ type Options struct {
 	// CheckpointEvery is how often the background checkpointer copies the
 	// WAL into the database file (default 1s).
 	CheckpointEvery time.Duration
+	// MarkEvery is how often, at most, a host's low-water mark for
+	// start-up recovery is raised (default DefaultMarkEvery, marks.go).
+	MarkEvery time.Duration
 }
 
 // DefaultCommitWindow is the group-commit window when none is configured:
@@ -49,6 +52,7 @@ type Store struct {
 	wt     *wtx    // the writer connection's transactions (wtx.go)
 	writer *groupcommit.Writer[*wtx]
 	ckpt   *checkpointer
+	marks  *liveMarks // start-up recovery's low-water marks (marks.go)
 }
 
 var (
@@ -104,6 +108,12 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
+	marks := newLiveMarks(o.MarkEvery)
+	if err := marks.load(ctx, r); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("runner/store/sqlite: %w", err)
+	}
 	// The writer pool's one connection, held from here to Close: its
 	// statements run through the driver (rawexec.go), which needs the
 	// connection they were prepared on. Nothing else takes it from w.
@@ -128,7 +138,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, st: st, ckpt: ckpt, wt: &wtx{c: wc, mu: new(sync.Mutex), st: st}}
+	s := &Store{w: w, r: r, st: st, ckpt: ckpt, marks: marks, wt: &wtx{c: wc, mu: new(sync.Mutex), st: st}}
 	s.writer = groupcommit.New[*wtx](txDriver{s.wt}, groupcommit.Config{
 		Window: o.CommitWindow, MaxBatch: o.CommitBatch,
 		// busy_timeout (10 s, as the writer's default Timeout) bounds the

@@ -31,15 +31,58 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	for _, f := range ts.from {
 		args = append(args, f)
 	}
-	var n int64
+	// A run that becomes queued or running and is not live here is a
+	// waiting run resumed: its host's mark must come down to its seq
+	// (marks.go). Any other transition ends the run's time as live.
+	live := t.Status == runner.StatusQueued || t.Status == runner.StatusRunning
+	resumed := live && !s.marks.isLive(id)
+	var (
+		n            int64
+		added        bool
+		raiseHost    string
+		raiseLow     int64
+		raiseWritten bool
+	)
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
+		raiseWritten = false
 		res, err := tx.exec(ctx, ts.stmt, args...)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil || n != 1 {
+			return err
+		}
+		switch {
+		case resumed:
+			var seq int64
+			var host string
+			if err := tx.QueryRowContext(ctx, runSeqSQL, id).Scan(&seq, &host); err != nil {
+				return err
+			}
+			s.marks.add(id, host, seq)
+			added = true
+			_, err = tx.ExecContext(ctx, lowerMarkSQL, host, seq)
+			return err
+		case !live:
+			var ok bool
+			if raiseHost, raiseLow, ok = s.marks.raiseOf(id); ok {
+				if _, err := tx.ExecContext(ctx, raiseMarkSQL, raiseLow, raiseHost); err != nil {
+					return err
+				}
+				raiseWritten = true
+			}
+		}
+		return nil
 	})
+	switch {
+	case err != nil && added:
+		s.marks.remove(id) // the resume did not commit
+	case err == nil && n == 1 && !live:
+		s.marks.remove(id)
+		if raiseWritten {
+			s.marks.setRaised(raiseHost, raiseLow)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: transition run %s: %w", id, err)
 	}

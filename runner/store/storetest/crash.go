@@ -23,8 +23,15 @@ const CrashChildEnv = "RUNEDGE_STORETEST_CRASH_CHILD"
 // CrashChild is the child side of Crash: 16 writers start and finish runs
 // on s as fast as they can, printing "start <id>" once StartRun returned
 // and "end <id>" once the terminal Transition returned: what the service
-// would acknowledge to a client at those points. It runs until killed.
+// would acknowledge to a client at those points. One run in eight pauses
+// (waiting) and resumes before it ends. It first recovers its host, as a
+// service starting does, and runs until killed.
 func CrashChild(s runner.Store) {
+	ctx := context.Background()
+	if _, err := s.MarkInterrupted(ctx, crashHost, 1); err != nil {
+		fmt.Fprintln(os.Stderr, "MarkInterrupted:", err)
+		os.Exit(3)
+	}
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
 	say := func(what, id string) {
@@ -33,18 +40,26 @@ func CrashChild(s runner.Store) {
 		out.Flush()
 		mu.Unlock()
 	}
-	ctx := context.Background()
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			for {
+			for i := 0; ; i++ {
 				r := newRun("acme", runner.StatusRunning)
 				r.SessionID, r.ThreadID = runner.NewID(contract.SessionPrefix), runner.NewID(contract.ThreadPrefix)
+				r.HostID = crashHost
 				if err := s.StartRun(ctx, r, true, true); err != nil {
 					fmt.Fprintln(os.Stderr, "StartRun:", err)
 					os.Exit(3)
 				}
 				say("start", r.ID)
+				if i%8 == 7 {
+					for _, st := range []runner.Status{runner.StatusWaiting, runner.StatusRunning} {
+						if err := s.Transition(ctx, r.ID, runner.Transition{Status: st}); err != nil {
+							fmt.Fprintln(os.Stderr, "Transition:", err)
+							os.Exit(3)
+						}
+					}
+				}
 				if err := s.Transition(ctx, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(2), Output: "out " + r.ID}); err != nil {
 					fmt.Fprintln(os.Stderr, "Transition:", err)
 					os.Exit(3)
@@ -106,6 +121,12 @@ func Crash(t *testing.T, env []string, reopen func(t *testing.T) runner.Store) {
 		t.Fatalf("child acknowledged only %d starts before dying: %s", len(started), stderr.String())
 	}
 	s := reopen(t)
+	// Start-up recovery, as the next process of the host runs it: every
+	// run the child left live is found.
+	interrupted, err := s.MarkInterrupted(t.Context(), crashHost, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lost := 0
 	for id := range started {
 		r, err := s.GetRun(t.Context(), "", id)
@@ -116,7 +137,20 @@ func Crash(t *testing.T, env []string, reopen func(t *testing.T) runner.Store) {
 		case ended[id] && (r.Status != runner.StatusCompleted || r.Output != "out "+id):
 			lost++
 			t.Errorf("acknowledged end of %s lost: %s %q", id, r.Status, r.Output)
+		case r.Status == runner.StatusQueued || r.Status == runner.StatusRunning:
+			t.Errorf("run %s left %s after recovery", id, r.Status)
 		}
 	}
-	t.Logf("child killed after %d acknowledged starts and %d ends; %d lost", len(started), len(ended), lost)
+	for _, st := range []runner.Status{runner.StatusQueued, runner.StatusRunning} {
+		if runs, _, err := s.ListRuns(t.Context(), runner.ListQuery{Status: st, Limit: 1}); err != nil || len(runs) != 0 {
+			t.Errorf("%d runs %s after recovery (%v)", len(runs), st, err)
+		}
+	}
+	if interrupted == 0 {
+		t.Errorf("recovery found no live run: 16 writers were killed mid-run")
+	}
+	t.Logf("child killed after %d acknowledged starts and %d ends; %d lost; %d live runs recovered", len(started), len(ended), lost, interrupted)
 }
+
+// crashHost is the crash child's host id.
+const crashHost = "host-crash"

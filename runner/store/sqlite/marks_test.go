@@ -1,0 +1,198 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// strayLiveRuns counts the queued or running runs that start-up recovery
+// would miss: below their host's mark, or of a host without one.
+const strayLiveRunsSQL = `SELECT COUNT(*) FROM runs r
+	WHERE status IN ('queued', 'running') AND NOT EXISTS (
+		SELECT 1 FROM live_marks m WHERE m.host_id = r.host_id AND m.low_seq <= r.seq)`
+
+func markOf(t *testing.T, s *Store, host string) int64 {
+	t.Helper()
+	var low int64
+	if err := s.r.QueryRow(`SELECT low_seq FROM live_marks WHERE host_id = ?`, host).Scan(&low); err != nil {
+		t.Fatalf("mark of %s: %v", host, err)
+	}
+	return low
+}
+
+func markRun(id, host string) *runner.Run {
+	return &runner.Run{ID: id, Status: runner.StatusRunning, SessionID: runner.NewID("sess_"),
+		ThreadID: runner.NewID("thread_"), TenantID: "acme", CreatedAt: 1, HostID: host}
+}
+
+// Runs start, end, pause (waiting) and resume from several writers at
+// once, on a host recovered here (whose mark is raised as runs end, at
+// every end: MarkEvery is a nanosecond) and on one that is not. After
+// every round no queued or running run lies below its host's mark; the
+// owned host's mark has risen above the runs that ended; and a new Store
+// on the same file, as after a crash, fails exactly the runs left live,
+// resumed ones below the raised mark included.
+func TestMarksKeepLiveRunsAboveThem(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s, err := OpenWith(ctx, path, Options{MarkEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.MarkInterrupted(ctx, "own", 1); err != nil {
+		t.Fatal(err)
+	}
+	// Runs paused early, resumed after the owned mark has passed them.
+	var paused []string
+	for i := range 4 {
+		id := fmt.Sprintf("run_paused%d", i)
+		if err := s.StartRun(ctx, markRun(id, "own"), false, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Transition(ctx, id, runner.Transition{Status: runner.StatusWaiting}); err != nil {
+			t.Fatal(err)
+		}
+		paused = append(paused, id)
+	}
+	var firstSeq int64
+	if err := s.r.QueryRow(`SELECT MIN(seq) FROM runs`).Scan(&firstSeq); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var mu sync.Mutex
+	live := map[string]string{} // id → host, as the test knows it
+	for round := range 30 {
+		var wg sync.WaitGroup
+		for w := range 8 {
+			seed := rng.Uint64()
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(seed, uint64(w)))
+				for i := range 10 {
+					host := "own"
+					if r.IntN(4) == 0 {
+						host = "other"
+					}
+					id := fmt.Sprintf("run_%d_%d_%d", round, w, i)
+					if err := s.StartRun(ctx, markRun(id, host), false, false); err != nil {
+						t.Error(err)
+						return
+					}
+					switch r.IntN(5) {
+					case 0: // left running (in the last rounds: earlier ones would pin the mark)
+						if round < 25 {
+							break
+						}
+						mu.Lock()
+						live[id] = host
+						mu.Unlock()
+						continue
+					case 1, 2: // paused and resumed, then ended
+						for _, st := range []runner.Status{runner.StatusWaiting, runner.StatusRunning} {
+							if err := s.Transition(ctx, id, runner.Transition{Status: st}); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					}
+					if err := s.Transition(ctx, id, runner.Transition{Status: runner.StatusCompleted}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if round == 15 { // resume the old paused runs, far below the mark now
+			if low := markOf(t, s, "own"); low <= firstSeq+100 {
+				t.Fatalf("the owned mark stayed at %d: never raised", low)
+			}
+			for _, id := range paused {
+				if err := s.Transition(ctx, id, runner.Transition{Status: runner.StatusRunning}); err != nil {
+					t.Fatal(err)
+				}
+				live[id] = "own"
+			}
+		}
+		var stray int
+		if err := s.r.QueryRow(strayLiveRunsSQL).Scan(&stray); err != nil || stray != 0 {
+			t.Fatalf("round %d: %d live runs below their host's mark (%v)", round, stray, err)
+		}
+	}
+	// The mark stayed low enough for the resumed runs, and no lower than
+	// the oldest of them.
+	if low := markOf(t, s, "own"); low != firstSeq {
+		t.Fatalf("the owned mark is %d after resuming runs of seq %d..", low, firstSeq)
+	}
+
+	// A crash: a second Store recovers each host.
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	for _, host := range []string{"own", "other"} {
+		want := 0
+		for _, h := range live {
+			if h == host {
+				want++
+			}
+		}
+		n, err := s2.MarkInterrupted(ctx, host, 2)
+		if err != nil || n != int64(want) {
+			t.Fatalf("MarkInterrupted(%s) = %d, %v; want %d", host, n, err, want)
+		}
+	}
+	var left int
+	if err := s2.r.QueryRow(`SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running')`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d runs still live after recovery (%v)", left, err)
+	}
+}
+
+// A raise that would pass a live run is not written: the owned host's
+// mark stops at its oldest live run, however many runs end after it.
+func TestMarkStopsAtOldestLiveRun(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenWith(ctx, filepath.Join(t.TempDir(), "runs.db"), Options{MarkEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.MarkInterrupted(ctx, "own", 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := s.StartRun(ctx, markRun(fmt.Sprintf("run_%d", i), "own"), false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var oldest int64
+	if err := s.r.QueryRow(`SELECT seq FROM runs WHERE id = 'run_3'`).Scan(&oldest); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if i == 3 {
+			continue
+		}
+		if err := s.Transition(ctx, fmt.Sprintf("run_%d", i), runner.Transition{Status: runner.StatusCompleted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if low := markOf(t, s, "own"); low != oldest {
+		t.Fatalf("mark %d, want the oldest live run's seq %d", low, oldest)
+	}
+	if err := s.Transition(ctx, "run_3", runner.Transition{Status: runner.StatusFailed}); err != nil {
+		t.Fatal(err)
+	}
+	if low := markOf(t, s, "own"); low != oldest {
+		// Its own end cannot raise past it: it counted as live in its write.
+		t.Fatalf("mark %d after the last end, want %d", low, oldest)
+	}
+}
