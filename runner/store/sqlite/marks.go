@@ -44,10 +44,10 @@ type liveMarks struct {
 	next  atomic.Int64  // UnixNano before which no mark is raised
 
 	mu     sync.Mutex
-	marked map[string]bool     // hosts with a committed row
-	owned  map[string]bool     // hosts recovered here: their marks may be raised
-	live   map[string]liveRun  // runs started or resumed here, not ended
-	raised map[string]int64    // a raise's value, per owned host, as last written
+	marked map[string]bool    // hosts with a committed row
+	owned  map[string]bool    // hosts recovered here: their marks may be raised
+	live   map[string]liveRun // runs started or resumed here, not ended
+	raised map[string]int64   // a raise's value, per owned host, as last written
 }
 
 // liveRun is a run this Store counts as queued or running.
