@@ -36,20 +36,22 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	// (marks.go). Any other transition ends the run's time as live.
 	live := t.Status == runner.StatusQueued || t.Status == runner.StatusRunning
 	resumed := live && !s.marks.isLive(id)
-	var (
-		n            int64
-		added        bool
-		raiseHost    string
-		raiseLow     int64
-		raiseWritten bool
-	)
+	// What the write did, in one variable: each one the closure sets would
+	// be an allocation of its own.
+	var w struct {
+		n      int64
+		added  bool // counted live by this call (a resume)
+		raised bool // a raise was written, of host's mark to low
+		host   string
+		low    int64
+	}
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		raiseWritten = false
+		w.raised = false
 		res, err := tx.exec(ctx, ts.stmt, args...)
 		if err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil || n != 1 {
+		if w.n, err = res.RowsAffected(); err != nil || w.n != 1 {
 			return err
 		}
 		switch {
@@ -60,33 +62,33 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 				return err
 			}
 			s.marks.add(id, host, seq)
-			added = true
+			w.added = true
 			_, err = tx.ExecContext(ctx, lowerMarkSQL, host, seq)
 			return err
 		case !live:
 			var ok bool
-			if raiseHost, raiseLow, ok = s.marks.raiseOf(id); ok {
-				if _, err := tx.ExecContext(ctx, raiseMarkSQL, raiseLow, raiseHost); err != nil {
+			if w.host, w.low, ok = s.marks.raiseOf(id); ok {
+				if _, err := tx.ExecContext(ctx, raiseMarkSQL, w.low, w.host); err != nil {
 					return err
 				}
-				raiseWritten = true
+				w.raised = true
 			}
 		}
 		return nil
 	})
 	switch {
-	case err != nil && added:
+	case err != nil && w.added:
 		s.marks.remove(id) // the resume did not commit
-	case err == nil && n == 1 && !live:
+	case err == nil && w.n == 1 && !live:
 		s.marks.remove(id)
-		if raiseWritten {
-			s.marks.setRaised(raiseHost, raiseLow)
+		if w.raised {
+			s.marks.setRaised(w.host, w.low)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: transition run %s: %w", id, err)
 	}
-	if n == 1 {
+	if w.n == 1 {
 		return nil
 	}
 	return s.refusal(ctx, id, t.Status)
