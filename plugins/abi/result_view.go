@@ -18,8 +18,8 @@ import (
 // TestViewIsTheParsedEnvelope holds the two forms equal.
 func (in *ResultInput) View(buf []byte) (ResultView, []byte) {
 	w := viewWriter{buf: buf[:0]}
-	if need := 256 + 2*len(in.Result.Text) + 2*len(in.Result.Reasoning) + len(in.Echo); cap(w.buf) < need {
-		w.buf = make([]byte, 0, need) // most inputs fit: one allocation
+	if need := in.viewSize(); cap(w.buf) < need {
+		w.buf = make([]byte, 0, need) // one allocation, unless escapes are many
 	}
 	w.str(fEndpoint, in.Endpoint)
 	w.str(fID, in.ID)
@@ -60,6 +60,22 @@ func (in *ResultInput) View(buf []byte) (ResultView, []byte) {
 		Completed: w.value(fCompleted), Text: w.value(fText), FinishReason: w.value(fFinishReason),
 		Usage: w.value(fUsage), Echo: w.value(fEcho), ToolCalls: w.value(fToolCalls), Reasoning: w.value(fReasoning),
 	}, w.buf
+}
+
+// viewSize is View's buffer for in when no string needs escapes beyond
+// one in two bytes of text: the ids and names as they are plus their
+// quotes, text and reasoning twice, the tool calls with their keys, the
+// echo, and 160 bytes for the numbers and the usage object. A fixed guess
+// (256 bytes) was short for a chat reply's ids alone, and the buffer was
+// copied again to fit the echo: 576 bytes more per reply.
+func (in *ResultInput) viewSize() int {
+	n := 160 + len(in.Endpoint) + len(in.ID) + len(in.MessageID) + len(in.SessionID) + len(in.RunID) +
+		len(in.Model) + len(in.Status) + len(in.Result.FinishReason) + 2*len(in.Result.Text) +
+		2*len(in.Result.Reasoning) + len(in.Echo)
+	for _, c := range in.Result.ToolCalls {
+		n += 40 + len(c.ID) + len(c.Name) + 2*len(c.Arguments)
+	}
+	return n
 }
 
 // viewWriter encodes View's fields into one buffer, noting where each is.
