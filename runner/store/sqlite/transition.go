@@ -46,7 +46,12 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		low    int64
 	}
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		w.raised = false
+		// A rerun (its batch rolled back) starts clean: what the first
+		// run counted is not committed.
+		if w.added {
+			s.marks.remove(id)
+		}
+		w.added, w.raised = false, false
 		res, err := tx.exec(ctx, ts.stmt, args...)
 		if err != nil {
 			return err
