@@ -139,9 +139,15 @@ func (m *liveMarks) remove(id string) {
 
 // own records that host was recovered here (MarkInterrupted): from now on
 // every live run of it is one this Store starts or resumes, and its mark
-// past the last run is committed.
+// past the last run is committed. The runs of host and of "" this Store
+// counted as live were failed with the rest, so they count no longer.
 func (m *liveMarks) own(host string) {
 	m.mu.Lock()
+	for id, r := range m.live {
+		if r.host == host || r.host == "" {
+			delete(m.live, id)
+		}
+	}
 	m.owned[host] = true
 	m.marked[host] = true
 	m.raised[host] = math.MaxInt64

@@ -196,3 +196,38 @@ func TestMarkStopsAtOldestLiveRun(t *testing.T) {
 		t.Fatalf("mark %d after the last end, want %d", low, oldest)
 	}
 }
+
+// The runs recovery fails no longer hold the mark down: a Store that had
+// counted them live (as storetest's recovery tests start them) forgets
+// them when it recovers their host.
+func TestRecoveryForgetsTheRunsItFailed(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenWith(ctx, filepath.Join(t.TempDir(), "runs.db"), Options{MarkEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.StartRun(ctx, markRun("run_old", "own"), false, false); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.MarkInterrupted(ctx, "own", 1); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted = %d, %v; want 1", n, err)
+	}
+	for _, id := range []string{"run_a", "run_b"} {
+		if err := s.StartRun(ctx, markRun(id, "own"), false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"run_a", "run_b"} {
+		if err := s.Transition(ctx, id, runner.Transition{Status: runner.StatusCompleted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last int64
+	if err := s.r.QueryRow(`SELECT seq FROM runs WHERE id = 'run_b'`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if low := markOf(t, s, "own"); low != last {
+		t.Fatalf("mark %d, want %d (run_b's, the last live run when its end raised it)", low, last)
+	}
+}
