@@ -56,6 +56,7 @@ type hostSpec struct {
 	id       string
 	dsn      string // through store.dsn_env unless inline
 	inline   bool   // write the DSN into store.dsn instead
+	sqlite   string // a SQLite file instead of PostgreSQL
 	delay    time.Duration
 	listen   string
 	extraEnv []string
@@ -83,9 +84,12 @@ func freeAddr(t *testing.T) string {
 func writeConfig(t *testing.T, dir string, spec hostSpec) string {
 	t.Helper()
 	wasm := plugintest.Build(t, "github.com/runedge/runedge/plugins/openai")
-	store := "  dsn_env: RUNEDGE_FLEET_DSN\n"
-	if spec.inline {
-		store = "  dsn: \"" + spec.dsn + "\"\n"
+	store := "  driver: postgres\n  dsn_env: RUNEDGE_FLEET_DSN\n"
+	switch {
+	case spec.sqlite != "":
+		store = "  driver: sqlite\n  path: " + spec.sqlite + "\n"
+	case spec.inline:
+		store = "  driver: postgres\n  dsn: \"" + spec.dsn + "\"\n"
 	}
 	cfg := fmt.Sprintf(`listen: %s
 host:
@@ -95,7 +99,6 @@ tokens:
     hash: %s
     admin: true
 store:
-  driver: postgres
 %sprovider:
   kind: offline
   offline:
