@@ -130,7 +130,8 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	ckpt, err := startCheckpointer(path, o.CheckpointEvery)
+	wt := &wtx{c: wc, mu: new(sync.Mutex), st: st}
+	ckpt, err := startCheckpointer(path, o.CheckpointEvery, func() { wt.tail.Store(true) })
 	if err != nil {
 		st.close()
 		wc.Close()
@@ -138,7 +139,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r, st: st, ckpt: ckpt, marks: marks, wt: &wtx{c: wc, mu: new(sync.Mutex), st: st}}
+	s := &Store{w: w, r: r, st: st, ckpt: ckpt, marks: marks, wt: wt}
 	s.writer = groupcommit.New[*wtx](txDriver{s.wt}, groupcommit.Config{
 		Window: o.CommitWindow, MaxBatch: o.CommitBatch,
 		// busy_timeout (10 s, as the writer's default Timeout) bounds the

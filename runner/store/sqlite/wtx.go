@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"sync"
+	"sync/atomic"
 
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
 )
@@ -31,6 +32,10 @@ type wtx struct {
 	mu *sync.Mutex
 	st *stmts
 	nv []driver.NamedValue // exec's arguments, reused under mu
+	// tail is set by the checkpointer after each of its checkpoints: the
+	// next transaction first copies what was appended meanwhile, so that
+	// the log can start over (checkpoint.go).
+	tail atomic.Bool
 }
 
 // ExecContext runs query inside the transaction.
@@ -52,6 +57,15 @@ func (t *wtx) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st
 // upgrading a read lock.
 func (t *wtx) begin(ctx context.Context) error {
 	t.mu.Lock()
+	if t.tail.Swap(false) {
+		// Outside a transaction, on the connection that appends, so the
+		// checkpoint ends with the log wholly copied and this BEGIN's
+		// transaction starts it over. PASSIVE never waits: if the
+		// checkpointer holds the checkpoint lock again, it is BUSY, and
+		// the log starts over after a later one.
+		var busy, log, done int
+		t.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+	}
 	if _, err := t.exec(ctx, t.st.begin); err != nil {
 		t.mu.Unlock()
 		return err
