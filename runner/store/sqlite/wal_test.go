@@ -48,10 +48,11 @@ func TestWALStartsOverUnderSteadyWrites(t *testing.T) {
 	}
 	// Every run appends at least half a 4 KiB frame (its row's page, the
 	// indexes' shared with its batch): 6,400 runs are over 12 MB of
-	// frames (65 MB measured, and 0.3–3 MB with the log starting over).
+	// frames (58 MB measured, and 1.4–7 MB with the log starting over: the file
+	// keeps its largest size, so a late tick shows).
 	// A log that starts over holds what a few checkpoint intervals
 	// appended.
-	if limit := int64(8 << 20); fi.Size() > limit {
+	if limit := int64(24 << 20); fi.Size() > limit {
 		t.Fatalf("the WAL is %d bytes after %d runs, over %d: it did not start over", fi.Size(), writers*each, limit)
 	}
 	t.Logf("WAL %d bytes after %d runs", fi.Size(), writers*each)
