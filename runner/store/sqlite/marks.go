@@ -14,8 +14,8 @@ import (
 // which the host has no such run, kept in live_marks (migration 9). Until
 // migration 9 a partial index, runs_live, held exactly those runs: every
 // run went into it at StartRun and out of it at its end, so its page was
-// written to the WAL twice per run, one frame in four of a run at one
-// connection (RATIONALE.md "Recovery from a low-water mark").
+// written to the WAL twice per run, two of a run's nine frames at one
+// connection (RATIONALE.md "Recovery from a low-water mark (SQLite)").
 //
 // The invariant, for every host h: each run of h in status queued or
 // running has seq ≥ live_marks.low_seq of h, and a host without a row has
@@ -31,8 +31,8 @@ import (
 //   - the mark of a host this process recovered (so every live run of it
 //     is one this Store started or resumed) is raised, at most once per
 //     interval, inside a run's terminal write, to the least seq of its
-//     live runs (or past the last run), so that a crash scans only the
-//     runs since the oldest one live then.
+//     live runs (that run's own, at most), so that a crash scans only
+//     the runs since the oldest one live then.
 //
 // The in-memory record errs low: a run counts as live from inside its
 // write until its terminal write has committed, so a batch that is rolled
