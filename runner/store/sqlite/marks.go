@@ -66,11 +66,10 @@ const (
 	insertMarkSQL = `INSERT INTO live_marks (host_id, low_seq) VALUES (?, ?) ON CONFLICT (host_id) DO NOTHING`
 	lowerMarkSQL  = `INSERT INTO live_marks (host_id, low_seq) VALUES (?, ?)
 		ON CONFLICT (host_id) DO UPDATE SET low_seq = MIN(low_seq, excluded.low_seq)`
-	// raiseMarkSQL raises a mark to the least of its argument and the seq
-	// the next run will get, and never lowers it.
-	raiseMarkSQL = `UPDATE live_marks SET low_seq = MAX(low_seq, MIN(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs)))
-		WHERE host_id = ?`
-	runSeqSQL = `SELECT seq, host_id FROM runs WHERE id = ?`
+	// raiseMarkSQL raises a mark and never lowers it. Its value is a live
+	// run's seq (raiseOf), so it never passes the last run.
+	raiseMarkSQL = `UPDATE live_marks SET low_seq = MAX(low_seq, ?) WHERE host_id = ?`
+	runSeqSQL    = `SELECT seq, host_id FROM runs WHERE id = ?`
 )
 
 func newLiveMarks(every time.Duration) *liveMarks {

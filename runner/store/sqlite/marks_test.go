@@ -27,6 +27,18 @@ func markOf(t *testing.T, s *Store, host string) int64 {
 	return low
 }
 
+// openMarking opens a Store on path that raises marks at every end
+// (MarkEvery is a nanosecond).
+func openMarking(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := OpenWith(t.Context(), path, Options{MarkEvery: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func markRun(id, host string) *runner.Run {
 	return &runner.Run{ID: id, Status: runner.StatusRunning, SessionID: runner.NewID("sess_"),
 		ThreadID: runner.NewID("thread_"), TenantID: "acme", CreatedAt: 1, HostID: host}
@@ -42,11 +54,7 @@ func markRun(id, host string) *runner.Run {
 func TestMarksKeepLiveRunsAboveThem(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runs.db")
-	s, err := OpenWith(ctx, path, Options{MarkEvery: time.Nanosecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMarking(t, path)
 	if _, err := s.MarkInterrupted(ctx, "own", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +168,7 @@ func TestMarksKeepLiveRunsAboveThem(t *testing.T) {
 // mark stops at its oldest live run, however many runs end after it.
 func TestMarkStopsAtOldestLiveRun(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenWith(ctx, filepath.Join(t.TempDir(), "runs.db"), Options{MarkEvery: time.Nanosecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMarking(t, filepath.Join(t.TempDir(), "runs.db"))
 	if _, err := s.MarkInterrupted(ctx, "own", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +206,7 @@ func TestMarkStopsAtOldestLiveRun(t *testing.T) {
 // them when it recovers their host.
 func TestRecoveryForgetsTheRunsItFailed(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenWith(ctx, filepath.Join(t.TempDir(), "runs.db"), Options{MarkEvery: time.Nanosecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMarking(t, filepath.Join(t.TempDir(), "runs.db"))
 	if err := s.StartRun(ctx, markRun("run_old", "own"), false, false); err != nil {
 		t.Fatal(err)
 	}
