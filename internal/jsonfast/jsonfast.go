@@ -1,33 +1,61 @@
-// Package jsonfast reads JSON members with gjson exactly as encoding/json
-// would decode them into struct fields, or reports that it cannot be sure
+// Package jsonfast reads JSON members exactly as encoding/json would
+// decode them into struct fields, or reports that it cannot be sure
 // (ok false), so that the caller decodes with encoding/json instead. It is
 // for hot paths whose inputs nearly always have one simple shape: the
 // common shape costs a validity check and one pass, the rest what it cost
 // before. Callers validate the document first (gjson.ValidBytes) and hold
 // the two paths together with a differential test against encoding/json.
+//
+// A Value is a value's text as written in that validated document. The
+// walk finds where each value ends and nothing more: it builds no parsed
+// result for a value it is not asked to read, and reads the one it is
+// asked for from its first byte. (Reading through gjson.Result, each
+// value was parsed once to be passed on and again to be read, and each
+// array walked by ForEach, which parses its elements: the same bytes of a
+// stream chunk were scanned four to six times.)
 package jsonfast
 
 import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
+
+// Value is one JSON value as written in a validated document, without
+// the white space around it.
+type Value string
+
+// Doc is the value of a whole validated document.
+func Doc(doc string) Value {
+	return Value(strings.Trim(doc, " \t\r\n"))
+}
+
+// IsObject reports whether v is an object.
+func (v Value) IsObject() bool { return len(v) > 0 && v[0] == '{' }
+
+// IsArray reports whether v is an array.
+func (v Value) IsArray() bool { return len(v) > 0 && v[0] == '[' }
+
+// IsString reports whether v is a string.
+func (v Value) IsString() bool { return len(v) > 0 && v[0] == '"' }
+
+// IsNull reports whether v is null.
+func (v Value) IsNull() bool { return v == "null" }
 
 // Members calls fn with the index in names of each member of object v that
 // names a field (at most 32 names), and reports false (unsure) where
 // encoding/json could read differently: an escaped member name, a name that
 // matches a field only without regard to case (encoding/json matches
 // those), a field given twice (the last one wins there), or fn returning
-// false. Other members are skipped, as encoding/json skips them.
-func Members(v gjson.Result, names []string, fn func(i int, v gjson.Result) bool) bool {
+// false. Other members are skipped, as encoding/json skips them. A v that
+// is not an object has no member to read.
+func Members(v Value, names []string, fn func(i int, v Value) bool) bool {
 	if !v.IsObject() {
-		return true // as ForEach: no member of an object to read
+		return true
 	}
 	ok := true
 	var seen uint32
-	eachMember(v.Raw, func(key, val string) bool {
+	eachMember(string(v), func(key, val string) bool {
 		k := key[1 : len(key)-1]
 		if strings.IndexByte(k, '\\') >= 0 {
 			ok = false
@@ -40,7 +68,7 @@ func Members(v gjson.Result, names []string, fn func(i int, v gjson.Result) bool
 					return false
 				}
 				seen |= 1 << i
-				ok = fn(i, gjson.Parse(val))
+				ok = fn(i, Value(val))
 				return ok
 			}
 			if strings.EqualFold(k, n) {
@@ -54,9 +82,9 @@ func Members(v gjson.Result, names []string, fn func(i int, v gjson.Result) bool
 }
 
 // Object calls fn on an object; null leaves the field as it is.
-func Object(v gjson.Result, fn func(gjson.Result) bool) bool {
+func Object(v Value, fn func(Value) bool) bool {
 	switch {
-	case v.Type == gjson.Null:
+	case v.IsNull():
 		return true
 	case v.IsObject():
 		return fn(v)
@@ -68,8 +96,8 @@ func Object(v gjson.Result, fn func(gjson.Result) bool) bool {
 // element with fn. The elements go into *dst's own array when it has
 // room, so a caller that decodes one chunk after another into the same
 // value allocates once; encoding/json too reuses a slice's array.
-func Array[T any](v gjson.Result, dst *[]T, fn func(gjson.Result, *T) bool) bool {
-	if v.Type == gjson.Null {
+func Array[T any](v Value, dst *[]T, fn func(Value, *T) bool) bool {
+	if v.IsNull() {
 		*dst = nil
 		return true
 	}
@@ -81,13 +109,13 @@ func Array[T any](v gjson.Result, dst *[]T, fn func(gjson.Result, *T) bool) bool
 	if out == nil {
 		out = make([]T, 0, 1)
 	}
-	v.ForEach(func(_, e gjson.Result) bool {
-		if !e.IsObject() {
+	eachElement(string(v), func(e string) bool {
+		if e[0] != '{' {
 			ok = false
 			return false
 		}
 		out = append(out, *new(T))
-		ok = fn(e, &out[len(out)-1])
+		ok = fn(Value(e), &out[len(out)-1])
 		return ok
 	})
 	*dst = out
@@ -97,35 +125,33 @@ func Array[T any](v gjson.Result, dst *[]T, fn func(gjson.Result, *T) bool) bool
 // String reads a string; null leaves it as it is. A string with escapes or
 // bytes that are not UTF-8 is decoded by encoding/json, which replaces what
 // is invalid.
-func String(v gjson.Result, dst *string) bool {
-	switch v.Type {
-	case gjson.Null:
+func String(v Value, dst *string) bool {
+	switch {
+	case v.IsNull():
 		return true
-	case gjson.String:
-	default:
+	case !v.IsString():
 		return false
 	}
-	raw := v.Raw[1 : len(v.Raw)-1]
+	raw := string(v[1 : len(v)-1])
 	if strings.IndexByte(raw, '\\') < 0 && utf8.ValidString(raw) {
 		*dst = raw
 		return true
 	}
-	return json.Unmarshal([]byte(v.Raw), dst) == nil
+	return json.Unmarshal([]byte(v), dst) == nil
 }
 
 // Int reads an integer written without fraction or exponent, small enough
 // for any int; null leaves it as it is.
-func Int(v gjson.Result, dst *int) bool {
-	if v.Type == gjson.Null {
+func Int(v Value, dst *int) bool {
+	if v.IsNull() {
 		return true
 	}
-	raw := v.Raw
-	if v.Type != gjson.Number || len(raw) > 18 {
+	if len(v) == 0 || len(v) > 18 {
 		return false
 	}
 	n, neg := 0, false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
 		case c == '-' && i == 0:
 			neg = true
 		case c >= '0' && c <= '9':
@@ -142,12 +168,12 @@ func Int(v gjson.Result, dst *int) bool {
 }
 
 // Bool reads true or false; null leaves it as it is.
-func Bool(v gjson.Result, dst *bool) bool {
-	switch v.Type {
-	case gjson.Null:
-	case gjson.True:
+func Bool(v Value, dst *bool) bool {
+	switch v {
+	case "null":
+	case "true":
 		*dst = true
-	case gjson.False:
+	case "false":
 		*dst = false
 	default:
 		return false
@@ -156,6 +182,6 @@ func Bool(v gjson.Result, dst *bool) bool {
 }
 
 // Empty accepts an array that decodes to nothing: null or [].
-func Empty(v gjson.Result) bool {
-	return v.Type == gjson.Null || (v.IsArray() && len(v.Array()) == 0)
+func Empty(v Value) bool {
+	return v.IsNull() || (v.IsArray() && skipSpace(string(v), 1) == len(v)-1)
 }

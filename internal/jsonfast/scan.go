@@ -1,12 +1,10 @@
 package jsonfast
 
-// Walking an object's members over its raw text: gjson's ForEach builds a
-// Result for every member, parsing each number (strconv.ParseFloat) and
-// unescaping each string, while Members needs the values of the few
-// members it names. An upstream's stream chunk has four members nobody
-// reads (id, object, created, model) before the one that matters. The
-// text has been validated (gjson.ValidBytes) by the caller, so the walk
-// only finds where each value ends.
+// Walking an object's members and an array's elements over their raw
+// text. An upstream's stream chunk has four members nobody reads (id,
+// object, created, model) before the one that matters. The text has been
+// validated (gjson.ValidBytes) by the caller, so the walk only finds where
+// each value ends.
 
 // eachMember calls fn with each member of the object obj (valid JSON,
 // starting with '{'): the key as written, quotes included, and the value
@@ -87,4 +85,25 @@ func endValue(s string, i int) int {
 		}
 	}
 	return i
+}
+
+// eachElement calls fn with each element of the array arr (valid JSON,
+// starting with '['), as written. It stops when fn returns false.
+func eachElement(arr string, fn func(val string) bool) {
+	i := 1
+	for {
+		i = skipSpace(arr, i)
+		if i >= len(arr) || arr[i] == ']' {
+			return
+		}
+		if arr[i] == ',' {
+			i++
+			continue
+		}
+		end := endValue(arr, i)
+		if !fn(arr[i:end]) {
+			return
+		}
+		i = end
+	}
 }

@@ -65,7 +65,7 @@ func DecodeRequestOutput(out []byte) (RequestOutput, error) {
 		return RequestOutput{}, errors.New("its output has no request object")
 	}
 	var o RequestOutput
-	if !fastRequest(req, &o.Request) {
+	if !fastRequest(jsonfast.Value(req.Raw), &o.Request) {
 		o.Request = native.Request{}
 		if err := json.Unmarshal([]byte(req.Raw), &o.Request); err != nil {
 			return RequestOutput{}, fmt.Errorf("its request object does not decode: %w", err)
@@ -121,12 +121,12 @@ var (
 
 // fastRequest decodes a native request as json.Unmarshal would, or reports
 // false when it cannot be sure (jsonfast); r may then hold part of it.
-func fastRequest(v gjson.Result, r *native.Request) bool {
-	return jsonfast.Members(v, requestNames, func(i int, v gjson.Result) bool {
+func fastRequest(v jsonfast.Value, r *native.Request) bool {
+	return jsonfast.Members(v, requestNames, func(i int, v jsonfast.Value) bool {
 		switch i {
 		case 0:
-			return jsonfast.Array(v, &r.Input, func(v gjson.Result, m *native.Message) bool {
-				return jsonfast.Members(v, messageNames, func(i int, v gjson.Result) bool {
+			return jsonfast.Array(v, &r.Input, func(v jsonfast.Value, m *native.Message) bool {
+				return jsonfast.Members(v, messageNames, func(i int, v jsonfast.Value) bool {
 					switch i {
 					case 0:
 						return jsonfast.String(v, &m.Role)
@@ -167,14 +167,14 @@ func fastRequest(v gjson.Result, r *native.Request) bool {
 			if !v.IsObject() {
 				return false
 			}
-			r.OutputSchema = append(r.OutputSchema[:0], v.Raw...)
+			r.OutputSchema = append(r.OutputSchema[:0], v...)
 			return true
 		case 13:
 			return jsonfast.Int(v, &r.MaxToolCalls)
 		case 14:
 			u := &r.Upstream
-			return jsonfast.Object(v, func(v gjson.Result) bool {
-				return jsonfast.Members(v, upstreamNames, func(i int, v gjson.Result) bool {
+			return jsonfast.Object(v, func(v jsonfast.Value) bool {
+				return jsonfast.Members(v, upstreamNames, func(i int, v jsonfast.Value) bool {
 					return jsonfast.String(v, [...]*string{&u.ReasoningEffort, &u.PromptCacheKey,
 						&u.SafetyIdentifier, &u.ServiceTier, &u.User}[i])
 				})

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/runedge/runedge/internal/jsonfast"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/runner/native"
@@ -52,7 +54,7 @@ func TestDecodeRequestOutputMatchesJSON(t *testing.T) {
 		checkRequestOutput(t, []byte(`{"request":`+s+`,"echo":{"a":1}}`))
 	}
 	for _, s := range requestCases[:6] {
-		if !fastRequest(gjson.Parse(s), new(native.Request)) {
+		if !fastRequest(jsonfast.Doc(s), new(native.Request)) {
 			t.Errorf("not on the fast path: %s", s)
 		}
 	}

@@ -12,8 +12,8 @@ import (
 // Decoding upstream replies: every chunk of a stream and every whole answer
 // is read here, so it is on the hot path. encoding/json (reflection, a
 // validity scan, then a decoding pass; a deep stack that the run's fresh
-// goroutine grows) cost about 5 µs per chunk; gjson reads the few members
-// the provider needs in one pass over a validated body.
+// goroutine grows) cost about 5 µs per chunk; jsonfast reads the few
+// members the provider needs in one pass over a body gjson validated.
 //
 // The fast path must read exactly what json.Unmarshal into the wire types
 // would. Where it cannot be sure — a member whose name differs from a field's
@@ -31,7 +31,7 @@ func decodeChunk(data []byte, c *wireChunk) error {
 	if len(data) > 0 && gjson.ValidBytes(data) {
 		choices := c.Choices[:0]
 		*c = wireChunk{Choices: choices}
-		if fastChunk(gjson.Parse(unsafe.String(&data[0], len(data))), c) {
+		if fastChunk(jsonfast.Doc(unsafe.String(&data[0], len(data))), c) {
 			return nil
 		}
 	}
@@ -41,7 +41,7 @@ func decodeChunk(data []byte, c *wireChunk) error {
 
 // decodeCompletion decodes a whole chat.completion into c.
 func decodeCompletion(data []byte, c *wireCompletion) error {
-	if gjson.ValidBytes(data) && fastCompletion(gjson.Parse(string(data)), c) {
+	if gjson.ValidBytes(data) && fastCompletion(jsonfast.Doc(string(data)), c) {
 		return nil
 	}
 	*c = wireCompletion{}
@@ -56,14 +56,14 @@ var (
 	usageNames       = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
 )
 
-func fastChunk(v gjson.Result, c *wireChunk) bool {
+func fastChunk(v jsonfast.Value, c *wireChunk) bool {
 	return fastAnswer(v, &c.Choices, &c.Usage, &c.Error, chunkChoiceNames, func(ch *wireChunkChoice) choiceFields {
 		return choiceFields{&ch.Index, &ch.Delta.Content, &ch.Delta.Refusal, &ch.FinishReason,
 			(*string)(&ch.Delta.ReasoningContent), (*string)(&ch.Delta.Reasoning)}
 	})
 }
 
-func fastCompletion(v gjson.Result, c *wireCompletion) bool {
+func fastCompletion(v jsonfast.Value, c *wireCompletion) bool {
 	return fastAnswer(v, &c.Choices, &c.Usage, &c.Error, choiceNames, func(ch *wireChoice) choiceFields {
 		return choiceFields{&ch.Index, &ch.Message.Content, &ch.Message.Refusal, &ch.FinishReason,
 			(*string)(&ch.Message.ReasoningContent), (*string)(&ch.Message.Reasoning)}
@@ -84,23 +84,23 @@ type choiceFields struct {
 // fastAnswer reads what a chunk and a whole answer share: choices (each an
 // index, one object named by choice[1] with content and refusal, and a
 // finish_reason), usage, and an error kept raw.
-func fastAnswer[C any](v gjson.Result, choices *[]C, usage **wireUsage, errRaw *json.RawMessage,
+func fastAnswer[C any](v jsonfast.Value, choices *[]C, usage **wireUsage, errRaw *json.RawMessage,
 	choice []string, fields func(*C) choiceFields) bool {
 	if !v.IsObject() {
 		return false
 	}
-	return jsonfast.Members(v, chunkNames, func(i int, v gjson.Result) bool {
+	return jsonfast.Members(v, chunkNames, func(i int, v jsonfast.Value) bool {
 		switch i {
 		case 0:
-			return jsonfast.Array(v, choices, func(v gjson.Result, ch *C) bool {
+			return jsonfast.Array(v, choices, func(v jsonfast.Value, ch *C) bool {
 				f := fields(ch)
-				return jsonfast.Members(v, choice, func(i int, v gjson.Result) bool {
+				return jsonfast.Members(v, choice, func(i int, v jsonfast.Value) bool {
 					switch i {
 					case 0:
 						return jsonfast.Int(v, f.index)
 					case 1:
-						return jsonfast.Object(v, func(v gjson.Result) bool {
-							return jsonfast.Members(v, deltaNames, func(i int, v gjson.Result) bool {
+						return jsonfast.Object(v, func(v jsonfast.Value) bool {
+							return jsonfast.Members(v, deltaNames, func(i int, v jsonfast.Value) bool {
 								switch i {
 								case 0:
 									return jsonfast.String(v, f.content)
@@ -121,13 +121,13 @@ func fastAnswer[C any](v gjson.Result, choices *[]C, usage **wireUsage, errRaw *
 		case 1:
 			return fastUsage(v, usage)
 		}
-		*errRaw = json.RawMessage(v.Raw)
+		*errRaw = json.RawMessage(v)
 		return true
 	})
 }
 
-func fastUsage(v gjson.Result, dst **wireUsage) bool {
-	if v.Type == gjson.Null {
+func fastUsage(v jsonfast.Value, dst **wireUsage) bool {
+	if v.IsNull() {
 		*dst = nil
 		return true
 	}
@@ -136,7 +136,7 @@ func fastUsage(v gjson.Result, dst **wireUsage) bool {
 	}
 	u := new(wireUsage)
 	*dst = u
-	return jsonfast.Members(v, usageNames, func(i int, v gjson.Result) bool {
+	return jsonfast.Members(v, usageNames, func(i int, v jsonfast.Value) bool {
 		switch i {
 		case 0:
 			return jsonfast.Int(v, &u.PromptTokens)

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tidwall/gjson"
+	"github.com/runedge/runedge/internal/jsonfast"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -74,7 +74,7 @@ func TestDecodeMatchesJSON(t *testing.T) {
 // fast path (a regression here costs CPU, not correctness).
 func TestDecodeFastPath(t *testing.T) {
 	for _, s := range decodeCases[:8] {
-		if !fastChunk(gjson.Parse(s), new(wireChunk)) && !fastCompletion(gjson.Parse(s), new(wireCompletion)) {
+		if !fastChunk(jsonfast.Doc(s), new(wireChunk)) && !fastCompletion(jsonfast.Doc(s), new(wireCompletion)) {
 			t.Errorf("not on the fast path: %s", s)
 		}
 	}

@@ -3,8 +3,6 @@ package openai
 import (
 	"encoding/json"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/runedge/runedge/internal/jsonfast"
 )
 
@@ -34,8 +32,8 @@ func (r *reasoningText) UnmarshalJSON(b []byte) error {
 
 // reasoningString is the fast path's reading of a reasoning member, as
 // reasoningText's UnmarshalJSON reads it.
-func reasoningString(v gjson.Result, dst *string) bool {
-	if v.Type != gjson.String {
+func reasoningString(v jsonfast.Value, dst *string) bool {
+	if !v.IsString() {
 		return true
 	}
 	return jsonfast.String(v, dst)
