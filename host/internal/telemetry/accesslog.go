@@ -15,11 +15,19 @@ import (
 // went away before the reply ends still gets its line, with the status
 // that was sent (or 200 when nothing was). Its context marks the line as
 // an access line, which a LogOutput's handler buffers.
+//
+// The record goes to the handler directly, without a source position: the
+// Logger's own methods look up their caller's program counter
+// (runtime.Callers) for every line, about 0.5% of a `make run` request's
+// CPU, for a position no access line prints.
 func AccessLog(log *slog.Logger, r *http.Request, rec *Recorder, endpoint string, d time.Duration) {
-	if !log.Enabled(context.Background(), slog.LevelInfo) {
+	var ctx context.Context = accessContext{r.Context()} // boxed once for both calls
+	h := log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	log.LogAttrs(accessContext{r.Context()}, slog.LevelInfo, "request",
+	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	line.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.String("endpoint", endpoint),
@@ -30,4 +38,5 @@ func AccessLog(log *slog.Logger, r *http.Request, rec *Recorder, endpoint string
 		slog.Int64("bytes", rec.Bytes),
 		slog.Bool("stream", rec.Stream),
 	)
+	_ = h.Handle(ctx, line)
 }
