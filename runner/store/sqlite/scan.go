@@ -58,6 +58,8 @@ func int64Ptr(n sql.NullInt64) *int64 {
 
 // nullableInt, nullableString and nullableCount turn unset values into SQL NULLs, so COALESCE in
 // Transition keeps the stored value when a field is not being set.
+// Integers go to the driver as int64, the one integer type it takes: an
+// int would be boxed once here and again when converted (rawexec.go).
 func nullableInt(p *int64) any {
 	if p == nil {
 		return nil
@@ -69,7 +71,7 @@ func nullableCount(n int) any {
 	if n <= 0 {
 		return nil
 	}
-	return n
+	return int64(n)
 }
 
 func nullableString(s string) any {
@@ -83,7 +85,29 @@ func usageArgs(u *runner.Usage) (in, out, total any) {
 	if u == nil {
 		return nil, nil, nil
 	}
-	return u.InputTokens, u.OutputTokens, u.TotalTokens
+	return int64(u.InputTokens), int64(u.OutputTokens), int64(u.TotalTokens)
+}
+
+// statusArg is a status as the driver takes it, a string. A runner.Status
+// is a type of its own, which database/sql's converter reads by
+// reflection into a new string; the known ones are constants here, boxed
+// without an allocation.
+func statusArg(s runner.Status) any {
+	switch s {
+	case runner.StatusQueued:
+		return string(runner.StatusQueued)
+	case runner.StatusRunning:
+		return string(runner.StatusRunning)
+	case runner.StatusCompleted:
+		return string(runner.StatusCompleted)
+	case runner.StatusFailed:
+		return string(runner.StatusFailed)
+	case runner.StatusCancelled:
+		return string(runner.StatusCancelled)
+	case runner.StatusWaiting:
+		return string(runner.StatusWaiting)
+	}
+	return string(s)
 }
 
 func errorArgs(e *runner.ErrorInfo) (code, msg any) {

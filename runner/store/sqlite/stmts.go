@@ -81,10 +81,12 @@ func transitionSQL(n int) string {
 }
 
 // transitionStmt is the prepared UPDATE to one target status with the
-// states it may come from, in the order of its parameters.
+// states it may come from, in the order of its parameters: the target and
+// the sources as the statement's arguments, boxed once (statusArg).
 type transitionStmt struct {
-	stmt *rawStmt
-	from []runner.Status
+	stmt     *rawStmt
+	status   any
+	fromArgs []any
 }
 
 // stmts are a Store's prepared statements.
@@ -159,7 +161,11 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {
-			st.transition[to] = transitionStmt{stmt: raw(transitionSQL(len(from))), from: from}
+			ts := transitionStmt{stmt: raw(transitionSQL(len(from))), status: statusArg(to)}
+			for _, f := range from {
+				ts.fromArgs = append(ts.fromArgs, statusArg(f))
+			}
+			st.transition[to] = ts
 		}
 	}
 	st.getRun = prep(r, getRunSQL)

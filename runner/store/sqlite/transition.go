@@ -24,13 +24,11 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
-	args := make([]any, 0, 14+len(ts.from))
-	args = append(args, t.Status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+	args := make([]any, 0, 14+len(ts.fromArgs))
+	args = append(args, ts.status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
 		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id)
-	for _, f := range ts.from {
-		args = append(args, f)
-	}
+	args = append(args, ts.fromArgs...)
 	// A run that becomes queued or running and is not live here is a
 	// waiting run resumed: its host's mark must come down to its seq
 	// (marks.go). Any other transition ends the run's time as live.
