@@ -1,0 +1,90 @@
+package jsonfast
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestReadersMatchJSON: each reader, given a value's text, reads what
+// encoding/json reads into the same field, or says it cannot be sure;
+// never a different value.
+func TestReadersMatchJSON(t *testing.T) {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"\u00e9"`, `""`, `null`, `0`, `-12`, `123456789012345678`,
+		`1.5`, `1e3`, `true`, `false`, `[]`, `[ ]`, "[\n\t]", `[1]`, `{}`, `{"a":1}`} {
+		v := Doc(" " + s + "\n")
+		var gs, js string
+		if String(v, &gs) {
+			if err := json.Unmarshal([]byte(s), &js); err != nil || gs != js {
+				t.Errorf("String(%s) = %q, encoding/json %q (%v)", s, gs, js, err)
+			}
+		}
+		var gi, ji int
+		if Int(v, &gi) {
+			if err := json.Unmarshal([]byte(s), &ji); err != nil || gi != ji {
+				t.Errorf("Int(%s) = %d, encoding/json %d (%v)", s, gi, ji, err)
+			}
+		}
+		var gb, jb bool
+		if Bool(v, &gb) {
+			if err := json.Unmarshal([]byte(s), &jb); err != nil || gb != jb {
+				t.Errorf("Bool(%s) = %v, encoding/json %v (%v)", s, gb, jb, err)
+			}
+		}
+		var ja []struct{}
+		if Empty(v) {
+			if err := json.Unmarshal([]byte(s), &ja); err != nil || len(ja) != 0 {
+				t.Errorf("Empty(%s), encoding/json %v (%v)", s, ja, err)
+			}
+		}
+	}
+	for _, s := range []string{`[ ]`, "[\n]", `null`} {
+		if !Empty(Doc(s)) {
+			t.Errorf("Empty(%s) = false", s)
+		}
+	}
+	for _, s := range []string{`[1]`, `[[]]`, `{}`, `""`} {
+		if Empty(Doc(s)) {
+			t.Errorf("Empty(%s) = true", s)
+		}
+	}
+}
+
+// TestArrayAndMembers walks nested objects and arrays, with white space
+// wherever JSON allows it, and reuses the destination's array.
+func TestArrayAndMembers(t *testing.T) {
+	type item struct {
+		N    int
+		Name string
+	}
+	doc := Doc(` { "items" : [ { "n" : 1 , "name" : "a" } ,
+		{"skip":[1,{"x":"]"}],"n":2,"name":"b}"} ] , "other" : {"n":3} } `)
+	var got []item
+	ok := Members(doc, []string{"items"}, func(_ int, v Value) bool {
+		return Array(v, &got, func(v Value, it *item) bool {
+			return Members(v, []string{"n", "name"}, func(i int, v Value) bool {
+				if i == 0 {
+					return Int(v, &it.N)
+				}
+				return String(v, &it.Name)
+			})
+		})
+	})
+	if !ok || len(got) != 2 || got[0] != (item{1, "a"}) || got[1] != (item{2, "b}"}) {
+		t.Fatalf("ok %v, items %+v", ok, got)
+	}
+	first := &got[0]
+	if !Array(Doc(`[{"n":5}]`), &got, func(v Value, it *item) bool {
+		return Members(v, []string{"n"}, func(_ int, v Value) bool { return Int(v, &it.N) })
+	}) || len(got) != 1 || &got[0] != first || got[0].N != 5 {
+		t.Fatalf("reused: %+v", got)
+	}
+	// Unsure: an element that is not an object, a member given twice, a
+	// name that matches only without regard to case, an escaped name.
+	for _, s := range []string{`{"items":[1]}`, `{"items":[],"items":[]}`, `{"Items":[]}`, `{"it\u0065ms":[]}`} {
+		if Members(Doc(s), []string{"items"}, func(_ int, v Value) bool {
+			return Array(v, &got, func(Value, *item) bool { return true })
+		}) {
+			t.Errorf("%s: read as sure", s)
+		}
+	}
+}
