@@ -10,16 +10,7 @@ package jsonfast
 // starting with '{'): the key as written, quotes included, and the value
 // as written. It stops when fn returns false.
 func eachMember(obj string, fn func(key, val string) bool) {
-	i := 1
-	for {
-		i = skipSpace(obj, i)
-		if i >= len(obj) || obj[i] == '}' {
-			return
-		}
-		if obj[i] == ',' {
-			i++
-			continue
-		}
+	for i := nextItem(obj, 1); i >= 0; {
 		k := endString(obj, i)
 		key := obj[i:k]
 		i = skipSpace(obj, k) + 1 // the colon
@@ -28,7 +19,36 @@ func eachMember(obj string, fn func(key, val string) bool) {
 		if !fn(key, obj[i:end]) {
 			return
 		}
-		i = end
+		i = nextItem(obj, end)
+	}
+}
+
+// eachElement calls fn with each element of the array arr (valid JSON,
+// starting with '['), as written. It stops when fn returns false.
+func eachElement(arr string, fn func(val string) bool) {
+	for i := nextItem(arr, 1); i >= 0; {
+		end := endValue(arr, i)
+		if !fn(arr[i:end]) {
+			return
+		}
+		i = nextItem(arr, end)
+	}
+}
+
+// nextItem returns where the next member or element of an object or
+// array starts, at or after i (past white space and a comma), or -1 where
+// the object or array closes.
+func nextItem(s string, i int) int {
+	for {
+		i = skipSpace(s, i)
+		switch {
+		case i >= len(s) || s[i] == '}' || s[i] == ']':
+			return -1
+		case s[i] == ',':
+			i++
+		default:
+			return i
+		}
 	}
 }
 
@@ -85,25 +105,4 @@ func endValue(s string, i int) int {
 		}
 	}
 	return i
-}
-
-// eachElement calls fn with each element of the array arr (valid JSON,
-// starting with '['), as written. It stops when fn returns false.
-func eachElement(arr string, fn func(val string) bool) {
-	i := 1
-	for {
-		i = skipSpace(arr, i)
-		if i >= len(arr) || arr[i] == ']' {
-			return
-		}
-		if arr[i] == ',' {
-			i++
-			continue
-		}
-		end := endValue(arr, i)
-		if !fn(arr[i:end]) {
-			return
-		}
-		i = end
-	}
 }
