@@ -5,10 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/runedge/runedge/internal/jsonfast"
-
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/internal/jsonfast"
 	"github.com/runedge/runedge/runner/native"
 )
 
