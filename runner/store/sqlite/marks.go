@@ -157,7 +157,10 @@ func (m *liveMarks) own(host string) {
 // when no raise is due: the interval has not passed, the run is not one
 // of this Store's, or its host is not owned here or its least live seq
 // has not moved. Called inside the run's terminal write, where the run
-// still counts as live, so the value is at most its seq.
+// still counts as live, so the value is at most its seq. The live runs
+// are scanned at most once an interval, whether or not the mark moves:
+// while one long run holds it down, every other run's end would otherwise
+// scan them all under the lock.
 func (m *liveMarks) raiseOf(id string) (host string, low int64, ok bool) {
 	now := time.Now().UnixNano()
 	if now < m.next.Load() {
@@ -169,6 +172,7 @@ func (m *liveMarks) raiseOf(id string) (host string, low int64, ok bool) {
 	if !ok || !m.owned[r.host] {
 		return "", 0, false
 	}
+	m.next.Store(now + m.every.Nanoseconds())
 	low = int64(math.MaxInt64)
 	for _, l := range m.live {
 		if l.host == r.host && l.seq < low {
@@ -178,7 +182,6 @@ func (m *liveMarks) raiseOf(id string) (host string, low int64, ok bool) {
 	if low == m.raised[r.host] {
 		return "", 0, false
 	}
-	m.next.Store(now + m.every.Nanoseconds())
 	return r.host, low, true
 }
 

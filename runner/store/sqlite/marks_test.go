@@ -231,3 +231,35 @@ func TestRecoveryForgetsTheRunsItFailed(t *testing.T) {
 		t.Fatalf("mark %d, want %d (run_b's, the last live run when its end raised it)", low, last)
 	}
 }
+
+// TestRaiseScansOnceAnInterval: a look at the live runs that finds the
+// mark where it was still waits out the interval before the next one, so
+// the ends of runs behind a long one do not each scan every live run.
+func TestRaiseScansOnceAnInterval(t *testing.T) {
+	m := newLiveMarks(time.Hour)
+	m.own("h")
+	m.add("long", "h", 1)
+	m.add("a", "h", 2)
+	m.add("b", "h", 3)
+	if host, low, ok := m.raiseOf("a"); !ok || host != "h" || low != 1 {
+		t.Fatalf("first raise: %q %d %v, want h 1 true", host, low, ok)
+	}
+	m.setRaised("h", 1)
+	m.remove("a")
+	m.remove("long") // the least live seq moves to 3
+	if _, _, ok := m.raiseOf("b"); ok {
+		t.Fatal("a second raise inside the interval")
+	}
+	m.next.Store(0) // the interval has passed
+	if host, low, ok := m.raiseOf("b"); !ok || host != "h" || low != 3 {
+		t.Fatalf("raise after the interval: %q %d %v, want h 3 true", host, low, ok)
+	}
+	m.setRaised("h", 3)
+	m.next.Store(0)
+	if _, _, ok := m.raiseOf("b"); ok {
+		t.Fatal("a raise to the value already written")
+	}
+	if m.next.Load() == 0 {
+		t.Fatal("a look that found the mark unchanged did not start the interval")
+	}
+}
