@@ -26,9 +26,13 @@ type Store interface {
 	// write before the agent starts, so a store should make it a single
 	// transaction (one commit per request). It is the only way sessions,
 	// threads and runs are created. A session and thread whose ids the
-	// service has just generated (NewID) come with both flags false: no
-	// run can hold those ids, and the checks would be the store's work
-	// for nothing on most requests.
+	// service has just made from the run's id (contract.OwnSessionID,
+	// OwnThreadID) come with both flags false: no run can hold those ids,
+	// and the checks would be the store's work for nothing on most
+	// requests. A store may rely on that derivation to find a session's
+	// or thread's first run by its id (contract.OpenerID); ids made any
+	// other way (a conversation's session, a store written before) must
+	// still be found.
 	StartRun(ctx context.Context, r *Run, newSession, newThread bool) error
 	// Transition moves run id to a new state and records what goes with it.
 	// It refuses (returns ErrNotFound) when the run is already terminal,

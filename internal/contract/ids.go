@@ -71,6 +71,34 @@ func RunIDOf(responseID string) (runID string, ok bool) {
 	return RunPrefix + rest, true
 }
 
+// OwnSessionID is the id of the session a run opens when its client
+// names none: sess_X for run_X. OwnThreadID is the id of the thread a run
+// opens: thread_X for run_X. A session or thread made this way leads back
+// to the run that opened it (OpenerID), so a store may find it through
+// that run's id rather than index it (the SQLite store's partial
+// runs_session and runs_thread, RATIONALE.md "A new session's ids are its
+// run's"). They stay unguessable: the run's suffix is NewID's 112 random
+// bits, and every lookup by them is the tenant's.
+func OwnSessionID(runID string) string { return SessionPrefix + strings.TrimPrefix(runID, RunPrefix) }
+
+// OwnThreadID is the id of the thread run runID opens: thread_X for run_X
+// (see OwnSessionID).
+func OwnThreadID(runID string) string { return ThreadPrefix + strings.TrimPrefix(runID, RunPrefix) }
+
+// OpenerID returns the run that opened session or thread id if a run made
+// it (OwnSessionID, OwnThreadID): run_X for sess_X or thread_X, "" for
+// any other id. Whether that run exists and holds the session or thread
+// is the store's to check: a client-named id, a conversation's session or
+// an id made before runedge derived them leads to no run.
+func OpenerID(id string) string {
+	for _, prefix := range []string{SessionPrefix, ThreadPrefix} {
+		if rest, ok := strings.CutPrefix(id, prefix); ok && rest != "" {
+			return RunPrefix + rest
+		}
+	}
+	return ""
+}
+
 // CompletionID is the id of the chat.completion of run runID: chatcmpl-X
 // for run_X.
 func CompletionID(runID string) string {

@@ -24,6 +24,11 @@ func TestDerivedIDs(t *testing.T) {
 		{"ConversationID", ConversationID("sess_" + x), "conv_" + x},
 		{"ConversationID of a non-session", ConversationID("thread_" + x), ""},
 		{"ConversationID of a bare prefix", ConversationID("sess_"), ""},
+		{"OwnSessionID", OwnSessionID(runID), "sess_" + x},
+		{"OwnThreadID", OwnThreadID(runID), "thread_" + x},
+		{"OpenerID of a response", OpenerID("resp_" + x), ""},
+		{"OpenerID of a bare prefix", OpenerID("sess_"), ""},
+		{"OpenerID of a run", OpenerID(runID), ""},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
@@ -42,6 +47,14 @@ func TestRoundTrips(t *testing.T) {
 			if m, j, ok := CallOf(CallID(msg, i)); !ok || m != msg || j != i {
 				t.Errorf("CallOf(CallID(%q, %d)) = %q, %d, %v", msg, i, m, j, ok)
 			}
+		}
+	}
+	for _, run := range []string{runID, "run_1"} {
+		if got := OpenerID(OwnSessionID(run)); got != run {
+			t.Errorf("OpenerID(OwnSessionID(%q)) = %q", run, got)
+		}
+		if got := OpenerID(OwnThreadID(run)); got != run {
+			t.Errorf("OpenerID(OwnThreadID(%q)) = %q", run, got)
 		}
 	}
 	for _, sess := range []string{"sess_" + x, "sess_1"} {

@@ -186,6 +186,21 @@ var migrations = []string{
 	INSERT INTO live_marks (host_id, low_seq)
 		SELECT host_id, MIN(seq) FROM runs WHERE status IN ('queued', 'running') GROUP BY host_id;
 	DROP INDEX runs_live;`,
+	// 10: a run that opens its session and thread writes no entry in
+	// runs_session and runs_thread (RATIONALE.md "A new session's ids are
+	// its run's"). Their ids are its own suffix behind their prefixes
+	// (contract.OwnSessionID, OwnThreadID), so a lookup by session or
+	// thread also tries the run its argument names (contract.OpenerID)
+	// and the indexes keep only the runs that continue a session or
+	// thread. Most runs open one: every chat completion without a session
+	// header. Rows written before keep their entries, because their ids
+	// are not their run's. A query reaches these indexes only when its
+	// WHERE repeats the index's condition word for word (sessionNotOwnSQL,
+	// threadNotOwnSQL in stmts.go; TestPartialIndexesMatchTheQueries).
+	`DROP INDEX runs_session;
+	DROP INDEX runs_thread;
+	CREATE INDEX runs_session ON runs(session_id, seq) WHERE session_id <> 'sess_' || substr(id, 5);
+	CREATE INDEX runs_thread ON runs(thread_id) WHERE thread_id <> 'thread_' || substr(id, 5);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -109,6 +109,13 @@ func TestMigrateFromVersion6(t *testing.T) {
 	if err != nil || len(runs) != 3 || runs[0].ID != "run_new" || runs[2].ID != "run_old" {
 		t.Fatalf("list after migration: %d runs, %v", len(runs), err)
 	}
+	// run_old's ids happen to be its own (sess_old, thread_old), so
+	// migration 10 left it out of runs_session and runs_thread: the
+	// lookups find it by its id, and the others through the indexes.
+	runs, _, err = s.ListRuns(ctx, runner.ListQuery{TenantID: "acme", SessionID: "sess_old"})
+	if err != nil || len(runs) != 3 || runs[0].ID != "run_new" || runs[1].ID != "run_live" || runs[2].ID != "run_old" {
+		t.Fatalf("the migrated session's runs: %d, %v", len(runs), err)
+	}
 	var seq int64
 	if err := s.r.QueryRow(`SELECT seq FROM runs WHERE id = 'run_new'`).Scan(&seq); err != nil || seq != 42 {
 		t.Fatalf("new run's seq %d (%v), want 42", seq, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -82,13 +83,15 @@ func (s *Store) refused(ctx context.Context, tx *wtx, r *runner.Run, newSession 
 }
 
 // insertOf returns StartRun's insert and its check's parameters (none
-// for a run in a known thread).
+// for a run in a known thread), in the order stmts.go gives them.
 func (s *Store) insertOf(r *runner.Run, newSession, newThread bool) (*rawStmt, []any) {
 	switch {
 	case newSession:
-		return s.st.insertRunNewSession, []any{r.SessionID, r.ThreadID}
+		return s.st.insertRunNewSession, []any{contract.OpenerID(r.SessionID), r.SessionID, r.SessionID,
+			contract.OpenerID(r.ThreadID), r.ThreadID, r.ThreadID}
 	case newThread:
-		return s.st.insertRunInSession, []any{r.SessionID, r.TenantID, r.ThreadID}
+		return s.st.insertRunInSession, []any{contract.OpenerID(r.SessionID), r.SessionID, r.TenantID, r.SessionID, r.TenantID,
+			contract.OpenerID(r.ThreadID), r.ThreadID, r.ThreadID}
 	}
 	return s.st.insertRun, nil
 }

@@ -36,17 +36,41 @@ const (
 	// constraint holds, in the same statement: a new session's id and a
 	// new thread's id are not taken (by any tenant: ids are global), and
 	// an existing session is the tenant's (insertRunCheckedSQL).
-	// The check's parameters are the session id, (the tenant,) the thread
-	// id (runArgs).
-	insertRunNewSessionSQL = `NOT EXISTS (SELECT 1 FROM runs WHERE session_id = ?)
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
-	insertRunInSessionSQL = `EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND tenant_id = ?)
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)`
+	//
+	// Every lookup by session or thread is two (migration 10): the run
+	// that opened it, by the id the session's or thread's id names
+	// (contract.OpenerID), and the runs that continued it, in the partial
+	// index that holds only those (sessionNotOwnSQL, threadNotOwnSQL).
+	// The opener comes first: it is a lookup of the primary key, and it is
+	// found for most sessions. The check's parameters are: the session's
+	// opener, the session id, (the tenant,) the session id, (the tenant,)
+	// then the thread's opener, the thread id, the thread id (insertOf).
+	insertRunNewSessionSQL = `NOT EXISTS (SELECT 1 FROM runs WHERE id = ? AND session_id = ?)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND ` + sessionNotOwnSQL + `)
+		AND ` + threadFreeSQL
+	insertRunInSessionSQL = `(EXISTS (SELECT 1 FROM runs WHERE id = ? AND session_id = ? AND tenant_id = ?)
+		OR EXISTS (SELECT 1 FROM runs WHERE session_id = ? AND ` + sessionNotOwnSQL + ` AND tenant_id = ?))
+		AND ` + threadFreeSQL
+	threadFreeSQL = `NOT EXISTS (SELECT 1 FROM runs WHERE id = ? AND thread_id = ?)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ? AND ` + threadNotOwnSQL + `)`
+	// sessionNotOwnSQL and threadNotOwnSQL are the conditions of the
+	// partial indexes runs_session and runs_thread, as migration 10 wrote
+	// them: the run's session (thread) is not the one it opened. SQLite
+	// uses a partial index only for a query whose WHERE has the index's
+	// condition as one of its terms, so every query by session or thread
+	// repeats it (TestPartialIndexesMatchTheQueries).
+	sessionNotOwnSQL = `session_id <> 'sess_' || substr(id, 5)`
+	threadNotOwnSQL  = `thread_id <> 'thread_' || substr(id, 5)`
+
 	runExistsSQL = `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`
 
 	getRunSQL         = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
 	getRunOfTenantSQL = getRunSQL + ` AND tenant_id = ?`
-	threadSessionSQL  = `SELECT session_id FROM runs WHERE thread_id = ? AND tenant_id = ? LIMIT 1`
+	// threadSessionSQL's parameters: the thread's opener, the thread id,
+	// the tenant, the thread id, the tenant.
+	threadSessionSQL = `SELECT session_id FROM runs WHERE id = ? AND thread_id = ? AND tenant_id = ?
+		UNION ALL SELECT session_id FROM runs WHERE thread_id = ? AND ` + threadNotOwnSQL + ` AND tenant_id = ?
+		LIMIT 1`
 )
 
 // insertRunCheckedSQL is insertRunSQL that writes the run only when check

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/runner"
 )
@@ -23,6 +24,16 @@ func BenchRun(session, thread string) *runner.Run {
 		Actor: runner.Actor{ID: "svc", Type: "service"}, TenantID: "acme", Endpoint: "/v1/chat/completions",
 		Model: "service", CreatedAt: started, StartedAt: &started, Request: benchRequest,
 	}
+}
+
+// BenchOwnRun is a running run that opens its own session and thread, as
+// the service starts a request that names neither (every chat completion
+// without a session header): their ids are the run's, and StartRun checks
+// neither.
+func BenchOwnRun() *runner.Run {
+	r := BenchRun("", "")
+	r.SessionID, r.ThreadID = contract.OwnSessionID(r.ID), contract.OwnThreadID(r.ID)
+	return r
 }
 
 // CreateAndFinish makes a run's two writes, as a request does: r's row

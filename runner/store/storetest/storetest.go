@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"StartRunPlaces", testStartRunPlaces},
 		{"StartRunIsAtomic", testStartRunIsAtomic},
 		{"StartRunIsTenantScoped", testStartRunTenantScoped},
+		{"OwnSessionAndThreadIDs", testOwnIDs},
 		{"TenantIsolation", testTenantIsolation},
 		{"ListNewestFirstAndPaging", testListPaging},
 		{"ListFilters", testListFilters},
