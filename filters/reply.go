@@ -106,10 +106,19 @@ func (r *Reply) NextSeq() int {
 	return s
 }
 
+// The values of the headers every reply of a kind carries, allocated once
+// rather than by a Header.Set per reply. net/http only reads a header's
+// values, and Set and Add replace or grow the slice, never write into it.
+var (
+	jsonContentType = []string{"application/json"}
+	sseContentType  = []string{"text/event-stream; charset=utf-8"}
+	noCache         = []string{"no-cache"}
+	noBuffering     = []string{"no"}
+)
+
 // JSON writes a complete JSON reply.
 func (r *Reply) JSON(status int, body []byte) error {
-	h := r.w.Header()
-	h.Set("Content-Type", "application/json")
+	r.w.Header()["Content-Type"] = jsonContentType
 	r.written = true
 	r.armDeadline()
 	r.w.WriteHeader(status)
@@ -130,9 +139,9 @@ func (r *Reply) StartStream() error {
 // next flush (Flush, Event, Comment, EndStream).
 func (r *Reply) OpenStream() {
 	h := r.w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = sseContentType
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = noBuffering
 	r.written = true
 	r.streaming = true
 	r.w.WriteHeader(http.StatusOK)

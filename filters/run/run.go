@@ -57,6 +57,11 @@ func New(svc *runner.Service, opts ...Option) *Run {
 // Name implements filters.Stage.
 func (*Run) Name() string { return contract.StageRun }
 
+// modelIDValue is the x-service-model-id header's value, the same on
+// every reply (the only model), allocated once. net/http never writes
+// into a header's values, and Set and Add replace or grow the slice.
+var modelIDValue = []string{model.ID}
+
 // Handle implements filters.Stage.
 func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
 	spec, err := startSpec(x)
@@ -68,11 +73,15 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 		return startError(x.Endpoint, err)
 	}
 	r := h.Run()
+	// The run's three ids share one backing array: Header.Set would
+	// allocate a slice per header. Each value is its own full slice, so
+	// an Add to one cannot write into the next.
+	ids := []string{r.SessionID, r.ID, r.ThreadID}
 	hd := x.Reply.Header()
-	hd.Set(filters.HeaderSessionID, r.SessionID)
-	hd.Set(filters.HeaderRunID, r.ID)
-	hd.Set(filters.HeaderThreadID, r.ThreadID)
-	hd.Set(filters.HeaderModelID, model.ID)
+	hd[filters.HeaderSessionID] = ids[0:1:1]
+	hd[filters.HeaderRunID] = ids[1:2:2]
+	hd[filters.HeaderThreadID] = ids[2:3:3]
+	hd[filters.HeaderModelID] = modelIDValue
 	x.Run = h
 	// run_timeout, shutdown and a native cancel hold even while a write
 	// to a client that stopped reading blocks: the write is cut short.
