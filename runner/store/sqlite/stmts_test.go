@@ -11,11 +11,7 @@ import (
 // temporary B-tree (OpenEphemeral) first, and keep a statement journal
 // for a statement that might abort halfway (OR IGNORE never does).
 func TestCheckedInsertHasNoTemporaryTable(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openFresh(t)
 	for name, check := range map[string]string{"new session": insertRunNewSessionSQL, "in session": insertRunInSessionSQL} {
 		q := insertRunCheckedSQL(check)
 		rows, err := s.r.QueryContext(t.Context(), "EXPLAIN "+q, make([]any, strings.Count(q, "?"))...)
@@ -48,11 +44,7 @@ func TestCheckedInsertHasNoTemporaryTable(t *testing.T) {
 // index it is written for, and page a session's runs without sorting
 // them.
 func TestPartialIndexesMatchTheQueries(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openFresh(t)
 	for index, cond := range map[string]string{"runs_session": sessionNotOwnSQL, "runs_thread": threadNotOwnSQL} {
 		var def string
 		if err := s.r.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, index).Scan(&def); err != nil {
@@ -101,3 +93,15 @@ func TestPartialIndexesMatchTheQueries(t *testing.T) {
 		}
 	}
 }
+
+// openFresh opens a Store on a new file, closed when the test ends.
+func openFresh(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
