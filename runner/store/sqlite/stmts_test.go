@@ -104,4 +104,3 @@ func openFresh(t *testing.T) *Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
-
