@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -86,4 +87,20 @@ func TestSessionContinuation(t *testing.T) {
 	}
 	wantError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"steal"}`, "x-service-tenant-id", "t-b",
 		"x-service-session-id", sess), 404, "invalid_request_error", "not_found")
+
+	// The first run opened its session and thread under its own suffix
+	// (docs/api.md), and the session lists all three runs, the first
+	// last, for its tenant only.
+	run := first.Header.Get("X-Service-Run-Id")
+	if x := strings.TrimPrefix(run, "run_"); sess != "sess_"+x || thread != "thread_"+x {
+		t.Fatalf("run %s opened session %s and thread %s, not its own", run, sess, thread)
+	}
+	b := body(t, h.do("GET", "/runner/v1/runs?session_id="+sess, "", "x-service-tenant-id", "t-a"))
+	if ids := gjson.GetBytes(b, "data.#.id").Array(); len(ids) != 3 || ids[2].String() != run {
+		t.Fatalf("the session's runs: %s", b)
+	}
+	b = body(t, h.do("GET", "/runner/v1/runs?session_id="+sess, "", "x-service-tenant-id", "t-b"))
+	if n := len(gjson.GetBytes(b, "data").Array()); n != 0 {
+		t.Fatalf("another tenant lists the session's runs: %s", b)
+	}
 }
