@@ -90,22 +90,16 @@ func usageArgs(u *runner.Usage) (in, out, total any) {
 
 // statusArg is a status as the driver takes it, a string. A runner.Status
 // is a type of its own, which database/sql's converter reads by
-// reflection into a new string; the known ones are constants here, boxed
-// without an allocation.
+// reflection into a new string. The statuses a run is created in (the
+// only ones runArgs passes, once per run) are constants here, boxed
+// without an allocation; any other is boxed when the transitions are
+// prepared, once per Store.
 func statusArg(s runner.Status) any {
 	switch s {
 	case runner.StatusQueued:
 		return string(runner.StatusQueued)
 	case runner.StatusRunning:
 		return string(runner.StatusRunning)
-	case runner.StatusCompleted:
-		return string(runner.StatusCompleted)
-	case runner.StatusFailed:
-		return string(runner.StatusFailed)
-	case runner.StatusCancelled:
-		return string(runner.StatusCancelled)
-	case runner.StatusWaiting:
-		return string(runner.StatusWaiting)
 	}
 	return string(s)
 }
