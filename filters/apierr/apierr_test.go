@@ -14,7 +14,7 @@ import (
 
 // errorsToRender are errors of every kind the chain sends: each
 // constructor, an unexpected error through From, and one error per row of
-// the error table (DESIGN.md) built from its parts.
+// the error catalog (catalog.go, the table in docs/api.md) built from its parts.
 func errorsToRender() []*apierr.Error {
 	es := []*apierr.Error{
 		apierr.InvalidBody("messages", "messages is required"),
