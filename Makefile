@@ -1,6 +1,6 @@
-# runedge — build, run, test, bench. Everything a fresh machine needs is
-# fetched by `go` itself (the module proxy), except for the browser test,
-# whose script installs Debian's chromium and its npm packages itself.
+# runedge — build, run, test, bench. `make run` needs only Go (modules come
+# from the module proxy); what `make test` needs besides (a C compiler,
+# PostgreSQL 15, Node and npm, chromium) is listed in README.md.
 GO      ?= go
 PLUGINS := openai
 WASM    := $(PLUGINS:%=plugins/build/%.wasm)
