@@ -11,7 +11,7 @@ import (
 
 // TestSchemaBounds: a schema beyond the limits, or one no value can
 // satisfy, is a 400 invalid_schema naming the field, over real HTTP, and no
-// run is created (issue 13, item 5). Before, the first made the offline
+// run is created. Without the bounds, the first made the offline
 // provider build a 20 MB document from 267 bytes, the second got a 502
 // after a run was created and the third a 500.
 func TestSchemaBounds(t *testing.T) {

@@ -174,7 +174,7 @@ func TestInstrumentBulkCharges(t *testing.T) {
 	}
 }
 
-// TestCallTimeBudgetBulkMemory is the finding of issue 13, item 4: a plugin
+// TestCallTimeBudgetBulkMemory: without the bulk-memory charge, a plugin
 // looping over memory.fill on a large buffer, one unit of fuel per
 // iteration, ran 30 times its budget and held up the garbage collector, and
 // so every goroutine, all along. Now the call ends within twice its budget

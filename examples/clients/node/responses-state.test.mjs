@@ -1,4 +1,4 @@
-// Conversations that remember (issue 10): the Vercel AI SDK's default
+// Conversations that remember: the Vercel AI SDK's default
 // Responses provider sends its second turn with the first answer as an
 // item_reference; openai-node continues by previous_response_id, reads a
 // stored response back and polls a background one.
