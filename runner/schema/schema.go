@@ -5,6 +5,13 @@
 // Structured output is a promise to the client: a reply that claims to match
 // the schema must match it. The agent therefore validates every structured
 // answer with this package before a single byte of it is sent.
+//
+// A schema is checked before its run exists, so no run timeout covers it:
+// CheckContext and CompileContext stop when the request's context ends and
+// refuse a schema whose check takes longer than CheckBudget (2 s). Numbers
+// are checked on the bytes before the library sees them, in schemas and in
+// answers alike (numbers.go), and a panic in the library is the input's
+// refusal, never the caller's.
 package schema
 
 import (
