@@ -134,3 +134,24 @@ func TestHugeNumberAnswerIsInvalidOutput(t *testing.T) {
 		t.Errorf("%d upstream calls for the huge answer, want 2 (the answer and its repair)", n)
 	}
 }
+
+// TestHugeNumberSchemaOnASocket: a WebSocket turn whose schema has 8,000
+// huge-exponent keywords is an error event, 400 invalid_schema naming the
+// field, within milliseconds, and the socket serves the next turn. Before,
+// the turn held a core for minutes, and every later turn waited behind it.
+func TestHugeNumberSchemaOnASocket(t *testing.T) {
+	h := start(t, nil)
+	conn := sdkSocket(t, h)
+	begun := time.Now()
+	ev := last(socketTurn(t, conn, create(`,"input":"x","text":{"format":{"type":"json_schema","name":"x","schema":`+hugeExponentSchema()+`}}`)))
+	if el := time.Since(begun); el > 2*time.Second {
+		t.Errorf("answered after %s; the bound is 2s", el)
+	}
+	if ev.Get("type").Str != "error" || ev.Get("status").Int() != 400 || ev.Get("error.code").Str != "invalid_schema" ||
+		ev.Get("error.param").Str != "text.format.schema" {
+		t.Fatalf("turn with the schema: %.300s", ev.Raw)
+	}
+	if ok := last(socketTurn(t, conn, create(`,"input":"still here"`))); ok.Get("response.output_text").Str != "You said: still here" {
+		t.Fatalf("turn after the refusal: %.300s", ok.Raw)
+	}
+}
