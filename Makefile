@@ -70,7 +70,7 @@ test: vet
 # Go fuzz targets, each run for FUZZTIME (their seed corpora also run in the
 # plain `go test`). One "package:Target" per entry; add yours to the list.
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput ./plugins/abi:FuzzViewIsTheParsedEnvelope ./runner/schema:FuzzCheckBoundsValidation
+FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput ./plugins/abi:FuzzViewIsTheParsedEnvelope ./runner/schema:FuzzCheckBoundsValidation ./runner/schema:FuzzNumbersOnTheBytes
 
 # A target fails when it writes a failing input; scripts/fuzz-short.sh
 # says why a bare "context deadline exceeded" is retried instead.

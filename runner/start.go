@@ -59,7 +59,10 @@ type StartSpec struct {
 // the outcome and releases the run.
 func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if len(spec.Request.OutputSchema) > 0 {
-		if _, err := schema.Check(spec.Request.OutputSchema); err != nil {
+		if _, err := schema.CheckContext(ctx, spec.Request.OutputSchema); err != nil {
+			if ctx.Err() != nil { // the request ended: no refusal to give
+				return nil, context.Cause(ctx)
+			}
 			kind := ErrInvalidRequest
 			if errors.Is(err, schema.ErrBounds) {
 				kind = ErrInvalidSchema
@@ -67,7 +70,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 			return nil, fmt.Errorf("%w: output_schema: %v", kind, err)
 		}
 	}
-	if err := checkTools(spec.Request.Tools); err != nil {
+	if err := checkTools(ctx, spec.Request.Tools); err != nil {
 		return nil, err
 	}
 	agentInput, prevRun, err := s.prepare(ctx, &spec)

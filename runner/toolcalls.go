@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,12 +61,15 @@ func (e *ToolSchemaError) Unwrap() error {
 // checkTools checks every tool's parameters schema like the output
 // schema (schema.Check: compiles, within bounds, satisfiable), so a broken
 // one is a 400 before the run exists rather than a provider failure after.
-func checkTools(tools []Tool) error {
+func checkTools(ctx context.Context, tools []Tool) error {
 	for i, t := range tools {
 		if len(t.Parameters) == 0 {
 			continue
 		}
-		if _, err := schema.Check(t.Parameters); err != nil {
+		if _, err := schema.CheckContext(ctx, t.Parameters); err != nil {
+			if ctx.Err() != nil { // the request ended: no refusal to give
+				return context.Cause(ctx)
+			}
 			return &ToolSchemaError{Index: i, Err: err, Bounds: errors.Is(err, schema.ErrBounds)}
 		}
 	}

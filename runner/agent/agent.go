@@ -46,7 +46,7 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 	var sch *schema.Schema
 	if len(req.OutputSchema) > 0 {
 		var err error
-		if sch, err = schema.Compile(req.OutputSchema); err != nil {
+		if sch, err = schema.CompileContext(ctx, req.OutputSchema); err != nil {
 			return runner.Result{}, fmt.Errorf("%w: output_schema: %v", runner.ErrInvalidRequest, err)
 		}
 	}

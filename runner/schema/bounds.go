@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,15 +59,34 @@ func refuse(format string, args ...any) error {
 // "not": {}, and contradictory bounds (minLength > maxLength, minimum >
 // maximum, more required properties than maxProperties …). It is meant for
 // the moment a request is admitted, before any work is done for it.
+//
+// Check is CheckContext for callers without a request.
 func Check(raw json.RawMessage) (*Schema, error) {
+	return CheckContext(context.Background(), raw)
+}
+
+// CheckContext is Check within ctx and CheckBudget (budget.go): when ctx
+// ends it returns the context's cause; when the budget is spent, a refusal
+// (ErrBounds). A panic in the library is a refusal too.
+func CheckContext(ctx context.Context, raw json.RawMessage) (s *Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, refuse("the schema cannot be checked: the JSON Schema library failed on it (%v)", p)
+		}
+	}()
 	if len(raw) > MaxSchemaBytes {
 		return nil, refuse("the schema is %d bytes; the limit is %d", len(raw), MaxSchemaBytes)
 	}
 	if err := CheckDepth(raw); err != nil {
 		return nil, err
 	}
-	compiled, err := Compile(raw)
+	ctx, cancel := context.WithTimeoutCause(ctx, CheckBudget, errBudget)
+	defer cancel()
+	compiled, err := CompileContext(ctx, raw)
 	if err != nil {
+		return nil, err
+	}
+	if err := budgetSpent(ctx); err != nil {
 		return nil, err
 	}
 	if compiled.bounds != nil {

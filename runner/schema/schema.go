@@ -5,10 +5,18 @@
 // Structured output is a promise to the client: a reply that claims to match
 // the schema must match it. The agent therefore validates every structured
 // answer with this package before a single byte of it is sent.
+//
+// A schema is checked before its run exists, so no run timeout covers it:
+// CheckContext and CompileContext stop when the request's context ends and
+// refuse a schema whose check takes longer than CheckBudget (2 s). Numbers
+// are checked on the bytes before the library sees them, in schemas and in
+// answers alike (numbers.go), and a panic in the library is the input's
+// refusal, never the caller's.
 package schema
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +48,18 @@ type Schema struct {
 //
 // Compilations are cached by the digest of raw (see cache.go), so the
 // several places a request's schema is needed share one compilation.
+//
+// Compile is CompileContext for callers without a request: the agent and
+// the offline generator, which compile a schema the run stage's Check has
+// compiled (and cached) already.
 func Compile(raw json.RawMessage) (*Schema, error) {
+	return CompileContext(context.Background(), raw)
+}
+
+// CompileContext is Compile within ctx and CheckBudget: when ctx ends it
+// returns the context's cause; when the budget is spent, a refusal
+// (ErrBounds).
+func CompileContext(ctx context.Context, raw json.RawMessage) (*Schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("schema: empty schema")
 	}
@@ -48,7 +67,9 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if s := compiled.get(k); s != nil {
 		return s, nil
 	}
-	s, err := compile(raw)
+	ctx, cancel := context.WithTimeoutCause(ctx, CheckBudget, errBudget)
+	defer cancel()
+	s, err := compile(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +77,31 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	return s, nil
 }
 
-// compile does the work of Compile, uncached.
-func compile(raw json.RawMessage) (*Schema, error) {
+// compile does the work of Compile, uncached. Its numbers are checked on
+// the bytes first (numbers.go) and its subschemas counted (budget.go), so
+// that what the library does with it is bounded; ctx is checked between
+// the steps and before each pattern the library compiles. A panic in the
+// library is the schema's refusal (ErrBounds), not the request's end.
+func compile(ctx context.Context, raw json.RawMessage) (*Schema, error) {
+	if bad := badNumber(raw); bad != "" {
+		return nil, refuse("the schema has %s", bad)
+	}
+	return compileJSON(ctx, raw)
+}
+
+// compileJSON is compile after the numbers are checked.
+func compileJSON(ctx context.Context, raw json.RawMessage) (s *Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, refuse("the schema cannot be compiled: the JSON Schema library failed on it (%v)", p)
+		}
+	}()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("schema: not valid JSON: %w", err)
+	}
+	if err := countSubschemas(ctx, doc); err != nil {
+		return nil, err
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -68,12 +109,21 @@ func compile(raw json.RawMessage) (*Schema, error) {
 	// client that asked for one just as a wrong type would.
 	c.AssertFormat()
 	c.UseLoader(noRemote{})
+	re := &patterns{ctx: ctx}
+	c.UseRegexpEngine(re.compile)
 	if err := c.AddResource(location, doc); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	cs, err := c.Compile(location)
+	re.done.Store(true)
 	if err != nil {
+		if err := budgetSpent(ctx); err != nil {
+			return nil, err
+		}
 		return nil, compileError(err)
+	}
+	if err := budgetSpent(ctx); err != nil {
+		return nil, err
 	}
 	levels, bounds := evaluationsPerLevel(doc)
 	return &Schema{compiled: cs, levels: levels, bounds: bounds}, nil
@@ -87,6 +137,10 @@ func compile(raw json.RawMessage) (*Schema, error) {
 // or one whose values times the evaluations each may cost (expand.go) is
 // over MaxValidationCost, is refused before the validator runs, so no
 // document pins a core.
+//
+// Its numbers are checked on the bytes first, as a schema's are (numbers.go):
+// one over MaxNumberLength characters or outside float64's range is refused
+// unvalidated. A panic in the library is a refusal too, never the agent's.
 func (s *Schema) Validate(doc []byte) error {
 	if s.bounds != nil {
 		return fmt.Errorf("output cannot be validated: %w", s.bounds)
@@ -94,6 +148,19 @@ func (s *Schema) Validate(doc []byte) error {
 	if jsonDepth(doc, MaxInstanceDepth) > MaxInstanceDepth {
 		return fmt.Errorf("output nests deeper than %d levels", MaxInstanceDepth)
 	}
+	if bad := badNumber(doc); bad != "" {
+		return fmt.Errorf("output has %s", bad)
+	}
+	return s.validate(doc)
+}
+
+// validate is Validate after the depth and the numbers are checked.
+func (s *Schema) validate(doc []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("output cannot be validated: the JSON Schema library failed on it (%v)", p)
+		}
+	}()
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return fmt.Errorf("output is not valid JSON: %w", err)

@@ -51,6 +51,12 @@ func Note(w http.ResponseWriter, x *filters.Exchange) {
 
 // Observe wraps the API's handler: every request is counted and timed
 // (m), traced when t is not nil, and gets one access log line (log).
+//
+// A request whose handler panicked is recorded too: it is answered 500
+// internal_error in the OpenAI shape when nothing was written yet (its
+// connection is closed when the reply had begun), counted and logged like
+// any other, and the panic is logged as panics.go says (the first at a
+// site with its stack, later ones as a count).
 func Observe(next http.Handler, m *Metrics, t *Tracing, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -59,16 +65,28 @@ func Observe(next http.Handler, m *Metrics, t *Tracing, log *slog.Logger) http.H
 		if t != nil {
 			r, span = t.StartRequest(w, r)
 		}
+		defer func() {
+			var abort bool
+			if p := recover(); p != nil {
+				abort = recovered(log, rec, r, p)
+				if abort && rec.Status == 0 {
+					rec.Status = http.StatusInternalServerError
+				}
+			}
+			if rec.Status == 0 { // nothing written: net/http sends 200
+				rec.Status = http.StatusOK
+			}
+			if span != nil {
+				EndRequest(span, r, rec.Status)
+			}
+			d := time.Since(start)
+			ep := httproute.Label(r.Pattern)
+			m.Request(ep, r.Method, rec.Status, rec.Tenant, d)
+			AccessLog(log, r, rec, ep, d)
+			if abort {
+				panic(http.ErrAbortHandler)
+			}
+		}()
 		next.ServeHTTP(rec, r)
-		if rec.Status == 0 { // nothing written: net/http sends 200
-			rec.Status = http.StatusOK
-		}
-		if span != nil {
-			EndRequest(span, r, rec.Status)
-		}
-		d := time.Since(start)
-		ep := httproute.Label(r.Pattern)
-		m.Request(ep, r.Method, rec.Status, rec.Tenant, d)
-		AccessLog(log, r, rec, ep, d)
 	})
 }
