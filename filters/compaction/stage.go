@@ -56,10 +56,10 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		return err
 	}
 	x.Native.Input = in
-	if c := x.Conversation; c != nil && len(c.Messages) > 0 {
-		if c.Messages, err = s.openHistory(x.Identity.TenantID, c.Messages); err != nil {
-			return err
-		}
+	if c := x.Conversation; c != nil {
+		// Opened as they are read, inside the run's admission slot.
+		tenant := x.Identity.TenantID
+		c.Open = func(ms []runner.Message) ([]runner.Message, error) { return s.openHistory(tenant, ms) }
 	}
 	if s.compact {
 		// The request is a compaction already: a trigger adds nothing,
