@@ -2,9 +2,11 @@ package filters
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
+	"sync"
 
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
@@ -68,11 +70,12 @@ type Exchange struct {
 	// conversation the run continues.
 	Conversation *Conversation
 
-	// Set by compaction, for a Responses turn that compacts
+	// Set by compaction, for a Responses turn that compacts or may
 	// (context_management, compaction_trigger): Context, when not nil, is
 	// what the agent is given in place of the resolved history and input
-	// (the request is recorded as sent); Compacted is the compaction item
-	// the Response's output carries.
+	// (the request is recorded as sent; the run does not resolve the
+	// history again); Compacted is the compaction item the Response's
+	// output carries.
 	Context   []runner.Message
 	Compacted *Compacted
 
@@ -96,23 +99,61 @@ func (x *Exchange) Settle() (runner.Result, error) {
 }
 
 // Conversation is the conversation a request continues (the Responses
-// API's conversation parameter): its items were put before the request's
-// input, and once the run completes its new input and output items are
-// appended to it.
+// API's conversation parameter): its items go before the request's input,
+// and once the run completes its new input and the items of the Response
+// the client got are appended to it.
+//
+// Its items are read and mapped only when the run (or the compaction that
+// precedes it) asks, inside an admission slot (Messages): reading a
+// conversation costs what it holds, so a request refused for want of a
+// slot reads none of it.
 type Conversation struct {
 	// ID is the conversation's id (conv_…), SessionID the session it is.
 	ID, SessionID string
-	// Items are the conversation's items (OpenAI Responses items, oldest
-	// first); the mapping stage maps them on their own into Messages, which
-	// the agent receives before the input and which are not stored again
-	// as the response's input.
-	Items    []byte
-	Messages []runner.Message
-	// Append appends the request's input and the run's output items; the
-	// run stage calls it when the run completed, before the reply's last
-	// byte, so a client that reads the conversation next finds the turn.
-	// nil: the run adds nothing (a compaction of the conversation).
-	Append func(ctx context.Context, runID string, res *runner.Result) error
+	// Read reads the conversation's items (OpenAI Responses items, oldest
+	// first) within the history bound; set by the conversation stage.
+	Read func(ctx context.Context) ([]json.RawMessage, error)
+	// Map maps items on their own into the native messages the agent
+	// receives before the input (not stored again as the response's
+	// input); set by the map-request stage.
+	Map func(ctx context.Context, items []json.RawMessage) ([]runner.Message, error)
+	// Open, when set, rewrites the mapped messages (the compaction stage
+	// opens the conversation's compaction items).
+	Open func([]runner.Message) ([]runner.Message, error)
+	// Append appends the request's input and the items of the Response
+	// the client got (object: the final Response, after the result
+	// plugin); the run stage calls it when the run completed, before the
+	// reply's last byte, so a client that reads the conversation next
+	// finds the turn. nil: the run adds nothing (a compaction of the
+	// conversation).
+	Append func(ctx context.Context, runID string, object []byte) error
+
+	once     sync.Once
+	messages []runner.Message
+	err      error
+}
+
+// Messages reads, maps and opens the conversation's items, once: the
+// caller holds an admission slot (runner.StartSpec.LoadHistory, the
+// compaction stage's runner.Service.Input).
+func (c *Conversation) Messages(ctx context.Context) ([]runner.Message, error) {
+	c.once.Do(func() {
+		if c.Read == nil {
+			return
+		}
+		var items []json.RawMessage
+		if items, c.err = c.Read(ctx); c.err != nil || len(items) == 0 {
+			return
+		}
+		if c.Map == nil {
+			c.err = errors.New("filters: a conversation's items were read but no stage maps them")
+			return
+		}
+		if c.messages, c.err = c.Map(ctx, items); c.err == nil && c.Open != nil {
+			c.messages, c.err = c.Open(c.messages)
+		}
+	})
+	return c.messages, c.err
 }
 
 // Compacted is the compaction a Responses turn carries in its output
@@ -127,6 +168,10 @@ type Compacted struct {
 	// {"id":"cmp_<run part>","type":"compaction","encrypted_content":…}
 	// is then the output's only one and the summary is never sent in clear.
 	Seal func(summary string) string
+	// Usage is the compaction run's (context_management): it recorded it
+	// on its own run, and the turn's Response reports it added to the
+	// turn's.
+	Usage runner.Usage
 }
 
 // ClientGoneError reports that writing to the client failed: it went away.

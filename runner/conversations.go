@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/runedge/runedge/internal/contract"
 )
@@ -80,4 +81,42 @@ func (s *Service) freshConversation(ctx context.Context, tenantID, session strin
 	}
 	runs, _, err := s.store.ListRuns(ctx, ListQuery{TenantID: tenantID, SessionID: session, Limit: 1})
 	return err == nil && len(runs) == 0, err
+}
+
+// conversationPage is how many items one store read of ReadConversation
+// returns.
+const conversationPage = 100
+
+// ReadConversation returns the items of a tenant's conversation, oldest
+// first, for a turn that continues it. It is the history bound's reader
+// for conversations: it stops at the first item past MaxHistoryBytes
+// (HistoryBounds, limits.history.max_history_bytes, the bound
+// previous_response_id's replay has) with a *BoundError naming
+// conversation, so a conversation costs at most the bound to refuse.
+// ErrNotFound: no such conversation of tenant (or it was deleted).
+func (s *Service) ReadConversation(ctx context.Context, tenantID, session string) ([]json.RawMessage, error) {
+	if s.convs == nil {
+		return nil, ErrNotFound
+	}
+	limit := s.bounds.MaxHistoryBytes
+	var out []json.RawMessage
+	var budget ByteBudget
+	after := ""
+	for {
+		items, more, err := s.convs.ConversationItems(ctx, tenantID, session, after, conversationPage, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if budget.Spend(len(it.Data), limit) != nil {
+				return nil, &BoundError{Param: "conversation", Msg: fmt.Sprintf(
+					"the conversation's items hold more than %d bytes (limits.history.max_history_bytes)", limit)}
+			}
+			out = append(out, it.Data)
+		}
+		if !more || len(items) == 0 {
+			return out, nil
+		}
+		after = items[len(items)-1].ID
+	}
 }

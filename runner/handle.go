@@ -110,6 +110,10 @@ func (h *Handle) Background() bool { return h.background }
 // stored response. Call it before Finish.
 func (h *Handle) SetObject(obj []byte) { h.object = obj }
 
+// Object is the final Response object SetObject set (nil: none), as the
+// client got it: what a conversation remembers of the turn.
+func (h *Handle) Object() []byte { return h.object }
+
 // Cancelled returns a channel closed when the run's context ends
 // (cancel, shutdown, timeout, or the run finished).
 func (h *Handle) Cancelled() <-chan struct{} { return h.ctx.Done() }

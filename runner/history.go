@@ -155,11 +155,13 @@ func (s *Service) History() HistoryStore { return s.history }
 // prepare resolves a responses request's references before its run is
 // created: item references become the stored messages, and
 // previous_response_id places the run in that response's session and
-// thread and yields the earlier turns. It returns the agent's input
-// (history, then the resolved input). The request's own input keeps its
+// thread and yields the earlier turns (unless replay is false: a
+// compaction resolved them already, StartSpec.Context). It returns the
+// agent's input (history, then the resolved input). It reads the history:
+// its caller holds an admission slot (Start, Input). The request's own input keeps its
 // references (each naming the stored item it finally stands for), so the
 // stored input holds references, not copies (refs.go).
-func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, string, error) {
+func (s *Service) prepare(ctx context.Context, spec *StartSpec, replay bool) ([]Message, string, error) {
 	req := &spec.Request
 	hasRef := false
 	for _, m := range req.Input {
@@ -202,6 +204,9 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec) ([]Message, stri
 	}
 	if spec.SessionID == "" && spec.ThreadID == "" {
 		spec.SessionID, spec.ThreadID = prev.SessionID, prev.ThreadID
+	}
+	if !replay {
+		return input, prevRun, nil
 	}
 	in, err := r.replay(ctx, prevRun)
 	if err != nil {

@@ -33,6 +33,10 @@ type StartSpec struct {
 	// stored as the response's input: a conversation's earlier items
 	// (filters/conversation), already kept in the conversation.
 	History []Message
+	// LoadHistory, when set, gives History instead: it reads what it
+	// gives (a conversation's items) and is called after admission, inside
+	// the run's slot, and not at all when Context is set.
+	LoadHistory func(ctx context.Context) ([]Message, error)
 	// Context, when not nil, is what the agent is given in place of the
 	// history and the resolved input: a compacted context
 	// (filters/compaction). The request is still recorded, and continues
@@ -73,31 +77,6 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if err := checkTools(ctx, spec.Request.Tools); err != nil {
 		return nil, err
 	}
-	agentInput, prevRun, err := s.prepare(ctx, &spec)
-	if err != nil {
-		return nil, err
-	}
-	if len(spec.History) > 0 {
-		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
-	}
-	if spec.Context != nil {
-		agentInput = spec.Context
-	}
-	if err := checkToolResults(agentInput); err != nil {
-		return nil, err
-	}
-	recorded := spec.Request
-	if recorded.NoStore {
-		// store:false: the run is attributed and counted, but what was
-		// said is not kept.
-		recorded.Input = nil
-	}
-	reqJSON, err := recordedJSON(&recorded)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
-	}
-	agentReq := spec.Request
-	agentReq.Input = agentInput
 	// A background run belongs to no request: the client may go away
 	// and the run goes on, until it ends, is cancelled or the host
 	// shuts down.
@@ -120,22 +99,24 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		TraceID:       traceID(ctx),
 		CreatedAt:     now,
 		StartedAt:     &started,
-		Request:       reqJSON,
 	}, spec.Request.Stream)
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// A native run's events are its history's, streamed or not: the
 	// native events API replays them (host/api nativerun.go).
 	h.logged = s.history != nil && spec.Endpoint == contract.EndpointNative
-	if spec.Endpoint == contract.EndpointCompact {
-		// Only a compaction lists what its agent was given; any other run
-		// would hold its whole input for as long as it runs.
-		h.input = agentInput
-	}
-	// Admit before any store work, so the in-flight limit holds under
-	// concurrent Starts and CancelAll reaches a run that is still being set up.
+	// Admit before any store work, so the in-flight limits hold under
+	// concurrent Starts, CancelAll reaches a run that is still being set
+	// up, and no work proportional to the stored history (previous
+	// responses, item references) is done for a request that has no slot.
 	if err := s.admit(h); err != nil {
 		h.discard()
+		return nil, err
+	}
+	agentReq, prevRun, err := s.setUp(ctx, h, &spec)
+	if err != nil {
+		h.discard()
+		s.release(h)
 		return nil, err
 	}
 	// A stored response's record and input items join the run's start
@@ -169,6 +150,52 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	s.observer.RunStarted(&r)
 	s.workers.run(func() { h.execute(s.agent, agentReq) })
 	return h, nil
+}
+
+// setUp resolves what run h is given, inside its admission slot: the
+// request's item references and the turns of previous_response_id
+// (prepare), the history of a conversation, or the context a compaction
+// stage resolved already (StartSpec.Context: then the earlier turns are
+// not read again). It sets the run's recorded request and returns the
+// agent's request and the run of previous_response_id.
+func (s *Service) setUp(ctx context.Context, h *Handle, spec *StartSpec) (Request, string, error) {
+	agentInput, prevRun, err := s.prepare(ctx, spec, spec.Context == nil)
+	if err != nil {
+		return Request{}, "", err
+	}
+	if spec.Context == nil && spec.LoadHistory != nil {
+		if spec.History, err = spec.LoadHistory(ctx); err != nil {
+			return Request{}, "", err
+		}
+	}
+	if len(spec.History) > 0 {
+		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
+	}
+	if spec.Context != nil {
+		agentInput = spec.Context
+	}
+	if err := checkToolResults(agentInput); err != nil {
+		return Request{}, "", err
+	}
+	recorded := spec.Request
+	if recorded.NoStore {
+		// store:false: the run is attributed and counted, but what was
+		// said is not kept.
+		recorded.Input = nil
+	}
+	reqJSON, err := recordedJSON(&recorded)
+	if err != nil {
+		return Request{}, "", fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	h.run.Request = reqJSON
+	if spec.Endpoint == contract.EndpointCompact {
+		// Only a compaction lists what its agent was given; any other run
+		// would hold its whole input for as long as it runs.
+		h.input = agentInput
+	}
+	agentReq := spec.Request
+	agentReq.Input = agentInput
+	return agentReq, prevRun, nil
 }
 
 // record places the run in its session and thread and inserts it. Opening

@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runedge/runedge/filters"
@@ -35,13 +36,18 @@ type Auto struct {
 //     (instructions, conversation items, the turns of
 //     previous_response_id, the input) counts more than compact_threshold
 //     tokens: a compaction run (endpoint responses.compact, in the turn's
-//     session) summarises all of it, the Response's output starts with its
-//     item, and the turn's agent is given the summary and the input from
-//     its last user message on (that question, and the calls and results
-//     after it), instead of the whole.
+//     session) summarises what precedes the last user message, the
+//     Response's output starts with its item, and the turn's agent is
+//     given the summary and the input from its last user message on (that
+//     question, and the calls and results after it), instead of the whole.
+//     Nothing precedes it (the threshold is crossed by the turn alone):
+//     nothing is compacted. The Response's usage is the turn's and the
+//     compaction run's together (filters/translate); each run records its
+//     own.
 //
 // The request is recorded as sent either way; only the agent's input
-// changes (x.Context).
+// changes (x.Context). The history the stage resolved is the run's
+// (x.Context), whether it compacted or not: a turn reads it once.
 
 // compactTurn arranges x's compaction; trigger is the index of the
 // compaction_trigger the input ended in (-1: none), limit is
@@ -59,17 +65,33 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 		return unsupported(fmt.Sprintf("input[%d]", trigger),
 			"a compaction_trigger cannot end a conversation turn: compact the conversation with POST /v1/responses/compact")
 	}
-	resolved, err := a.Runner.Input(ctx, x.Identity.TenantID, x.Native)
+	// The history is resolved once, in an admission slot of the turn's
+	// token and tenant, counted in it, and handed to the run (x.Context),
+	// which does not read it again.
+	resolved, release, err := a.Runner.Input(ctx, x.Identity.TenantID, x.Identity.Token, x.Native)
 	if err != nil {
+		release()
 		return nil
 	}
 	var all []runner.Message
 	if c := x.Conversation; c != nil {
-		all = append(all, c.Messages...)
+		hist, err := c.Messages(ctx)
+		if err != nil {
+			release()
+			var be *runner.BoundError
+			if errors.As(err, &be) {
+				e := apierr.InvalidBody(be.Param, "%s", be.Msg)
+				e.Err = err
+				return e
+			}
+			return err
+		}
+		all = append(all, hist...)
 	}
 	all = append(all, resolved...)
 	prompt := runner.Message{Role: "user", Content: runner.CompactionPrompt}
 	if trigger >= 0 {
+		release()
 		x.Context = append(all, prompt)
 		n := &x.Native
 		n.Tools, n.ToolChoice, n.ParallelToolCalls, n.MaxToolCalls = nil, runner.ToolChoice{}, nil, 0
@@ -80,11 +102,18 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 	}
 	req := x.Native
 	req.Input = all
+	over := a.InputTokens(req) > limit
+	release()
+	x.Context = all
+	// Only what precedes the last user message is compacted: that
+	// message (and the calls and results after it) is the turn's own and
+	// goes upstream as it is. With nothing before it, the threshold is
+	// crossed by the turn alone, and a summary would only add to it.
 	last := lastUser(all)
-	if a.InputTokens(req) <= limit || last < 0 {
+	if !over || last <= 0 {
 		return nil
 	}
-	summary, runID, err := s.compactRun(ctx, x, append(all[:len(all):len(all)], prompt))
+	summary, runID, usage, err := s.compactRun(ctx, x, append(all[:last:last], prompt))
 	if err != nil || runID == "" {
 		return err
 	}
@@ -94,18 +123,18 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 		return err
 	}
 	x.Context = append([]runner.Message{{Role: "system", Content: runner.CompactedContextPrefix + summary}}, all[last:]...)
-	x.Compacted = &filters.Compacted{Item: item}
+	x.Compacted = &filters.Compacted{Item: item, Usage: usage}
 	return nil
 }
 
 // compactRun runs the compaction of a turn, whose agent is given input,
-// and returns the summary and the run's id. It runs in the turn's session
+// and returns the summary, the run's id and its usage. It runs in the turn's session
 // (its conversation's, the one its headers name, or its previous
 // response's) and is recorded as endpoint responses.compact; the turn's
 // max_output_tokens bounds its answer, not the summary. A run that
 // cannot start for a reason the run stage words better returns no id and
 // no error: the turn goes on uncompacted, and is refused there.
-func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []runner.Message) (string, string, error) {
+func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []runner.Message) (string, string, runner.Usage, error) {
 	spec := runner.StartSpec{Endpoint: contract.EndpointCompact, Model: s.auto.Model, TenantID: x.Identity.TenantID,
 		Actor: x.Identity.Actor, Token: x.Identity.Token, Context: input,
 		Request: runner.Request{Input: x.Native.Input, Instructions: x.Native.Instructions,
@@ -116,10 +145,10 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 		hd := x.Request.Header
 		var err error
 		if spec.SessionID, err = filters.HeaderValue(hd, filters.HeaderSessionID, 128, filters.IDChar); err != nil {
-			return "", "", nil
+			return "", "", runner.Usage{}, nil
 		}
 		if spec.ThreadID, err = filters.HeaderValue(hd, filters.HeaderThreadID, 128, filters.IDChar); err != nil {
-			return "", "", nil
+			return "", "", runner.Usage{}, nil
 		}
 	}
 	fresh := spec.SessionID == "" && spec.ThreadID == "" && spec.Request.PreviousResponseID == ""
@@ -127,9 +156,9 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 	h, err := s.auto.Runner.Start(ctx, spec)
 	if err != nil {
 		if e := apierr.FromRunner(err); e != nil {
-			return "", "", e
+			return "", "", runner.Usage{}, e
 		}
-		return "", "", nil
+		return "", "", runner.Usage{}, nil
 	}
 	if fresh {
 		// The compaction opened the turn's session: the turn continues
@@ -146,9 +175,9 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 		outcome = h.Finish(&res, nil)
 	}
 	if outcome != nil {
-		return "", "", apierr.From(outcome)
+		return "", "", runner.Usage{}, apierr.From(outcome)
 	}
-	return res.Text, h.Run().ID, nil
+	return res.Text, h.Run().ID, res.Usage, nil
 }
 
 // lastUser is the index of the last user message of in, -1 without one.

@@ -56,10 +56,10 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		return err
 	}
 	x.Native.Input = in
-	if c := x.Conversation; c != nil && len(c.Messages) > 0 {
-		if c.Messages, err = s.openHistory(x.Identity.TenantID, c.Messages); err != nil {
-			return err
-		}
+	if c := x.Conversation; c != nil {
+		// Opened as they are read, inside the run's admission slot.
+		tenant := x.Identity.TenantID
+		c.Open = func(ms []runner.Message) ([]runner.Message, error) { return s.openHistory(tenant, ms) }
 	}
 	if s.compact {
 		// The request is a compaction already: a trigger adds nothing,
@@ -83,9 +83,15 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 // summary, and takes out a compaction_trigger, which must be the final
 // input item (trigger is its index in the client's input, -1 without
 // one). in is copied before the first change.
+//
+// A compaction item stands for the turns before it, and Codex sends it
+// last, after the user messages the compaction kept: its summary goes
+// first, before the turns it replaces (after the leading system and
+// developer messages), never as a system message after the last user
+// message, which several chat templates refuse.
 func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, trigger int, _ error) {
-	out := in
-	copied := false
+	trigger = -1
+	var summaries []runner.Message
 	for i, m := range in {
 		switch m.Role {
 		case roleItem:
@@ -94,7 +100,8 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 				return nil, -1, apierr.InvalidBody(fmt.Sprintf("input[%d]", m.RefIndex),
 					"a compaction_trigger must be the final input item")
 			}
-			return out[:i:i], m.RefIndex, nil
+			trigger = m.RefIndex
+			continue
 		default:
 			continue
 		}
@@ -109,12 +116,26 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 			e.Err = err
 			return nil, -1, e
 		}
-		if !copied {
-			out, copied = append([]runner.Message(nil), in...), true
-		}
-		out[i] = runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary}
+		summaries = append(summaries, runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary})
 	}
-	return out, -1, nil
+	if summaries == nil {
+		if trigger >= 0 {
+			return in[: len(in)-1 : len(in)-1], trigger, nil
+		}
+		return in, -1, nil
+	}
+	lead := 0
+	for lead < len(in) && (in[lead].Role == "system" || in[lead].Role == "developer") {
+		lead++
+	}
+	out := make([]runner.Message, 0, len(in))
+	out = append(append(out, in[:lead]...), summaries...)
+	for _, m := range in[lead:] {
+		if m.Role != roleItem && m.Role != roleTrigger {
+			out = append(out, m)
+		}
+	}
+	return out, trigger, nil
 }
 
 // openHistory opens the compaction items of a conversation's items, as

@@ -1,10 +1,13 @@
 // Package conversation is the stage that continues a conversation on
 // POST /v1/responses (the Responses API's conversation parameter, docs/api.md
-// "Conversations"): it reads the conversation's items for the mapping stage
-// (which maps them apart from the input: the agent receives them first, the
-// response does not store them again), places the run in the
+// "Conversations"): it arranges for the conversation's items to be read,
+// under the history bound and inside the run's admission slot
+// (runner.Service.ReadConversation, filters.Conversation.Messages), for the
+// mapping stage to map apart from the input (the agent receives them
+// first, the response does not store them again), places the run in the
 // conversation's session, and arranges for the turn (the new input, then
-// the output) to be appended once the run completes.
+// the output items of the Response the client got) to be appended once
+// the run completes.
 //
 // A conversation is a session: its id is conv_ where the session's is
 // sess_ (contract.SessionIDOf).
@@ -15,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -22,17 +26,8 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
-	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/runner"
 )
-
-// MaxHistoryBytes bounds the stored items a request continues: a
-// conversation larger than this is refused (400) rather than read whole
-// into memory for one turn.
-const MaxHistoryBytes = 8 << 20
-
-// page is how many items one store read returns.
-const page = 100
 
 var conversationKey = []byte(`"conversation"`)
 
@@ -82,20 +77,16 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	cs := s.svc.Conversations()
 	session, ok := contract.SessionIDOf(id)
 	if cs == nil || !ok {
-		return apierr.NotFound("no conversation with id %q", id)
+		return notFound(id)
 	}
 	tenant := x.Identity.TenantID
 	if _, err := cs.GetConversation(ctx, tenant, session); err != nil {
 		if errors.Is(err, runner.ErrNotFound) {
-			return apierr.NotFound("no conversation with id %q", id)
+			return notFound(id)
 		}
 		return err
 	}
 	input, err := newInput(gjson.GetBytes(x.Body, "input"))
-	if err != nil {
-		return err
-	}
-	history, err := historyOf(ctx, cs, tenant, session)
 	if err != nil {
 		return err
 	}
@@ -107,12 +98,6 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	if err != nil {
 		return err
 	}
-	var items []byte
-	if len(history) > 0 {
-		if items, err = json.Marshal(history); err != nil {
-			return err
-		}
-	}
 	body, err := sjson.SetRawBytes(x.Body, "input", b)
 	if err == nil {
 		body, err = sjson.DeleteBytes(body, "conversation")
@@ -121,9 +106,27 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		return apierr.InvalidBody("input", "the input cannot be read: %v", err)
 	}
 	x.Body = body
-	x.Conversation = &filters.Conversation{ID: id, SessionID: session, Items: items,
-		Append: func(ctx context.Context, runID string, res *runner.Result) error {
-			return cs.AppendConversationItems(ctx, tenant, session, append(input, outputItems(runID, res)...))
+	svc := s.svc
+	x.Conversation = &filters.Conversation{ID: id, SessionID: session,
+		Read: func(ctx context.Context) ([]json.RawMessage, error) {
+			items, err := svc.ReadConversation(ctx, tenant, session)
+			if errors.Is(err, runner.ErrNotFound) {
+				return nil, notFound(id)
+			}
+			return items, err
+		},
+		Append: func(ctx context.Context, runID string, object []byte) error {
+			out, err := OutputItems(object)
+			if err != nil {
+				return err
+			}
+			err = cs.AppendConversationItems(ctx, tenant, session, append(input, out...))
+			if errors.Is(err, runner.ErrNotFound) {
+				// Deleted while the turn ran: the turn is recorded and
+				// answered; there is nothing left to add it to.
+				return nil
+			}
+			return err
 		}}
 	if s.compact {
 		// A compaction reads the conversation and adds nothing to it: its
@@ -131,6 +134,14 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		x.Conversation.Append = nil
 	}
 	return next.Handle(ctx, x)
+}
+
+// notFound is the 404 of a conversation that does not exist (or no
+// longer does), naming the parameter.
+func notFound(id string) *apierr.Error {
+	e := apierr.NotFound("no conversation with id %q", id)
+	e.Param = "conversation"
+	return e
 }
 
 // newInput is the request's input as conversation items: a string is one
@@ -152,48 +163,30 @@ func newInput(in gjson.Result) ([]runner.ConversationItem, error) {
 	return NewItems(raw, "input", nil)
 }
 
-// historyOf reads the conversation's items, oldest first, up to
-// MaxHistoryBytes.
-func historyOf(ctx context.Context, cs runner.ConversationStore, tenant, session string) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	after, size := "", 0
-	for {
-		items, more, err := cs.ConversationItems(ctx, tenant, session, after, page, false)
-		if err != nil {
-			return nil, err
+// OutputItems are the items a completed turn adds to its conversation
+// after its input: the output of the Response the client got (object,
+// after the result plugin), as it got them, with their types and ids.
+// A compaction item a turn's output starts with (context_management) is
+// the client's to carry, as POST /v1/responses/compact's is, and is not
+// added.
+func OutputItems(object []byte) ([]runner.ConversationItem, error) {
+	if len(object) == 0 {
+		return nil, nil // no Response was made: the turn added its input only
+	}
+	out := gjson.GetBytes(object, "output")
+	if !out.IsArray() {
+		return nil, fmt.Errorf("conversation: the Response has no output array")
+	}
+	var items []runner.ConversationItem
+	for _, it := range out.Array() {
+		if it.Get("type").Str == "compaction" {
+			continue
 		}
-		for _, it := range items {
-			if size += len(it.Data); size > MaxHistoryBytes {
-				return nil, apierr.InvalidBody("conversation", "the conversation's items are larger than %d bytes", MaxHistoryBytes)
-			}
-			out = append(out, it.Data)
+		id := it.Get("id").Str
+		if id == "" {
+			return nil, fmt.Errorf("conversation: an output item of the Response has no id")
 		}
-		if !more || len(items) == 0 {
-			return out, nil
-		}
-		after = items[len(items)-1].ID
+		items = append(items, runner.ConversationItem{ID: id, Data: json.RawMessage(it.Raw)})
 	}
-}
-
-// outputItems are a completed run's output as the Response object lists
-// it: the message (its id is the Response's) and the function calls.
-func outputItems(runID string, res *runner.Result) []runner.ConversationItem {
-	if res == nil {
-		return nil
-	}
-	msgID := contract.MessageID(runID)
-	var out []runner.ConversationItem
-	if res.Text != "" || len(res.ToolCalls) == 0 {
-		b, _ := json.Marshal(map[string]any{ // cannot fail: strings only
-			"id": msgID, "type": "message", "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": res.Text, "annotations": []any{}, "logprobs": []any{}}},
-		})
-		out = append(out, runner.ConversationItem{ID: msgID, Data: b})
-	}
-	for i, call := range res.ToolCalls {
-		id := contract.CallID(msgID, i)
-		out = append(out, runner.ConversationItem{ID: id,
-			Data: abi.AppendFunctionCallItem(nil, id, call.ID, call.Name, call.Arguments, "completed")})
-	}
-	return out
+	return items, nil
 }

@@ -4,6 +4,7 @@ package mapping
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -71,9 +72,11 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 		return err
 	}
 	x.Native = o.Request
-	if c := x.Conversation; c != nil && len(c.Items) > 0 {
-		if c.Messages, err = m.history(ctx, x, c.Items); err != nil {
-			return err
+	if c := x.Conversation; c != nil {
+		// Mapped when the run reads them, inside its admission slot.
+		hx := *x
+		c.Map = func(ctx context.Context, items []json.RawMessage) ([]runner.Message, error) {
+			return m.history(ctx, &hx, items)
 		}
 	}
 	// The model stage's view of the stream flag is the one the edge acts on.
@@ -107,11 +110,67 @@ func requestInput(x *filters.Exchange) abi.RequestInput {
 	}
 }
 
+// historySegment is the most a conversation's items are mapped in one
+// map_request call: a conversation may hold up to the history bound
+// (limits.history.max_history_bytes, 8 MiB by default), a plugin's input
+// is bounded on its own (4 MiB), and a bound the mapping cannot take would
+// fail every later turn of the conversation with a plugin error.
+const historySegment = 1 << 20
+
+// maxHistoryItem bounds one turn of a conversation mapped alone: a
+// segment beyond it would be beyond the plugin's input bound.
+const maxHistoryItem = 3 << 20
+
 // history maps a conversation's items (filters/conversation) on their own,
 // as the input of a request that has nothing else, so the run can give them
-// to the agent without storing them again as the response's input.
-func (m *Mapping) history(ctx context.Context, x *filters.Exchange, items []byte) ([]runner.Message, error) {
-	body, err := sjson.SetRawBytes([]byte(`{"model":"service"}`), "input", items)
+// to the agent without storing them again as the response's input. The
+// items are mapped in segments of about historySegment bytes, each ending
+// before a user message (the mapping joins an assistant's message, calls
+// and reasoning of one turn into one message: a turn is never split).
+func (m *Mapping) history(ctx context.Context, x *filters.Exchange, items []json.RawMessage) ([]runner.Message, error) {
+	var out []runner.Message
+	for start := 0; start < len(items); {
+		end, size := start+1, len(items[start])
+		for end < len(items) && (size+len(items[end]) <= historySegment || !startsTurn(items[end])) {
+			size += len(items[end])
+			end++
+		}
+		if size > maxHistoryItem {
+			return nil, apierr.InvalidBody("conversation", "a turn of the conversation holds more than %d bytes, more than the request mapping takes at once", maxHistoryItem)
+		}
+		msgs, err := m.mapItems(ctx, x, items[start:end])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, msgs...)
+		start = end
+	}
+	return out, nil
+}
+
+// startsTurn reports whether a conversation item is a user message, which
+// the mapping never joins to what precedes it.
+func startsTurn(item json.RawMessage) bool {
+	r := gjson.GetManyBytes(item, "type", "role")
+	return (r[0].Str == "" || r[0].Str == "message") && r[1].Str == "user"
+}
+
+// mapItems maps one segment of a conversation's items.
+func (m *Mapping) mapItems(ctx context.Context, x *filters.Exchange, items []json.RawMessage) ([]runner.Message, error) {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	arr := make([]byte, 0, n)
+	arr = append(arr, '[')
+	for i, it := range items {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		arr = append(arr, it...)
+	}
+	arr = append(arr, ']')
+	body, err := sjson.SetRawBytes([]byte(`{"model":"service"}`), "input", arr)
 	if err != nil {
 		return nil, err
 	}

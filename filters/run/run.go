@@ -70,6 +70,13 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	}
 	h, err := s.svc.Start(ctx, spec)
 	if err != nil {
+		if c := x.Conversation; c != nil && errors.Is(err, runner.ErrNotFound) {
+			// The conversation was deleted since the conversation stage
+			// found it: its session has no run to continue.
+			e := apierr.NotFound("no conversation with id %q", c.ID)
+			e.Param, e.Err = "conversation", err
+			return e
+		}
 		return startError(x.Endpoint, err)
 	}
 	r := h.Run()
@@ -96,13 +103,16 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 // end records the run's outcome (runner.Handle.Finish) and maps it to the
 // client's error (outcomeError). filters.End calls it, once. A completed
 // run that continues a conversation (conv) joins it before the reply's
-// last byte; a store that fails there fails the reply (503), though the
-// run itself is recorded completed.
+// last byte, with the items of the Response the client got (the object
+// translate set on the run, after the result plugin); a store that fails
+// there fails the reply (503), though the run itself is recorded
+// completed. A conversation deleted while the turn ran leaves nothing to
+// join: the client gets the recorded outcome (filters/conversation).
 func end(ctx context.Context, h *runner.Handle, conv *filters.Conversation, res *runner.Result, err error) error {
 	outcome := h.Finish(res, err)
 	if outcome == nil {
 		if conv != nil && conv.Append != nil {
-			return conv.Append(context.WithoutCancel(ctx), h.Run().ID, res)
+			return conv.Append(context.WithoutCancel(ctx), h.Run().ID, h.Object())
 		}
 		return nil
 	}
@@ -165,7 +175,7 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		// The run continues the conversation's session; the Response
 		// echoes conversation {"id"} (the result mapping reads it from
 		// the echo).
-		spec.SessionID, spec.SessionNamed, spec.History = c.SessionID, true, c.Messages
+		spec.SessionID, spec.SessionNamed, spec.LoadHistory = c.SessionID, true, c.Messages
 		echo, err := sjson.SetBytes(x.Echo, contract.EchoConversation, map[string]string{"id": c.ID})
 		if err != nil {
 			return spec, err

@@ -54,7 +54,34 @@ func withCompaction(body []byte, x *filters.Exchange, ids replyIDs, res *runner.
 			return nil, err
 		}
 	}
+	body, err := withCompactionUsage(body, x.Compacted.Usage)
+	if err != nil {
+		return nil, err
+	}
 	return sjson.SetRawBytes(body, "output", out)
+}
+
+// withCompactionUsage adds the usage of the compaction run a turn started
+// (context_management) to the turn's Response usage: the turn cost both.
+// Each run's record keeps its own (docs/api.md "Compaction").
+func withCompactionUsage(body []byte, u runner.Usage) ([]byte, error) {
+	if u == (runner.Usage{}) || !gjson.GetBytes(body, "usage").IsObject() {
+		return body, nil
+	}
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.InputTokens + u.OutputTokens
+	}
+	var err error
+	for _, f := range []struct {
+		path string
+		n    int
+	}{{"usage.input_tokens", u.InputTokens}, {"usage.output_tokens", u.OutputTokens}, {"usage.total_tokens", total}} {
+		if body, err = sjson.SetBytes(body, f.path, gjson.GetBytes(body, f.path).Int()+int64(f.n)); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
 }
 
 // compactionEvents sends the compaction item's two events at output 0:

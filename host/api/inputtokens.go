@@ -25,7 +25,11 @@ import (
 // map-request with the Responses chain's plugin), so it is refused exactly
 // as it would be there; then the resolved input (item references, the
 // turns of previous_response_id, instructions first) is counted by the
-// provider's rule. No run is created.
+// provider's rule. No run is created, but resolving the input reads the
+// stored history, so it is admitted as a run is: under the in-flight
+// limits of the service, the tenant and the token (429 or 503 past them),
+// in runedge_runs_in_flight while it reads, and in the request metrics
+// under its own endpoint label.
 
 // InputTokensChain builds the chain of POST /v1/responses/input_tokens on
 // the Responses chain's request mapping plugin p, reading the body with
@@ -41,13 +45,15 @@ func (hs *Handlers) InputTokensChain(a *auth.Auth, body filters.Stage, p *runtim
 
 // inputTokens answers {"object":"response.input_tokens","input_tokens":N}.
 func (hs *Handlers) inputTokens(ctx context.Context, x *filters.Exchange) error {
-	in, err := hs.Runs.Input(ctx, x.Identity.TenantID, x.Native)
+	in, release, err := hs.Runs.Input(ctx, x.Identity.TenantID, x.Identity.Token, x.Native)
 	if err != nil {
+		release()
 		return run.StartError(x.Endpoint, err)
 	}
 	req := x.Native
 	req.Input = in
 	n := countInputTokens(hs.ProviderKind, agent.Messages(req), req.Tools)
+	release()
 	b := append([]byte(`{"object":"response.input_tokens","input_tokens":`), strconv.Itoa(n)...)
 	return x.Reply.JSON(http.StatusOK, append(b, '}'))
 }

@@ -14,7 +14,8 @@ type History struct {
 	// resolve to, every occurrence counted (default 4 MiB).
 	MaxReferenceBytes int `yaml:"max_reference_bytes"`
 	// MaxHistoryBytes bounds the earlier turns previous_response_id
-	// replays, references in them included (default 8 MiB).
+	// replays, references in them included, and the items of a
+	// conversation a turn continues (default 8 MiB).
 	MaxHistoryBytes int `yaml:"max_history_bytes"`
 	// MaxStoredEvents bounds the stream events kept of one background
 	// response: past it, deltas are dropped (default 20,000).

@@ -36,8 +36,8 @@ func checkOpenResponses(t *testing.T, what, reply string, stream bool) {
 }
 
 // context_management [{"type":"compaction","compact_threshold":N}]: an
-// input over N tokens is compacted first (a compaction run of the
-// history, in the turn's session and thread), the Response's output starts with the
+// input over N tokens is compacted first (a compaction run of what
+// precedes the last user message, in the turn's session and thread), the Response's output starts with the
 // compaction item, and the turn is answered from the summary and the new
 // question; streamed, the item is output 0 and the message output 1. An
 // input under N is answered as usual, without an item.
@@ -55,7 +55,9 @@ func TestResponsesContextManagement(t *testing.T) {
 	}
 	conforms(t, openAPIDef(t, "testdata/openapi/compact.json", "CompactionBody"), "compaction item", out[0].Raw)
 	wantSealed(t, out[0].Get("encrypted_content").Str, "k1", "my name is Ada")
-	want := "You said: what is my name (earlier: Summary: my name is Ada " + strings.TrimSpace(strings.Repeat("blah ", 1000)) + " | what is my name)"
+	// The compaction summarises what precedes the question; the question
+	// goes upstream once, after the summary.
+	want := "You said: what is my name (earlier: Summary: my name is Ada " + strings.TrimSpace(strings.Repeat("blah ", 1000)) + ")"
 	if got := gjson.Get(reply, "output_text").Str; got != want {
 		t.Errorf("the turn was not answered from the summary and the question:\n got %.200q\nwant %.200q", got, want)
 	}

@@ -103,7 +103,8 @@ func TestResponsesConversationTurns(t *testing.T) {
 }
 
 // conversation with previous_response_id is a 400, an unknown or another
-// tenant's conversation a 404, a malformed one a 400; none creates a run.
+// tenant's conversation a 404 naming conversation, a malformed one a 400;
+// none creates a run.
 func TestResponsesConversationErrors(t *testing.T) {
 	h := stateServer(t)
 	_, created := convDo(t, h, "POST", "/v1/conversations", `{}`)
@@ -117,8 +118,8 @@ func TestResponsesConversationErrors(t *testing.T) {
 		{`{"model":"service","input":"x","conversation":{"id":"` + id + `"},"previous_response_id":"resp_1"}`, "t1", 400, "invalid_body", "conversation"},
 		{`{"model":"service","input":"x","conversation":7}`, "t1", 400, "invalid_body", "conversation"},
 		{`{"model":"service","input":"x","conversation":{}}`, "t1", 400, "invalid_body", "conversation"},
-		{`{"model":"service","input":"x","conversation":"conv_unknown"}`, "t1", 404, "not_found", ""},
-		{`{"model":"service","input":"x","conversation":"` + id + `"}`, "t2", 404, "not_found", ""},
+		{`{"model":"service","input":"x","conversation":"conv_unknown"}`, "t1", 404, "not_found", "conversation"},
+		{`{"model":"service","input":"x","conversation":"` + id + `"}`, "t2", 404, "not_found", "conversation"},
 	} {
 		res := h.do("POST", "/v1/responses", c.body, "x-service-tenant-id", c.tenant)
 		apiError(t, res, c.status, c.code, c.param)

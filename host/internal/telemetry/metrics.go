@@ -147,7 +147,7 @@ func (m *Metrics) SetOff(off bool) { m.off.Store(off) }
 func (m *Metrics) InFlight(svc *runner.Service) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "runedge_runs_in_flight",
-		Help: "Runs admitted and not yet finished.",
+		Help: "Runs admitted and not yet finished, and input_tokens counts reading the history (each holds a slot).",
 	}, func() float64 { return float64(svc.InFlight()) }))
 }
 
