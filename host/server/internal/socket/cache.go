@@ -5,7 +5,8 @@ package socket
 // continue one by previous_response_id. Nothing of it is written anywhere;
 // it dies with the connection, so on another socket the id is not found,
 // as the Responses API's WebSocket mode specifies. It is bounded in
-// entries and bytes, oldest out first. One goroutine (the turn loop) uses
+// entries and bytes (the capacity of the items kept), oldest out first.
+// One goroutine (the turn loop) uses
 // it: no lock.
 type Cache struct {
 	maxEntries int
@@ -42,16 +43,17 @@ func (c *Cache) get(id string) (*entry, bool) {
 // put keeps e under id, dropping the oldest entries to stay in bounds; an
 // entry larger than the byte bound alone is not kept.
 func (c *Cache) put(id string, e *entry) {
-	if c.maxEntries <= 0 || len(e.items) > c.maxBytes {
+	n := cap(e.items)
+	if c.maxEntries <= 0 || n > c.maxBytes {
 		return
 	}
 	c.remove(id)
-	for len(c.order) > 0 && (len(c.order) >= c.maxEntries || c.bytes+len(e.items) > c.maxBytes) {
+	for len(c.order) > 0 && (len(c.order) >= c.maxEntries || c.bytes+n > c.maxBytes) {
 		c.remove(c.order[0])
 	}
 	c.m[id] = e
 	c.order = append(c.order, id)
-	c.bytes += len(e.items)
+	c.bytes += n
 }
 
 // remove forgets id.
@@ -61,7 +63,7 @@ func (c *Cache) remove(id string) {
 		return
 	}
 	delete(c.m, id)
-	c.bytes -= len(e.items)
+	c.bytes -= cap(e.items)
 	for i, o := range c.order {
 		if o == id {
 			c.order = append(c.order[:i], c.order[i+1:]...)

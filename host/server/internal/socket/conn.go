@@ -9,11 +9,14 @@ package socket
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/runner"
 )
 
 // Close codes (RFC 6455 §7.4.1).
@@ -41,11 +44,19 @@ type Request struct {
 type Config struct {
 	// MaxAge ends the connection (0: never).
 	MaxAge time.Duration
+	// IdleTimeout ends a connection that ran no turn and got no client
+	// event for this long, as MaxAge does (0: never).
+	IdleTimeout time.Duration
 	// PingInterval is how often an idle connection is pinged; a ping not
 	// answered within it closes the connection (0: no pings).
 	PingInterval time.Duration
-	// MaxCached and MaxCachedBytes bound the connection-local state.
-	MaxCached, MaxCachedBytes int
+	// MaxCached bounds the responses the connection remembers.
+	MaxCached int
+	// MaxBytes bounds what the connection keeps between turns (its cache,
+	// counted by capacity, and its spare buffers) together with the client
+	// events it read ahead while a turn ran: an event that would pass it
+	// is answered with an error event, unrun.
+	MaxBytes int64
 	// WriteTimeout bounds each write the socket makes itself (error
 	// events, pre-warms, the age limit's event), as limits.write_timeout
 	// bounds the chain's (0: a default of 10 s).
@@ -69,25 +80,51 @@ type Conn struct {
 	cache *Cache
 	drain chan struct{} // closed by the Hub at shutdown
 	// spare is what the turns' Writers reuse, one turn at a time: their
-	// buffers and header map.
+	// buffers and header map, none larger than spareMax.
 	spare *Writer
+	// cancel ends the connection's context with why: the client left
+	// (runner.ErrClientGone) or stopped reading (runner.ErrClientStalled),
+	// which the run in flight is recorded with.
+	cancel context.CancelCauseFunc
+	// busy is set while a turn runs; kept is what the connection keeps
+	// between turns (set after each), queued the bytes of the client
+	// events read ahead: the reader weighs each event against MaxBytes.
+	busy   atomic.Bool
+	kept   atomic.Int64
+	queued atomic.Int64
 }
 
 // New wraps an accepted socket.
 func New(c *websocket.Conn, cork *Cork, cfg Config) *Conn {
-	return &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cfg.MaxCachedBytes), drain: make(chan struct{})}
+	return &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cacheBytes(cfg.MaxBytes)), drain: make(chan struct{})}
+}
+
+// cacheBytes is the cache's share of a connection's budget: all of it but
+// the spare buffers (a Writer's two and the Cork's).
+func cacheBytes(budget int64) int {
+	return int(max(0, budget-3*spareMax))
+}
+
+// event is a client message read ahead, or the refusal of one that would
+// have passed the connection's budget (its bytes are not kept).
+type event struct {
+	msg     []byte
+	charged int64 // what msg counts in queued
+	refused *apierr.Error
 }
 
 // Serve reads client events and runs them as turns, in order, until the
-// client closes, the connection reaches its age, or the hub drains it.
-// Closing the socket cancels the turn in flight (its run is recorded
-// cancelled, client_disconnect).
+// client closes, the connection reaches its age or its idle timeout, or
+// the hub drains it. Closing the socket cancels the turn in flight (its
+// run is recorded cancelled, client_disconnect; client_stalled when the
+// client stopped reading), and the events queued behind it are dropped
+// unrun.
 func (k *Conn) Serve(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, k.cancel = context.WithCancelCause(ctx)
+	defer k.cancel(runner.ErrClientGone)
 	defer k.c.CloseNow()
-	events := make(chan []byte, 8)
-	go k.read(ctx, cancel, events)
+	events := make(chan event, 8)
+	go k.read(ctx, events)
 	if k.cfg.PingInterval > 0 {
 		go k.ping(ctx)
 	}
@@ -95,6 +132,13 @@ func (k *Conn) Serve(ctx context.Context) {
 	// waiting event: no turn starts after it.
 	end := make(chan func(context.Context), 1)
 	go k.ending(ctx, end)
+	var idle *time.Timer
+	var idled <-chan time.Time
+	if k.cfg.IdleTimeout > 0 {
+		idle = time.NewTimer(k.cfg.IdleTimeout)
+		defer idle.Stop()
+		idled = idle.C
+	}
 	for {
 		select {
 		case f := <-end:
@@ -103,18 +147,41 @@ func (k *Conn) Serve(ctx context.Context) {
 		default:
 		}
 		select {
-		case msg, ok := <-events:
+		case ev, ok := <-events:
 			if !ok {
 				return
 			}
-			k.turn(ctx, msg)
+			k.queued.Add(-ev.charged)
+			if ctx.Err() != nil {
+				return // the connection is gone: what it queued runs no turn
+			}
+			k.busy.Store(true)
+			k.turn(ctx, ev)
+			k.kept.Store(k.keeps())
+			k.busy.Store(false)
+			if idle != nil {
+				idle.Reset(k.cfg.IdleTimeout)
+			}
 		case f := <-end:
 			f(ctx)
+			return
+		case <-idled:
+			k.limit(ctx, "idle for "+k.cfg.IdleTimeout.String())
 			return
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// keeps is what the connection holds between turns: the cache's items by
+// capacity and the spare buffers.
+func (k *Conn) keeps() int64 {
+	n := int64(k.cache.bytes) + int64(k.cork.held())
+	if w := k.spare; w != nil {
+		n += int64(cap(w.buf) + cap(w.terminal))
+	}
+	return n
 }
 
 // ending sends on end how the socket is to end: at its age limit or at the
@@ -128,7 +195,7 @@ func (k *Conn) ending(ctx context.Context, end chan<- func(context.Context)) {
 	}
 	select {
 	case <-age:
-		end <- k.ageLimit
+		end <- func(ctx context.Context) { k.limit(ctx, k.cfg.MaxAge.String()) }
 	case <-k.drain:
 		end <- func(context.Context) { k.c.Close(CloseShutdown, "server shutting down") }
 	case <-ctx.Done():
@@ -137,29 +204,54 @@ func (k *Conn) ending(ctx context.Context, end chan<- func(context.Context)) {
 
 // read passes text messages to the turn loop, in order; it keeps reading
 // during a turn, so control frames (ping, pong, close) are answered and a
-// close cancels the turn (cancel). A binary message closes the socket.
-func (k *Conn) read(ctx context.Context, cancel context.CancelFunc, events chan<- []byte) {
+// close cancels the turn. A binary message closes the socket. An event
+// read while a turn runs is weighed against the budget (Config.MaxBytes)
+// with what the connection keeps and what is queued already; one that
+// would pass it is dropped and answered, in its turn, with an error.
+func (k *Conn) read(ctx context.Context, events chan<- event) {
 	defer close(events)
-	defer cancel()
 	for {
 		typ, msg, err := k.c.Read(ctx)
 		if err != nil {
+			k.cancel(runner.ErrClientGone)
 			return
 		}
 		if typ != websocket.MessageText {
 			k.c.Close(CloseBinary, "client events are JSON text messages")
+			k.cancel(runner.ErrClientGone)
 			return
 		}
+		ev := event{msg: msg}
+		if k.busy.Load() {
+			n := int64(cap(msg))
+			if k.kept.Load()+k.queued.Load()+n > k.cfg.MaxBytes {
+				ev = event{refused: overBudget(k.cfg.MaxBytes)}
+			} else {
+				ev.charged = n
+				k.queued.Add(n)
+			}
+		}
 		select {
-		case events <- msg:
+		case events <- ev:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
+// overBudget refuses an event sent behind a turn in flight that the
+// connection cannot hold: the client sends faster than its turns run.
+func overBudget(budget int64) *apierr.Error {
+	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit, Code: apierr.CodeRateLimited,
+		RetryAfter: 1,
+		Message: "this event was not run: with the turn in flight and the events queued behind it, the socket would hold more than " +
+			strconv.FormatInt(budget, 10) + " bytes (websocket.max_socket_bytes); wait for a turn's end before sending the next"}
+}
+
 // ping keeps an idle connection alive through load balancers and finds a
-// peer that went away without closing.
+// peer that went away without closing. A peer that answers no ping in
+// time stopped reading (or its network went): the run in flight is
+// recorded client_stalled, as when a write meets its deadline.
 func (k *Conn) ping(ctx context.Context) {
 	t := time.NewTicker(k.cfg.PingInterval)
 	defer t.Stop()
@@ -173,27 +265,41 @@ func (k *Conn) ping(ctx context.Context) {
 		err := k.c.Ping(pctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			k.c.CloseNow()
+			k.stalled()
 			return
 		}
 	}
 }
 
-// ageLimit ends a connection that reached MaxAge: an error event the SDKs
-// know (they reconnect), then a normal closure.
-func (k *Conn) ageLimit(ctx context.Context) {
+// stalled ends a connection whose client stopped reading.
+func (k *Conn) stalled() {
+	k.cancel(runner.ErrClientStalled)
+	k.c.CloseNow()
+}
+
+// limit ends a connection that reached its age (MaxAge) or its idle
+// timeout: an error event the SDKs know (they reconnect), then a normal
+// closure.
+func (k *Conn) limit(ctx context.Context, what string) {
 	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeWebSocketLimit,
-		"Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
+		"Responses websocket connection limit reached ("+what+"). Create a new websocket connection to continue.")
 	w := k.writer(ctx)
 	w.Error(e)
 	k.c.Close(CloseAgeLimit, apierr.CodeWebSocketLimit)
 }
 
-// turn runs one client event to its end.
-func (k *Conn) turn(ctx context.Context, msg []byte) {
+// turn runs one client event to its end. The Writer it leaves for the
+// next turn keeps no buffer larger than spareMax: a large turn's buffers
+// are released when it ends.
+func (k *Conn) turn(ctx context.Context, ev event) {
 	w := k.writer(ctx)
-	defer func() { k.spare = w }()
-	t, e := parse(msg, k.cache)
+	defer func() { w.shed(); k.spare = w }()
+	if ev.refused != nil {
+		w.Error(ev.refused)
+		return
+	}
+	t, e := parse(ev.msg, k.cache)
+	ev.msg = nil
 	if e != nil {
 		w.Error(e)
 		return
@@ -250,6 +356,7 @@ func (k *Conn) writer(ctx context.Context) *Writer {
 		k.spare = nil
 		w.reuse(p)
 	}
+	w.stalled = k.stalled
 	k.bound(w)
 	return w
 }

@@ -51,12 +51,19 @@ func (k *Cork) release() error {
 		return nil
 	}
 	_, err := k.Conn.Write(k.buf)
-	if cap(k.buf) > 64<<10 {
+	if cap(k.buf) > spareMax {
 		k.buf = nil // a large reply's buffer is not kept for the socket's life
 	} else {
 		k.buf = k.buf[:0]
 	}
 	return err
+}
+
+// held is the capacity of the buffer the Cork keeps between bursts.
+func (k *Cork) held() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return cap(k.buf)
 }
 
 // Accept upgrades the request to a WebSocket whose writes go through a

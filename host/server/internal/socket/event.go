@@ -130,9 +130,14 @@ func inputItems(in gjson.Result) []byte {
 	return []byte("[]")
 }
 
-// joinArrays concatenates JSON arrays.
+// joinArrays concatenates JSON arrays, into a slice of the size it needs:
+// the cache counts what it keeps by capacity.
 func joinArrays(arrays ...[]byte) []byte {
-	out := make([]byte, 0, 64)
+	n := 2
+	for _, a := range arrays {
+		n += len(a) + 1
+	}
+	out := make([]byte, 0, n)
 	out = append(out, '[')
 	for _, a := range arrays {
 		inner := gjson.ParseBytes(a)
