@@ -79,16 +79,17 @@ type Conn struct {
 	cfg   Config
 	cache *Cache
 	drain chan struct{} // closed by the Hub at shutdown
-	// spare is what the turns' Writers reuse, one turn at a time: their
-	// buffers and header map, none larger than spareMax.
-	spare *Writer
 	// cancel ends the connection's context with why: the client left
 	// (runner.ErrClientGone) or stopped reading (runner.ErrClientStalled),
 	// which the run in flight is recorded with.
 	cancel context.CancelCauseFunc
+	// onStall is stalled as a func value, made once: each turn's Writer
+	// calls it.
+	onStall func()
 	// busy is set while a turn runs; kept is what the connection keeps
 	// between turns (set after each), queued the bytes of the client
-	// events read ahead: the reader weighs each event against MaxBytes.
+	// events read ahead and not started: the reader weighs each event
+	// against MaxBytes.
 	busy   atomic.Bool
 	kept   atomic.Int64
 	queued atomic.Int64
@@ -96,29 +97,33 @@ type Conn struct {
 
 // New wraps an accepted socket.
 func New(c *websocket.Conn, cork *Cork, cfg Config) *Conn {
-	return &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cacheBytes(cfg.MaxBytes)), drain: make(chan struct{})}
+	k := &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cacheBytes(cfg.MaxBytes)), drain: make(chan struct{})}
+	k.onStall = k.stalled
+	return k
 }
 
 // cacheBytes is the cache's share of a connection's budget: all of it but
-// the spare buffers (a Writer's two and the Cork's).
+// the spare buffers (three per lane's Writer, and the Cork's).
 func cacheBytes(budget int64) int {
-	return int(max(0, budget-3*spareMax))
+	return int(max(0, budget-(3*maxLanes+1)*spareMax))
 }
 
 // event is a client message read ahead, or the refusal of one that would
 // have passed the connection's budget (its bytes are not kept).
 type event struct {
 	msg     []byte
-	charged int64 // what msg counts in queued
+	charged int64  // what msg counts in queued
+	lane    string // its stream_id ("" for none)
 	refused *apierr.Error
 }
 
-// Serve reads client events and runs them as turns, in order, until the
-// client closes, the connection reaches its age or its idle timeout, or
-// the hub drains it. Closing the socket cancels the turn in flight (its
-// run is recorded cancelled, client_disconnect; client_stalled when the
-// client stopped reading), and the events queued behind it are dropped
-// unrun.
+// Serve reads client events and runs them as turns until the client
+// closes, the connection reaches its age or its idle timeout, or the hub
+// drains it. Turns of one lane (stream_id) run in order, one at a time;
+// lanes run side by side (lanes.go). Closing the socket cancels the turns
+// in flight (their runs are recorded cancelled, client_disconnect;
+// client_stalled when the client stopped reading), and the events queued
+// behind them are dropped unrun.
 func (k *Conn) Serve(ctx context.Context) {
 	ctx, k.cancel = context.WithCancelCause(ctx)
 	defer k.cancel(runner.ErrClientGone)
@@ -129,7 +134,7 @@ func (k *Conn) Serve(ctx context.Context) {
 		go k.ping(ctx)
 	}
 	// The age limit and a drain end the socket; either wins over a
-	// waiting event: no turn starts after it.
+	// waiting event: no turn starts after it, those in flight finish.
 	end := make(chan func(context.Context), 1)
 	go k.ending(ctx, end)
 	var idle *time.Timer
@@ -139,49 +144,52 @@ func (k *Conn) Serve(ctx context.Context) {
 		defer idle.Stop()
 		idled = idle.C
 	}
+	d := newDispatch()
+	defer d.wait(k)
 	for {
 		select {
 		case f := <-end:
+			d.wait(k)
 			f(ctx)
 			return
 		default:
 		}
+		in := events
+		if d.queued >= maxQueued {
+			in = nil // the reader waits: TCP holds the rest
+		}
 		select {
-		case ev, ok := <-events:
+		case ev, ok := <-in:
 			if !ok {
 				return
 			}
-			k.queued.Add(-ev.charged)
 			if ctx.Err() != nil {
+				k.queued.Add(-ev.charged)
 				return // the connection is gone: what it queued runs no turn
 			}
-			k.busy.Store(true)
-			k.turn(ctx, ev)
-			k.kept.Store(k.keeps())
-			k.busy.Store(false)
-			if idle != nil {
+			d.add(ev)
+			d.start(ctx, k)
+		case f := <-d.finished:
+			d.done(k, f)
+			d.start(ctx, k)
+			if idle != nil && d.running == 0 {
 				idle.Reset(k.cfg.IdleTimeout)
 			}
 		case f := <-end:
+			d.wait(k)
 			f(ctx)
 			return
 		case <-idled:
+			if d.running > 0 || d.queued > 0 {
+				idle.Reset(k.cfg.IdleTimeout)
+				continue
+			}
 			k.limit(ctx, "idle for "+k.cfg.IdleTimeout.String())
 			return
 		case <-ctx.Done():
 			return
 		}
 	}
-}
-
-// keeps is what the connection holds between turns: the cache's items by
-// capacity and the spare buffers.
-func (k *Conn) keeps() int64 {
-	n := int64(k.cache.bytes) + int64(k.cork.held())
-	if w := k.spare; w != nil {
-		n += int64(cap(w.buf) + cap(w.terminal))
-	}
-	return n
 }
 
 // ending sends on end how the socket is to end: at its age limit or at the
@@ -221,11 +229,11 @@ func (k *Conn) read(ctx context.Context, events chan<- event) {
 			k.cancel(runner.ErrClientGone)
 			return
 		}
-		ev := event{msg: msg}
+		ev := event{msg: msg, lane: laneOf(msg)}
 		if k.busy.Load() {
 			n := int64(cap(msg))
 			if k.kept.Load()+k.queued.Load()+n > k.cfg.MaxBytes {
-				ev = event{refused: overBudget(k.cfg.MaxBytes)}
+				ev = event{lane: ev.lane, refused: overBudget(k.cfg.MaxBytes)}
 			} else {
 				ev.charged = n
 				k.queued.Add(n)
@@ -283,26 +291,38 @@ func (k *Conn) stalled() {
 func (k *Conn) limit(ctx context.Context, what string) {
 	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeWebSocketLimit,
 		"Responses websocket connection limit reached ("+what+"). Create a new websocket connection to continue.")
-	w := k.writer(ctx)
+	w := k.writer(ctx, nil)
 	w.Error(e)
 	k.c.Close(CloseAgeLimit, apierr.CodeWebSocketLimit)
 }
 
-// turn runs one client event to its end. The Writer it leaves for the
-// next turn keeps no buffer larger than spareMax: a large turn's buffers
-// are released when it ends.
-func (k *Conn) turn(ctx context.Context, ev event) {
-	w := k.writer(ctx)
-	defer func() { w.shed(); k.spare = w }()
+// turn runs one client event to its end, on a Writer that reuses spare's
+// buffers, and returns the Writer for the lane's next turn: it keeps no
+// buffer larger than spareMax, so a large turn's buffers are released when
+// it ends.
+func (k *Conn) turn(ctx context.Context, ev event, spare *Writer) (next *Writer) {
+	w := k.writer(ctx, spare)
+	defer func() { w.shed() }()
 	if ev.refused != nil {
+		if validStreamID(ev.lane) {
+			w.stream = ev.lane
+		}
 		w.Error(ev.refused)
-		return
+		return w
 	}
 	t, e := parse(ev.msg, k.cache)
 	ev.msg = nil
 	if e != nil {
+		if validStreamID(ev.lane) {
+			w.stream = ev.lane
+		}
 		w.Error(e)
-		return
+		return w
+	}
+	w.stream = t.stream
+	if t.steer != nil {
+		w.Send(t.steer)
+		return w
 	}
 	w.prevID = t.local
 	// The outcome matters to the cache when the turn may be remembered or
@@ -310,7 +330,7 @@ func (k *Conn) turn(ctx context.Context, ev event) {
 	w.keep = !t.store || !t.generate || t.local != ""
 	if !t.generate {
 		k.prewarm(ctx, t, w)
-		return
+		return w
 	}
 	r := Request{Body: t.body}
 	if t.from != nil {
@@ -324,10 +344,11 @@ func (k *Conn) turn(ctx context.Context, ev event) {
 		w.Error(e)
 	}
 	if ctx.Err() != nil {
-		return // the client is gone: nothing to remember
+		return w // the client is gone: nothing to remember
 	}
 	failed := e != nil || !completed(w.Terminal())
 	t.remember(k.cache, w.Terminal(), w.Header().Get(headerSessionID), w.Header().Get(headerThreadID), failed)
+	return w
 }
 
 // prewarm answers a generate:false turn (see prewarm.go).
@@ -350,13 +371,12 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 
 // writer is a Writer for one turn, its writes bounded until the chain
 // sets its own deadline.
-func (k *Conn) writer(ctx context.Context) *Writer {
+func (k *Conn) writer(ctx context.Context, spare *Writer) *Writer {
 	w := NewWriter(ctx, k.c, k.cork)
-	if p := k.spare; p != nil {
-		k.spare = nil
-		w.reuse(p)
+	if spare != nil {
+		w.reuse(spare)
 	}
-	w.stalled = k.stalled
+	w.stalled = k.onStall
 	k.bound(w)
 	return w
 }

@@ -63,6 +63,10 @@ type Writer struct {
 	// stalled, when set, is called when a write meets its deadline, before
 	// the socket is closed: the client stopped reading (Conn.stalled).
 	stalled func()
+	// stream is the turn's lane ("" for none): every message it sends
+	// echoes it as stream_id, built in scratch.
+	stream  string
+	scratch []byte
 }
 
 // wholeMax bounds what a whole turn holds before it writes anyway.
@@ -90,6 +94,9 @@ func (w *Writer) reuse(p *Writer) {
 	if cap(p.terminal) <= spareMax {
 		w.terminal = p.terminal[:0]
 	}
+	if cap(p.scratch) <= spareMax {
+		w.scratch = p.scratch[:0]
+	}
 	clear(p.header)
 	w.header = p.header
 }
@@ -105,6 +112,9 @@ func (w *Writer) shed() {
 		w.terminal = nil
 	} else {
 		w.terminal = w.terminal[:0]
+	}
+	if cap(w.scratch) > spareMax {
+		w.scratch = nil
 	}
 }
 
@@ -162,6 +172,7 @@ func (w *Writer) burst(f func() error) error {
 	rerr := w.cork.release()
 	w.flushing.Store(false)
 	w.cork.SetWriteDeadline(time.Time{})
+	w.cork.done()
 	if err == nil {
 		err = rerr
 	}
@@ -240,6 +251,9 @@ func (w *Writer) Send(msg []byte) error {
 
 // send writes one message into the current burst.
 func (w *Writer) send(msg []byte) error {
+	if w.stream != "" {
+		msg = w.lane(msg)
+	}
 	// Into the Cork's memory: it never blocks, so no context bounds it (a
 	// cancellable one costs coder/websocket a timer per message); the
 	// burst's one write is bounded by the deadline.
@@ -248,6 +262,18 @@ func (w *Writer) send(msg []byte) error {
 	}
 	w.sent++
 	return nil
+}
+
+// lane is msg with the turn's stream_id added as its last field.
+func (w *Writer) lane(msg []byte) []byte {
+	if len(msg) < 2 || msg[len(msg)-1] != '}' {
+		return msg
+	}
+	b := append(w.scratch[:0], msg[:len(msg)-1]...)
+	b = append(b, `,"stream_id":`...)
+	b = strconv.AppendQuote(b, w.stream)
+	w.scratch = append(b, '}')
+	return w.scratch
 }
 
 // SetWriteDeadline bounds the flushes that follow, and one in flight
