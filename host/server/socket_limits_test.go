@@ -145,7 +145,10 @@ const idleSocketBytes = 160 << 10
 // last turn's buffers (about 5.8 MB each) until the next turn.
 func TestSocketIdleHeapBounded(t *testing.T) {
 	const n = 12
-	h := start(t, nil)
+	h := start(t, func(c *config.Config) {
+		off := config.Dur(0) // the idle clients read nothing, so answer no ping
+		c.WebSocket.PingInterval = &off
+	})
 	big := strings.Repeat(strings.Repeat("x", 99)+" ", 9_500) // 950,000 bytes, under limits.max_body_bytes
 	var conns []*websocket.Conn
 	for i := 0; i < n; i++ {
