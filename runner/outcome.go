@@ -48,8 +48,10 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 			return failed(ReasonTimeout, terr)
 		default:
 			// A failed write cancels the request's context too; the write's
-			// error says whether the client left or stalled.
-			return clientGone(err)
+			// error, or the cause the context was cancelled with (a socket
+			// whose client answers no ping), says whether the client left
+			// or stalled.
+			return clientGone(errors.Join(err, cause))
 		}
 	}
 	var coded interface{ RunErrorCode() string }

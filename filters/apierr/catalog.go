@@ -25,7 +25,7 @@ var Catalog = []Entry{
 	{http.StatusBadRequest, TypeInvalidRequest, CodePreviousNotFound, "previous_response_id unknown, deleted, not stored, or another tenant's"},
 	{http.StatusBadRequest, TypeInvalidRequest, CodeItemNotFound, "an item_reference names no stored item of the tenant"},
 	{http.StatusBadRequest, TypeInvalidRequest, CodeInvalidSchema, "a JSON Schema no value can satisfy, or beyond the limits (param names the field)"},
-	{http.StatusBadRequest, TypeInvalidRequest, CodeWebSocketLimit, "a WebSocket of /v1/responses reached websocket.max_age (an error event, then close code 1000)"},
+	{http.StatusBadRequest, TypeInvalidRequest, CodeWebSocketLimit, "a WebSocket of /v1/responses reached websocket.max_age or websocket.idle_timeout (an error event, then close code 1000)"},
 	{http.StatusUnauthorized, TypeAuthentication, CodeInvalidAPIKey, "missing or invalid bearer token"},
 	{http.StatusUnauthorized, TypeAuthentication, CodeNotLoggedIn, "operator page called without a session"},
 	{http.StatusForbidden, TypePermission, CodeTenantForbidden, "the token is bound to another tenant"},

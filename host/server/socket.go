@@ -67,6 +67,18 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		s.fail(x, e) // as JSON, where the library would answer in plain text
 		return
 	}
+	g := s.acquire()
+	cfg, maxBody := g.cfg, g.maxBody
+	s.release(g)
+	ws := cfg.WebSocket
+	var caps socket.Caps
+	caps.Host, caps.Tenant, caps.Token = ws.Caps()
+	leave, e := s.sockets.Enter(x.Identity.TenantID, x.Identity.Token, caps)
+	if e != nil {
+		s.fail(x, e) // before the upgrade: 429 or 503 with Retry-After
+		return
+	}
+	defer leave()
 	c, cork, err := socket.Accept(w, r)
 	if err != nil {
 		return // Accept answered the client
@@ -74,14 +86,11 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if rec, ok := w.(*telemetry.Recorder); ok {
 		rec.Status = http.StatusSwitchingProtocols // not informational to the metrics: the reply
 	}
-	g := s.acquire()
-	cfg, maxBody := g.cfg, g.maxBody
-	s.release(g)
+	defer s.metrics.SocketOpened(x.Identity.TenantID)()
 	c.SetReadLimit(maxBody)
-	ws := cfg.WebSocket
 	k := socket.New(c, cork, socket.Config{
-		MaxAge: ws.Age(), PingInterval: ws.Ping(),
-		MaxCached: ws.Cached(), MaxCachedBytes: int(maxBody) * 4,
+		MaxAge: ws.Age(), IdleTimeout: ws.Idle(), PingInterval: ws.Ping(),
+		MaxCached: ws.Cached(), MaxBytes: ws.SocketBytes(maxBody),
 		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		Model:        model.ID,
 		Turn:         s.socketTurn(r),

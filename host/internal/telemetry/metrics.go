@@ -49,6 +49,8 @@ type Metrics struct {
 	storeBatch  prometheus.Histogram
 
 	withheld *prometheus.CounterVec // type (toolmetrics.go)
+
+	sockets *prometheus.GaugeVec // [tenant]
 }
 
 // Bucket boundaries: the GenAI conventions' advice, with finer steps below
@@ -119,9 +121,13 @@ func NewMetrics(tenantLabel bool) *Metrics {
 			Help:    "Run store commits: run writes per commit (1 unless the store group-commits).",
 			Buckets: batchBuckets,
 		}),
+		sockets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "runedge_websockets_open",
+			Help: "WebSockets of /v1/responses open now (by tenant with metrics.tenant_label).",
+		}, withTenant()),
 	}
 	m.reg.MustRegister(m.swaps, m.requests, m.duration, m.runs, m.ttft, m.tpot, m.tokens,
-		m.storeWrite, m.storeCommit, m.storeBatch,
+		m.storeWrite, m.storeCommit, m.storeBatch, m.sockets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.plugins = runtime.NewMetrics(m.reg)
 	m.withheld = newWithheldCounter(m.reg)
@@ -163,6 +169,20 @@ func (m *Metrics) Request(endpoint, method string, status int, tenant string, d 
 	if (endpoint == httproute.LabelChat || endpoint == httproute.LabelResponses) && status != 101 { // 101 Switching Protocols
 		m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
 	}
+}
+
+// SocketOpened counts one open WebSocket of tenant; closed uncounts it,
+// under the label it was counted with (a reload may change the tenants
+// that keep their name).
+func (m *Metrics) SocketOpened(tenant string) (closed func()) {
+	var g prometheus.Gauge
+	if m.tenant {
+		g = m.sockets.WithLabelValues(m.tenantLabel(tenant))
+	} else {
+		g = m.sockets.WithLabelValues()
+	}
+	g.Inc()
+	return g.Dec
 }
 
 // otherTenant is the tenant label of every tenant the configuration does

@@ -1,13 +1,17 @@
 package socket
 
+import "sync"
+
 // Cache is a connection's memory of its store:false responses (and of its
 // generate:false pre-warms): what a later turn on the same socket needs to
 // continue one by previous_response_id. Nothing of it is written anywhere;
 // it dies with the connection, so on another socket the id is not found,
 // as the Responses API's WebSocket mode specifies. It is bounded in
-// entries and bytes, oldest out first. One goroutine (the turn loop) uses
-// it: no lock.
+// entries and bytes (the capacity of the items kept), oldest out first.
+// The turns of several lanes use it at
+// once: its methods lock.
 type Cache struct {
+	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int
 	bytes      int
@@ -35,6 +39,8 @@ func NewCache(maxEntries, maxBytes int) *Cache {
 }
 
 func (c *Cache) get(id string) (*entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.m[id]
 	return e, ok
 }
@@ -42,26 +48,35 @@ func (c *Cache) get(id string) (*entry, bool) {
 // put keeps e under id, dropping the oldest entries to stay in bounds; an
 // entry larger than the byte bound alone is not kept.
 func (c *Cache) put(id string, e *entry) {
-	if c.maxEntries <= 0 || len(e.items) > c.maxBytes {
+	n := cap(e.items)
+	if c.maxEntries <= 0 || n > c.maxBytes {
 		return
 	}
-	c.remove(id)
-	for len(c.order) > 0 && (len(c.order) >= c.maxEntries || c.bytes+len(e.items) > c.maxBytes) {
-		c.remove(c.order[0])
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeLocked(id)
+	for len(c.order) > 0 && (len(c.order) >= c.maxEntries || c.bytes+n > c.maxBytes) {
+		c.removeLocked(c.order[0])
 	}
 	c.m[id] = e
 	c.order = append(c.order, id)
-	c.bytes += len(e.items)
+	c.bytes += n
 }
 
 // remove forgets id.
 func (c *Cache) remove(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeLocked(id)
+}
+
+func (c *Cache) removeLocked(id string) {
 	e, ok := c.m[id]
 	if !ok {
 		return
 	}
 	delete(c.m, id)
-	c.bytes -= len(e.items)
+	c.bytes -= cap(e.items)
 	for i, o := range c.order {
 		if o == id {
 			c.order = append(c.order[:i], c.order[i+1:]...)
@@ -71,4 +86,15 @@ func (c *Cache) remove(id string) {
 }
 
 // Len is the number of cached responses.
-func (c *Cache) Len() int { return len(c.m) }
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// Bytes is what the cached items hold, by capacity.
+func (c *Cache) Bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}

@@ -9,11 +9,14 @@ package socket
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/runner"
 )
 
 // Close codes (RFC 6455 §7.4.1).
@@ -41,11 +44,19 @@ type Request struct {
 type Config struct {
 	// MaxAge ends the connection (0: never).
 	MaxAge time.Duration
+	// IdleTimeout ends a connection that ran no turn and got no client
+	// event for this long, as MaxAge does (0: never).
+	IdleTimeout time.Duration
 	// PingInterval is how often an idle connection is pinged; a ping not
 	// answered within it closes the connection (0: no pings).
 	PingInterval time.Duration
-	// MaxCached and MaxCachedBytes bound the connection-local state.
-	MaxCached, MaxCachedBytes int
+	// MaxCached bounds the responses the connection remembers.
+	MaxCached int
+	// MaxBytes bounds what the connection keeps between turns (its cache,
+	// counted by capacity, and its spare buffers) together with the client
+	// events it read ahead while a turn ran: an event that would pass it
+	// is answered with an error event, unrun.
+	MaxBytes int64
 	// WriteTimeout bounds each write the socket makes itself (error
 	// events, pre-warms, the age limit's event), as limits.write_timeout
 	// bounds the chain's (0: a default of 10 s).
@@ -68,48 +79,112 @@ type Conn struct {
 	cfg   Config
 	cache *Cache
 	drain chan struct{} // closed by the Hub at shutdown
-	// spare is what the turns' Writers reuse, one turn at a time: their
-	// buffers and header map.
-	spare *Writer
+	// cancel ends the connection's context with why: the client left
+	// (runner.ErrClientGone) or stopped reading (runner.ErrClientStalled),
+	// which the run in flight is recorded with.
+	cancel context.CancelCauseFunc
+	// onStall is stalled as a func value, made once: each turn's Writer
+	// calls it.
+	onStall func()
+	// busy is set while a turn runs; kept is what the connection keeps
+	// between turns (set after each), queued the bytes of the client
+	// events read ahead and not started: the reader weighs each event
+	// against MaxBytes.
+	busy   atomic.Bool
+	kept   atomic.Int64
+	queued atomic.Int64
 }
 
 // New wraps an accepted socket.
 func New(c *websocket.Conn, cork *Cork, cfg Config) *Conn {
-	return &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cfg.MaxCachedBytes), drain: make(chan struct{})}
+	k := &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cacheBytes(cfg.MaxBytes)), drain: make(chan struct{})}
+	k.onStall = k.stalled
+	return k
 }
 
-// Serve reads client events and runs them as turns, in order, until the
-// client closes, the connection reaches its age, or the hub drains it.
-// Closing the socket cancels the turn in flight (its run is recorded
-// cancelled, client_disconnect).
+// cacheBytes is the cache's share of a connection's budget: all of it but
+// the spare buffers (three per lane's Writer, and the Cork's).
+func cacheBytes(budget int64) int {
+	return int(max(0, budget-(3*maxLanes+1)*spareMax))
+}
+
+// event is a client message read ahead, or the refusal of one that would
+// have passed the connection's budget (its bytes are not kept).
+type event struct {
+	msg     []byte
+	charged int64  // what msg counts in queued
+	lane    string // its stream_id ("" for none)
+	refused *apierr.Error
+}
+
+// Serve reads client events and runs them as turns until the client
+// closes, the connection reaches its age or its idle timeout, or the hub
+// drains it. Turns of one lane (stream_id) run in order, one at a time;
+// lanes run side by side (lanes.go). Closing the socket cancels the turns
+// in flight (their runs are recorded cancelled, client_disconnect;
+// client_stalled when the client stopped reading), and the events queued
+// behind them are dropped unrun.
 func (k *Conn) Serve(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, k.cancel = context.WithCancelCause(ctx)
+	defer k.cancel(runner.ErrClientGone)
 	defer k.c.CloseNow()
-	events := make(chan []byte, 8)
-	go k.read(ctx, cancel, events)
+	events := make(chan event, 8)
+	go k.read(ctx, events)
 	if k.cfg.PingInterval > 0 {
 		go k.ping(ctx)
 	}
 	// The age limit and a drain end the socket; either wins over a
-	// waiting event: no turn starts after it.
+	// waiting event: no turn starts after it, those in flight finish.
 	end := make(chan func(context.Context), 1)
 	go k.ending(ctx, end)
+	var idle *time.Timer
+	var idled <-chan time.Time
+	if k.cfg.IdleTimeout > 0 {
+		idle = time.NewTimer(k.cfg.IdleTimeout)
+		defer idle.Stop()
+		idled = idle.C
+	}
+	d := newDispatch()
+	defer d.wait(k)
 	for {
 		select {
 		case f := <-end:
+			d.wait(k)
 			f(ctx)
 			return
 		default:
 		}
+		in := events
+		if d.queued >= maxQueued {
+			in = nil // the reader waits: TCP holds the rest
+		}
 		select {
-		case msg, ok := <-events:
+		case ev, ok := <-in:
 			if !ok {
 				return
 			}
-			k.turn(ctx, msg)
+			if ctx.Err() != nil {
+				k.queued.Add(-ev.charged)
+				return // the connection is gone: what it queued runs no turn
+			}
+			d.add(ev)
+			d.start(ctx, k)
+		case f := <-d.finished:
+			d.done(k, f)
+			d.start(ctx, k)
+			if idle != nil && d.running == 0 {
+				idle.Reset(k.cfg.IdleTimeout)
+			}
 		case f := <-end:
+			d.wait(k)
 			f(ctx)
+			return
+		case <-idled:
+			if d.running > 0 || d.queued > 0 {
+				idle.Reset(k.cfg.IdleTimeout)
+				continue
+			}
+			k.limit(ctx, "idle for "+k.cfg.IdleTimeout.String())
 			return
 		case <-ctx.Done():
 			return
@@ -128,7 +203,7 @@ func (k *Conn) ending(ctx context.Context, end chan<- func(context.Context)) {
 	}
 	select {
 	case <-age:
-		end <- k.ageLimit
+		end <- func(ctx context.Context) { k.limit(ctx, k.cfg.MaxAge.String()) }
 	case <-k.drain:
 		end <- func(context.Context) { k.c.Close(CloseShutdown, "server shutting down") }
 	case <-ctx.Done():
@@ -137,29 +212,54 @@ func (k *Conn) ending(ctx context.Context, end chan<- func(context.Context)) {
 
 // read passes text messages to the turn loop, in order; it keeps reading
 // during a turn, so control frames (ping, pong, close) are answered and a
-// close cancels the turn (cancel). A binary message closes the socket.
-func (k *Conn) read(ctx context.Context, cancel context.CancelFunc, events chan<- []byte) {
+// close cancels the turn. A binary message closes the socket. An event
+// read while a turn runs is weighed against the budget (Config.MaxBytes)
+// with what the connection keeps and what is queued already; one that
+// would pass it is dropped and answered, in its turn, with an error.
+func (k *Conn) read(ctx context.Context, events chan<- event) {
 	defer close(events)
-	defer cancel()
 	for {
 		typ, msg, err := k.c.Read(ctx)
 		if err != nil {
+			k.cancel(runner.ErrClientGone)
 			return
 		}
 		if typ != websocket.MessageText {
 			k.c.Close(CloseBinary, "client events are JSON text messages")
+			k.cancel(runner.ErrClientGone)
 			return
 		}
+		ev := event{msg: msg, lane: laneOf(msg)}
+		if k.busy.Load() {
+			n := int64(cap(msg))
+			if k.kept.Load()+k.queued.Load()+n > k.cfg.MaxBytes {
+				ev = event{lane: ev.lane, refused: overBudget(k.cfg.MaxBytes)}
+			} else {
+				ev.charged = n
+				k.queued.Add(n)
+			}
+		}
 		select {
-		case events <- msg:
+		case events <- ev:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
+// overBudget refuses an event sent behind a turn in flight that the
+// connection cannot hold: the client sends faster than its turns run.
+func overBudget(budget int64) *apierr.Error {
+	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit, Code: apierr.CodeRateLimited,
+		RetryAfter: 1,
+		Message: "this event was not run: with the turn in flight and the events queued behind it, the socket would hold more than " +
+			strconv.FormatInt(budget, 10) + " bytes (websocket.max_socket_bytes); wait for a turn's end before sending the next"}
+}
+
 // ping keeps an idle connection alive through load balancers and finds a
-// peer that went away without closing.
+// peer that went away without closing. A peer that answers no ping in
+// time stopped reading (or its network went): the run in flight is
+// recorded client_stalled, as when a write meets its deadline.
 func (k *Conn) ping(ctx context.Context) {
 	t := time.NewTicker(k.cfg.PingInterval)
 	defer t.Stop()
@@ -173,30 +273,56 @@ func (k *Conn) ping(ctx context.Context) {
 		err := k.c.Ping(pctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			k.c.CloseNow()
+			k.stalled()
 			return
 		}
 	}
 }
 
-// ageLimit ends a connection that reached MaxAge: an error event the SDKs
-// know (they reconnect), then a normal closure.
-func (k *Conn) ageLimit(ctx context.Context) {
+// stalled ends a connection whose client stopped reading.
+func (k *Conn) stalled() {
+	k.cancel(runner.ErrClientStalled)
+	k.c.CloseNow()
+}
+
+// limit ends a connection that reached its age (MaxAge) or its idle
+// timeout: an error event the SDKs know (they reconnect), then a normal
+// closure.
+func (k *Conn) limit(ctx context.Context, what string) {
 	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeWebSocketLimit,
-		"Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
-	w := k.writer(ctx)
+		"Responses websocket connection limit reached ("+what+"). Create a new websocket connection to continue.")
+	w := k.writer(ctx, nil)
 	w.Error(e)
 	k.c.Close(CloseAgeLimit, apierr.CodeWebSocketLimit)
 }
 
-// turn runs one client event to its end.
-func (k *Conn) turn(ctx context.Context, msg []byte) {
-	w := k.writer(ctx)
-	defer func() { k.spare = w }()
-	t, e := parse(msg, k.cache)
+// turn runs one client event to its end, on a Writer that reuses spare's
+// buffers, and returns the Writer for the lane's next turn: it keeps no
+// buffer larger than spareMax, so a large turn's buffers are released when
+// it ends.
+func (k *Conn) turn(ctx context.Context, ev event, spare *Writer) (next *Writer) {
+	w := k.writer(ctx, spare)
+	defer func() { w.shed() }()
+	if ev.refused != nil {
+		if validStreamID(ev.lane) {
+			w.stream = ev.lane
+		}
+		w.Error(ev.refused)
+		return w
+	}
+	t, e := parse(ev.msg, k.cache)
+	ev.msg = nil
 	if e != nil {
+		if validStreamID(ev.lane) {
+			w.stream = ev.lane
+		}
 		w.Error(e)
-		return
+		return w
+	}
+	w.stream = t.stream
+	if t.steer != nil {
+		w.Send(t.steer)
+		return w
 	}
 	w.prevID = t.local
 	// The outcome matters to the cache when the turn may be remembered or
@@ -204,7 +330,7 @@ func (k *Conn) turn(ctx context.Context, msg []byte) {
 	w.keep = !t.store || !t.generate || t.local != ""
 	if !t.generate {
 		k.prewarm(ctx, t, w)
-		return
+		return w
 	}
 	r := Request{Body: t.body}
 	if t.from != nil {
@@ -218,10 +344,11 @@ func (k *Conn) turn(ctx context.Context, msg []byte) {
 		w.Error(e)
 	}
 	if ctx.Err() != nil {
-		return // the client is gone: nothing to remember
+		return w // the client is gone: nothing to remember
 	}
 	failed := e != nil || !completed(w.Terminal())
 	t.remember(k.cache, w.Terminal(), w.Header().Get(headerSessionID), w.Header().Get(headerThreadID), failed)
+	return w
 }
 
 // prewarm answers a generate:false turn (see prewarm.go).
@@ -244,12 +371,12 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 
 // writer is a Writer for one turn, its writes bounded until the chain
 // sets its own deadline.
-func (k *Conn) writer(ctx context.Context) *Writer {
+func (k *Conn) writer(ctx context.Context, spare *Writer) *Writer {
 	w := NewWriter(ctx, k.c, k.cork)
-	if p := k.spare; p != nil {
-		k.spare = nil
-		w.reuse(p)
+	if spare != nil {
+		w.reuse(spare)
 	}
+	w.stalled = k.onStall
 	k.bound(w)
 	return w
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coder/websocket"
 )
@@ -15,9 +16,12 @@ import (
 // delta with its item and part events, the done events with
 // response.completed). Out of a burst writes pass through (pings, pongs,
 // close frames). Writes are ordered: a frame written by another goroutine
-// during a burst goes out with it.
+// during a burst goes out with it. Bursts take turns (the turns of several
+// lanes write at once): one holds the Cork from hold to done.
 type Cork struct {
 	net.Conn
+	burst  sync.Mutex
+	kept   atomic.Int64 // cap(buf) between bursts, for held
 	mu     sync.Mutex
 	corked bool
 	buf    []byte
@@ -34,8 +38,9 @@ func (k *Cork) Write(p []byte) (int, error) {
 	return k.Conn.Write(p)
 }
 
-// hold starts a burst.
+// hold starts a burst, once the one in progress is done.
 func (k *Cork) hold() {
+	k.burst.Lock()
 	k.mu.Lock()
 	k.corked = true
 	k.mu.Unlock()
@@ -51,13 +56,20 @@ func (k *Cork) release() error {
 		return nil
 	}
 	_, err := k.Conn.Write(k.buf)
-	if cap(k.buf) > 64<<10 {
+	if cap(k.buf) > spareMax {
 		k.buf = nil // a large reply's buffer is not kept for the socket's life
 	} else {
 		k.buf = k.buf[:0]
 	}
+	k.kept.Store(int64(cap(k.buf)))
 	return err
 }
+
+// done ends a burst after its release: the next may start.
+func (k *Cork) done() { k.burst.Unlock() }
+
+// held is the capacity of the buffer the Cork keeps between bursts.
+func (k *Cork) held() int { return int(k.kept.Load()) }
 
 // Accept upgrades the request to a WebSocket whose writes go through a
 // Cork. Compression is off: events are small and latency matters more.

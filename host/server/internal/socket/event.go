@@ -2,6 +2,7 @@ package socket
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -27,14 +28,22 @@ type turn struct {
 	// its entry.
 	local string
 	from  *entry
+	// stream is its lane (stream_id; "" for none).
+	stream string
+	// steer, for a response.steer, is the answer to send: nothing runs.
+	steer []byte
 }
 
 // Client event types.
-const eventCreate = "response.create"
+const (
+	eventCreate = "response.create"
+	eventSteer  = "response.steer"
+)
 
-// parse reads a client event. Only response.create exists; its fields are
-// those of POST /v1/responses (OpenAI's socket sends them at the top level;
-// a nested "response" object is read too).
+// parse reads a client event: a response.create, whose fields are those
+// of POST /v1/responses (OpenAI's socket sends them at the top level; a
+// nested "response" object is read too), or a response.steer, which is
+// answered as unsupported (steerRefused).
 func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 	// Read in place (guestjson.View): msg is the event's own buffer, never
 	// written to, so the strings read from it stay valid.
@@ -43,6 +52,9 @@ func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 		return nil, apierr.InvalidBody("", "a client event must be a JSON object")
 	}
 	typ := ev.Get("type")
+	if typ.Str == eventSteer {
+		return &turn{steer: steerRefused(ev)}, nil
+	}
 	if typ.Str != eventCreate {
 		return nil, apierr.InvalidBody("type", "unknown client event type %q; the socket takes %q", typ.String(), eventCreate)
 	}
@@ -60,6 +72,13 @@ func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 	body.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "type", "generate", "stream_id", "stream_options", "stream":
+			if k.Str == "stream_id" {
+				if v.Type != gjson.String || !validStreamID(v.Str) {
+					e = apierr.InvalidBody("stream_id", "stream_id must be 1 to 256 ASCII letters, digits, underscores, hyphens or periods")
+					return false
+				}
+				t.stream = v.Str
+			}
 			if k.Str == "generate" {
 				if v.Type != gjson.True && v.Type != gjson.False {
 					e = apierr.InvalidBody("generate", "generate must be a boolean")
@@ -117,6 +136,24 @@ func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 	return t, nil
 }
 
+// steerRefused is the answer to a response.steer: steering adds input to
+// a response while it runs, and a run's input is fixed when it is
+// recorded, so the socket cannot honour it. The answer is the
+// response.steer.failed event openai-go types, with the code
+// steering_not_supported and the input handed back for a response.create.
+func steerRefused(ev gjson.Result) []byte {
+	b := make([]byte, 0, 320+len(ev.Get("input").Raw))
+	b = append(b, `{"type":"response.steer.failed","sequence_number":0,"error":{"type":"invalid_request_error","code":"steering_not_supported","message":"response.steer is not supported: a run's input is fixed when it starts; send the input in a response.create that continues the response (previous_response_id) once it ends"},"steer":{"input":`...)
+	if in := ev.Get("input"); in.Exists() {
+		b = append(b, in.Raw...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"previous_response_id":`...)
+	b = strconv.AppendQuote(b, ev.Get("previous_response_id").String())
+	return append(b, "}}"...)
+}
+
 // inputItems is input as a JSON array of items: a string is one user
 // message, as the Responses API reads it.
 func inputItems(in gjson.Result) []byte {
@@ -130,9 +167,14 @@ func inputItems(in gjson.Result) []byte {
 	return []byte("[]")
 }
 
-// joinArrays concatenates JSON arrays.
+// joinArrays concatenates JSON arrays, into a slice of the size it needs:
+// the cache counts what it keeps by capacity.
 func joinArrays(arrays ...[]byte) []byte {
-	out := make([]byte, 0, 64)
+	n := 2
+	for _, a := range arrays {
+		n += len(a) + 1
+	}
+	out := make([]byte, 0, n)
 	out = append(out, '[')
 	for _, a := range arrays {
 		inner := gjson.ParseBytes(a)

@@ -3,7 +3,9 @@ package socket
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,10 +60,23 @@ type Writer struct {
 	// gets its events in one write instead of one per burst (on a
 	// loopback or LAN, each write costs more CPU than the events in it).
 	whole bool
+	// stalled, when set, is called when a write meets its deadline, before
+	// the socket is closed: the client stopped reading (Conn.stalled).
+	stalled func()
+	// stream is the turn's lane ("" for none): every message it sends
+	// echoes it as stream_id, built in scratch.
+	stream  string
+	scratch []byte
 }
 
 // wholeMax bounds what a whole turn holds before it writes anyway.
 const wholeMax = 64 << 10
+
+// spareMax bounds each buffer a finished turn leaves for the next one
+// (Writer.shed, Cork.release): a turn's events and terminal event are
+// mostly far smaller, and a socket must not keep a large turn's buffers
+// while it idles.
+const spareMax = 16 << 10
 
 // NewWriter writes the events of one turn to c.
 func NewWriter(ctx context.Context, c *websocket.Conn, cork *Cork) *Writer {
@@ -73,14 +88,34 @@ func NewWriter(ctx context.Context, c *websocket.Conn, cork *Cork) *Writer {
 // headers are about the same size every turn. A large buffer is not kept
 // for the socket's life.
 func (w *Writer) reuse(p *Writer) {
-	if cap(p.buf) <= wholeMax {
+	if cap(p.buf) <= spareMax {
 		w.buf = p.buf[:0]
 	}
-	if cap(p.terminal) <= wholeMax {
+	if cap(p.terminal) <= spareMax {
 		w.terminal = p.terminal[:0]
+	}
+	if cap(p.scratch) <= spareMax {
+		w.scratch = p.scratch[:0]
 	}
 	clear(p.header)
 	w.header = p.header
+}
+
+// shed drops the buffers of a finished turn that are larger than spareMax
+// (the terminal event once the cache has read it): what the socket keeps
+// between turns stays small, however large the turn was.
+func (w *Writer) shed() {
+	if cap(w.buf) > spareMax {
+		w.buf = nil
+	}
+	if cap(w.terminal) > spareMax {
+		w.terminal = nil
+	} else {
+		w.terminal = w.terminal[:0]
+	}
+	if cap(w.scratch) > spareMax {
+		w.scratch = nil
+	}
 }
 
 // Header implements http.ResponseWriter: the run headers the chain sets
@@ -137,10 +172,14 @@ func (w *Writer) burst(f func() error) error {
 	rerr := w.cork.release()
 	w.flushing.Store(false)
 	w.cork.SetWriteDeadline(time.Time{})
+	w.cork.done()
 	if err == nil {
 		err = rerr
 	}
 	if err != nil {
+		if w.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			w.stalled()
+		}
 		w.c.CloseNow() // a frame may be cut: the socket is done
 	}
 	return err
@@ -212,6 +251,9 @@ func (w *Writer) Send(msg []byte) error {
 
 // send writes one message into the current burst.
 func (w *Writer) send(msg []byte) error {
+	if w.stream != "" {
+		msg = w.lane(msg)
+	}
 	// Into the Cork's memory: it never blocks, so no context bounds it (a
 	// cancellable one costs coder/websocket a timer per message); the
 	// burst's one write is bounded by the deadline.
@@ -220,6 +262,18 @@ func (w *Writer) send(msg []byte) error {
 	}
 	w.sent++
 	return nil
+}
+
+// lane is msg with the turn's stream_id added as its last field.
+func (w *Writer) lane(msg []byte) []byte {
+	if len(msg) < 2 || msg[len(msg)-1] != '}' {
+		return msg
+	}
+	b := append(w.scratch[:0], msg[:len(msg)-1]...)
+	b = append(b, `,"stream_id":`...)
+	b = strconv.AppendQuote(b, w.stream)
+	w.scratch = append(b, '}')
+	return w.scratch
 }
 
 // SetWriteDeadline bounds the flushes that follow, and one in flight
