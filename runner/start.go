@@ -129,9 +129,19 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		// would hold its whole input for as long as it runs.
 		h.input = agentInput
 	}
+	// Budgets first (quota.go): a run over budget is refused before it
+	// takes a slot or writes anything.
+	h.meterAt = s.meter()
+	if h.meterAt.Quota != nil {
+		if err := h.reserve(ctx, h.meterAt, agentReq); err != nil {
+			h.discard()
+			return nil, err
+		}
+	}
 	// Admit before any store work, so the in-flight limit holds under
 	// concurrent Starts and CancelAll reaches a run that is still being set up.
 	if err := s.admit(h); err != nil {
+		h.unreserve(ctx)
 		h.discard()
 		return nil, err
 	}
@@ -147,6 +157,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		rctx, begun = s.joinBegin(ctx, rec, input)
 	}
 	if err := s.record(rctx, h, spec); err != nil {
+		h.unreserve(ctx)
 		h.discard()
 		s.release(h)
 		return nil, err

@@ -57,6 +57,9 @@ type Server struct {
 	// limits are the rate limits: on the server, not in a generation, so
 	// that a reload does not refill every bucket.
 	limits *auth.Limits
+	// budgets are the budgets' counters: on the server, not in a
+	// generation, so a reload keeps what was spent (usage.go).
+	budgets runner.BudgetCounter
 	// closed is set (under swapMu) once Close has begun: no generation is
 	// built after it.
 	closed bool
@@ -99,6 +102,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	store, history := telemetry.TraceStore(telemetry.InstrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.Tracer(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: store, History: history, Conversations: conversationsOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
+		Usage:                usageOf(s.store),
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,

@@ -43,6 +43,9 @@ type Metrics struct {
 	ttft     *prometheus.HistogramVec // endpoint
 	tpot     *prometheus.HistogramVec // endpoint
 	tokens   *prometheus.HistogramVec // endpoint, gen_ai_token_type [, tenant]
+	// spent counts tokens per tenant and type (the usage ledger's figures),
+	// always by tenant: configured tenants by name, the rest as "other".
+	spent *prometheus.CounterVec // tenant, type
 
 	storeWrite  *prometheus.HistogramVec // op
 	storeCommit prometheus.Histogram
@@ -104,6 +107,10 @@ func NewMetrics(tenantLabel bool) *Metrics {
 			Help:    "Tokens per completed run, by gen_ai_token_type (input, output).",
 			Buckets: tokenBuckets,
 		}, withTenant("endpoint", "gen_ai_token_type")),
+		spent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "runedge_tenant_tokens_total",
+			Help: "Tokens of ended runs by tenant (configured tenants by name, the rest as other) and type (input, cached, output, reasoning), as the usage ledger records them.",
+		}, []string{"tenant", "type"}),
 		storeWrite: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "runedge_store_write_duration_seconds",
 			Help:    "Run store writes on the request path as the request waits for them, by op (start, finish).",
@@ -120,7 +127,7 @@ func NewMetrics(tenantLabel bool) *Metrics {
 			Buckets: batchBuckets,
 		}),
 	}
-	m.reg.MustRegister(m.swaps, m.requests, m.duration, m.runs, m.ttft, m.tpot, m.tokens,
+	m.reg.MustRegister(m.swaps, m.requests, m.duration, m.runs, m.ttft, m.tpot, m.tokens, m.spent,
 		m.storeWrite, m.storeCommit, m.storeBatch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.plugins = runtime.NewMetrics(m.reg)
@@ -237,6 +244,7 @@ func (m *Metrics) RunFinished(r *runner.Run) {
 				m.tokens.WithLabelValues(r.Endpoint, u.kind).Observe(float64(u.n))
 			}
 		}
+		m.countSpent(r)
 	}
 }
 
@@ -247,4 +255,20 @@ func (m *Metrics) ObserveCommit(d time.Duration, writes int) {
 	}
 	m.storeCommit.Observe(d.Seconds())
 	m.storeBatch.Observe(float64(writes))
+}
+
+// countSpent adds r's tokens to its tenant's counters, by type; a type
+// the run did not use is not touched (a series appears with its first
+// token).
+func (m *Metrics) countSpent(r *runner.Run) {
+	cached, reasoning := runner.UsageDetails(r.Usage)
+	tenant := m.tenantLabel(r.TenantID)
+	for _, u := range []struct {
+		kind string
+		n    int64
+	}{{"input", int64(r.Usage.InputTokens)}, {"cached", cached}, {"output", int64(r.Usage.OutputTokens)}, {"reasoning", reasoning}} {
+		if u.n > 0 {
+			m.spent.WithLabelValues(tenant, u.kind).Add(float64(u.n))
+		}
+	}
 }
