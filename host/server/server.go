@@ -50,6 +50,9 @@ type Server struct {
 	tracing *telemetry.Tracing
 	// stopPurge ends the store.retention loop (nil when off).
 	stopPurge context.CancelFunc
+	// stopRates ends the loop that drops the fleet's past rate windows
+	// (nil when the store is not shared).
+	stopRates context.CancelFunc
 	// stopFloor ends this server's GC heap floor (host.heap_floor_bytes).
 	stopFloor func()
 	// xdsChains are the chains a control plane applied (under swapMu).
@@ -122,6 +125,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		go purgeLoop(pctx, s.store, r, log)
 	}
 	s.metrics.InFlight(s.runs)
+	s.shareRates(ctx)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
@@ -178,6 +182,9 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.stopPurge != nil {
 		s.stopPurge()
+	}
+	if s.stopRates != nil {
+		s.stopRates()
 	}
 	if s.stopFloor != nil {
 		s.stopFloor()

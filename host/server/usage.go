@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+	"time"
+
+	"github.com/runedge/runedge/filters/auth"
 	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/runner"
@@ -48,4 +52,36 @@ func (s *Server) Budgets() *budget.Set {
 		return q
 	}
 	return nil
+}
+
+// fleetStore is a store shared by a fleet that counts request rates.
+type fleetStore interface {
+	auth.FleetRate
+	DropRates(ctx context.Context, before int64) error
+}
+
+// shareRates makes the tenant rate hold across the fleet when the store
+// is shared (PostgreSQL), and drops the past windows' counts every 30 s.
+func (s *Server) shareRates(ctx context.Context) {
+	fs, ok := s.store.(fleetStore)
+	if !ok {
+		return
+	}
+	s.limits.SetFleet(fs)
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopRates = stop
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := fs.DropRates(rctx, time.Now().Unix()-60); err != nil && rctx.Err() == nil {
+				s.log.Warn("limits: dropping past rate windows failed; retrying later", "err", err)
+			}
+		}
+	}()
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/runedge/runedge/runner"
@@ -75,6 +76,36 @@ func (s *Store) budgetBatch(ctx context.Context, t runner.BudgetTake, last strin
 func (s *Store) Add(ctx context.Context, key string, slot, delta int64) error {
 	if _, err := s.pool.Exec(ctx, budgetAddSQL, key, slot, delta); err != nil {
 		return wrap("budget "+key, err)
+	}
+	return nil
+}
+
+// rateTakeSQL counts one request in a window, only while the window is
+// under $3: one statement, the row's lock serialising hosts.
+const rateTakeSQL = `INSERT INTO budget_slots (key, slot, amount) VALUES ($1, $2, 1)
+	ON CONFLICT (key, slot) DO UPDATE SET amount = budget_slots.amount + 1 WHERE budget_slots.amount < $3
+	RETURNING amount`
+
+// TakeRate counts one request of key in window slot when the window holds
+// fewer than limit (auth.FleetRate). Windows that passed are dropped now
+// and then (DropRates).
+func (s *Store) TakeRate(ctx context.Context, key string, slot, limit int64) (bool, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, rateTakeSQL, key, slot, limit).Scan(&n)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, wrap("rate "+key, err)
+	}
+	return true, nil
+}
+
+// DropRates forgets rate windows that ended before the Unix time before.
+func (s *Store) DropRates(ctx context.Context, before int64) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM budget_slots WHERE key LIKE 'rate;%' AND slot >= 0 AND slot < $1`, before)
+	if err != nil {
+		return wrap("drop rates", err)
 	}
 	return nil
 }
