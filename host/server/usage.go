@@ -41,19 +41,6 @@ func (s *Server) meter(cfg *config.Config) {
 	s.runs.SetMetering(m)
 }
 
-// Budgets is the budgets of the current configuration (nil: none), for
-// the operator page.
-func (s *Server) Budgets() *budget.Set {
-	g := s.gen.Load()
-	if g == nil {
-		return nil
-	}
-	if q, ok := s.runs.Metering().Quota.(*budget.Set); ok {
-		return q
-	}
-	return nil
-}
-
 // fleetStore is a store shared by a fleet that counts request rates.
 type fleetStore interface {
 	auth.FleetRate
