@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,6 +44,10 @@ type Rule struct {
 	// Window is Day, Month, or "" for a rolling Every.
 	Window string
 	Every  time.Duration
+
+	// keys are the counters' keys by unit (tokens, cost), made once by
+	// New rather than at every admission.
+	keys [2]string
 }
 
 // slots is how many slots a rolling window is kept in: its reset is
@@ -101,8 +106,10 @@ func New(rules []Rule, counter runner.BudgetCounter, now func() time.Time) *Set 
 	if now == nil {
 		now = time.Now
 	}
-	s := &Set{rules: rules, counter: counter, now: now, byTenant: map[string][]int{}}
-	for i, r := range rules {
+	s := &Set{rules: slices.Clone(rules), counter: counter, now: now, byTenant: map[string][]int{}}
+	for i := range rules {
+		r := &s.rules[i]
+		r.keys = [2]string{r.key("tokens"), r.key("cost")}
 		s.byTenant[r.Tenant] = append(s.byTenant[r.Tenant], i)
 	}
 	return s
@@ -150,7 +157,10 @@ func (s *Set) Reserve(ctx context.Context, c runner.QuotaClaim) (func(context.Co
 			if u.limit <= 0 {
 				continue
 			}
-			key := r.key(u.unit)
+			key := r.keys[0]
+			if u.cost {
+				key = r.keys[1]
+			}
 			used, oldest, ok, err := s.counter.Take(ctx, runner.BudgetTake{Key: key, Since: since, Slot: slot,
 				Amount: u.amount, Limit: u.limit, Seed: runner.BudgetSeed{TenantID: r.Tenant, Token: r.Token,
 					ActorID: r.Actor, Cost: u.cost, Width: width}})
