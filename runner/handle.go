@@ -36,7 +36,13 @@ type Handle struct {
 	// deleted: the response was deleted while it ran (DeleteResponse);
 	// its outcome is recorded without output.
 	deleted atomic.Bool
-	token   string // StartSpec.Token, for the per-token bound
+	token   string // StartSpec.Token, for the per-token bound and the ledger
+
+	// meterAt is the metering the run was admitted under; settle gives its
+	// budgets what the run used (quota.go), quota is what they had left.
+	meterAt *Metering
+	settle  func(ctx context.Context, tokens, costNanos int64)
+	quota   QuotaStatus
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
@@ -237,7 +243,11 @@ func (h *Handle) finish(res *Result, err error) error {
 		}
 		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.object, out)
 	}
+	if t.Usage != nil && o.status.Terminal() {
+		t.Ledger = h.ledgerEntry(t.Usage, h.svc.now().Unix())
+	}
 	werr := h.svc.store.Transition(tctx, h.run.ID, t)
+	h.settleQuota(wctx, t.Ledger)
 	if werr == nil && h.stored && !ended() {
 		werr = h.svc.history.EndResponse(wctx, h.run.ID, h.object, out)
 	}

@@ -51,6 +51,9 @@ type ServiceConfig struct {
 	// Bounds bound what a request may resolve from the response history
 	// and how many stream events a run keeps (zero fields: defaults).
 	Bounds HistoryBounds
+	// Usage sums the usage ledger; nil means Store's own, if it keeps one
+	// (a wrapped Store may hide it).
+	Usage UsageStore
 }
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
@@ -96,6 +99,9 @@ type Service struct {
 	idle     chan struct{}        // closed when runs drains to empty
 
 	workers *workers // the goroutines runs' agents execute on
+
+	metering meteringHolder // prices and budgets (usage.go)
+	usage    UsageStore     // nil when the store keeps no ledger
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -127,6 +133,10 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		workers:     newWorkers(workerIdle),
 	}
 	s.history = cfg.History
+	s.usage = cfg.Usage
+	if s.usage == nil {
+		s.usage, _ = cfg.Store.(UsageStore)
+	}
 	s.convs = cfg.Conversations
 	if s.convs == nil {
 		s.convs, _ = cfg.Store.(ConversationStore)

@@ -119,6 +119,17 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		s.release(h)
 		return nil, err
 	}
+	// Budgets (quota.go): the estimate counts the run's whole input, so it
+	// is reserved once that is known, and before anything is written: a
+	// run over budget gives its slot back and leaves no run.
+	h.meterAt = s.meter()
+	if h.meterAt.Quota != nil {
+		if err := h.reserve(ctx, h.meterAt, agentReq); err != nil {
+			h.discard()
+			s.release(h)
+			return nil, err
+		}
+	}
 	// A stored response's record and input items join the run's start
 	// write when the store can (HistoryJoiner): one commit, both or neither.
 	rctx, begun := ctx, NotJoined
@@ -131,6 +142,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		rctx, begun = s.joinBegin(ctx, rec, input)
 	}
 	if err := s.record(rctx, h, spec); err != nil {
+		h.unreserve(ctx)
 		h.discard()
 		s.release(h)
 		return nil, err

@@ -84,6 +84,9 @@ type Transition struct {
 	// DurationMs and TimeToFirstTokenMs, when set, record the run's
 	// timings (Run.DurationMs, Run.TimeToFirstTokenMs).
 	DurationMs, TimeToFirstTokenMs *int64
+	// Ledger, when set, is the run's usage line (usage.go), written with a
+	// terminal transition in the same commit, once per run.
+	Ledger *UsageEntry
 }
 
 // ListQuery filters and pages ListRuns. TenantID "" means every tenant.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // OpenAI error types.
@@ -17,28 +18,33 @@ const (
 	TypeAuthentication = "authentication_error"
 	TypePermission     = "permission_error"
 	TypeRateLimit      = "rate_limit_error"
-	TypeAPI            = "api_error"
-	TypeServer         = "server_error"
+	// TypeInsufficientQuota is OpenAI's type (and code) for an exhausted
+	// quota: runedge's budgets (runner/budget).
+	TypeInsufficientQuota = "insufficient_quota"
+	TypeAPI               = "api_error"
+	TypeServer            = "server_error"
 )
 
 // Error codes. Each has its row in Catalog (catalog.go), with its status
 // and type.
 const (
-	CodeInvalidBody      = "invalid_body"
-	CodeModelNotFound    = "model_not_found"
-	CodeInvalidAPIKey    = "invalid_api_key"
-	CodeTenantForbidden  = "tenant_forbidden"
-	CodeBodyTooLarge     = "body_too_large"
-	CodeRateLimited      = "rate_limit_exceeded"
-	CodeProviderError    = "provider_error"
-	CodeTimeout          = "timeout"
-	CodeRunCancelled     = "run_cancelled"
-	CodeRunWaiting       = "run_waiting"
-	CodeRunFailed        = "run_failed"
-	CodeUnavailable      = "unavailable"
-	CodeNotFound         = "not_found"
-	CodeMethodNotAllowed = "method_not_allowed"
-	CodeInvalidHeader    = "invalid_header"
+	CodeInvalidBody     = "invalid_body"
+	CodeModelNotFound   = "model_not_found"
+	CodeInvalidAPIKey   = "invalid_api_key"
+	CodeTenantForbidden = "tenant_forbidden"
+	CodeBodyTooLarge    = "body_too_large"
+	CodeRateLimited     = "rate_limit_exceeded"
+	// A budget has no room for the run (usage.budgets): OpenAI's code.
+	CodeInsufficientQuota = "insufficient_quota"
+	CodeProviderError     = "provider_error"
+	CodeTimeout           = "timeout"
+	CodeRunCancelled      = "run_cancelled"
+	CodeRunWaiting        = "run_waiting"
+	CodeRunFailed         = "run_failed"
+	CodeUnavailable       = "unavailable"
+	CodeNotFound          = "not_found"
+	CodeMethodNotAllowed  = "method_not_allowed"
+	CodeInvalidHeader     = "invalid_header"
 	// A request body sent compressed (Content-Encoding), which runedge
 	// does not decode.
 	CodeUnsupportedEncoding = "unsupported_content_encoding"
@@ -73,6 +79,9 @@ type Error struct {
 	RetryAfter int
 	// Allow is sent as the Allow header on 405.
 	Allow string
+	// Tokens, when Limit is set, are sent as the x-ratelimit-*-tokens
+	// headers (a budget's refusal).
+	Tokens RateLimitTokens
 	// Err is the cause, kept for logs and errors.Is; never sent to clients.
 	Err error
 }
@@ -97,6 +106,25 @@ func (e *Error) Header(h http.Header) {
 	if e.Allow != "" {
 		h.Set("Allow", e.Allow)
 	}
+	e.Tokens.Header(h)
+}
+
+// RateLimitTokens are the x-ratelimit-*-tokens headers OpenAI sends: the
+// tightest token budget's limit, what is left, and the time until it
+// resets (a Go duration, as OpenAI writes it: "6m0s", "1.5s").
+type RateLimitTokens struct {
+	Limit, Remaining int64
+	Reset            time.Duration
+}
+
+// Header sets the three headers when a budget applies (Limit > 0).
+func (t RateLimitTokens) Header(h http.Header) {
+	if t.Limit <= 0 {
+		return
+	}
+	h.Set("X-Ratelimit-Limit-Tokens", strconv.FormatInt(t.Limit, 10))
+	h.Set("X-Ratelimit-Remaining-Tokens", strconv.FormatInt(t.Remaining, 10))
+	h.Set("X-Ratelimit-Reset-Tokens", max(t.Reset, 0).Round(time.Second).String())
 }
 
 // From returns the client's error for err: the *Error in its chain, else

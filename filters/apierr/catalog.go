@@ -41,6 +41,7 @@ var Catalog = []Entry{
 	{http.StatusUnsupportedMediaType, TypeInvalidRequest, CodeUnsupportedEncoding, "a compressed body (Content-Encoding)"},
 	{http.StatusUnprocessableEntity, TypeInvalidRequest, CodePluginError, "plugin swap refused: it fails to compile, its self-test or verification"},
 	{http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, "rate limited, the tenant at its runs in flight, or the upstream's limit (with Retry-After)"},
+	{http.StatusTooManyRequests, TypeInsufficientQuota, CodeInsufficientQuota, "a budget (usage.budgets) has no room for the run; the message names it and when it resets (with x-ratelimit-*-tokens)"},
 	{http.StatusInternalServerError, TypeServer, CodeRunFailed, "the run failed on the server, or its end could not be recorded"},
 	{http.StatusInternalServerError, TypeServer, CodePluginError, "a plugin trapped, timed out or returned garbage (names the plugin)"},
 	{http.StatusInternalServerError, TypeServer, CodeInternal, "an unexpected failure before any run existed (detail in the log only)"},

@@ -3,6 +3,7 @@ package apierr
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -43,6 +44,9 @@ var outcomes = []outcome{
 	{runner.ErrBackgroundBusy, http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, 1,
 		"runedge is at its limit of background runs in flight (limits.max_background); retry shortly"},
 	{runner.ErrRateLimited, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1, ""},
+	// A budget's refusal, before the run: its message names the budget
+	// and when it resets (quotaError adds the headers).
+	{runner.ErrInsufficientQuota, http.StatusTooManyRequests, TypeInsufficientQuota, CodeInsufficientQuota, 0, ""},
 	{runner.ErrProvider, http.StatusBadGateway, TypeAPI, CodeProviderError, 0, ""},
 	{runner.ErrTimeout, http.StatusGatewayTimeout, TypeAPI, CodeTimeout, 0, ""},
 	{runner.ErrShutdown, http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, 1, "runedge is shutting down; the run was cancelled"},
@@ -68,6 +72,15 @@ func FromRunner(err error) *Error {
 		var ra interface{ RetryAfter() int }
 		if o.err == runner.ErrRateLimited && errors.As(err, &ra) && ra.RetryAfter() > 0 {
 			e.RetryAfter = ra.RetryAfter()
+		}
+		var qe *runner.QuotaError
+		if o.err == runner.ErrInsufficientQuota && errors.As(err, &qe) {
+			e.Message = qe.Error()
+			wait := time.Until(qe.Reset)
+			e.RetryAfter = int(max(1, (wait+time.Second-1)/time.Second))
+			if qe.Unit == "tokens" {
+				e.Tokens = RateLimitTokens{Limit: qe.Limit, Remaining: qe.Remaining, Reset: wait}
+			}
 		}
 		return e
 	}

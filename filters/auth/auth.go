@@ -56,6 +56,11 @@ func (a *Auth) Handle(ctx context.Context, x *filters.Exchange, next filters.Han
 				Code: apierr.CodeRateLimited, RetryAfter: wait,
 				Message: "rate limit exceeded for this token or tenant; retry after the Retry-After delay"}
 		}
+		if wait, ok := a.limits.AllowFleet(ctx, id.TenantID); !ok {
+			return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
+				Code: apierr.CodeRateLimited, RetryAfter: wait,
+				Message: "rate limit exceeded for this tenant across the fleet; retry after the Retry-After delay"}
+		}
 	}
 	x.Identity = id
 	return next.Handle(ctx, x)

@@ -45,6 +45,8 @@ type Limits struct {
 	max     int
 	tokens  map[string]*rate.Limiter
 	tenants map[string]*tenantBucket
+	// fleet, when set, holds the tenant rate across hosts (fleetrate.go).
+	fleet fleetHolder
 }
 
 type tenantBucket struct {

@@ -15,6 +15,7 @@ package run
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/tidwall/sjson"
 
@@ -89,6 +90,9 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	hd[filters.HeaderRunID] = ids[1:2:2]
 	hd[filters.HeaderThreadID] = ids[2:3:3]
 	hd[filters.HeaderModelID] = modelIDValue
+	if q := h.Quota(); q.Limit > 0 {
+		apierr.RateLimitTokens{Limit: q.Limit, Remaining: q.Remaining, Reset: time.Until(q.Reset)}.Header(hd)
+	}
 	x.Run = h
 	// run_timeout, shutdown and a native cancel hold even while a write
 	// to a client that stopped reading blocks: the write is cut short.

@@ -29,6 +29,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 		err = serve(ctx, args[1:], env)
 	case "runs":
 		err = runs(ctx, args[1:], env)
+	case "usage":
+		err = usageCmd(ctx, args[1:], env)
 	case "token":
 		err = token(args[1:], env)
 	case "config":
@@ -61,6 +63,9 @@ commands:
                 --xds-ca/--xds-cert/--xds-key, or --xds-insecure)
   runs          print recent runs as a table (--config FILE | --db PATH,
                 --limit N, --tenant T, --status S)
+  usage         print the usage ledger summed as a table (--config FILE |
+                --db PATH, --from, --to, --group-by tenant,actor,token,
+                --bucket hour|day|month|none, --tenant T)
   token new     generate a token and print it with its hash
   token hash    print the configuration hash of a token (argument or stdin)
   config check  load and validate a configuration file (--config FILE)

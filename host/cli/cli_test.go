@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -188,4 +189,44 @@ func TestConfigCheckRefusesOpenCacheDir(t *testing.T) {
 	// by another process, and serve must fail on the cache, not on a port.
 	os.WriteFile(path, []byte("listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nplugins:\n  cache_dir: "+cache+"\n"), 0o644)
 	bothRefuse(t, path, "writable by group or others")
+}
+
+// runedge usage sums the ledger of the store's file, per tenant and day,
+// as a table.
+func TestUsageTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC).Unix()
+	for i, tenant := range []string{"acme", "acme", "globex"} {
+		id := fmt.Sprintf("run_%d", i)
+		if err := st.StartRun(ctx, &runner.Run{ID: id, Status: runner.StatusRunning, TenantID: tenant,
+			Actor: runner.Actor{ID: "u-7"}, CreatedAt: day, StartedAt: &day}, false, false); err != nil {
+			t.Fatal(err)
+		}
+		end := day + int64(i)
+		if err := st.Transition(ctx, id, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end,
+			Usage: &runner.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15},
+			Ledger: &runner.UsageEntry{RunID: id, TenantID: tenant, ActorID: "u-7", Token: "app", At: end,
+				InputTokens: 10, OutputTokens: 5, CostNanos: 2_500_000}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, errOut := run(t, "usage", "--db", path, "--from", "2026-03-01", "--to", "2026-04-01")
+	if code != 0 {
+		t.Fatalf("%d %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "TENANT") ||
+		!strings.Contains(lines[1], "2026-03-04") || !strings.Contains(lines[1], "acme") || !strings.Contains(lines[1], " 30 ") ||
+		!strings.Contains(lines[1], "0.005000") || !strings.Contains(lines[2], "globex") || !strings.Contains(lines[2], " 15 ") {
+		t.Fatalf("usage table:\n%s", out)
+	}
+	if code, _, errOut := run(t, "usage", "--db", path, "--bucket", "week"); code == 0 || !strings.Contains(errOut, "bucket") {
+		t.Fatalf("--bucket week: %d %s", code, errOut)
+	}
 }

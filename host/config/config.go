@@ -38,6 +38,8 @@ type Config struct {
 	WebSocket WebSocket `yaml:"websocket"`
 	// Compaction: the keys of compaction items (the compaction stage's).
 	Compaction compaction.Config `yaml:"compaction"`
+	// Usage: prices and budgets (usage.go).
+	Usage Usage `yaml:"usage"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`

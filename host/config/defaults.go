@@ -63,6 +63,7 @@ func Default() *Config {
 
 func (c *Config) applyDefaults() {
 	c.stageDefaults()
+	c.Usage.applyDefaults()
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}

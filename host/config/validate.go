@@ -93,6 +93,7 @@ func (c *Config) Validate() error {
 	c.validateAccess(bad)
 	c.validateWebSocket(bad)
 	c.validateTracing(bad)
+	c.validateUsage(bad)
 	for i, o := range c.Plugins.Origins {
 		if u, err := url.Parse(o); err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			bad(fmt.Sprintf("plugins.origins[%d]", i), "want an https URL (scheme, host, optional port and path), got %q", o)

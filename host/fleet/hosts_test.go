@@ -60,11 +60,13 @@ type hostSpec struct {
 	delay    time.Duration
 	listen   string
 	extraEnv []string
+	extra    string // YAML appended to the file (sections the file has not)
 }
 
 // host is a running runedge process.
 type host struct {
 	id, url string
+	config  string // the configuration file's path
 	cmd     *exec.Cmd
 	stderr  *logbuf.Buffer
 	exited  chan struct{}
@@ -113,6 +115,7 @@ chains:
   responses: {map_request: %s, translate: %s}
 `, spec.listen, spec.id, auth.HashToken(token), store, spec.delay, plugintest.CacheDir(t),
 		filepath.Join(dir, "plugins"), wasm, wasm, wasm, wasm)
+	cfg += spec.extra
 	path := filepath.Join(dir, "runedge.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -134,7 +137,7 @@ func startProcess(t *testing.T, spec hostSpec) *host {
 	cmd := exec.Command(binary(t), "serve", "--config", path)
 	cmd.Env = append(os.Environ(), "RUNEDGE_FLEET_DSN="+spec.dsn)
 	cmd.Env = append(cmd.Env, spec.extraEnv...)
-	h := &host{id: spec.id, url: "http://" + spec.listen, cmd: cmd, stderr: &logbuf.Buffer{}, exited: make(chan struct{})}
+	h := &host{id: spec.id, url: "http://" + spec.listen, config: path, cmd: cmd, stderr: &logbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func (s *Server) buildAPI(g *generation, a *auth.Auth, cfg *config.Config) (err 
 	g.native[httproute.GetRun] = builtin.Authenticated(a, filters.HandlerFunc(hs.GetRun))
 	g.native[httproute.CancelRun] = builtin.Authenticated(a, filters.HandlerFunc(hs.CancelRun), body())
 	g.native[httproute.RunEvents] = builtin.Authenticated(a, filters.HandlerFunc(hs.RunEvents))
+	g.native[httproute.Usage] = builtin.Authenticated(a, filters.HandlerFunc(hs.Usage))
 	// Its GET body ({"stream":true}, openai-go) is read under the body
 	// deadline, and small.
 	getBody := bodystage.New(4<<10, cfg.Limits.ReadBodyTimeout.Std()).WithGET()

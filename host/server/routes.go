@@ -53,7 +53,7 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		return s.socket
 	case httproute.CompactResponse:
 		return s.compactChain
-	case httproute.ListRuns, httproute.StartRun, httproute.GetRun, httproute.CancelRun, httproute.RunEvents:
+	case httproute.ListRuns, httproute.StartRun, httproute.GetRun, httproute.CancelRun, httproute.RunEvents, httproute.Usage:
 		return s.nativeChain(op)
 	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse,
 		httproute.InputTokens:

@@ -50,6 +50,9 @@ type Server struct {
 	tracing *telemetry.Tracing
 	// stopPurge ends the store.retention loop (nil when off).
 	stopPurge context.CancelFunc
+	// stopRates ends the loop that drops the fleet's past rate windows
+	// (nil when the store is not shared).
+	stopRates context.CancelFunc
 	// stopFloor ends this server's GC heap floor (host.heap_floor_bytes).
 	stopFloor func()
 	// xdsChains are the chains a control plane applied (under swapMu).
@@ -57,6 +60,9 @@ type Server struct {
 	// limits are the rate limits: on the server, not in a generation, so
 	// that a reload does not refill every bucket.
 	limits *auth.Limits
+	// budgets are the budgets' counters: on the server, not in a
+	// generation, so a reload keeps what was spent (usage.go).
+	budgets runner.BudgetCounter
 	// closed is set (under swapMu) once Close has begun: no generation is
 	// built after it.
 	closed bool
@@ -99,6 +105,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	store, history := telemetry.TraceStore(telemetry.InstrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.Tracer(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: store, History: history, Conversations: conversationsOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
+		Usage:                usageOf(s.store),
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,
@@ -118,6 +125,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		go purgeLoop(pctx, s.store, r, log)
 	}
 	s.metrics.InFlight(s.runs)
+	s.shareRates(ctx)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}
@@ -174,6 +182,9 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.stopPurge != nil {
 		s.stopPurge()
+	}
+	if s.stopRates != nil {
+		s.stopRates()
 	}
 	if s.stopFloor != nil {
 		s.stopFloor()

@@ -29,6 +29,7 @@ const (
 	GetRun          Op = "runs.get"
 	CancelRun       Op = "runs.cancel"
 	RunEvents       Op = "runs.events"
+	Usage           Op = "usage.get"     // GET /runner/v1/usage: the ledger summed
 	GetResponse     Op = "responses.get" // and stream resumption (?stream=true)
 	DeleteResponse  Op = "responses.delete"
 	ListInputItems  Op = "responses.input_items"
@@ -122,6 +123,7 @@ var Table = []Route{
 	{"/runner/v1/runs/{id}", []Method{{"GET", GetRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}/cancel", []Method{{"POST", CancelRun}}, LabelRunner, Native, ""},
 	{"/runner/v1/runs/{id}/events", []Method{{"GET", RunEvents}}, LabelRunner, Native, ""},
+	{"/runner/v1/usage", []Method{{"GET", Usage}}, LabelRunner, Native, ""},
 	{"/healthz", []Method{{AnyMethod, Health}}, LabelHealth, HostOnly, ""},
 }
 

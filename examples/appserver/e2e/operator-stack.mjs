@@ -37,6 +37,13 @@ export async function startOperatorStack() {
     'plugins:',
     `  cache_dir: ${join(tmpdir(), 'runedge-e2e-wazero-cache')}`,
     `  store_dir: ${join(dir, 'plugins')}`,
+    'usage:',
+    '  prices:',
+    '    - {provider: offline, input_per_million: 2, output_per_million: 8}',
+    '  budgets:',
+    '    - {name: acme-daily, tenant: acme, tokens: 100000, window: day}',
+    '    - {name: globex-daily, tenant: globex, tokens: 100, window: day}',
+    '  default_max_output_tokens: 64',
     'chains:',
     ...['chat.completions', 'responses'].flatMap((ep) => {
       const wasm = join(root, 'plugins/build/openai.wasm'); // one plugin maps both endpoints

@@ -2,7 +2,8 @@
 // Chromium: a wrong token is refused, the admin token logs in (and is
 // nowhere on the page afterwards), a chat completion appears in the run
 // history live while it runs and turns completed, its detail shows the
-// input as text (markup and all), the charts draw, and a plugin swapped
+// input as text (markup and all), the charts draw, the usage view charts
+// each tenant's tokens and cost and lists budgets, and a plugin swapped
 // with the CLI shows in the plugins table and the swap history.
 // Screenshots go to artifacts/operator-*.png.
 import assert from 'node:assert/strict';
@@ -117,6 +118,28 @@ test('the charts draw request rate, latency and histograms', async () => {
   assert.ok(await page.locator('#hist-ttft rect').count() > 5);
   await page.waitForFunction(() => /requests: chat\.completions2/.test(document.querySelector('#totals').textContent), null, { timeout: 10_000 });
   await page.screenshot({ path: join(artifacts, 'operator-charts.png') });
+});
+
+test('the usage view charts tokens and cost per tenant and lists budgets, nearest their limits first', async () => {
+  await (await stack.chat('spend some of the globex budget now', 'globex')).done;
+  await page.click('#nav-usage');
+  await page.locator('#view-usage').waitFor();
+  // One line per tenant in both charts (acme and globex have runs by now).
+  await page.locator('#chart-usage-tokens polyline[data-tenant="globex"]').waitFor({ timeout: 15_000 });
+  await page.locator('#chart-usage-tokens polyline[data-tenant="acme"]').waitFor();
+  await page.locator('#chart-usage-cost polyline[data-tenant="globex"]').waitFor();
+  const legend = await page.locator('#usage-legend').textContent();
+  assert.match(legend, /globex: [\d,]+ tokens, [\d.e-]+ cost, 1 runs/);
+  // globex has used a share of its 100 tokens, acme little of its 100,000:
+  // globex is first in both lists.
+  const first = page.locator('#budgets-table tbody tr').first();
+  assert.equal(await first.locator('td').first().textContent(), 'globex-daily');
+  assert.equal(await page.locator('#budgets-table tbody tr').count(), 2);
+  assert.match(await page.locator('#nearest li').first().textContent(), /^globex: \d+% of globex-daily used/);
+  // The day view reads the same ledger.
+  await page.selectOption('#usage-bucket', 'day');
+  await page.locator('#chart-usage-tokens polyline[data-tenant="globex"]').waitFor();
+  await page.screenshot({ path: join(artifacts, 'operator-usage.png'), fullPage: true });
 });
 
 test('a plugin swapped with the CLI shows in the plugins table and swap history', async () => {

@@ -9,6 +9,7 @@ import (
 	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/internal/admin/ui"
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/budget"
 )
 
 // uiBackend is what the operator page (internal/ui) reads: runs with admin
@@ -76,4 +77,17 @@ func (b uiBackend) AdminTokenValid(name string, hash [sha256.Size]byte) bool {
 		return err == nil && subtle.ConstantTimeCompare(hash[:], h[:]) == 1
 	}
 	return false
+}
+
+func (b uiBackend) Usage(ctx context.Context, q runner.UsageQuery) (runner.UsagePage, error) {
+	return b.h.Runs().Usage(ctx, adminScope, q)
+}
+
+// Budgets reads the current configuration's budgets (none without).
+func (b uiBackend) Budgets(ctx context.Context) ([]budget.Left, error) {
+	set, ok := b.h.Runs().Metering().Quota.(*budget.Set)
+	if !ok {
+		return nil, nil
+	}
+	return set.Status(ctx)
 }

@@ -43,6 +43,9 @@ type Metrics struct {
 	ttft     *prometheus.HistogramVec // endpoint
 	tpot     *prometheus.HistogramVec // endpoint
 	tokens   *prometheus.HistogramVec // endpoint, gen_ai_token_type [, tenant]
+	// spent counts tokens per tenant and type (the usage ledger's figures),
+	// always by tenant: configured tenants by name, the rest as "other".
+	spent *prometheus.CounterVec // tenant, type
 
 	storeWrite  *prometheus.HistogramVec // op
 	storeCommit prometheus.Histogram
@@ -106,6 +109,10 @@ func NewMetrics(tenantLabel bool) *Metrics {
 			Help:    "Tokens per completed run, by gen_ai_token_type (input, output).",
 			Buckets: tokenBuckets,
 		}, withTenant("endpoint", "gen_ai_token_type")),
+		spent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "runedge_tenant_tokens_total",
+			Help: "Tokens of ended runs by tenant (configured tenants by name, the rest as other) and type (input, cached, output, reasoning), as the usage ledger records them.",
+		}, []string{"tenant", "type"}),
 		storeWrite: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "runedge_store_write_duration_seconds",
 			Help:    "Run store writes on the request path as the request waits for them, by op (start, finish).",
@@ -126,7 +133,7 @@ func NewMetrics(tenantLabel bool) *Metrics {
 			Help: "WebSockets of /v1/responses open now (by tenant with metrics.tenant_label).",
 		}, withTenant()),
 	}
-	m.reg.MustRegister(m.swaps, m.requests, m.duration, m.runs, m.ttft, m.tpot, m.tokens,
+	m.reg.MustRegister(m.swaps, m.requests, m.duration, m.runs, m.ttft, m.tpot, m.tokens, m.spent,
 		m.storeWrite, m.storeCommit, m.storeBatch, m.sockets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.plugins = runtime.NewMetrics(m.reg)
@@ -257,6 +264,7 @@ func (m *Metrics) RunFinished(r *runner.Run) {
 				m.tokens.WithLabelValues(r.Endpoint, u.kind).Observe(float64(u.n))
 			}
 		}
+		m.countSpent(r)
 	}
 }
 
@@ -267,4 +275,20 @@ func (m *Metrics) ObserveCommit(d time.Duration, writes int) {
 	}
 	m.storeCommit.Observe(d.Seconds())
 	m.storeBatch.Observe(float64(writes))
+}
+
+// countSpent adds r's tokens to its tenant's counters, by type; a type
+// the run did not use is not touched (a series appears with its first
+// token).
+func (m *Metrics) countSpent(r *runner.Run) {
+	cached, reasoning := runner.UsageDetails(r.Usage)
+	tenant := m.tenantLabel(r.TenantID)
+	for _, u := range []struct {
+		kind string
+		n    int64
+	}{{"input", int64(r.Usage.InputTokens)}, {"cached", cached}, {"output", int64(r.Usage.OutputTokens)}, {"reasoning", reasoning}} {
+		if u.n > 0 {
+			m.spent.WithLabelValues(tenant, u.kind).Add(float64(u.n))
+		}
+	}
 }

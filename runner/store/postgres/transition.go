@@ -46,6 +46,9 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		}, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
 			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText)
+		if t.Ledger != nil {
+			writeLedger(p, t.Ledger, string(t.Status))
+		}
 		return nil
 	})
 	if err != nil {

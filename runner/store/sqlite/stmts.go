@@ -125,6 +125,8 @@ type stmts struct {
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
+	// The usage ledger's line, with a run's end (usage.go).
+	insertLedger *rawStmt
 	// transition holds one UPDATE per status that can be reached (not
 	// queued), because the IN list's length depends on the target.
 	transition map[runner.Status]transitionStmt
@@ -182,6 +184,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)
 	st.insertOutput = prep(w, insertOutputSQL)
+	st.insertLedger = raw(insertLedgerSQL)
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {

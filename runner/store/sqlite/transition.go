@@ -57,6 +57,11 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		if w.n, err = res.RowsAffected(); err != nil || w.n != 1 {
 			return err
 		}
+		if t.Ledger != nil {
+			if err := s.writeLedger(ctx, tx, t.Ledger); err != nil {
+				return err
+			}
+		}
 		switch {
 		case resumed:
 			var seq int64

@@ -47,7 +47,8 @@ func CreateAndFinish(b *testing.B, s runner.Store, r *runner.Run, newSession, ne
 	ended := r.CreatedAt + 1
 	if err := s.Transition(b.Context(), r.ID, runner.Transition{
 		Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
-		Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4},
+		Usage:  &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4},
+		Ledger: &runner.UsageEntry{RunID: r.ID, TenantID: r.TenantID, ActorID: r.Actor.ID, Token: "app", Model: "offline", At: ended, InputTokens: 1, OutputTokens: 3},
 	}); err != nil {
 		b.Error(err)
 	}

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"ConcurrentStartsAndFinishes", testConcurrentStartsAndFinishes},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentTerminalWrites", testConcurrentTerminalWrites},
+		{"UsageLedger", testUsageLedger},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

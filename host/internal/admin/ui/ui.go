@@ -24,6 +24,7 @@ import (
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/host/internal/httpmux"
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/budget"
 )
 
 // Backend is what the page reads from the server. Runs are read with
@@ -48,6 +49,11 @@ type Backend interface {
 	// configured, marked admin, with that hash: a session ends when its
 	// token goes or is rotated.
 	AdminTokenValid(name string, hash [sha256.Size]byte) bool
+	// Usage sums the usage ledger of every tenant (usage.go).
+	Usage(ctx context.Context, q runner.UsageQuery) (runner.UsagePage, error)
+	// Budgets are the configured budgets with what each has used in its
+	// window (none without budgets).
+	Budgets(ctx context.Context) ([]budget.Left, error)
 }
 
 // Config configures the page.
@@ -108,6 +114,8 @@ func (u *UI) Register(mux *http.ServeMux) {
 	mux.Handle("GET /ui/api/stream", api(u.stream))
 	mux.Handle("GET /ui/api/stats", api(u.getStats))
 	mux.Handle("GET /ui/api/plugins", api(u.getPlugins))
+	mux.Handle("GET /ui/api/usage", api(u.getUsage))
+	mux.Handle("GET /ui/api/budgets", api(u.getBudgets))
 	mux.Handle("GET /ui/api/session", api(u.getSession))
 	mux.Handle("/ui/api/", u.headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("unknown path %s", r.URL.Path))

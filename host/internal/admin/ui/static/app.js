@@ -36,8 +36,9 @@ const short = (id) => (id && id.length > 18 ? id.slice(0, 18) + '…' : id || ''
 
 // ---- views ----------------------------------------------------------------
 
-const views = ['runs', 'run', 'charts', 'plugins'];
+const views = ['runs', 'run', 'charts', 'usage', 'plugins'];
 let statsTimer = null;
+let usageTimer = null;
 let pluginsTimer = null;
 
 function route() {
@@ -46,10 +47,11 @@ function route() {
   const view = views.includes(name) ? name : 'runs';
   for (const v of views) $(`#view-${v}`).hidden = v !== view;
   for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.id === `nav-${view === 'run' ? 'runs' : view}`);
-  clearInterval(statsTimer); clearInterval(pluginsTimer);
+  clearInterval(statsTimer); clearInterval(pluginsTimer); clearInterval(usageTimer);
   if (view === 'run') showRun(arg);
   if (view === 'charts') { loadStats(); statsTimer = setInterval(loadStats, 2000); }
   if (view === 'plugins') { loadPlugins(); pluginsTimer = setInterval(loadPlugins, 5000); }
+  if (view === 'usage') { loadUsage(); usageTimer = setInterval(loadUsage, 5000); }
 }
 
 // ---- run history ----------------------------------------------------------
@@ -259,6 +261,65 @@ async function loadStats() {
   dl($('#totals'), pairs);
 }
 
+// ---- usage and budgets -----------------------------------------------------
+
+// seriesChart draws one polyline per tenant over the buckets from..to
+// (a missing bucket is 0), colour by the tenant's place in the legend.
+function seriesChart(box, series, from, to, step, unit) {
+  let maxY = 1e-9;
+  for (const pts of series.values()) for (const p of pts.values()) maxY = Math.max(maxY, p);
+  maxY *= 1.1;
+  axes(box, maxY, unit);
+  if (!series.size) {
+    const t = svg('text', { x: W / 2 - 50, y: H / 2 }); t.textContent = 'no usage yet'; box.append(t);
+    return;
+  }
+  const x0 = Math.floor(from / step) * step, x1 = Math.floor(to / step) * step;
+  const sx = (x) => PAD.l + ((x - x0) / Math.max(1, x1 - x0)) * (W - PAD.l - PAD.r);
+  const sy = (y) => H - PAD.b - (y / maxY) * (H - PAD.t - PAD.b);
+  let i = 0;
+  for (const [tenant, pts] of series) {
+    const coords = [];
+    for (let x = x0; x <= x1; x += step) coords.push(`${sx(x).toFixed(1)},${sy(pts.get(x) || 0).toFixed(1)}`);
+    const line = svg('polyline', { class: `line series-${i % 6}`, points: coords.join(' '), 'data-tenant': tenant });
+    const tip = svg('title', {}); tip.textContent = tenant; line.append(tip);
+    box.append(line);
+    i++;
+  }
+  const span = svg('text', { x: W - 110, y: H - 4 }); span.textContent = `${new Date(x0 * 1000).toLocaleDateString()} →`; box.append(span);
+}
+
+const fmtNum = (n) => (Number.isInteger(n) ? n.toLocaleString() : n.toPrecision(4));
+
+async function loadUsage() {
+  const bucket = $('#usage-bucket').value;
+  const [u, b] = await Promise.all([api(`/ui/api/usage?bucket=${bucket}`), api('/ui/api/budgets')]);
+  const step = bucket === 'day' ? 86400 : 3600;
+  const tokens = new Map(), cost = new Map(), totals = new Map();
+  for (const p of u.points) {
+    if (!tokens.has(p.tenant)) { tokens.set(p.tenant, new Map()); cost.set(p.tenant, new Map()); totals.set(p.tenant, { tokens: 0, cost: 0, runs: 0 }); }
+    tokens.get(p.tenant).set(p.start, p.tokens);
+    cost.get(p.tenant).set(p.start, p.cost);
+    const t = totals.get(p.tenant); t.tokens += p.tokens; t.cost += p.cost; t.runs += p.runs;
+  }
+  seriesChart($('#chart-usage-tokens'), tokens, u.from, u.to, step, '');
+  seriesChart($('#chart-usage-cost'), cost, u.from, u.to, step, '');
+  let i = 0;
+  $('#usage-legend').replaceChildren(...[...totals].map(([tenant, t]) => el('li', { class: `series-${i++ % 6}` },
+    `${tenant}: ${fmtNum(t.tokens)} tokens, ${fmtNum(t.cost)} cost, ${t.runs} runs`)));
+  const budgets = b.budgets;
+  const bt = $('#budgets-table tbody');
+  bt.replaceChildren(...budgets.map((x) => el('tr', { class: x.share >= 1 ? 'over' : '' }, el('td', {}, x.name), el('td', {}, x.tenant),
+    el('td', {}, x.scope), el('td', {}, x.window), el('td', {}, `${fmtNum(x.used)} ${x.unit}`), el('td', {}, fmtNum(x.limit)),
+    el('td', {}, `${fmtNum(x.left)} (${Math.max(0, 100 - x.share * 100).toFixed(0)}%)`), el('td', {}, fmtTime(x.reset)))));
+  if (!budgets.length) bt.append(el('tr', {}, el('td', { colspan: 8, class: 'hint' }, 'no budgets configured (usage.budgets)')));
+  // A tenant is as near its limit as its nearest budget (the list is sorted).
+  const seen = new Set(), nearest = [];
+  for (const x of budgets) if (!seen.has(x.tenant) && nearest.length < 5) { seen.add(x.tenant); nearest.push(x); }
+  $('#nearest').replaceChildren(...nearest.map((x) => el('li', {}, `${x.tenant}: ${(x.share * 100).toFixed(0)}% of ${x.name} used, resets ${fmtTime(x.reset)}`)));
+  if (!nearest.length) $('#nearest').append(el('li', { class: 'hint' }, 'no budgets'));
+}
+
 // ---- plugins ----------------------------------------------------------------
 
 function plugRef(p) { return p ? `${p.plugin} ${p.version}${p.sha256 ? ` (${p.sha256.slice(0, 12)})` : ''}` : '—'; }
@@ -287,6 +348,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('#filters').addEventListener('submit', (e) => { e.preventDefault(); loadRuns(false); });
   $('#filters').addEventListener('reset', () => setTimeout(() => loadRuns(false), 0));
   $('#more').addEventListener('click', () => loadRuns(true));
+  $('#usage-bucket').addEventListener('change', () => loadUsage());
   api('/ui/api/session').then((s) => { $('#who').textContent = `token: ${s.token}`; }, () => {});
   loadRuns(false).catch((e) => { $('#reload-hint').textContent = e.message; $('#reload-hint').hidden = false; });
   connect();
