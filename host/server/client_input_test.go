@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -71,4 +72,53 @@ func TestMetadataCheckedEverywhere(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestClientItemIDsFollowTheIDRule: an item id a client chooses for a
+// conversation item follows the rule of every id a client sends (1 to 128
+// letters, digits, '-' or '_', as item references): a 200,000-character
+// id, a path, markup or an id with '/' is 400 invalid_body naming the
+// item's id, on the Conversations API and as the input of a response that
+// continues a conversation, and nothing is stored; a well-formed id is
+// kept and its item read back by path. Before, all were stored and listed,
+// and the one with '/' could not be fetched.
+func TestClientItemIDsFollowTheIDRule(t *testing.T) {
+	h := start(t, nil)
+	_, created := convDo(t, h, "POST", "/v1/conversations", `{}`)
+	conv := gjson.Get(created, "id").Str
+	item := func(id string) string {
+		return `{"type":"message","role":"user","content":"x","id":` + fmt.Sprintf("%q", id) + `}`
+	}
+	for name, id := range map[string]string{
+		"200,000 characters": strings.Repeat("a", 200_000),
+		"a path":             "../../etc/passwd",
+		"markup":             "<script>",
+		"a slash":            "msg_a/b",
+		"a space":            "msg a",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, c := range []struct{ path, body, param string }{
+				{"/v1/conversations", `{"items":[` + item(id) + `]}`, "items[0].id"},
+				{"/v1/conversations/" + conv + "/items", `{"items":[{"role":"user","content":"ok"},` + item(id) + `]}`, "items[1].id"},
+				{"/v1/responses", `{"model":"service","conversation":"` + conv + `","input":[` + item(id) + `]}`, "input[0].id"},
+			} {
+				res := h.do("POST", c.path, c.body, "x-service-tenant-id", "t1")
+				apiError(t, res, http.StatusBadRequest, "invalid_body", c.param)
+			}
+		})
+	}
+	_, items := convDo(t, h, "GET", "/v1/conversations/"+conv+"/items", "")
+	if n := len(gjson.Get(items, "data").Array()); n != 0 {
+		t.Fatalf("refused items were stored: %d items: %.300s", n, items)
+	}
+	// A well-formed id is the client's, and reads back by path.
+	const id = "msg_client-chosen_1"
+	if st, b := convDo(t, h, "POST", "/v1/conversations/"+conv+"/items", `{"items":[`+item(id)+`]}`); st != 200 || gjson.Get(b, "data.0.id").Str != id {
+		t.Fatalf("a well-formed id: %d %s", st, b)
+	}
+	if st, b := convDo(t, h, "GET", "/v1/conversations/"+conv+"/items/"+id, ""); st != 200 || gjson.Get(b, "id").Str != id {
+		t.Fatalf("reading it back: %d %s", st, b)
+	}
+	// A malformed id on the path is an unknown item.
+	apiError(t, h.do("GET", "/v1/conversations/"+conv+"/items/msg_%3Cscript%3E", "", "x-service-tenant-id", "t1"), http.StatusNotFound, "not_found", "")
 }
