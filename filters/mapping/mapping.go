@@ -12,6 +12,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/mediaurl"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -22,6 +23,7 @@ import (
 type Mapping struct {
 	plugin filters.Mapper
 	hosted Hosted
+	media  mediaurl.Policy
 }
 
 var _ filters.Stage = (*Mapping)(nil)
@@ -38,6 +40,13 @@ func New(p filters.Mapper) (*Mapping, error) {
 // WithHosted sets what the stage does with withheld hosted tools.
 func (m *Mapping) WithHosted(h Hosted) *Mapping {
 	m.hosted = h
+	return m
+}
+
+// WithMedia sets the policy for media URLs (the zero Policy is the
+// default: https: and data: only, no private hosts).
+func (m *Mapping) WithMedia(p mediaurl.Policy) *Mapping {
+	m.media = p
 	return m
 }
 
@@ -70,9 +79,15 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	if err := m.hosted.check(o.Request.WithheldTools); err != nil {
 		return err
 	}
+	if err := checkMedia(m.media, x, o.Request.Input, false); err != nil {
+		return err
+	}
 	x.Native = o.Request
 	if c := x.Conversation; c != nil && len(c.Items) > 0 {
 		if c.Messages, err = m.history(ctx, x, c.Items); err != nil {
+			return err
+		}
+		if err := checkMedia(m.media, x, c.Messages, true); err != nil {
 			return err
 		}
 	}

@@ -38,6 +38,8 @@ type Config struct {
 	WebSocket WebSocket `yaml:"websocket"`
 	// Compaction: the keys of compaction items (the compaction stage's).
 	Compaction compaction.Config `yaml:"compaction"`
+	// Media: the media URL policy (the map-request stage's).
+	Media mapping.MediaConfig `yaml:"media"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`
