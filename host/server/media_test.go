@@ -65,6 +65,16 @@ func TestMediaURLPolicy(t *testing.T) {
 		}
 	})
 
+	// input_tokens refuses as /v1/responses does, and a conversation's
+	// stored item that breaks the policy refuses the turn that would send
+	// it upstream.
+	h0 := start(t, nil)
+	apiError(t, h0.do("POST", "/v1/responses/input_tokens", responsesImage("https://127.0.0.1/x.png")), http.StatusBadRequest, "invalid_body", "input[0].content[1].image_url")
+	_, conv := convDo(t, h0, "POST", "/v1/conversations",
+		`{"items":[{"role":"user","content":[{"type":"input_image","image_url":"http://169.254.169.254/"}]}]}`)
+	apiError(t, h0.do("POST", "/v1/responses", `{"model":"service","input":"and now?","conversation":"`+gjson.Get(conv, "id").Str+`"}`,
+		"x-service-tenant-id", "t1"), http.StatusBadRequest, "invalid_body", "conversation")
+
 	// The settings open what they name, and only that.
 	up := newScripted(t, wholeOf("ok"), wholeOf("ok"))
 	h := start(t, func(c *config.Config) {
