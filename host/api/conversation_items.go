@@ -90,9 +90,6 @@ func (hs *Handlers) GetConversationItem(ctx context.Context, x *filters.Exchange
 		return err
 	}
 	id := x.Request.PathValue("item_id")
-	if !contract.IsItemID(id) {
-		return itemError(runner.ErrNotFound, id) // never stored: not looked up
-	}
 	it, err := cs.GetConversationItem(ctx, x.Identity.TenantID, c.SessionID, id)
 	if err != nil {
 		return itemError(err, id)
@@ -108,9 +105,6 @@ func (hs *Handlers) DeleteConversationItem(ctx context.Context, x *filters.Excha
 		return err
 	}
 	id := x.Request.PathValue("item_id")
-	if !contract.IsItemID(id) {
-		return itemError(runner.ErrNotFound, id)
-	}
 	if err := cs.DeleteConversationItem(ctx, x.Identity.TenantID, c.SessionID, id); err != nil {
 		return itemError(err, id)
 	}

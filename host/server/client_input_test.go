@@ -119,6 +119,11 @@ func TestClientItemIDsFollowTheIDRule(t *testing.T) {
 	if st, b := convDo(t, h, "GET", "/v1/conversations/"+conv+"/items/"+id, ""); st != 200 || gjson.Get(b, "id").Str != id {
 		t.Fatalf("reading it back: %d %s", st, b)
 	}
+	// A malformed id in a reference is an unknown item too.
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":[{"type":"item_reference","id":"../../etc/passwd"}]}`, "x-service-tenant-id", "t1")
+	if b := wantError(t, res, http.StatusBadRequest, "invalid_request_error", "item_not_found"); !strings.Contains(string(b), "passwd") {
+		t.Fatalf("the refusal does not name the reference: %s", b)
+	}
 	// A malformed id on the path is an unknown item.
 	apiError(t, h.do("GET", "/v1/conversations/"+conv+"/items/msg_%3Cscript%3E", "", "x-service-tenant-id", "t1"), http.StatusNotFound, "not_found", "")
 }

@@ -65,8 +65,8 @@ func urlSafe(s string) bool {
 // choose one for a conversation item or name one in an item_reference:
 // 1 to MaxIDLength letters, digits, '-' and '_' (the rule of every id a
 // client sends, with whatever prefix the client's items have: msg_, fc_,
-// OpenAI's own). Anything else is refused where it would be stored, and
-// answered as an unknown item where it is looked up.
+// OpenAI's own). Anything else is refused where it would be stored, and is
+// an unknown item in a reference, never looked up.
 func IsItemID(id string) bool {
 	return id != "" && len(id) <= MaxIDLength && urlSafe(id)
 }
