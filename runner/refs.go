@@ -57,6 +57,9 @@ func (r *resolver) target(ctx context.Context, ref string) (string, error) {
 	if _, _, ok := contract.CallOf(ref); ok {
 		return ref, nil
 	}
+	if !contract.IsItemID(ref) {
+		return ref, fmt.Errorf("%w: item %.40q is not a well-formed id", ErrNotFound, ref)
+	}
 	it, err := r.item(ctx, ref)
 	if err != nil || it.Message.Ref == "" {
 		return ref, err

@@ -19,6 +19,7 @@ import (
 	"github.com/runedge/runedge/filters/run"
 	"github.com/runedge/runedge/filters/translate"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/mediaurl"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -72,6 +73,8 @@ type Deps struct {
 	// Hosted is what map-request does with withheld hosted tools
 	// (tools.hosted).
 	Hosted mapping.Hosted
+	// Media is the media URL policy of map-request (media.*).
+	Media mediaurl.Policy
 	// Tracer, when set, makes each stage a span (filters.Traced); nil
 	// (tracing off) builds the chain without any wrapper.
 	Tracer trace.Tracer
@@ -128,7 +131,7 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 		case contract.StageMapRequest:
 			var m *mapping.Mapping
 			if m, err = mapping.New(d.Plugins.Request); err == nil {
-				st = m.WithHosted(d.Hosted)
+				st = m.WithHosted(d.Hosted).WithMedia(d.Media)
 			}
 		case contract.StageCompactInput:
 			st = compaction.Input{}

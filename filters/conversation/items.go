@@ -13,7 +13,9 @@ import (
 // A conversation's items are kept as OpenAI Responses items: what a
 // client adds (through the Conversations API or as a response's input) is
 // normalised once, on the way in, to the shape OpenAI lists it in, so a
-// listing is the stored bytes.
+// listing is the stored bytes. An id the client chose is kept when it is
+// well-formed (contract.IsItemID, the rule of item references) and
+// refused otherwise.
 
 // NewItems normalises the items a client adds (OpenAI's
 // input item shapes) to the items a conversation lists: every item gets a
@@ -34,7 +36,10 @@ func NewItems(raw []json.RawMessage, field string, taken func(string) (bool, err
 		if err != nil {
 			return nil, err
 		}
-		id, _ := m["id"].(string)
+		id, isString := m["id"].(string)
+		if v, ok := m["id"]; ok && v != nil && (!isString || id != "" && !contract.IsItemID(id)) {
+			return nil, apierr.InvalidBody(param+".id", "an item id is 1 to %d letters, digits, '-' or '_'", contract.MaxIDLength)
+		}
 		if id != "" && !seen[id] && taken != nil {
 			t, err := taken(id)
 			if err != nil {

@@ -1,6 +1,9 @@
 package mapping
 
-import "github.com/runedge/runedge/internal/confval"
+import (
+	"github.com/runedge/runedge/internal/confval"
+	"github.com/runedge/runedge/internal/mediaurl"
+)
 
 // Config is the tools section of the configuration file: how the stage
 // treats the tools clients send.
@@ -40,4 +43,26 @@ func (c *Config) Validate(path string) error {
 // counts them in a metric).
 func (c Config) Policy(count func(typ string)) Hosted {
 	return Hosted{Refuse: c.Hosted == HostedRefuse, Count: count}
+}
+
+// MediaConfig is the media section of the configuration file: which URLs
+// of images and files clients send are passed to the upstream
+// (internal/mediaurl). runedge fetches none of them.
+type MediaConfig struct {
+	// AllowHTTP passes http: URLs beside https: and data: ones.
+	AllowHTTP bool `yaml:"allow_http"`
+	// AllowPrivateHosts passes URLs whose host is a private, loopback or
+	// link-local address or a local name (localhost, *.local, *.internal).
+	AllowPrivateHosts bool `yaml:"allow_private_hosts"`
+}
+
+// Defaults fills the fields left unset: both off.
+func (c *MediaConfig) Defaults() {}
+
+// Validate reports each bad field: none can be.
+func (c *MediaConfig) Validate(path string) error { return nil }
+
+// Policy is the stage's media URL policy under c.
+func (c MediaConfig) Policy() mediaurl.Policy {
+	return mediaurl.Policy{AllowHTTP: c.AllowHTTP, AllowPrivateHosts: c.AllowPrivateHosts}
 }

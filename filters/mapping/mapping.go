@@ -13,6 +13,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/mediaurl"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
@@ -23,6 +24,7 @@ import (
 type Mapping struct {
 	plugin filters.Mapper
 	hosted Hosted
+	media  mediaurl.Policy
 }
 
 var _ filters.Stage = (*Mapping)(nil)
@@ -39,6 +41,13 @@ func New(p filters.Mapper) (*Mapping, error) {
 // WithHosted sets what the stage does with withheld hosted tools.
 func (m *Mapping) WithHosted(h Hosted) *Mapping {
 	m.hosted = h
+	return m
+}
+
+// WithMedia sets the policy for media URLs (the zero Policy is the
+// default: https: and data: only, no private hosts).
+func (m *Mapping) WithMedia(p mediaurl.Policy) *Mapping {
+	m.media = p
 	return m
 }
 
@@ -71,12 +80,23 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	if err := m.hosted.check(o.Request.WithheldTools); err != nil {
 		return err
 	}
+	if err := checkMedia(m.media, x, o.Request.Input, false); err != nil {
+		return err
+	}
 	x.Native = o.Request
 	if c := x.Conversation; c != nil {
 		// Mapped when the run reads them, inside its admission slot.
 		hx := *x
+		// The media policy holds for the history too, checked as it is mapped.
 		c.Map = func(ctx context.Context, items []json.RawMessage) ([]runner.Message, error) {
-			return m.history(ctx, &hx, items)
+			msgs, err := m.history(ctx, &hx, items)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkMedia(m.media, &hx, msgs, true); err != nil {
+				return nil, err
+			}
+			return msgs, nil
 		}
 	}
 	// The model stage's view of the stream flag is the one the edge acts on.

@@ -13,6 +13,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/metadata"
 )
 
 // ID is the only model runedge serves.
@@ -56,6 +57,9 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	}
 	if err := checkShape(x.Endpoint, f[1], f[2], f[3], f[4]); err != nil {
 		return err
+	}
+	if err := metadata.Check(f[5]); err != nil {
+		return apierr.InvalidBody("metadata", "%v", err)
 	}
 	x.Stream = f[1].Bool()
 	x.IncludeUsage = x.Stream && f[2].Get("include_usage").Bool()
@@ -119,7 +123,7 @@ func quote(s string) string {
 
 // topNames are the top-level members the stage reads, in the order of
 // readTop's results.
-var topNames = [...]string{"model", "stream", "stream_options", "messages", "input"}
+var topNames = [...]string{"model", "stream", "stream_options", "messages", "input", "metadata"}
 
 // readTop reads the body's top level in one pass: the members named in
 // topNames (absent ones are the zero Result, as gjson.Get gives them), and

@@ -99,7 +99,7 @@ func TestDuplicateKeys(t *testing.T) {
 			t.Fatalf("%s: %v, want 400 invalid_body naming %q", body, err, key)
 		}
 	}
-	x, _ := filtertest.Exchange(filters.ChatCompletions, `{"model":"service","messages":[{"role":"user","content":"a","x":1}],"metadata":{"a":1}}`)
+	x, _ := filtertest.Exchange(filters.ChatCompletions, `{"model":"service","messages":[{"role":"user","content":"a","x":1}],"metadata":{"a":"1","a":"2"}}`)
 	if err := New().Handle(context.Background(), x, &filtertest.Next{}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/conversation"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/metadata"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -154,24 +154,18 @@ func (hs *Handlers) DeleteConversation(ctx context.Context, x *filters.Exchange)
 	}{contract.ConversationID(c.SessionID), "conversation.deleted", true})
 }
 
-// checkMetadata checks OpenAI's metadata rules (up to 16 pairs, keys up to
-// 64 characters, string values up to 512) and returns it compact, "{}"
-// for none.
+// checkMetadata checks metadata as every endpoint does (internal/metadata)
+// and returns it compact, "{}" for none.
 func checkMetadata(raw json.RawMessage) (json.RawMessage, error) {
+	if err := metadata.CheckJSON(raw); err != nil {
+		return nil, apierr.InvalidBody("metadata", "%v", err)
+	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return json.RawMessage(`{}`), nil
 	}
 	var m map[string]string
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, apierr.InvalidBody("metadata", "metadata must be an object of string values")
-	}
-	if len(m) > 16 {
-		return nil, apierr.InvalidBody("metadata", "metadata has at most 16 keys")
-	}
-	for k, v := range m {
-		if utf8.RuneCountInString(k) > 64 || utf8.RuneCountInString(v) > 512 {
-			return nil, apierr.InvalidBody("metadata", "metadata keys are at most 64 characters and values at most 512")
-		}
 	}
 	b, _ := json.Marshal(m) // cannot fail: strings only
 	return b, nil

@@ -13,6 +13,7 @@
 package api
 
 import (
+	"github.com/runedge/runedge/internal/mediaurl"
 	"github.com/runedge/runedge/plugins/runtime"
 	"github.com/runedge/runedge/runner"
 )
@@ -30,6 +31,9 @@ type Handlers struct {
 	MaxReplaysPerTenant int
 	// ProviderKind is provider.kind: input tokens are counted by its rule.
 	ProviderKind string
+	// Media is the media URL policy (media.*): input_tokens refuses what
+	// /v1/responses refuses.
+	Media mediaurl.Policy
 	// Result is the generation's Responses result mapping plugin: it
 	// rebuilds a stored response that has no final object.
 	Result *runtime.Plugin

@@ -40,7 +40,7 @@ func (hs *Handlers) InputTokensChain(a *auth.Auth, body filters.Stage, p *runtim
 		return nil, err
 	}
 	return builtin.Authenticated(a, filters.HandlerFunc(hs.inputTokens),
-		body, model.New(), m), nil
+		body, model.New(), m.WithMedia(hs.Media)), nil
 }
 
 // inputTokens answers {"object":"response.input_tokens","input_tokens":N}.

@@ -40,6 +40,8 @@ type Config struct {
 	Compaction compaction.Config `yaml:"compaction"`
 	// Usage: prices and budgets (usage.go).
 	Usage Usage `yaml:"usage"`
+	// Media: the media URL policy (the map-request stage's).
+	Media mapping.MediaConfig `yaml:"media"`
 	// Dir is the directory relative paths are resolved against: the
 	// config file's, or the working directory without a file.
 	Dir string `yaml:"-"`

@@ -37,6 +37,7 @@ func (c *Config) StageParts() []StagePart {
 		{contract.StageAuth, "limits", &c.Limits.RateConfig},
 		{contract.StageBody, "limits", &c.Limits.Config},
 		{contract.StageMapRequest, "tools", &c.Tools},
+		{contract.StageMapRequest, "media", &c.Media},
 		{contract.StageCompaction, "compaction", &c.Compaction},
 		{contract.StageTranslate, "limits", &c.Limits.KeepaliveConfig},
 		{contract.StageTranslate, "plugins", &c.Plugins.WindowConfig},

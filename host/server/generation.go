@@ -99,6 +99,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		d.Compaction = keys
 		d.InputTokens = api.InputTokenCounter(cfg)
 		d.Hosted = s.metrics.Hosted(cfg)
+		d.Media = cfg.Media.Policy()
 		for _, st := range []struct {
 			stage string
 			path  string

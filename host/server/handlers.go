@@ -18,7 +18,7 @@ import (
 // body), on the handlers of this generation.
 func (s *Server) buildAPI(g *generation, a *auth.Auth, cfg *config.Config) (err error) {
 	hs := &api.Handlers{Runs: s.runs, Replays: &s.replays, MaxReplaysPerTenant: cfg.Limits.History.MaxReplaysPerTenant,
-		ProviderKind: cfg.Provider.Kind,
+		ProviderKind: cfg.Provider.Kind, Media: cfg.Media.Policy(),
 		// A stored response without its final object is rebuilt by this
 		// generation's Responses result mapping plugin.
 		Result: g.stages[config.ChainResponses+"/"+StageTranslate].p}

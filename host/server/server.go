@@ -48,11 +48,12 @@ type Server struct {
 	metrics  *telemetry.Metrics
 	// tracing is nil when tracing is off (tracing.go).
 	tracing *telemetry.Tracing
-	// stopPurge ends the store.retention loop (nil when off).
-	stopPurge context.CancelFunc
-	// stopRates ends the loop that drops the fleet's past rate windows
-	// (nil when the store is not shared).
-	stopRates context.CancelFunc
+	// stopPurge ends the store.retention loop and waits for it to return
+	// (nil when off): the store closes after it.
+	stopPurge func()
+	// stopRates ends the loop that drops the fleet's past rate windows and
+	// waits for it (nil when the store is not shared).
+	stopRates func()
 	// stopFloor ends this server's GC heap floor (host.heap_floor_bytes).
 	stopFloor func()
 	// xdsChains are the chains a control plane applied (under swapMu).
@@ -120,9 +121,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		return nil, err
 	}
 	if r := cfg.Store.Retention.Std(); r > 0 {
-		pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		s.stopPurge = stop
-		go purgeLoop(pctx, s.store, r, log)
+		s.stopPurge = startPurge(ctx, s.store, r, log)
 	}
 	s.metrics.InFlight(s.runs)
 	s.shareRates(ctx)

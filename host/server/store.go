@@ -40,6 +40,22 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (runne
 	}
 }
 
+// startPurge starts purgeLoop, cut off from ctx's cancellation (the
+// server stops it), and returns the func that stops it and waits until it
+// has returned: a purge in flight ends before the store is closed.
+func startPurge(ctx context.Context, st runner.Store, retention time.Duration, log *slog.Logger) (stop func()) {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		purgeLoop(pctx, st, retention, log)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // purgeLoop applies store.retention: every tenth of the retention period
 // (at most hourly) it empties the stored input and output of runs that
 // ended longer ago than retention. It stops with ctx.

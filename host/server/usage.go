@@ -56,8 +56,11 @@ func (s *Server) shareRates(ctx context.Context) {
 	}
 	s.limits.SetFleet(fs)
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopRates = stop
+	done := make(chan struct{})
+	// Joined like the purge loop: a drop in flight never meets a closed store.
+	s.stopRates = func() { stop(); <-done }
 	go func() {
+		defer close(done)
 		t := time.NewTicker(30 * time.Second)
 		defer t.Stop()
 		for {

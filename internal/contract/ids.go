@@ -44,16 +44,31 @@ const MaxIDLength = 128
 // (letters, digits, '-' and '_'), as every id runedge makes is.
 func suffix(id, prefix string) (string, bool) {
 	rest, ok := strings.CutPrefix(id, prefix)
-	if !ok || rest == "" || len(id) > MaxIDLength {
+	if !ok || rest == "" || len(id) > MaxIDLength || !urlSafe(rest) {
 		return "", false
 	}
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
+	return rest, true
+}
+
+// urlSafe reports whether s is only letters, digits, '-' and '_'.
+func urlSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return "", false
+			return false
 		}
 	}
-	return rest, true
+	return true
+}
+
+// IsItemID reports whether id is a well-formed item id, as a client may
+// choose one for a conversation item or name one in an item_reference:
+// 1 to MaxIDLength letters, digits, '-' and '_' (the rule of every id a
+// client sends, with whatever prefix the client's items have: msg_, fc_,
+// OpenAI's own). Anything else is refused where it would be stored, and is
+// an unknown item in a reference, never looked up.
+func IsItemID(id string) bool {
+	return id != "" && len(id) <= MaxIDLength && urlSafe(id)
 }
 
 // ResponseID is the id of the Response of run runID: resp_X for run_X.

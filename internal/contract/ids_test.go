@@ -96,3 +96,24 @@ func TestMalformedIDsAreRefused(t *testing.T) {
 		t.Errorf("IsSessionID(sess_%s) = false", x)
 	}
 }
+
+// TestIsItemID: an item id a client chooses is 1 to MaxIDLength
+// letters, digits, '-' and '_', whatever its prefix.
+func TestIsItemID(t *testing.T) {
+	for id, ok := range map[string]bool{
+		"msg_abc-1_Z":                      true,
+		"item_1":                           true,
+		strings.Repeat("a", MaxIDLength):   true,
+		strings.Repeat("a", MaxIDLength+1): false,
+		"":                                 false,
+		"../../etc/passwd":                 false,
+		"<script>":                         false,
+		"msg_a/b":                          false,
+		"msg a":                            false,
+		"msg_é":                            false,
+	} {
+		if IsItemID(id) != ok {
+			t.Errorf("IsItemID(%.40q) = %v, want %v", id, !ok, ok)
+		}
+	}
+}

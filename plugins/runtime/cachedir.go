@@ -92,22 +92,16 @@ func ownerOnly(dir string) error {
 
 // readOrMakeKey returns the 32-byte key in path, creating it (0600) when
 // absent. A key readable or writable by others is refused.
+// Any number of hosts may start at once on one directory: each writes a
+// whole key to a temporary file and links it to path, which only the
+// first link succeeds in; every host then reads the key that won, so no
+// host ever reads a key half written.
 func readOrMakeKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		_, werr := f.Write(key)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := makeKey(path); err != nil {
+			return nil, err
 		}
-		if werr != nil {
-			_ = os.Remove(path)
-			return nil, werr
-		}
-		return key, nil
-	}
-	if !errors.Is(err, fs.ErrExist) {
+	} else if err != nil {
 		return nil, err
 	}
 	fi, err := os.Lstat(path)
@@ -125,6 +119,33 @@ func readOrMakeKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is %d bytes, not a 32-byte key; delete the cache directory to start afresh", path, len(key))
 	}
 	return key, nil
+}
+
+// makeKey puts a new random key at path unless another host's got there
+// first (then it leaves that one): written whole to a temporary file
+// (0600, synced), then linked to path, which fails if path exists.
+func makeKey(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".key-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	_, werr := f.Write(key)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return werr
+	}
+	if err := os.Link(f.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // mac is the signature of the entry at rel (its path under entries).

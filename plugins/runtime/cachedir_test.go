@@ -3,10 +3,15 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestCacheDirWritableByOthersRefused: a cache directory that group or
@@ -101,5 +106,55 @@ func TestForeignCacheEntryNotLoaded(t *testing.T) {
 	}
 	if got := entries(t, dirB)[echoRel]; bytes.Equal(got, otherCode) {
 		t.Fatal("the foreign entry is still in the cache")
+	}
+}
+
+// TestConcurrentStartsShareOneKey: hosts starting at the same moment on
+// a fresh cache directory all start, and all sign with the one key the
+// directory keeps. Each host is a process of its own (this test binary,
+// run again), and all open the cache at one instant.
+func TestConcurrentStartsShareOneKey(t *testing.T) {
+	if dir := os.Getenv("RUNEDGE_TEST_CACHE_START"); dir != "" {
+		at, _ := strconv.ParseInt(os.Getenv("RUNEDGE_TEST_CACHE_AT"), 10, 64)
+		time.Sleep(time.Until(time.Unix(0, at)))
+		e, err := NewEngine(context.Background(), EngineConfig{CacheDir: dir})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("key:%x\n", e.disk.key)
+		os.Exit(0)
+	}
+	const hosts, rounds = 12, 4
+	for round := 0; round < rounds; round++ {
+		dir := filepath.Join(t.TempDir(), "cache")
+		at := strconv.FormatInt(time.Now().Add(time.Second).UnixNano(), 10)
+		outs := make([][]byte, hosts)
+		errs := make([]error, hosts)
+		var wg sync.WaitGroup
+		for i := range hosts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmd := exec.Command(os.Args[0], "-test.run=^TestConcurrentStartsShareOneKey$")
+				cmd.Env = append(os.Environ(), "RUNEDGE_TEST_CACHE_START="+dir, "RUNEDGE_TEST_CACHE_AT="+at)
+				outs[i], errs[i] = cmd.CombinedOutput()
+			}()
+		}
+		wg.Wait()
+		key, err := os.ReadFile(filepath.Join(dir, cacheKeyFile))
+		if err != nil || len(key) != 32 {
+			t.Fatalf("round %d: the key file: %d bytes, %v", round, len(key), err)
+		}
+		want := fmt.Sprintf("key:%x", key)
+		for i := range hosts {
+			if errs[i] != nil || !bytes.Contains(outs[i], []byte(want)) {
+				t.Fatalf("round %d: host %d: %v\n%s\nwant %s", round, i, errs[i], outs[i], want)
+			}
+		}
+		left, _ := filepath.Glob(filepath.Join(dir, ".key-*"))
+		if len(left) > 0 {
+			t.Fatalf("round %d: temporary key files left behind: %v", round, left)
+		}
 	}
 }

@@ -16,8 +16,10 @@ import (
 //	{"type":"input_audio","input_audio":{"data","format"}}
 //
 // A file given by URL (Responses file_url) has no chat completions field of
-// its own: it goes as file_data, which OpenRouter reads as a URL; an
-// upstream that wants the bytes refuses it, and the client sees a 502.
+// its own, so the edge refuses it before a run exists (filters/mapping,
+// internal/mediaurl: 400 naming the part), as it refuses file_data that is
+// a URL and image URLs outside media.*; what reaches here passed that
+// policy. A URL part that some other caller built would go as file_data.
 
 type wirePart struct {
 	Type       string         `json:"type"`
