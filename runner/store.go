@@ -84,6 +84,11 @@ type Transition struct {
 	// DurationMs and TimeToFirstTokenMs, when set, record the run's
 	// timings (Run.DurationMs, Run.TimeToFirstTokenMs).
 	DurationMs, TimeToFirstTokenMs *int64
+	// Lease, when not 0, fences the write: it is made only while the run's
+	// lease token is still Lease, and refused with ErrFenced otherwise
+	// (another host took the run over). A write to a status other than
+	// queued or running also ends the lease.
+	Lease int64
 }
 
 // ListQuery filters and pages ListRuns. TenantID "" means every tenant.

@@ -138,6 +138,11 @@ var migrations = []string{
 	// query by session or thread to use a partial index. Its lookups find
 	// such sessions and threads through the indexes as before.
 	`SELECT 1;`,
+	// 11: leases (runner/lease.go), as SQLite's 11: the fencing token of
+	// the run's latest acquisition and when its lease runs out (Unix ms,
+	// NULL: none). A takeover scan reads the live runs through runs_live.
+	`ALTER TABLE runs ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN lease_expires BIGINT;`,
 }
 
 // SchemaVersion is the schema version this binary writes.
