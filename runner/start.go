@@ -103,7 +103,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	now := s.now().Unix()
 	started := now
-	h := newHandle(ctx, s, Run{
+	run := Run{
 		ID:            NewID(contract.RunPrefix),
 		Object:        "run",
 		Status:        StatusRunning,
@@ -118,7 +118,10 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		CreatedAt:     now,
 		StartedAt:     &started,
 		Request:       reqJSON,
-	}, spec.Request.Stream)
+	}
+	s.leaseOf(&run)
+	h := newHandle(ctx, s, run, spec.Request.Stream)
+	h.lease = run.LeaseToken
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// A native run's events are its history's, streamed or not: the
