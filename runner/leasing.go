@@ -341,10 +341,10 @@ func (s *Service) redrive(ctx context.Context, r Run, req Request) error {
 		for range h.Events() {
 		}
 		res, err := h.Wait()
+		h.Finish(&res, err)
 		if log := h.EventLog(); log != nil {
 			log.Close(h.parent)
 		}
-		h.Finish(&res, err)
 	}()
 	return nil
 }

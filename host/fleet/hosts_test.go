@@ -60,6 +60,8 @@ type hostSpec struct {
 	delay    time.Duration
 	listen   string
 	extraEnv []string
+	// runs is the runs section's body (leases), "" for the defaults.
+	runs string
 }
 
 // host is a running runedge process.
@@ -113,6 +115,9 @@ chains:
   responses: {map_request: %s, translate: %s}
 `, spec.listen, spec.id, auth.HashToken(token), store, spec.delay, plugintest.CacheDir(t),
 		filepath.Join(dir, "plugins"), wasm, wasm, wasm, wasm)
+	if spec.runs != "" {
+		cfg += "runs:\n" + spec.runs
+	}
 	path := filepath.Join(dir, "runedge.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
