@@ -143,6 +143,18 @@ func TestBackgroundRunsOutliveTheirHosts(t *testing.T) {
 		t.Fatal("host B did not exit after SIGTERM")
 	}
 	handedOff := time.Since(killed)
+	// B released its background runs' leases as it stopped: host C takes
+	// them at its next tick (500 ms), well before a 2 s lease would run out.
+	exited := time.Now()
+	for _, id := range onB {
+		for c.run(t, id).HostID != "host-c" {
+			if time.Since(exited) > 1500*time.Millisecond {
+				t.Fatalf("B's run %s not taken over within 1.5 s of B's exit: not handed off", id)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("B's runs on host-c %s after B exited", time.Since(exited))
 
 	for _, id := range onB {
 		r := waitEnded(t, c, id, 15*time.Second)
