@@ -260,7 +260,7 @@ func (s *Service) settle(ctx context.Context, r Run) {
 	default:
 		if err := s.redrive(ctx, r, req); err != nil {
 			s.log.Warn("runner: cannot drive a run taken over", "run_id", r.ID, "err", err)
-			if errors.Is(err, ErrUnavailable) {
+			if errors.Is(err, errNoRoom) {
 				// No room here (draining, at a limit): another host
 				// takes it at once.
 				s.lease.store.ReleaseLeases(ctx, []Lease{{RunID: r.ID, Token: r.LeaseToken}})
@@ -274,6 +274,10 @@ func (s *Service) settle(ctx context.Context, r Run) {
 }
 
 const interruptedMessage = "the host running the run stopped before it finished"
+
+// errNoRoom: a run taken over was not admitted here (draining, or at one
+// of the in-flight bounds); its lease is released for another host.
+var errNoRoom = errors.New("no room for the run on this host")
 
 // endTaken fails a run taken over, fenced by the lease just taken.
 func (s *Service) endTaken(ctx context.Context, r Run, reason, msg string) {
@@ -314,7 +318,7 @@ func (s *Service) redrive(ctx context.Context, r Run, req Request) error {
 	h.logged = s.history != nil && r.Endpoint == contract.EndpointNative
 	if err := s.admit(h); err != nil {
 		h.discard()
-		return err
+		return fmt.Errorf("%w: %w", errNoRoom, err)
 	}
 	if log := h.EventLog(); log != nil {
 		// The new attempt's events follow the stored ones of the
