@@ -46,6 +46,11 @@ type Handle struct {
 	leaseLost atomic.Bool
 	handedOff atomic.Bool
 	redriven  bool
+	// leased is set once the run's row (and so its lease) is committed,
+	// ending once its owner has begun the terminal write: a renewal
+	// names only runs between the two, since it would find the others'
+	// leases missing or ended and report them lost.
+	leased, ending atomic.Bool
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
@@ -237,6 +242,7 @@ func (h *Handle) finish(res *Result, err error) error {
 		return fmt.Errorf("%w: run %s: this host lost its lease; another host runs it", ErrUnavailable, h.run.ID)
 	}
 	t.Lease = h.lease
+	h.ending.Store(true)
 	// A stored response's final object and output item join the terminal
 	// write when the store can (HistoryJoiner): one commit, both or neither.
 	// Not a leased background run's: a joined write rides on the

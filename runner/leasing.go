@@ -160,7 +160,7 @@ func (s *Service) held() []Lease {
 	defer s.mu.Unlock()
 	out := make([]Lease, 0, len(s.runs))
 	for id, h := range s.runs {
-		if h.lease != 0 && !h.leaseLost.Load() {
+		if h.lease != 0 && h.leased.Load() && !h.ending.Load() && !h.leaseLost.Load() {
 			out = append(out, Lease{RunID: id, Token: h.lease})
 		}
 	}
@@ -192,7 +192,8 @@ func (s *Service) renewLeases(ctx context.Context) {
 		s.lease.lastOK.Store(time.Now().UnixNano())
 	}
 	for _, id := range lost {
-		if h := s.inFlight(id); h != nil {
+		// A run whose end is being written meanwhile ended its own lease.
+		if h := s.inFlight(id); h != nil && !h.ending.Load() {
 			h.loseLease()
 		}
 	}
@@ -313,6 +314,7 @@ func (s *Service) redrive(ctx context.Context, r Run, req Request) error {
 	run.Status = StatusRunning
 	h := newHandle(context.WithoutCancel(ctx), s, run, req.Stream)
 	h.lease = r.LeaseToken
+	h.leased.Store(true)
 	h.stored = !req.NoStore && s.history != nil && r.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.redriven = req.NoStore, true, true
 	h.logged = s.history != nil && r.Endpoint == contract.EndpointNative

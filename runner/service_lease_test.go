@@ -233,3 +233,34 @@ func TestLeaseRestartResumesBackgroundRuns(t *testing.T) {
 	wantState(t, waitRun(t, st2, fg.Run().ID, time.Second), runner.StatusFailed, runner.ReasonInterrupted)
 	_ = fg
 }
+
+// Renewals while runs start and end by the hundred lose none of them: a run
+// admitted but not yet recorded, or already writing its end, is not named
+// in a renewal (the store would report its lease missing or ended).
+func TestLeaseRenewalsAmidStartsAndEnds(t *testing.T) {
+	st := leaseStore(t)
+	svc, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: st, HostID: "host-a",
+		Agent:  agent.New(offline.New(offline.Config{TokenDelay: time.Millisecond})),
+		Leases: runner.LeaseConfig{Store: st, Length: time.Second, Renew: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	errs := make(chan error, 400)
+	for range 8 {
+		go func() {
+			for range 50 {
+				h, err := svc.Start(t.Context(), spec("a few words here", false))
+				if err == nil {
+					_, _, err = finish(h)
+				}
+				errs <- err
+			}
+		}()
+	}
+	for range 400 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a run failed while its host renewed: %v", err)
+		}
+	}
+}

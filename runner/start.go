@@ -154,6 +154,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		s.release(h)
 		return nil, err
 	}
+	h.leased.Store(true)
 	// The request's JSON is in the store now; a run that waits on its
 	// provider (for minutes, in the background) need not hold a copy.
 	h.run.Request = nil
