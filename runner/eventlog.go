@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type EventLog struct {
 	wake    chan struct{} // closed on the next append or close; nil if nobody waits
 	err     error         // the first store error; later batches are not written
 	dropped bool          // the response was deleted: nothing more is kept
+	// lost is the run's Handle.leaseLost: once set, nothing more is
+	// written (another acquisition of the run writes its events).
+	lost *atomic.Bool
 }
 
 // Batching: a batch is written when it holds eventBatch events or its
@@ -59,7 +63,7 @@ func (h *Handle) EventLog() *EventLog {
 	if l := s.logs[h.run.ID]; l != nil {
 		return l
 	}
-	l := &EventLog{svc: s, runID: h.run.ID, last: s.now(), max: s.bounds.MaxStoredEvents}
+	l := &EventLog{svc: s, runID: h.run.ID, last: s.now(), max: s.bounds.MaxStoredEvents, lost: &h.leaseLost}
 	s.logs[h.run.ID] = l
 	return l
 }
@@ -128,6 +132,9 @@ func (l *EventLog) flushOne(ctx context.Context) bool {
 			batch = batch[:i:i]
 			break
 		}
+	}
+	if l.lost != nil && l.lost.Load() && !l.dropped {
+		l.dropLocked()
 	}
 	failed := l.err != nil || l.dropped
 	l.mu.Unlock()

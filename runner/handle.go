@@ -44,6 +44,20 @@ type Handle struct {
 	settle  func(ctx context.Context, tokens, costNanos int64)
 	quota   QuotaStatus
 
+	// lease is the fencing token of the run's lease (0: none); leaseLost
+	// is set once another acquisition holds it (or the host handed it
+	// off, handedOff): from then on the run writes nothing. redriven: a
+	// run taken over and driven again (leasing.go).
+	lease     int64
+	leaseLost atomic.Bool
+	handedOff atomic.Bool
+	redriven  bool
+	// leased is set once the run's row (and so its lease) is committed,
+	// ending once its owner has begun the terminal write: a renewal
+	// names only runs between the two, since it would find the others'
+	// leases missing or ended and report them lost.
+	leased, ending atomic.Bool
+
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
 	cancel    context.CancelCauseFunc
@@ -227,8 +241,23 @@ func (h *Handle) finish(res *Result, err error) error {
 		}
 	}
 	wctx := context.WithoutCancel(h.parent)
+	if h.leaseLost.Load() {
+		// Another acquisition holds the run (or it was handed to the
+		// fleet): its writes are that one's now.
+		h.svc.release(h)
+		close(h.finished)
+		if h.handedOff.Load() {
+			return fmt.Errorf("%w: the run was handed to another host", ErrShutdown)
+		}
+		return fmt.Errorf("%w: run %s: this host lost its lease; another host runs it", ErrUnavailable, h.run.ID)
+	}
+	t.Lease = h.lease
+	h.ending.Store(true)
 	// A stored response's final object and output item join the terminal
 	// write when the store can (HistoryJoiner): one commit, both or neither.
+	// Not a leased background run's: a joined write rides on the
+	// terminal write even when the fence refuses it, and such a run is
+	// the one another host may have driven again meanwhile.
 	tctx, ended := wctx, NotJoined
 	var out []Item
 	if h.stored {
@@ -241,12 +270,18 @@ func (h *Handle) finish(res *Result, err error) error {
 			}
 			out = []Item{{ID: contract.MessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
 		}
-		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.object, out)
+		if h.lease == 0 || !h.background {
+			tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.object, out)
+		}
 	}
 	if t.Usage != nil && o.status.Terminal() {
 		t.Ledger = h.ledgerEntry(t.Usage, h.svc.now().Unix())
 	}
 	werr := h.svc.store.Transition(tctx, h.run.ID, t)
+	if errors.Is(werr, ErrFenced) && h.svc.lease != nil {
+		h.leaseLost.Store(true)
+		h.svc.lease.obs.FencedWrite()
+	}
 	h.settleQuota(wctx, t.Ledger)
 	if werr == nil && h.stored && !ended() {
 		werr = h.svc.history.EndResponse(wctx, h.run.ID, h.object, out)

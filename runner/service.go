@@ -54,6 +54,9 @@ type ServiceConfig struct {
 	// Usage sums the usage ledger; nil means Store's own, if it keeps one
 	// (a wrapped Store may hide it).
 	Usage UsageStore
+	// Leases: runs held under leases, renewed in batches, taken over when
+	// they run out (leasing.go). A zero value keeps no leases.
+	Leases LeaseConfig
 }
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
@@ -102,6 +105,7 @@ type Service struct {
 
 	metering meteringHolder // prices and budgets (usage.go)
 	usage    UsageStore     // nil when the store keeps no ledger
+	lease    *leasing       // nil: runs hold no lease
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -157,11 +161,21 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	if s.observer == nil {
 		s.observer = nopObserver{}
 	}
-	n, err := s.store.MarkInterrupted(ctx, s.host, s.now().Unix())
-	if err != nil {
-		return nil, fmt.Errorf("runner: recover interrupted runs: %w", err)
+	if cfg.Leases.Store != nil {
+		// The runs of this host's previous process are taken over: the
+		// foreground ones failed/interrupted, the background ones driven
+		// again (leasing.go).
+		s.lease = newLeasing(cfg.Leases)
+		if err := s.recoverLeased(ctx); err != nil {
+			return nil, fmt.Errorf("runner: recover interrupted runs: %w", err)
+		}
+	} else {
+		n, err := s.store.MarkInterrupted(ctx, s.host, s.now().Unix())
+		if err != nil {
+			return nil, fmt.Errorf("runner: recover interrupted runs: %w", err)
+		}
+		s.log.Info("runner: marked runs left by a previous process as interrupted", "count", n, "host_id", s.host)
 	}
-	s.log.Info("runner: marked runs left by a previous process as interrupted", "count", n, "host_id", s.host)
 	if relay, ok := s.store.(CancelRelay); ok {
 		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		if err := relay.ListenCancels(lctx, s.host, s.cancelRelayed); err != nil {
@@ -170,6 +184,9 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		}
 		s.relay, s.stopRelay = relay, stop
 	}
+	if s.lease != nil {
+		s.startLeasing(ctx)
+	}
 	return s, nil
 }
 
@@ -177,6 +194,7 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 // idle run goroutines go. Runs in flight are not touched (see CancelAll and
 // Wait).
 func (s *Service) Close() {
+	s.stopLeasing()
 	s.workers.close()
 	if s.stopRelay != nil {
 		s.stopRelay()
@@ -196,6 +214,13 @@ func (s *Service) Drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.draining = true
+}
+
+// Draining reports whether Drain was called: the host is shutting down.
+func (s *Service) Draining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
 }
 
 // InFlight is the number of runs admitted and not yet finished.

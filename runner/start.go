@@ -85,7 +85,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	now := s.now().Unix()
 	started := now
-	h := newHandle(ctx, s, Run{
+	run := Run{
 		ID:            NewID(contract.RunPrefix),
 		Object:        "run",
 		Status:        StatusRunning,
@@ -99,7 +99,10 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		TraceID:       traceID(ctx),
 		CreatedAt:     now,
 		StartedAt:     &started,
-	}, spec.Request.Stream)
+	}
+	s.leaseOf(&run)
+	h := newHandle(ctx, s, run, spec.Request.Stream)
+	h.lease = run.LeaseToken
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// A native run's events are its history's, streamed or not: the
@@ -147,6 +150,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		s.release(h)
 		return nil, err
 	}
+	h.leased.Store(true)
 	// The request's JSON is in the store now; a run that waits on its
 	// provider (for minutes, in the background) need not hold a copy.
 	h.run.Request = nil

@@ -87,6 +87,11 @@ type Transition struct {
 	// Ledger, when set, is the run's usage line (usage.go), written with a
 	// terminal transition in the same commit, once per run.
 	Ledger *UsageEntry
+	// Lease, when not 0, fences the write: it is made only while the run's
+	// lease token is still Lease, and refused with ErrFenced otherwise
+	// (another host took the run over). A write to a status other than
+	// queued or running also ends the lease.
+	Lease int64
 }
 
 // ListQuery filters and pages ListRuns. TenantID "" means every tenant.

@@ -232,4 +232,12 @@ type Run struct {
 	// calls, the JSON array of its calls (see ToolCalls).
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`
+	// LeaseToken and LeaseExpiresAt are the run's lease (lease.go): the
+	// fencing token of its holder's latest acquisition (1 at the start,
+	// one more at every takeover, so it also counts the run's drives) and
+	// when the lease runs out, in Unix milliseconds (0: held by nobody,
+	// as a run that waits or ended, or one written before leases).
+	// StartRun records them with the run; GetRun does not read them.
+	LeaseToken     int64 `json:"-"`
+	LeaseExpiresAt int64 `json:"-"`
 }

@@ -111,12 +111,23 @@ func (hs *Handlers) replayStream(ctx context.Context, x *filters.Exchange, run r
 		if after >= live.Len() {
 			return beyond(live.Len() - 1)
 		}
-		return filters.FollowEvents(ctx, x.Reply, live, after, false)
+		if err := filters.FollowEvents(ctx, x.Reply, live, after, false); err != nil {
+			return err
+		}
+		return hs.endEvent(ctx, x, run.ID, live.Len()-1)
 	}
 	h := hs.Runs.History()
 	last, err := writeStored(ctx, x, h, run.ID, after, false)
-	if err != nil || last > after {
+	if err != nil {
 		return err
+	}
+	if !run.Status.Terminal() && run.Status != runner.StatusWaiting && (last > after || after < 0 || hasEvent(ctx, h, run.ID, after)) {
+		// The run goes on, on this host or another (a takeover moves
+		// it): follow it, not the host.
+		return hs.followRun(ctx, x, run.ID, last)
+	}
+	if last > after {
+		return hs.endEvent(ctx, x, run.ID, last)
 	}
 	// Nothing after the cursor: the stream has no events, the client has
 	// its last one (an empty stream), or it asks beyond it.

@@ -26,6 +26,7 @@ type Config struct {
 	Actors   auth.Actors      `yaml:"actors"` // the auth stage's
 	Limits   Limits           `yaml:"limits"`
 	Store    Store            `yaml:"store"`
+	Runs     Runs             `yaml:"runs"` // see runs.go
 	Provider Provider         `yaml:"provider"`
 	Plugins  Plugins          `yaml:"plugins"`
 	Admin    Admin            `yaml:"admin"`

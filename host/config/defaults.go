@@ -99,6 +99,7 @@ func (c *Config) applyDefaults() {
 		c.Plugins.CallTimeoutPerMiB = Dur(DefaultCallTimeoutPerMiB)
 	}
 	c.Limits.History.applyDefaults()
+	c.Runs.applyDefaults()
 	if c.Limits.MaxAdminBodyBytes == 0 {
 		c.Limits.MaxAdminBodyBytes = DefaultMaxAdminBodyBytes
 	}

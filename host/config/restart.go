@@ -21,6 +21,7 @@ var RestartOnly = []Setting{
 	{"host.id", func(c *Config) any { return &c.Host.ID }}, // recorded on runs by the run service
 	{"host.heap_floor_bytes", func(c *Config) any { return &c.Host.HeapFloorBytes }},
 	{"store", func(c *Config) any { return &c.Store }},
+	{"runs", func(c *Config) any { return &c.Runs }}, // the run service's leases
 	{"provider", func(c *Config) any { return &c.Provider }},
 	{"plugins", func(c *Config) any { return &c.Plugins }}, // the plugin runtime and its trust
 	{"admin", func(c *Config) any { return &c.Admin }},

@@ -72,6 +72,7 @@ func (c *Config) Validate() error {
 		bad("limits.max_admin_body_bytes", "must be positive")
 	}
 	c.validateStore(bad)
+	c.Runs.validate(bad)
 	if !hostIDRE.MatchString(c.Host.ID) {
 		bad("host.id", "%q is not a host id (1-128 of letters, digits, . _ : / -)", c.Host.ID)
 	}

@@ -61,6 +61,8 @@ type hostSpec struct {
 	listen   string
 	extraEnv []string
 	extra    string // YAML appended to the file (sections the file has not)
+	// runs is the runs section's body (leases), "" for the defaults.
+	runs string
 }
 
 // host is a running runedge process.
@@ -116,6 +118,9 @@ chains:
 `, spec.listen, spec.id, auth.HashToken(token), store, spec.delay, plugintest.CacheDir(t),
 		filepath.Join(dir, "plugins"), wasm, wasm, wasm, wasm)
 	cfg += spec.extra
+	if spec.runs != "" {
+		cfg += "runs:\n" + spec.runs
+	}
 	path := filepath.Join(dir, "runedge.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

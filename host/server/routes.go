@@ -62,7 +62,7 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 		httproute.AddConversationItems, httproute.ListConversationItems, httproute.GetConversationItem, httproute.DeleteConversationItem:
 		return s.responsesOp(op)
 	case httproute.Health:
-		return httpmux.Health
+		return s.health
 	}
 	return nil
 }

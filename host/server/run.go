@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/runedge/runedge/host/internal/httpmux"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -110,9 +111,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) shutdown(ctx context.Context, admin bool, stopWatchers func()) error {
 	grace := s.cfg.Limits.ShutdownGrace.Std()
 	s.log.Info("runedge shutting down", "grace", grace, "in_flight", s.runs.InFlight())
-	// 1. Stop accepting. The admin API serves no runs: its requests get
-	// a short moment, then their connections close.
+	// 1. Stop accepting (/healthz answers 503 draining from now on, so a
+	// gateway that checks it stops routing here). The admin API serves no
+	// runs: its requests get a short moment, then their connections close.
 	s.runs.Drain()
+	// Background runs are handed to the fleet at once, not cancelled:
+	// their leases are released, so another host (or this one at its next
+	// start) drives them again from their recorded requests.
+	if n := s.runs.HandOff(ctx); n > 0 {
+		s.log.Info("background runs handed off", "count", n)
+	}
 	var adminDone chan struct{}
 	if admin {
 		adminDone = make(chan struct{})
@@ -174,4 +182,18 @@ func (s *Server) Close(ctx context.Context) {
 	if !already {
 		s.close(ctx)
 	}
+}
+
+// health answers /healthz: 200 while serving, 503 {"status":"draining"}
+// once shutdown has begun, so a gateway's health check takes the host out
+// of rotation before its listener closes (docs/operations.md).
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if s.runs.Draining() {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"status":"draining"}`))
+		return
+	}
+	httpmux.Health(w, r)
 }

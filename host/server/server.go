@@ -103,6 +103,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if err != nil {
 		return nil, err
 	}
+	// Leases are the raw store's: the metrics and tracing wrappers below
+	// hide its optional interfaces.
+	var leases runner.LeaseConfig
+	if ls, ok := s.store.(runner.LeaseStore); ok {
+		leases = runner.LeaseConfig{Store: ls, Length: cfg.Runs.Lease.Std(), Renew: cfg.Runs.LeaseRenew.Std(),
+			MaxDrives: cfg.Runs.MaxDrives, Observer: s.metrics.Leases()}
+	}
 	store, history := telemetry.TraceStore(telemetry.InstrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.Tracer(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: store, History: history, Conversations: conversationsOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
@@ -113,6 +120,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		MaxInFlightPerToken:  cfg.Limits.MaxInFlightPerToken,
 		MaxBackground:        cfg.Limits.MaxBackground,
 		HostID:               cfg.Host.ID,
+		Leases:               leases,
 		Bounds: runner.HistoryBounds{MaxReferences: cfg.Limits.History.MaxReferences,
 			MaxReferenceBytes: cfg.Limits.History.MaxReferenceBytes, MaxHistoryBytes: cfg.Limits.History.MaxHistoryBytes,
 			MaxStoredEvents: cfg.Limits.History.MaxStoredEvents},

@@ -30,10 +30,13 @@ func Build(f *gateway.File, publish Publish) (*Gateway, error) {
 		return nil, err
 	}
 	for _, c := range f.Clusters {
-		cl := Cluster{Name: c.Name, HTTP2: c.HTTP2, ConnectTimeout: connect}
+		cl := Cluster{Name: c.Name, HTTP2: c.HTTP2, ConnectTimeout: connect, HealthPath: healthPath}
 		// A gRPC authorization service needs HTTP/2 whatever the file says.
 		if g.ExtAuthz != nil && g.ExtAuthz.GRPC && g.ExtAuthz.Cluster == c.Name {
 			cl.HTTP2 = true
+		}
+		if g.ExtAuthz != nil && g.ExtAuthz.Cluster == c.Name {
+			cl.HealthPath = ""
 		}
 		for _, ep := range c.Endpoints {
 			host, port, err := gateway.SplitEndpoint(ep)

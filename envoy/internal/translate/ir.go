@@ -45,6 +45,11 @@ type Cluster struct {
 	DNS            bool
 	HTTP2          bool
 	ConnectTimeout time.Duration
+	// HealthPath, when set, is checked on every endpoint (runedge's
+	// /healthz, which answers 503 while a host drains): a host that fails
+	// it leaves rotation. Not for the authorization service, which need
+	// not serve it.
+	HealthPath string
 }
 
 // Endpoint is one upstream address.

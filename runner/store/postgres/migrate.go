@@ -138,9 +138,11 @@ var migrations = []string{
 	// query by session or thread to use a partial index. Its lookups find
 	// such sessions and threads through the indexes as before.
 	`SELECT 1;`,
-	// 11: reserved for the run leases (written in parallel with 12; "" is
-	// skipped, and the leases' migration takes this place).
-	``,
+	// 11: leases (runner/lease.go), as SQLite's 11: the fencing token of
+	// the run's latest acquisition and when its lease runs out (Unix ms,
+	// NULL: none). A takeover scan reads the live runs through runs_live.
+	`ALTER TABLE runs ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN lease_expires BIGINT;`,
 	// 12: the usage ledger (SQLite's 12, filled from the stored runs the
 	// same way; keyed by run, so a line is written once whichever host
 	// ends the run) and the budgets' counters: a row per budget and slot

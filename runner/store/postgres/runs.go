@@ -18,8 +18,9 @@ func insertRunSQL(session string) string {
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id
-	) VALUES ($1, $2, $3, ` + session + `, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
+		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id,
+		lease_token, lease_expires
+	) VALUES ($1, $2, $3, ` + session + `, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
 }
 
 // Sessions and threads have no rows of their own (migration 7): a session
@@ -90,6 +91,7 @@ func runArgs(r *runner.Run) ([]any, error) {
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
 		in, out, total, code, msg, request, r.Output, int64(r.Attempts),
 		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
+		r.LeaseToken, leaseExpiresArg(r),
 	}, nil
 }
 

@@ -12,7 +12,9 @@ import (
 
 // transitionSQL checks the lifecycle in the WHERE clause ($15 is the list
 // of states the target may come from), so concurrent writers on any host
-// race safely and the first terminal write wins.
+// race safely and the first terminal write wins. $16 fences it: the
+// writer's lease token (0: unfenced); a target other than queued or running
+// ends the lease.
 const transitionSQL = `UPDATE runs SET
 	status = $1, status_reason = $2,
 	started_at = COALESCE($3, started_at), ended_at = COALESCE($4, ended_at),
@@ -20,8 +22,9 @@ const transitionSQL = `UPDATE runs SET
 	total_tokens = COALESCE($7, total_tokens), output = COALESCE($8, output),
 	error_code = COALESCE($9, error_code), error_message = COALESCE($10, error_message),
 	attempts = COALESCE($11, attempts),
-	duration_ms = COALESCE($12, duration_ms), ttft_ms = COALESCE($13, ttft_ms)
-	WHERE id = $14 AND status = ANY($15)`
+	duration_ms = COALESCE($12, duration_ms), ttft_ms = COALESCE($13, ttft_ms),
+	lease_expires = CASE WHEN $1 IN ('queued', 'running') THEN lease_expires END
+	WHERE id = $14 AND status = ANY($15) AND ($16::bigint = 0 OR lease_token = $16)`
 
 // Transition moves run id to t.Status (see runner.Store).
 func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) error {
@@ -45,7 +48,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 			return nil
 		}, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
-			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText)
+			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText, t.Lease)
 		if t.Ledger != nil {
 			writeLedger(p, t.Ledger, string(t.Status))
 		}
@@ -57,7 +60,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	if n == 1 {
 		return nil
 	}
-	return s.refusal(ctx, id, t.Status)
+	return s.refusalFenced(ctx, id, t.Status, t.Lease)
 }
 
 // refusal explains why Transition changed nothing.

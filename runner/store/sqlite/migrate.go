@@ -201,9 +201,13 @@ var migrations = []string{
 	DROP INDEX runs_thread;
 	CREATE INDEX runs_session ON runs(session_id, seq) WHERE session_id <> 'sess_' || substr(id, 5);
 	CREATE INDEX runs_thread ON runs(thread_id) WHERE thread_id <> 'thread_' || substr(id, 5);`,
-	// 11: reserved for the run leases (written in parallel with 12; "" is
-	// skipped, and the leases' migration takes this place).
-	``,
+	// 11: leases (runner/lease.go): the fencing token of the run's latest
+	// acquisition (0 on runs written before) and when its lease runs out,
+	// in Unix milliseconds (NULL: no lease, as a run that waits or ended).
+	// No index: renewals find their runs by id, takeovers scan the live
+	// runs from the hosts' low-water marks (lease.go).
+	`ALTER TABLE runs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN lease_expires INTEGER;`,
 	// 12: the usage ledger (runner/usage.go, usage.go here): a line per run
 	// that reported usage, written with the run's outcome, and filled here
 	// from the runs already stored (their model is the provider's, which

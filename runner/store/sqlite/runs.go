@@ -112,13 +112,14 @@ func runArgs(r *runner.Run, check ...any) ([]any, error) {
 	if len(r.Request) > 0 {
 		request = string(r.Request)
 	}
-	args := make([]any, 0, 28+len(check))
+	args := make([]any, 0, insertRunValues+len(check))
 	args = append(append(args, r.ID, statusArg(r.Status), r.StatusReason), check...)
 	return append(args, r.SessionID, r.ThreadID,
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
 		r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt), nullableInt(r.EndedAt),
 		in, out, total, code, msg, request, r.Output, int64(r.Attempts),
 		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
+		r.LeaseToken, leaseExpiresArg(r),
 	), nil
 }
 

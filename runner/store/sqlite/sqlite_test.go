@@ -25,6 +25,10 @@ func openTemp(t testing.TB) *sqlite.Store {
 	return s
 }
 
+func TestLeases(t *testing.T) {
+	storetest.Leases(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }

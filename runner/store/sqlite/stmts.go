@@ -25,11 +25,15 @@ const insertRunCols = `id, status, status_reason, session_id, thread_id,
 		actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 		request_id, correlation_id, created_at, started_at, ended_at,
 		input_tokens, output_tokens, total_tokens, error_code, error_message,
-		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id`
+		request, output, attempts, duration_ms, ttft_ms, host_id, trace_id,
+		lease_token, lease_expires`
+
+// insertRunValues is how many values insertRunCols has.
+const insertRunValues = 30
 
 const (
 	insertRunSQL = `INSERT INTO runs (` + insertRunCols + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// Sessions and threads have no rows of their own (migration 7): a
 	// session or thread exists while a run of it does. A run that opens
 	// one is inserted only when the check that used to be a table's
@@ -85,14 +89,21 @@ const (
 // (runExistsSQL), on that rare path only. Its parameters are anonymous
 // ("?"): modernc looks up the name of every numbered one at each bind.
 func insertRunCheckedSQL(check string) string {
-	v := strings.Split(strings.Repeat("?", 28), "")
+	v := strings.Split(strings.Repeat("?", insertRunValues), "")
 	v[3] = "CASE WHEN " + check + " THEN ? END"
 	return `INSERT OR IGNORE INTO runs (` + insertRunCols + `) VALUES (` + strings.Join(v, ", ") + `)`
 }
 
 // transitionSQL is Transition's UPDATE for a target reachable from n
-// states. The lifecycle check is in the WHERE clause (see Transition).
-func transitionSQL(n int) string {
+// states. The lifecycle check is in the WHERE clause (see Transition), and
+// so is the fence: its last two parameters are the writer's lease token
+// twice (0: unfenced). A target other than queued or running (live) ends
+// the lease.
+func transitionSQL(n int, live bool) string {
+	lease := ""
+	if !live {
+		lease = ", lease_expires = NULL"
+	}
 	return `UPDATE runs SET
 		status = ?, status_reason = ?,
 		started_at = COALESCE(?, started_at), ended_at = COALESCE(?, ended_at),
@@ -100,8 +111,8 @@ func transitionSQL(n int) string {
 		total_tokens = COALESCE(?, total_tokens), output = COALESCE(?, output),
 		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
 		attempts = COALESCE(?, attempts),
-		duration_ms = COALESCE(?, duration_ms), ttft_ms = COALESCE(?, ttft_ms)
-		WHERE id = ? AND status IN (?` + strings.Repeat(", ?", n-1) + `)`
+		duration_ms = COALESCE(?, duration_ms), ttft_ms = COALESCE(?, ttft_ms)` + lease + `
+		WHERE id = ? AND status IN (?` + strings.Repeat(", ?", n-1) + `) AND (? = 0 OR lease_token = ?)`
 }
 
 // transitionStmt is the prepared UPDATE to one target status with the
@@ -188,7 +199,8 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {
-			ts := transitionStmt{stmt: raw(transitionSQL(len(from))), status: statusArg(to)}
+			live := to == runner.StatusQueued || to == runner.StatusRunning
+			ts := transitionStmt{stmt: raw(transitionSQL(len(from), live)), status: statusArg(to)}
 			for _, f := range from {
 				ts.fromArgs = append(ts.fromArgs, statusArg(f))
 			}

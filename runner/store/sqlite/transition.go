@@ -24,11 +24,12 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
-	args := make([]any, 0, 14+len(ts.fromArgs))
+	args := make([]any, 0, 16+len(ts.fromArgs))
 	args = append(args, ts.status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
 		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id)
 	args = append(args, ts.fromArgs...)
+	args = append(args, t.Lease, t.Lease)
 	// A run that becomes queued or running and is not live here is a
 	// waiting run resumed: its host's mark must come down to its seq
 	// (marks.go). Any other transition ends the run's time as live.
@@ -99,7 +100,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	if w.n == 1 {
 		return nil
 	}
-	return s.refusal(ctx, id, t.Status)
+	return s.refusalFenced(ctx, id, t.Status, t.Lease)
 }
 
 // refusal explains why Transition changed nothing. It reads after the

@@ -16,13 +16,15 @@ import (
 // benchRequest is the request a benchmark run records.
 var benchRequest = []byte(`{"input":[{"role":"user","content":"hello"}],"stream":false}`)
 
-// BenchRun is a running run in session and thread, as a request starts it.
+// BenchRun is a running run in session and thread, as a request starts it:
+// under a lease (runner/lease.go).
 func BenchRun(session, thread string) *runner.Run {
 	started := int64(1_700_000_000)
 	return &runner.Run{
 		ID: runner.NewID("run_"), Status: runner.StatusRunning, SessionID: session, ThreadID: thread,
 		Actor: runner.Actor{ID: "svc", Type: "service"}, TenantID: "acme", Endpoint: "/v1/chat/completions",
 		Model: "service", CreatedAt: started, StartedAt: &started, Request: benchRequest,
+		LeaseToken: 1, LeaseExpiresAt: started*1000 + 10_000,
 	}
 }
 
@@ -38,7 +40,7 @@ func BenchOwnRun() *runner.Run {
 
 // CreateAndFinish makes a run's two writes, as a request does: r's row
 // before the agent starts (opening what newSession and newThread say) and
-// its terminal state.
+// its terminal state, fenced by its lease.
 func CreateAndFinish(b *testing.B, s runner.Store, r *runner.Run, newSession, newThread bool) {
 	if err := s.StartRun(b.Context(), r, newSession, newThread); err != nil {
 		b.Error(err)
@@ -47,7 +49,7 @@ func CreateAndFinish(b *testing.B, s runner.Store, r *runner.Run, newSession, ne
 	ended := r.CreatedAt + 1
 	if err := s.Transition(b.Context(), r.ID, runner.Transition{
 		Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
-		Usage:  &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4},
+		Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4}, Lease: r.LeaseToken,
 		Ledger: &runner.UsageEntry{RunID: r.ID, TenantID: r.TenantID, ActorID: r.Actor.ID, Token: "app", Model: "offline", At: ended, InputTokens: 1, OutputTokens: 3},
 	}); err != nil {
 		b.Error(err)

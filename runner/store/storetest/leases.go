@@ -1,0 +1,299 @@
+package storetest
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// Leases runs the lease conformance tests (runner.LeaseStore): acquire
+// with the start insert, renew in one call, expire, take over exactly
+// once, fence the old holder's writes. open must return a store that
+// implements runner.LeaseStore.
+func Leases(t *testing.T, open func(t *testing.T) runner.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s runner.Store, l runner.LeaseStore)
+	}{
+		{"StartTakesTheLease", testLeaseAtStart},
+		{"RenewInOneCall", testLeaseRenew},
+		{"ExpiredIsTakenOnce", testLeaseExpire},
+		{"StolenLeaseFencesTheOldHolder", testLeaseSteal},
+		{"EndsWithTheRun", testLeaseEnds},
+		{"ReleaseHandsOver", testLeaseRelease},
+		{"DeadHostAndLegacyRuns", testLeaseDeadHost},
+		{"ConcurrentTakeoversTakeEachRunOnce", testLeaseConcurrentTakeovers},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			l, ok := s.(runner.LeaseStore)
+			if !ok {
+				t.Fatalf("%T does not implement runner.LeaseStore", s)
+			}
+			tc.fn(t, s, l)
+		})
+	}
+}
+
+// leaseT0 is the tests' present, in Unix ms; leases run 10 s from it.
+const leaseT0 = int64(1_700_000_000_000)
+
+// leased starts n running runs of host under a lease that runs out at
+// expires.
+func leased(t *testing.T, s runner.Store, host string, n int, expires int64) []string {
+	t.Helper()
+	return mustCreate(t, s, "acme", runner.StatusRunning, n, func(r *runner.Run) {
+		r.HostID, r.LeaseToken, r.LeaseExpiresAt = host, 1, expires
+	})
+}
+
+func acquire(t *testing.T, l runner.LeaseStore, host string, now int64) []runner.Run {
+	t.Helper()
+	runs, err := l.AcquireExpired(ctx(t), runner.LeaseClaim{HostID: host, Now: now, Until: now + 10_000})
+	if err != nil {
+		t.Fatalf("AcquireExpired: %v", err)
+	}
+	return runs
+}
+
+func runIDs(runs []runner.Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sorted(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out
+}
+
+func testLeaseAtStart(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 2, leaseT0+10_000)
+	if got := acquire(t, l, "host-b", leaseT0+9_999); len(got) != 0 {
+		t.Fatalf("a lease that has not run out was taken: %v", runIDs(got))
+	}
+	got := acquire(t, l, "host-b", leaseT0+10_001)
+	if !slices.Equal(runIDs(got), sorted(ids)) {
+		t.Fatalf("took %v once the leases ran out, want %v", runIDs(got), sorted(ids))
+	}
+	for _, r := range got {
+		if r.HostID != "host-b" || r.LeaseToken != 2 || r.LeaseExpiresAt != leaseT0+10_001+10_000 {
+			t.Fatalf("taken run %s: host %q token %d expires %d, want host-b, 2, %d", r.ID, r.HostID, r.LeaseToken, r.LeaseExpiresAt, leaseT0+20_001)
+		}
+		if len(r.Request) == 0 || r.Status != runner.StatusRunning {
+			t.Fatalf("taken run %s comes without its request (%q) or not running (%s)", r.ID, r.Request, r.Status)
+		}
+		if g := mustGet(t, s, r.ID); g.HostID != "host-b" {
+			t.Fatalf("GetRun after a takeover: host %q, want host-b", g.HostID)
+		}
+	}
+}
+
+func testLeaseRenew(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 5, leaseT0+10_000)
+	other := leased(t, s, "host-c", 1, leaseT0+10_000)
+	held := make([]runner.Lease, len(ids))
+	for i, id := range ids {
+		held[i] = runner.Lease{RunID: id, Token: 1}
+	}
+	lost, err := l.RenewLeases(ctx(t), held, leaseT0+30_000)
+	if err != nil || len(lost) != 0 {
+		t.Fatalf("RenewLeases = %v, %v; want every lease renewed", lost, err)
+	}
+	// Only the renewed ones outlive their first expiry.
+	got := acquire(t, l, "host-b", leaseT0+20_000)
+	if !slices.Equal(runIDs(got), other) {
+		t.Fatalf("took %v at +20 s, want only the unrenewed %v", runIDs(got), other)
+	}
+	// A renewal naming a token it does not hold renews nothing.
+	lost, err = l.RenewLeases(ctx(t), []runner.Lease{{RunID: ids[0], Token: 7}, {RunID: "run_unknown", Token: 1}}, leaseT0+90_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sorted(lost), sorted([]string{ids[0], "run_unknown"})) {
+		t.Fatalf("lost %v, want the wrong token's run and the unknown run", lost)
+	}
+	// At +30 s the renewed leases run out, and so does host-b's of the
+	// other run (+20 s + 10 s): a wrong token renewed nothing to +90 s.
+	if got, want := acquire(t, l, "host-b", leaseT0+30_001), sorted(append(slices.Clone(ids), other...)); !slices.Equal(runIDs(got), want) {
+		t.Fatalf("took %v at +30 s, want %v", runIDs(got), want)
+	}
+}
+
+func testLeaseExpire(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 3, leaseT0)
+	if got := acquire(t, l, "host-b", leaseT0+1); len(got) != 3 {
+		t.Fatalf("took %d of 3 expired runs", len(got))
+	}
+	if got := acquire(t, l, "host-c", leaseT0+2); len(got) != 0 {
+		t.Fatalf("a second host took %v again while host-b's leases hold", runIDs(got))
+	}
+	// Limit bounds one scan; the next one takes the rest.
+	more := leased(t, s, "host-a", 3, leaseT0)
+	first, err := l.AcquireExpired(ctx(t), runner.LeaseClaim{HostID: "host-c", Now: leaseT0 + 1, Until: leaseT0 + 20_000, Limit: 2})
+	if err != nil || len(first) != 2 {
+		t.Fatalf("AcquireExpired(limit 2) = %d runs, %v", len(first), err)
+	}
+	rest := acquire(t, l, "host-c", leaseT0+2)
+	if all := append(runIDs(first), runIDs(rest)...); !slices.Equal(sorted(all), sorted(more)) {
+		t.Fatalf("two scans took %v, want %v", all, more)
+	}
+	// Past host-b's lease, its runs go again, with the next token.
+	again := acquire(t, l, "host-c", leaseT0+10_002)
+	if !slices.Equal(runIDs(again), sorted(ids)) {
+		t.Fatalf("took %v after host-b's leases ran out, want %v", runIDs(again), sorted(ids))
+	}
+	for _, r := range again {
+		if r.LeaseToken != 3 {
+			t.Fatalf("third acquisition of %s has token %d, want 3", r.ID, r.LeaseToken)
+		}
+	}
+}
+
+func testLeaseSteal(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	id := leased(t, s, "host-a", 1, leaseT0)[0]
+	taken := acquire(t, l, "host-b", leaseT0+1)
+	if len(taken) != 1 {
+		t.Fatalf("took %d runs, want 1", len(taken))
+	}
+	tok := taken[0].LeaseToken
+	// host-a stalled past its lease and comes back: its renewal finds
+	// the lease lost, its events and its end are refused.
+	lost, err := l.RenewLeases(ctx(t), []runner.Lease{{RunID: id, Token: 1}}, leaseT0+50_000)
+	if err != nil || !slices.Equal(lost, []string{id}) {
+		t.Fatalf("old holder's renewal = %v, %v; want its lease lost", lost, err)
+	}
+	late := runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(9), Output: "stale", Lease: 1,
+		Usage: &runner.Usage{InputTokens: 1, OutputTokens: 1, TotalTokens: 2}}
+	if err := s.Transition(ctx(t), id, late); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("the old holder's late end: %v, want ErrFenced", err)
+	}
+	if r := mustGet(t, s, id); r.Status != runner.StatusRunning || r.Output != "" || r.HostID != "host-b" {
+		t.Fatalf("after a refused late end: status %s output %q host %q", r.Status, r.Output, r.HostID)
+	}
+	if err := s.Transition(ctx(t), id, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(10), Output: "fresh", Lease: tok}); err != nil {
+		t.Fatalf("the new holder's end: %v", err)
+	}
+	if err := s.Transition(ctx(t), id, late); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("the old holder's late end after the run ended: %v, want ErrFenced", err)
+	}
+	if r := mustGet(t, s, id); r.Status != runner.StatusCompleted || r.Output != "fresh" {
+		t.Fatalf("run ended %s with %q, want completed with the new holder's output", r.Status, r.Output)
+	}
+}
+
+func testLeaseEnds(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 3, leaseT0)
+	if err := s.Transition(ctx(t), ids[0], runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(5), Lease: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Transition(ctx(t), ids[1], runner.Transition{Status: runner.StatusWaiting, Reason: runner.ReasonApproval, Lease: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Neither the ended run nor the waiting one holds a lease: only the
+	// running one is taken, and a renewal of the others reports them lost.
+	if got := acquire(t, l, "host-b", leaseT0+1_000_000); !slices.Equal(runIDs(got), ids[2:]) {
+		t.Fatalf("took %v, want only the running %v", runIDs(got), ids[2:])
+	}
+	lost, err := l.RenewLeases(ctx(t), []runner.Lease{{RunID: ids[0], Token: 1}, {RunID: ids[1], Token: 1}}, leaseT0+2_000_000)
+	if err != nil || len(lost) != 2 {
+		t.Fatalf("renewing an ended and a waiting run: lost %v, %v; want both", lost, err)
+	}
+	if r := mustGet(t, s, ids[1]); r.Status != runner.StatusWaiting {
+		t.Fatalf("waiting run is %s", r.Status)
+	}
+	// An unfenced write (Lease 0) is not refused by the token.
+	if err := s.Transition(ctx(t), ids[1], runner.Transition{Status: runner.StatusCancelled, Reason: runner.ReasonCancelRequested, EndedAt: ptr(6)}); err != nil {
+		t.Fatalf("unfenced cancel of a waiting run: %v", err)
+	}
+}
+
+func testLeaseRelease(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 2, leaseT0+10_000)
+	if err := l.ReleaseLeases(ctx(t), []runner.Lease{{RunID: ids[0], Token: 1}, {RunID: ids[1], Token: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	// Released: taken at once, long before it would have run out; the
+	// release naming a token it does not hold released nothing.
+	if got := acquire(t, l, "host-b", leaseT0+1); !slices.Equal(runIDs(got), ids[:1]) {
+		t.Fatalf("took %v after the release, want %v", runIDs(got), ids[:1])
+	}
+}
+
+func testLeaseDeadHost(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	mine := leased(t, s, "host-a", 2, leaseT0+60_000)
+	legacy := mustCreate(t, s, "acme", runner.StatusRunning, 1, func(r *runner.Run) { r.HostID = "host-a" })
+	noHost := mustCreate(t, s, "acme", runner.StatusQueued, 1, func(r *runner.Run) { r.HostID = "" })
+	others := leased(t, s, "host-z", 1, leaseT0+60_000)
+	oldOther := mustCreate(t, s, "acme", runner.StatusRunning, 1, func(r *runner.Run) { r.HostID = "host-z" })
+	// Runs without a lease (written before leases) are never taken for
+	// expiry: their host may be an older version still running them.
+	if got := acquire(t, l, "host-b", leaseT0+30_000); len(got) != 0 {
+		t.Fatalf("took %v: leases that hold, and leaseless runs", runIDs(got))
+	}
+	// host-a at its start: its previous process is gone, so all its runs
+	// (leased or not) and those without a host are taken.
+	got, err := l.AcquireExpired(ctx(t), runner.LeaseClaim{HostID: "host-a", DeadHost: "host-a", Now: leaseT0 + 30_000, Until: leaseT0 + 40_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sorted(append(append(slices.Clone(mine), legacy...), noHost...))
+	if !slices.Equal(runIDs(got), want) {
+		t.Fatalf("recovery took %v, want %v (not host-z's %v %v)", runIDs(got), want, others, oldOther)
+	}
+	for _, r := range got {
+		if r.HostID != "host-a" || r.LeaseExpiresAt != leaseT0+40_000 {
+			t.Fatalf("recovered run %s: host %q expires %d", r.ID, r.HostID, r.LeaseExpiresAt)
+		}
+	}
+	// Taken again at the next start: they are still this host's.
+	again, err := l.AcquireExpired(ctx(t), runner.LeaseClaim{HostID: "host-a", DeadHost: "host-a", Now: leaseT0 + 31_000, Until: leaseT0 + 41_000})
+	if err != nil || !slices.Equal(runIDs(again), want) {
+		t.Fatalf("second recovery took %v, %v; want %v", runIDs(again), err, want)
+	}
+}
+
+func testLeaseConcurrentTakeovers(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 40, leaseT0)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for h := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				runs, err := l.AcquireExpired(ctx(t), runner.LeaseClaim{HostID: "host-" + string(rune('b'+h)), Now: leaseT0 + 1, Until: leaseT0 + 10_000, Limit: 4})
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				for _, r := range runs {
+					seen[r.ID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Fatalf("run %s was taken %d times, want exactly once", id, seen[id])
+		}
+	}
+}
