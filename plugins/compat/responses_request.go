@@ -26,7 +26,11 @@ func (b *responsesBody) refuse(k, v value) {
 		return
 	}
 	switch {
-	case k.Is("conversation"), k.Is("prompt"):
+	case k.Is("conversation"), k.Is("prompt"),
+		// The API's newer settings runedge does not implement: a
+		// moderation model on input and output, prompt cache retention
+		// and options, access programs.
+		k.Is("moderation"), k.Is("prompt_cache_retention"), k.Is("prompt_cache_options"), k.Is("access_programs"):
 		if v.IsNull() {
 			return
 		}
