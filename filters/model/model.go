@@ -15,8 +15,8 @@ import (
 	"github.com/runedge/runedge/internal/contract"
 )
 
-// ID is the only model runedge serves.
-const ID = "service"
+// ID is the only model runedge serves (contract.ModelID).
+const ID = contract.ModelID
 
 // Model is the model stage.
 type Model struct{}
