@@ -76,3 +76,43 @@ func bodyOK(t *testing.T, res *http.Response) []byte {
 	}
 	return b
 }
+
+// nsTools offer spawn_agent twice: at the top level and in the namespace
+// multi_agent_v1, as a Codex user's MCP tool may be named.
+const nsTools = `"tools":[{"type":"function","name":"spawn_agent","parameters":{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}},` +
+	`{"type":"namespace","name":"multi_agent_v1","description":"Sub-agents.","tools":[{"type":"function","name":"spawn_agent",` +
+	`"parameters":{"type":"object","properties":{"task":{"type":"string"}},"required":["task"]}}]}]`
+
+// A namespaced function may share its name with a top-level one: the model
+// is offered both (the namespaced one qualified), and a call of each comes
+// back as OpenAI sends it, the namespace on the namespaced call only, whole
+// and streamed.
+func TestNamespacedNameEqualToTopLevel(t *testing.T) {
+	eachMapping(t, func(t *testing.T, mapping func(*config.Config)) {
+		h := start(t, mapping)
+		for _, c := range []struct{ input, ns, arg string }{
+			{"spawn_agent please", "", "who"},
+			{"multi_agent_v1__spawn_agent please", "multi_agent_v1", "task"},
+		} {
+			check := func(what string, call gjson.Result) {
+				t.Helper()
+				if call.Get("type").Str != "function_call" || call.Get("name").Str != "spawn_agent" || call.Get("namespace").Str != c.ns ||
+					(call.Get("status").Str == "completed" && !gjson.Get(call.Get("arguments").Str, c.arg).Exists()) {
+					t.Errorf("%s %q: call %s", what, c.input, call.Raw)
+				}
+			}
+			b := bodyOK(t, h.do("POST", "/v1/responses", `{"model":"service","input":"`+c.input+`",`+nsTools+`}`))
+			check("JSON", gjson.GetBytes(b, "output.0"))
+			res := h.do("POST", "/v1/responses", `{"model":"service","input":"`+c.input+`","stream":true,`+nsTools+`}`)
+			for _, e := range readEvents(t, res.Body) {
+				switch e.Event {
+				case "response.output_item.added", "response.output_item.done":
+					check(e.Event, gjson.Get(e.Data, "item"))
+				case "response.completed":
+					check(e.Event, gjson.Get(e.Data, "response.output.0"))
+				}
+			}
+			res.Body.Close()
+		}
+	})
+}
