@@ -8,7 +8,6 @@ package socket
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/coder/websocket"
@@ -182,8 +181,7 @@ func (k *Conn) ping(ctx context.Context) {
 // ageLimit ends a connection that reached MaxAge: an error event the SDKs
 // know (they reconnect), then a normal closure.
 func (k *Conn) ageLimit(ctx context.Context) {
-	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeWebSocketLimit,
-		"Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
+	e := apierr.New(apierr.CodeWebSocketLimit, "Responses websocket connection limit reached ("+k.cfg.MaxAge.String()+"). Create a new websocket connection to continue.")
 	w := k.writer(ctx)
 	w.Error(e)
 	k.c.Close(CloseAgeLimit, apierr.CodeWebSocketLimit)
@@ -231,8 +229,7 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 		return
 	}
 	if m := modelOf(t.body); m != k.cfg.Model {
-		w.Error(&apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeModelNotFound,
-			Param: "model", Message: "the model " + quote(m) + " does not exist; this service serves " + quote(k.cfg.Model)})
+		w.Error(apierr.Param(apierr.CodeModelNotFound, "model", "the model "+quote(m)+" does not exist; this service serves "+quote(k.cfg.Model)))
 		return
 	}
 	created, done := prewarm(t.body, k.cfg.Model)
