@@ -1,7 +1,6 @@
 package admin
 
 import (
-
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/signature"

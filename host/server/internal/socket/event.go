@@ -1,7 +1,6 @@
 package socket
 
 import (
-
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
