@@ -48,9 +48,18 @@ run: build
 # fetches and caches it), so a fresh machine needs nothing installed.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+# The stages (filters/builtin.Order's packages): none imports another; what
+# two stages share lives in filters, filters/apierr or internal/contract.
+STAGES := auth body model conversation mapping compaction nativereq run translate
+space := $(subst ,, )
+
 vet:
 	$(GO) mod tidy -diff
 	@! $(GO) list -deps -test ./runner/... | grep '/runedge/host' || { echo "runner imports host (imports flow one way: host -> filters -> runner)"; exit 1; }
+	@for s in $(STAGES); do \
+		other=$$($(GO) list -deps ./filters/$$s | grep -E '/runedge/filters/($(subst $(space),|,$(STAGES)))$$' | grep -v "/filters/$$s$$"); \
+		[ -z "$$other" ] || { echo "stage filters/$$s imports another stage: $$other (share through internal/contract or filters)"; exit 1; }; \
+	done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...

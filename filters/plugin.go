@@ -3,7 +3,6 @@ package filters
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/abi"
@@ -49,8 +48,9 @@ func PluginError(err error) error {
 		if errors.Is(err, runtime.ErrTimeout) {
 			msg = "plugin " + f.Plugin + ": " + f.Hook + " exceeded its time budget"
 		}
-		return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-			Code: apierr.CodePluginError, Message: msg, Err: err}
+		e := apierr.New(apierr.CodePluginError, msg)
+		e.Err = err
+		return e
 	}
 	return err
 }
@@ -59,7 +59,7 @@ func PluginError(err error) error {
 // not accept (plugins/abi): a 500 plugin_error naming the plugin and the
 // hook, which the run records as failed with reason plugin_error.
 func PluginOutputError(plugin string, hook runtime.Hook, err error) error {
-	return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-		Code:    apierr.CodePluginError,
-		Message: "plugin " + plugin + ": " + hook.String() + ": " + err.Error(), Err: err}
+	e := apierr.New(apierr.CodePluginError, "plugin "+plugin+": "+hook.String()+": "+err.Error())
+	e.Err = err
+	return e
 }

@@ -187,10 +187,14 @@ func (h *Handle) ledgerEntry(u *Usage, at int64) *UsageEntry {
 }
 
 // UsageDetails are the cached input and reasoning output tokens of u as
-// the run recorded them. Usage carries no such split yet (the providers
-// report input, output and total), so both are 0 until it does; this is
-// the one place that reads them.
-func UsageDetails(*Usage) (cached, reasoning int64) { return 0, 0 }
+// the upstream reported them (0 when it reported none): the one place the
+// ledger and the metrics read them.
+func UsageDetails(u *Usage) (cached, reasoning int64) {
+	if u == nil {
+		return 0, 0
+	}
+	return int64(u.CachedTokens), int64(u.ReasoningTokens)
+}
 
 // ErrInsufficientQuota: a budget has no room for the run (429
 // insufficient_quota). The run is not created.

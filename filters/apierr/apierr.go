@@ -145,29 +145,57 @@ func From(err error) *Error {
 
 // InvalidBody is a 400 naming the offending field.
 func InvalidBody(param, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidBody,
-		Param: param, Message: fmt.Sprintf(format, args...)}
+	return Param(CodeInvalidBody, param, fmt.Sprintf(format, args...))
 }
 
 // InvalidHeader is a 400 naming the offending header.
 func InvalidHeader(header, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: CodeInvalidHeader,
-		Param: header, Message: fmt.Sprintf(format, args...)}
+	return Param(CodeInvalidHeader, header, fmt.Sprintf(format, args...))
 }
 
 // NotFound is the 404 for unknown paths and invisible ids alike.
 func NotFound(format string, args ...any) *Error {
-	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: CodeNotFound,
-		Message: fmt.Sprintf(format, args...)}
+	return New(CodeNotFound, fmt.Sprintf(format, args...))
 }
 
 // Unavailable is a 503 with Retry-After.
 func Unavailable(msg string, retryAfter int, cause error) *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: CodeUnavailable,
-		Message: msg, RetryAfter: retryAfter, Err: cause}
+	e := New(CodeUnavailable, msg)
+	e.RetryAfter, e.Err = retryAfter, cause
+	return e
 }
 
-// New builds an error from its parts.
-func New(status int, typ, code, msg string) *Error {
-	return &Error{Status: status, Type: typ, Code: code, Message: msg}
+// New builds the error of code: its status and type are the catalog's, so
+// a code is never sent with another (TestErrorsBuiltFromCodes).
+// plugin_error is the 500 of a plugin failing a request; the 422 of a swap
+// refused is SwapRefused. A code missing from the catalog is a
+// programming error: New panics.
+func New(code, msg string) *Error {
+	row, ok := byCode[code]
+	if !ok {
+		panic("apierr: code " + code + " is not in the catalog")
+	}
+	return &Error{Status: row.Status, Type: row.Type, Code: code, Message: msg}
 }
+
+// Param is New naming the offending parameter or header.
+func Param(code, param, msg string) *Error {
+	e := New(code, msg)
+	e.Param = param
+	return e
+}
+
+// SwapRefused is the 422 plugin_error of a plugin swap whose plugin fails
+// its checks (the operator's mistake, not the server's).
+func SwapRefused(msg string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Type: TypeInvalidRequest, Code: CodePluginError, Message: msg}
+}
+
+// byCode is the catalog by code; for plugin_error, the later row (500).
+var byCode = func() map[string]Entry {
+	m := make(map[string]Entry, len(Catalog))
+	for _, e := range Catalog {
+		m[e.Code] = e
+	}
+	return m
+}()

@@ -43,7 +43,11 @@ func errorsToRender() []*apierr.Error {
 		{503, apierr.TypeAPI, apierr.CodeUnavailable},
 		{504, apierr.TypeAPI, apierr.CodeTimeout},
 	} {
-		es = append(es, apierr.New(r.status, r.typ, r.code, "a message"))
+		e := apierr.New(r.code, "a message")
+		if e.Status != r.status || e.Type != r.typ {
+			panic(fmt.Sprintf("apierr.New(%s): %d %s, want %d %s", r.code, e.Status, e.Type, r.status, r.typ))
+		}
+		es = append(es, e)
 	}
 	return es
 }
@@ -98,7 +102,10 @@ func TestConstructors(t *testing.T) {
 		{apierr.InvalidHeader("x-service-tenant-id", "bad"), 400, apierr.TypeInvalidRequest, apierr.CodeInvalidHeader, "x-service-tenant-id"},
 		{apierr.NotFound("no such path"), 404, apierr.TypeInvalidRequest, apierr.CodeNotFound, ""},
 		{apierr.Unavailable("busy", 1, nil), 503, apierr.TypeAPI, apierr.CodeUnavailable, ""},
-		{apierr.New(429, apierr.TypeRateLimit, apierr.CodeRateLimited, "slow down"), 429, apierr.TypeRateLimit, apierr.CodeRateLimited, ""},
+		{apierr.New(apierr.CodeRateLimited, "slow down"), 429, apierr.TypeRateLimit, apierr.CodeRateLimited, ""},
+		{apierr.New(apierr.CodePluginError, "trapped"), 500, apierr.TypeServer, apierr.CodePluginError, ""},
+		{apierr.SwapRefused("fails its self-test"), 422, apierr.TypeInvalidRequest, apierr.CodePluginError, ""},
+		{apierr.Param(apierr.CodeInvalidSchema, "text.format.schema", "too deep"), 400, apierr.TypeInvalidRequest, apierr.CodeInvalidSchema, "text.format.schema"},
 	} {
 		if c.e.Status != c.status || c.e.Type != c.typ || c.e.Code != c.code || c.e.Param != c.param {
 			t.Errorf("%+v, want %d %s %s param %q", c.e, c.status, c.typ, c.code, c.param)
@@ -137,7 +144,7 @@ func TestHeader(t *testing.T) {
 		t.Errorf("503: headers %v", h)
 	}
 	h = http.Header{}
-	e := apierr.New(405, apierr.TypeInvalidRequest, apierr.CodeMethodNotAllowed, "use POST")
+	e := apierr.New(apierr.CodeMethodNotAllowed, "use POST")
 	e.Allow = "POST"
 	e.Header(h)
 	if h.Get("Allow") != "POST" || h.Get("Retry-After") != "" {

@@ -66,8 +66,10 @@ func TestCatalogHoldsEveryCode(t *testing.T) {
 }
 
 // No error code is written as a string literal outside this package: a
-// code is a constant here, with its row in the catalog.
-func TestNoCodeLiteralsOutsideApierr(t *testing.T) {
+// code is a constant here, with its row in the catalog. Nor is an error
+// given a status or type there: it is built from its code alone
+// (apierr.New, Param), and the catalog gives them.
+func TestErrorsBuiltFromCodes(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -91,9 +93,17 @@ func TestNoCodeLiteralsOutsideApierr(t *testing.T) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			var lit ast.Expr
 			switch n := n.(type) {
-			case *ast.CallExpr: // apierr.New(status, type, code, msg)
-				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "New" && isIdent(sel.X, "apierr") && len(n.Args) == 4 {
-					lit = n.Args[2]
+			case *ast.CallExpr: // apierr.New(code, msg), apierr.Param(code, param, msg)
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "New" || sel.Sel.Name == "Param") && isIdent(sel.X, "apierr") && len(n.Args) > 0 {
+					lit = n.Args[0]
+				}
+			case *ast.CompositeLit: // apierr.Error{Status: …}: the catalog's to say
+				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Error" && isIdent(sel.X, "apierr") {
+					for _, el := range n.Elts {
+						if kv, ok := el.(*ast.KeyValueExpr); ok && (isIdent(kv.Key, "Status") || isIdent(kv.Key, "Type")) {
+							t.Errorf("%s: an apierr.Error given its status or type; build it from its code (apierr.New), which takes them from the catalog", fset.Position(kv.Pos()))
+						}
+					}
 				}
 			case *ast.KeyValueExpr: // apierr.Error{Code: …}
 				if isIdent(n.Key, "Code") {

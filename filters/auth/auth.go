@@ -52,22 +52,21 @@ func (a *Auth) Handle(ctx context.Context, x *filters.Exchange, next filters.Han
 	}
 	if a.limits != nil {
 		if wait, ok := a.limits.Allow(tok.Name, id.TenantID); !ok {
-			return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
-				Code: apierr.CodeRateLimited, RetryAfter: wait,
-				Message: "rate limit exceeded for this token or tenant; retry after the Retry-After delay"}
+			e := apierr.New(apierr.CodeRateLimited, "rate limit exceeded for this token or tenant; retry after the Retry-After delay")
+			e.RetryAfter = wait
+			return e
 		}
 		if wait, ok := a.limits.AllowFleet(ctx, id.TenantID); !ok {
-			return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
-				Code: apierr.CodeRateLimited, RetryAfter: wait,
-				Message: "rate limit exceeded for this tenant across the fleet; retry after the Retry-After delay"}
+			e := apierr.New(apierr.CodeRateLimited, "rate limit exceeded for this tenant across the fleet; retry after the Retry-After delay")
+			e.RetryAfter = wait
+			return e
 		}
 	}
 	x.Identity = id
 	return next.Handle(ctx, x)
 }
 
-var errInvalidKey = &apierr.Error{Status: http.StatusUnauthorized, Type: apierr.TypeAuthentication,
-	Code: apierr.CodeInvalidAPIKey, Message: "missing or invalid bearer token"}
+var errInvalidKey = apierr.New(apierr.CodeInvalidAPIKey, "missing or invalid bearer token")
 
 // token finds the configured token matching the Authorization header. Every
 // configured hash is compared, in constant time, so the timing says nothing
@@ -106,9 +105,7 @@ func (a *Auth) identity(tok *Token, h http.Header) (filters.Identity, error) {
 	}
 	switch {
 	case tok.Tenant != "" && tenant != "" && tenant != tok.Tenant:
-		return id, &apierr.Error{Status: http.StatusForbidden, Type: apierr.TypePermission,
-			Code: apierr.CodeTenantForbidden, Param: HeaderTenantID,
-			Message: "this token is bound to another tenant"}
+		return id, apierr.Param(apierr.CodeTenantForbidden, HeaderTenantID, "this token is bound to another tenant")
 	case tok.Tenant != "":
 		id.TenantID = tok.Tenant
 	case tenant != "":

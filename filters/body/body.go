@@ -62,8 +62,7 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	// sends its sender looking in the wrong place. Bodies are read as
 	// sent; none of the OpenAI SDKs compresses a request.
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, apierr.New(http.StatusUnsupportedMediaType, apierr.TypeInvalidRequest, apierr.CodeUnsupportedEncoding,
-			"a compressed request body (Content-Encoding) is not supported; send the body uncompressed")
+		return nil, apierr.New(apierr.CodeUnsupportedEncoding, "a compressed request body (Content-Encoding) is not supported; send the body uncompressed")
 	}
 	if r.ContentLength > b.limit {
 		return nil, tooLarge(b.limit)
@@ -78,8 +77,7 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		x.Reply.Header().Set("Connection", "close")
-		return nil, apierr.New(http.StatusRequestTimeout, apierr.TypeInvalidRequest, apierr.CodeRequestTimeout,
-			"the request body was not received within "+b.timeout.String())
+		return nil, apierr.New(apierr.CodeRequestTimeout, "the request body was not received within "+b.timeout.String())
 	case err != nil:
 		return nil, apierr.InvalidBody("", "reading the request body failed")
 	case int64(len(body)) > b.limit:
@@ -90,6 +88,5 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 }
 
 func tooLarge(limit int64) error {
-	return apierr.New(http.StatusRequestEntityTooLarge, apierr.TypeInvalidRequest, apierr.CodeBodyTooLarge,
-		"the request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
+	return apierr.New(apierr.CodeBodyTooLarge, "the request body is larger than the limit of "+strconv.FormatInt(limit, 10)+" bytes")
 }

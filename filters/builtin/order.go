@@ -142,7 +142,7 @@ func build(d Deps, order []string, terminal filters.Handler) (filters.Handler, e
 			if terminal != nil {
 				st = compaction.NewCompact(d.Compaction)
 			} else {
-				st = compaction.New(d.Compaction, compaction.Auto{Runner: d.Runner, InputTokens: d.InputTokens, Model: model.ID})
+				st = compaction.New(d.Compaction, compaction.Auto{Runner: d.Runner, InputTokens: d.InputTokens, Model: contract.ModelID})
 			}
 		case contract.StageNativeRequest:
 			st = nativereq.New()

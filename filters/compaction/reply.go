@@ -96,8 +96,8 @@ func object(run runner.Run, input []runner.Message, sealed string, u runner.Usag
 	return compacted{
 		ID: contract.ResponseID(run.ID), Object: "response.compaction", CreatedAt: run.CreatedAt, Output: out,
 		Usage: usage{
-			InputTokens: u.InputTokens, InputTokensDetails: map[string]int{"cached_tokens": 0},
-			OutputTokens: u.OutputTokens, OutputTokensDetails: map[string]int{"reasoning_tokens": 0},
+			InputTokens: u.InputTokens, InputTokensDetails: map[string]int{"cached_tokens": u.CachedTokens, "cache_write_tokens": u.CacheWriteTokens},
+			OutputTokens: u.OutputTokens, OutputTokensDetails: map[string]int{"reasoning_tokens": u.ReasoningTokens},
 			TotalTokens: u.TotalTokens,
 		},
 	}

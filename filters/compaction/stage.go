@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/runedge/runedge/filters"
@@ -158,7 +157,7 @@ func (s *Stage) openHistory(tenant string, in []runner.Message) ([]runner.Messag
 }
 
 func unsupported(param, msg string) *apierr.Error {
-	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter, msg)
+	e := apierr.New(apierr.CodeUnsupportedParameter, msg)
 	e.Param = param
 	return e
 }

@@ -2,7 +2,6 @@ package conversation
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
 
 	"github.com/runedge/runedge/filters/apierr"
@@ -114,8 +113,7 @@ func normaliseItem(m map[string]any, param string) (string, error) {
 		setDefault(m, "status", "completed")
 		return "fco_", nil
 	case "item_reference":
-		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter,
-			"item_reference items cannot be added to a conversation; add the item itself")
+		e := apierr.New(apierr.CodeUnsupportedParameter, "item_reference items cannot be added to a conversation; add the item itself")
 		e.Param = param + ".type"
 		return "", e
 	}

@@ -64,6 +64,6 @@ func (s *ChatStream) AppendFinish(dst []byte, finishReason string) []byte {
 func (s *ChatStream) AppendUsage(dst []byte, u native.Usage) []byte {
 	dst = append(dst, s.prefix...)
 	dst = append(dst, `],"usage":`...)
-	dst = abi.AppendChatUsage(dst, u.InputTokens, u.OutputTokens, u.TotalTokens)
+	dst = abi.AppendChatUsage(dst, u)
 	return append(dst, '}')
 }

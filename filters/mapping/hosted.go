@@ -27,9 +27,7 @@ func (h Hosted) check(withheld []native.WithheldTool) error {
 	if h.Refuse {
 		w := withheld[0]
 		param := "tools[" + strconv.Itoa(w.Index) + "].type"
-		e := apierr.InvalidBody(param, "%s is a hosted tool this service cannot run (tools.hosted: refuse): only function, custom and namespace tools are supported", w.Type)
-		e.Code = apierr.CodeUnsupportedParameter
-		return e
+		return apierr.Param(apierr.CodeUnsupportedParameter, param, w.Type+" is a hosted tool this service cannot run (tools.hosted: refuse): only function, custom and namespace tools are supported")
 	}
 	if h.Count != nil {
 		for _, w := range withheld {

@@ -112,9 +112,7 @@ func checkSchemaDepth(x *filters.Exchange, raw []byte) error {
 		return nil
 	}
 	if err := schema.CheckDepth(raw); err != nil {
-		e := apierr.InvalidBody(filters.SchemaParam(x.Endpoint), "%s", err.Error())
-		e.Code = apierr.CodeInvalidSchema
-		return e
+		return apierr.Param(apierr.CodeInvalidSchema, filters.SchemaParam(x.Endpoint), err.Error())
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package mapping
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -52,9 +51,7 @@ func checkMedia(p mediaurl.Policy, x *filters.Exchange, msgs []native.Message, h
 			if !history {
 				param = partParam(x, bad)
 			}
-			e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, code, why)
-			e.Param = param
-			return e
+			return apierr.Param(code, param, why)
 		}
 	}
 	return nil

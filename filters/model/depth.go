@@ -30,8 +30,7 @@ func checkDepth(ep filters.Endpoint, body []byte) error {
 	}
 	param := fieldAt(ep, body, at)
 	if isSchemaField(ep, param) {
-		e := apierr.InvalidBody(param, "%s: the schema nests deeper than the limit of %d levels", param, MaxBodyDepth)
-		e.Code = apierr.CodeInvalidSchema
+		e := apierr.Param(apierr.CodeInvalidSchema, param, param+": the schema nests deeper than the limit of "+strconv.Itoa(MaxBodyDepth)+" levels")
 		return e
 	}
 	name := param

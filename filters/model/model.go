@@ -6,7 +6,6 @@ package model
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/tidwall/gjson"
 
@@ -16,8 +15,8 @@ import (
 	"github.com/runedge/runedge/internal/metadata"
 )
 
-// ID is the only model runedge serves.
-const ID = "service"
+// ID is the only model runedge serves (contract.ModelID).
+const ID = contract.ModelID
 
 // Model is the model stage.
 type Model struct{}
@@ -81,9 +80,7 @@ func checkModel(m gjson.Result) error {
 // NotFound is the 404 model_not_found for a model other than ID, named in
 // a body or in the path of GET /v1/models/{model}.
 func NotFound(name string) *apierr.Error {
-	return &apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest,
-		Code: apierr.CodeModelNotFound, Param: "model",
-		Message: "the model " + quote(name) + " does not exist; the only model is " + quote(ID)}
+	return apierr.Param(apierr.CodeModelNotFound, "model", "the model "+quote(name)+" does not exist; the only model is "+quote(ID))
 }
 
 // checkShape checks the fields that decide how the request is handled

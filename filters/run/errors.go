@@ -3,7 +3,6 @@ package run
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
@@ -30,18 +29,15 @@ func startError(ep filters.Endpoint, err error) error {
 		e.Err = err
 		return e
 	case errors.As(err, &inf):
-		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeItemNotFound,
-			fmt.Sprintf("input[%d] references item %q, which does not exist", inf.Index, inf.ID))
+		e := apierr.New(apierr.CodeItemNotFound, fmt.Sprintf("input[%d] references item %q, which does not exist", inf.Index, inf.ID))
 		e.Param, e.Err = fmt.Sprintf("input[%d]", inf.Index), err
 		return e
 	case errors.Is(err, runner.ErrPreviousResponseNotFound):
-		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodePreviousNotFound,
-			"previous response not found: it does not exist, was deleted, or was not stored")
+		e := apierr.New(apierr.CodePreviousNotFound, "previous response not found: it does not exist, was deleted, or was not stored")
 		e.Param, e.Err = "previous_response_id", err
 		return e
 	case errors.Is(err, runner.ErrNoHistory):
-		e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeUnsupportedParameter,
-			"this service's run store keeps no response history, so previous_response_id, item_reference and background are not supported")
+		e := apierr.New(apierr.CodeUnsupportedParameter, "this service's run store keeps no response history, so previous_response_id, item_reference and background are not supported")
 		e.Err = err
 		return e
 	case errors.Is(err, runner.ErrNotFound):
@@ -68,17 +64,11 @@ func startError(ep filters.Endpoint, err error) error {
 		if ep == filters.ChatCompletions {
 			param = fmt.Sprintf("tools[%d].function.parameters", te.Index)
 		}
-		e := apierr.InvalidBody(param, "%s is not a valid JSON Schema: %v", param, te.Err)
-		if errors.Is(err, runner.ErrInvalidSchema) {
-			e.Code = apierr.CodeInvalidSchema
-		}
+		e := apierr.Param(schemaCode(err), param, fmt.Sprintf("%s is not a valid JSON Schema: %v", param, te.Err))
 		e.Err = err
 		return e
 	case errors.Is(err, runner.ErrInvalidRequest):
-		e := apierr.InvalidBody(filters.SchemaParam(ep), "%s", err.Error())
-		if errors.Is(err, runner.ErrInvalidSchema) {
-			e.Code = apierr.CodeInvalidSchema
-		}
+		e := apierr.Param(schemaCode(err), filters.SchemaParam(ep), err.Error())
 		e.Err = err
 		return e
 	}
@@ -100,6 +90,16 @@ func outcomeError(err error) error {
 	if e := apierr.FromRunner(err); e != nil {
 		return e
 	}
-	return &apierr.Error{Status: http.StatusInternalServerError, Type: apierr.TypeServer,
-		Code: apierr.CodeRunFailed, Message: apierr.GenericRunFailed, Err: err}
+	e := apierr.New(apierr.CodeRunFailed, apierr.GenericRunFailed)
+	e.Err = err
+	return e
+}
+
+// schemaCode is invalid_schema for a schema no value satisfies or beyond
+// the limits, invalid_body for any other bad request.
+func schemaCode(err error) string {
+	if errors.Is(err, runner.ErrInvalidSchema) {
+		return apierr.CodeInvalidSchema
+	}
+	return apierr.CodeInvalidBody
 }

@@ -21,7 +21,6 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
-	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
@@ -61,7 +60,7 @@ func (*Run) Name() string { return contract.StageRun }
 // modelIDValue is the x-service-model-id header's value, the same on
 // every reply (the only model), allocated once. net/http never writes
 // into a header's values, and Set and Add replace or grow the slice.
-var modelIDValue = []string{model.ID}
+var modelIDValue = []string{contract.ModelID}
 
 // Handle implements filters.Stage.
 func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
@@ -130,7 +129,7 @@ func end(ctx context.Context, h *runner.Handle, conv *filters.Conversation, res 
 func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 	spec := runner.StartSpec{
 		Endpoint: string(x.Endpoint),
-		Model:    model.ID,
+		Model:    contract.ModelID,
 		TenantID: x.Identity.TenantID,
 		Actor:    x.Identity.Actor,
 		Token:    x.Identity.Token,

@@ -142,7 +142,7 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 		}
 		c := &e.calls[d.Index]
 		c.item = abi.CallItem{ItemID: contract.CallID(e.ids.message, d.Index), CallID: d.ID, Name: d.Name}
-		c.item.Namespace, c.item.Custom = e.toolKind(d.Name)
+		c.item.Namespace, c.item.Name, c.item.Custom = e.toolKind(d.Name)
 		c.output, c.open = e.outputs, true
 		e.outputs++
 		if err := e.send("response.output_item.added",
@@ -199,14 +199,15 @@ func (e *responseEvents) closeArguments(c *callItem) error {
 }
 
 // toolKind reports how the client offered the tool name (the native
-// request's tools): its namespace, and whether it is a custom tool.
-func (e *responseEvents) toolKind(name string) (string, bool) {
+// request's tools): its namespace, its name as the client gave it, and
+// whether it is a custom tool.
+func (e *responseEvents) toolKind(name string) (string, string, bool) {
 	for _, t := range e.x.Native.Tools {
 		if t.Name == name {
-			return t.Namespace, t.Custom
+			return t.Namespace, t.FunctionName(), t.Custom
 		}
 	}
-	return "", false
+	return "", name, false
 }
 
 // finish closes what is open and sends the terminal event with final, the

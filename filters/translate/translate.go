@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters"
-	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -177,7 +176,7 @@ func newReplyIDs(r runner.Run) replyIDs {
 // response of response.created.
 func resultInput(x *filters.Exchange, ids replyIDs, status string, res *runner.Result) abi.ResultInput {
 	in := abi.ResultInput{Endpoint: string(x.Endpoint), ID: ids.response, MessageID: ids.message,
-		Created: ids.created, SessionID: ids.session, RunID: ids.run, Model: model.ID, Status: status, Echo: x.Echo}
+		Created: ids.created, SessionID: ids.session, RunID: ids.run, Model: contract.ModelID, Status: status, Echo: x.Echo}
 	if x.Endpoint == filters.ChatCompletions {
 		in.ID = ids.completion
 	}

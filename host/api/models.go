@@ -6,6 +6,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/model"
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // modelCreated is the fixed creation time of the service model (2025-01-01),
@@ -15,7 +16,7 @@ const modelCreated = "1735689600"
 // modelBody is the one model object; GET /v1/models lists it and GET
 // /v1/models/service returns it (the SDKs' models.retrieve, which some
 // clients call to check a model before using it).
-const modelBody = `{"id":"` + model.ID + `","object":"model","created":` + modelCreated + `,"owned_by":"runedge"}`
+const modelBody = `{"id":"` + contract.ModelID + `","object":"model","created":` + modelCreated + `,"owned_by":"runedge"}`
 
 var (
 	modelsBody = []byte(`{"object":"list","data":[` + modelBody + `]}`)
@@ -28,7 +29,7 @@ func Models(_ context.Context, x *filters.Exchange) error {
 	if x.Request.Pattern != "/v1/models/{model}" {
 		return x.Reply.JSON(http.StatusOK, modelsBody)
 	}
-	if name := x.Request.PathValue("model"); name != model.ID {
+	if name := x.Request.PathValue("model"); name != contract.ModelID {
 		return model.NotFound(name)
 	}
 	return x.Reply.JSON(http.StatusOK, modelJSON)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"net/http"
 	"sync"
 
 	"github.com/runedge/runedge/filters"
@@ -50,9 +49,9 @@ func (l *Replays) acquire(tenant string, max int) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if max > 0 && l.n[tenant] >= max {
-		return nil, &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit,
-			Code: apierr.CodeRateLimited, RetryAfter: 1,
-			Message: "this tenant reads as many streams at once as it may (limits.history.max_replays_per_tenant); retry when one ends"}
+		e := apierr.New(apierr.CodeRateLimited, "this tenant reads as many streams at once as it may (limits.history.max_replays_per_tenant); retry when one ends")
+		e.RetryAfter = 1
+		return nil, e
 	}
 	if l.n == nil {
 		l.n = map[string]int{}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
-	"github.com/runedge/runedge/filters/model"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/internal/httproute"
 )
 
@@ -92,7 +92,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		MaxAge: ws.Age(), IdleTimeout: ws.Idle(), PingInterval: ws.Ping(),
 		MaxCached: ws.Cached(), MaxBytes: ws.SocketBytes(maxBody),
 		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
-		Model:        model.ID,
+		Model:        contract.ModelID,
 		Turn:         s.socketTurn(r),
 		Admit:        s.socketAdmit(r),
 	})

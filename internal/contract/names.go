@@ -1,5 +1,10 @@
 package contract
 
+// ModelID is the only model runedge serves: what the model stage requires
+// in a request's "model", what /v1/models lists, what every reply, run and
+// x-service-model-id names.
+const ModelID = "service"
+
 // Endpoint names: recorded on each run (its "endpoint"), passed to mapping
 // plugins in their input's "endpoint", keyed chains in the configuration
 // file and xDS, and label metrics and access log lines.

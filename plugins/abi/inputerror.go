@@ -13,10 +13,22 @@ const DefaultInputErrorCode = "invalid_body"
 //
 // Message is required; Param names the offending field and may be empty;
 // Code defaults to DefaultInputErrorCode. Other fields are ignored.
+//
+// It is the plugin side's one input-error type: the default mapping
+// (plugins/compat) returns it, the runtime hands it to the edge
+// (plugins/runtime), both under their own name (aliases of this one).
 type InputError struct {
 	Message string
 	Param   string
 	Code    string
+}
+
+// Error is for logs: the message and the parameter it names.
+func (e *InputError) Error() string {
+	if e.Param == "" {
+		return e.Message
+	}
+	return e.Message + " (param " + e.Param + ")"
 }
 
 // AppendJSON appends e as a status-1 body; an empty Param or Code is left

@@ -3,6 +3,8 @@ package abi
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -44,6 +46,24 @@ var requestCases = []string{
 	`{"input":[{"role":"user","content":"lone \ud800"}]}`,
 	`{"input":null}`, `{"input":[]}`, `{}`,
 	`{"input":[{"role":"user","content":"x"}],"instructions":null,"extra":{"a":[1,2]}}`,
+	`{"input":[{"role":"user","content":"x"}],"withheld_tools":[{"index":0,"type":"web_search"}]}`,
+}
+
+// TestFastRequestNamesEveryField: every member of native.Request (and of
+// its messages and upstream settings) is one the fast path reads or hands
+// to encoding/json; a member it does not name would be skipped as unknown.
+func TestFastRequestNamesEveryField(t *testing.T) {
+	for _, c := range []struct {
+		typ   reflect.Type
+		names []string
+	}{{reflect.TypeFor[native.Request](), requestNames}, {reflect.TypeFor[native.Message](), messageNames}, {reflect.TypeFor[native.Upstream](), upstreamNames}} {
+		for i := range c.typ.NumField() {
+			name := strings.Split(c.typ.Field(i).Tag.Get("json"), ",")[0]
+			if !slices.Contains(c.names, name) {
+				t.Errorf("%s.%s (%q) is not among the fast path's names", c.typ.Name(), c.typ.Field(i).Name, name)
+			}
+		}
+	}
 }
 
 // TestDecodeRequestOutputMatchesJSON: the fast path decodes what

@@ -12,7 +12,7 @@ import (
 //
 //	{"endpoint","id","message_id","created","completed","session_id","run_id","model","status":"completed"|"in_progress",
 //	 "result":{"text","finish_reason","tool_calls":[{"id","name","arguments"}...],
-//	           "usage":{"input_tokens","output_tokens","total_tokens"}},
+//	           "usage":{"input_tokens","output_tokens","total_tokens"[,"cached_tokens","cache_write_tokens","reasoning_tokens"]}},
 //	 "echo":{...from map_request...}}
 //
 // ID is the reply's id (chatcmpl-…, resp_…), MessageID the id of its output
@@ -209,6 +209,12 @@ func (r *ResultView) ReadUsage() native.Usage {
 			u.OutputTokens = int(n)
 		case k.Is("total_tokens"):
 			total = int(n)
+		case k.Is("cached_tokens"):
+			u.CachedTokens = int(n)
+		case k.Is("cache_write_tokens"):
+			u.CacheWriteTokens = int(n)
+		case k.Is("reasoning_tokens"):
+			u.ReasoningTokens = int(n)
 		}
 		return true
 	})
@@ -259,6 +265,17 @@ func appendUsage(dst []byte, status string, r native.Result) []byte {
 	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
 	dst = append(dst, `,"total_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+	// The details only when reported, so a plugin built before them reads
+	// the same object.
+	for _, d := range [...]struct {
+		name string
+		n    int
+	}{{`,"cached_tokens":`, u.CachedTokens}, {`,"cache_write_tokens":`, u.CacheWriteTokens}, {`,"reasoning_tokens":`, u.ReasoningTokens}} {
+		if d.n != 0 {
+			dst = append(dst, d.name...)
+			dst = strconv.AppendInt(dst, int64(d.n), 10)
+		}
+	}
 	return append(dst, '}')
 }
 
@@ -360,13 +377,18 @@ func CustomInput(arguments string) string {
 // framing (the last chunk of include_usage) and the default chat mapping
 // (the whole reply) both write it here, so the two agree. The details
 // objects are optional in the schema, but common clients read
-// prompt_tokens_details.cached_tokens without checking, so they are present.
-func AppendChatUsage(dst []byte, input, output, total int) []byte {
+// prompt_tokens_details.cached_tokens without checking, so they are present,
+// with what the upstream reported (0 when it reported none).
+func AppendChatUsage(dst []byte, u native.Usage) []byte {
 	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(input), 10)
+	dst = strconv.AppendInt(dst, int64(u.InputTokens), 10)
 	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(output), 10)
+	dst = strconv.AppendInt(dst, int64(u.OutputTokens), 10)
 	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(total), 10)
-	return append(dst, `,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}`...)
+	dst = strconv.AppendInt(dst, int64(u.TotalTokens), 10)
+	dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.CachedTokens), 10)
+	dst = append(dst, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.ReasoningTokens), 10)
+	return append(dst, `}}`...)
 }

@@ -27,6 +27,6 @@ func mapChatResult(r *resultInput) ([]byte, error) {
 	out = appendString(out, r.finish())
 	out = append(out, `}],"usage":`...)
 	u := r.readUsage()
-	out = abi.AppendChatUsage(out, u.InputTokens, u.OutputTokens, u.TotalTokens)
+	out = abi.AppendChatUsage(out, u)
 	return append(out, '}'), nil
 }

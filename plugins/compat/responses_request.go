@@ -26,7 +26,11 @@ func (b *responsesBody) refuse(k, v value) {
 		return
 	}
 	switch {
-	case k.Is("conversation"), k.Is("prompt"):
+	case k.Is("conversation"), k.Is("prompt"),
+		// The API's newer settings runedge does not implement: a
+		// moderation model on input and output, prompt cache retention
+		// and options, access programs.
+		k.Is("moderation"), k.Is("prompt_cache_retention"), k.Is("prompt_cache_options"), k.Is("access_programs"):
 		if v.IsNull() {
 			return
 		}
@@ -98,7 +102,7 @@ func mapResponsesRequest(body value) ([]byte, error) {
 
 	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(e[contract.EchoTools])+512)
 	out = append(out, `{"request":{"input":[`...)
-	out, err = appendResponsesInput(out, b.input)
+	out, err = appendResponsesInput(out, b.input, n.tools.all)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +134,10 @@ func (b *responsesBody) readOptions(n *native) error {
 }
 
 // appendResponsesInput appends the native messages for input: a string is
-// one user message, an array holds message items.
-func appendResponsesInput(dst []byte, input value) ([]byte, error) {
+// one user message, an array holds message items. offered are the request's
+// tool names (toolOptions.all): a replayed call of a namespaced function
+// they qualify is given its qualified name, as the model was offered it.
+func appendResponsesInput(dst []byte, input value, offered []string) ([]byte, error) {
 	switch {
 	case input.IsString():
 		dst = append(dst, `{"role":"user","content":"`...)
@@ -146,7 +152,7 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 	i := 0
 	inCalls := false // an assistant message of function calls is open
 	input.Elements(func(item value) bool {
-		dst, inCalls, err = appendInputItem(dst, item, i, inCalls)
+		dst, inCalls, err = appendInputItem(dst, item, i, inCalls, offered)
 		i++
 		return err == nil
 	})
@@ -169,11 +175,11 @@ func appendResponsesInput(dst []byte, input value) ([]byte, error) {
 // inCalls says whether such a message is open (and stays open, returned
 // true, for the next item to extend). Reasoning and other item types have no
 // meaning for this model and are refused rather than dropped.
-func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool, error) {
+func appendInputItem(dst []byte, item value, i int, inCalls bool, offered []string) ([]byte, bool, error) {
 	if !item.IsObject() {
 		return dst, inCalls, invalid(indexed("input", i), "each input item must be a message object with a role and content")
 	}
-	var typ, role, content, callID, name, args, output, id, enc, input, phase value
+	var typ, role, content, callID, name, args, output, id, enc, input, phase, ns value
 	item.Members(func(k, v value) bool {
 		switch {
 		case k.Is("type"):
@@ -198,6 +204,8 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			phase = v
 		case k.Is("input"):
 			input = v
+		case k.Is("namespace"):
+			ns = v
 		}
 		return true
 	})
@@ -210,6 +218,11 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool) ([]byte, bool,
 			dst = append(dst, `,{"role":"assistant","content":"","tool_calls":[`...)
 		default:
 			dst = append(dst, `{"role":"assistant","content":"","tool_calls":[`...)
+		}
+		if ns.IsString() && name.IsString() && countName(offered, name.Str()) > 1 {
+			if q := qualify(ns.Str(), name.Str()); validSchemaName(q) {
+				name = value(`"` + q + `"`)
+			}
 		}
 		if typ.Is("custom_tool_call") {
 			dst, err := appendNativeCall(dst, callID, name, input, where+".call_id", where+".name", where+".input")

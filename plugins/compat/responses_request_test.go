@@ -57,7 +57,7 @@ func TestMapResponsesRequest(t *testing.T) {
 				"required":["a"],"additionalProperties":false},"schema_name":"answer"}`,
 			echo: `{"instructions":null,"metadata":{},"temperature":1,"top_p":1,"max_output_tokens":null,
 				"text":{"format":{"type":"json_schema","name":"answer","strict":true,"schema":{"type":"object","properties":{"a":{"type":"integer"}},
-				"required":["a"],"additionalProperties":false},"description":null}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
+				"required":["a"],"additionalProperties":false},"description":""}},"tool_choice":"auto","tools":[],"parallel_tool_calls":true,
 				"store":true,"truncation":"disabled","user":null,"previous_response_id":null,"background":false}`,
 		},
 		{
@@ -143,6 +143,10 @@ func TestMapResponsesRequestUnsupported(t *testing.T) {
 		{"n above 1", `{"model":"service","input":"x","n":2}`, "n"},
 		{"top_logprobs", `{"model":"service","input":"x","top_logprobs":3}`, "top_logprobs"},
 		{"truncation auto", `{"model":"service","input":"x","truncation":"auto"}`, "truncation"},
+		{"moderation", `{"model":"service","input":"x","moderation":{"model":"omni-moderation-latest"}}`, "moderation"},
+		{"prompt_cache_retention", `{"model":"service","input":"x","prompt_cache_retention":"24h"}`, "prompt_cache_retention"},
+		{"prompt_cache_options", `{"model":"service","input":"x","prompt_cache_options":{}}`, "prompt_cache_options"},
+		{"access_programs", `{"model":"service","input":"x","access_programs":{"cyber":"standard"}}`, "access_programs"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := mapRefused(t, EndpointResponses, c.body)

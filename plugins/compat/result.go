@@ -50,6 +50,5 @@ func (r *resultInput) appendCompleted(dst []byte) []byte {
 
 // readUsage reads the usage in compat's terms.
 func (r *resultInput) readUsage() Usage {
-	u := r.ReadUsage()
-	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+	return r.ReadUsage()
 }

@@ -7,7 +7,8 @@ import "github.com/runedge/runedge/plugins/guestjson"
 // tool's description, parameters and strict; a json_schema format's
 // description and strict — so the echo is the client's object as sent,
 // with each missing key added at the API's default: null where the schema
-// allows it, strict false for a format (OpenAI's default there).
+// allows it, strict false for a format (OpenAI's default there), and ""
+// for a format's description (appendFormatEcho).
 
 // appendToolsEcho appends the tools array as sent, each function tool
 // completed with the keys it lacks; [] when there are none.
@@ -45,12 +46,43 @@ func appendSchemaTextConfig(dst []byte, text value) []byte {
 		dst = append(dst, k...)
 		dst = append(dst, ':')
 		if k.Is("format") {
-			dst = appendCompleted(dst, v, `,"description":null`, `,"strict":false`)
+			dst = appendFormatEcho(dst, v)
 		} else {
 			dst = guestjson.AppendCompact(dst, string(v))
 		}
 		return true
 	})
+	return append(dst, '}')
+}
+
+// appendFormatEcho appends a json_schema format completed with the keys it
+// lacks. Its description is a string: the Open Responses description
+// requires the key, OpenAI's types it a string when present, so a
+// description the client left out or sent as null is echoed as "" (valid
+// against both; null is valid against neither at once).
+func appendFormatEcho(dst []byte, format value) []byte {
+	if d := format.Get("description"); d.IsString() {
+		return appendCompleted(dst, format, `,"strict":false`)
+	}
+	dst = append(dst, '{')
+	first := true
+	format.Members(func(k, v value) bool {
+		if k.Is("description") {
+			return true
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, k...)
+		dst = append(dst, ':')
+		dst = guestjson.AppendCompact(dst, string(v))
+		return true
+	})
+	dst = append(dst, `,"description":""`...)
+	if format.Get("strict") == "" {
+		dst = append(dst, `,"strict":false`...)
+	}
 	return append(dst, '}')
 }
 

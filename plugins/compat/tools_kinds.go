@@ -4,12 +4,14 @@ import (
 	"strconv"
 
 	"github.com/runedge/runedge/plugins/guestjson"
+	nativewire "github.com/runedge/runedge/runner/native"
 )
 
 // The Responses API's other tool kinds, as clients such as Codex send them:
 //
 //   - namespace {"name","description","tools":[function or custom…]}: each
-//     inner tool is offered under its own name, its description headed by
+//     inner tool is offered under its own name (qualified as
+//     <namespace>__<name> when another tool has that name), its description headed by
 //     the namespace's; a call of it comes back with "namespace" set. The
 //     native tool keeps "namespace" (and "custom":true for a custom tool),
 //     for the host's stream framing.
@@ -101,6 +103,12 @@ func (o *toolOptions) appendCustom(dst []byte, t value, where, ns, nsDesc string
 	if err != nil {
 		return dst, err
 	}
+	qualified := ns != "" && o.shared(n)
+	if qualified {
+		if n = qualify(ns, n); !validSchemaName(n) {
+			return dst, invalid(where+".name", where+".name with its namespace ("+n+") is longer than 64 characters, and it must be qualified: another tool has its name")
+		}
+	}
 	if err := o.add(n, where); err != nil {
 		return dst, err
 	}
@@ -120,7 +128,55 @@ func (o *toolOptions) appendCustom(dst []byte, t value, where, ns, nsDesc string
 	dst = append(dst, `The tool's free-form input.`...)
 	dst = append(dst, grammar...)
 	dst = append(dst, `"}},"required":["input"],"additionalProperties":false},"custom":true`...)
+	if qualified {
+		dst = append(dst, `,"qualified":true`...)
+	}
 	return appendNamespace(dst, ns), nil
+}
+
+// qualify is the native name of function name offered in namespace ns when
+// another tool has its name (native.Tool.Qualified).
+func qualify(ns, name string) string { return ns + nativewire.NamespaceSeparator + name }
+
+// shared reports whether name is offered more than once, counting the
+// functions of namespaces: a namespaced function of that name is then
+// qualified so that the model can tell the two apart.
+func (o *toolOptions) shared(name string) bool { return countName(o.all, name) > 1 }
+
+func countName(names []string, name string) int {
+	c := 0
+	for _, n := range names {
+		if n == name {
+			c++
+		}
+	}
+	return c
+}
+
+// offeredNames lists the names of the function and custom tools of a
+// responses tools array, those inside namespaces included; nil when there
+// is no namespace (nothing is then qualified).
+func offeredNames(tools value) []string {
+	var names []string
+	ns := false
+	tools.Elements(func(t value) bool {
+		typ := t.Get("type")
+		switch {
+		case typ.Is("function"), typ.Is("custom"):
+			names = append(names, t.Get("name").Str())
+		case typ.Is("namespace"):
+			ns = true
+			t.Get("tools").Elements(func(it value) bool {
+				names = append(names, it.Get("name").Str())
+				return true
+			})
+		}
+		return true
+	})
+	if !ns {
+		return nil
+	}
+	return names
 }
 
 // appendNamespace closes a native tool, naming the namespace it was offered

@@ -32,6 +32,10 @@ type toolOptions struct {
 	// withheld are the hosted tools not offered to the model, in
 	// native form: {"index":i,"type":"…"}, comma-separated.
 	withheld []byte
+	// all are the names of every function and custom tool offered, those
+	// in namespaces included (only when there is a namespace): a
+	// namespaced one whose name is among them twice is qualified.
+	all []string
 }
 
 // readTools reads tools, tool_choice and parallel_tool_calls. chat selects
@@ -42,6 +46,9 @@ func readTools(tools, choice, parallel value, chat bool) (toolOptions, error) {
 		return o, invalid("tools", "tools must be an array of tool objects")
 	}
 	if tools.IsArray() {
+		if !chat {
+			o.all = offeredNames(tools)
+		}
 		var err error
 		i := 0
 		b := make([]byte, 0, len(tools)+16)
@@ -97,7 +104,7 @@ func (o *toolOptions) appendFunction(dst []byte, t value, where string, chat boo
 	if len(o.names) > 0 {
 		dst = append(dst, ',')
 	}
-	dst, name, err := appendTool(dst, fn, where, ns, nsDesc)
+	dst, name, err := appendTool(dst, fn, where, ns, nsDesc, o.shared)
 	if err == nil {
 		err = o.add(name, where)
 	}
@@ -116,9 +123,10 @@ func (o *toolOptions) add(name, where string) error {
 	return nil
 }
 
-// appendTool appends the function fn in native form and returns its name;
-// ns is the namespace it was offered in, if any.
-func appendTool(dst []byte, fn value, where, ns, nsDesc string) ([]byte, string, error) {
+// appendTool appends the function fn in native form and returns its native
+// name; ns is the namespace it was offered in, if any, and a namespaced
+// function whose name is shared is qualified by it.
+func appendTool(dst []byte, fn value, where, ns, nsDesc string, shared func(string) bool) ([]byte, string, error) {
 	var name, desc, params, strict value
 	fn.Members(func(k, v value) bool {
 		switch {
@@ -147,6 +155,12 @@ func appendTool(dst []byte, fn value, where, ns, nsDesc string) ([]byte, string,
 	if err != nil {
 		return dst, "", err
 	}
+	qualified := ns != "" && shared != nil && shared(n)
+	if qualified {
+		if n = qualify(ns, n); !validSchemaName(n) {
+			return dst, "", invalid(where+".name", where+".name with its namespace ("+n+") is longer than 64 characters, and it must be qualified: another tool has its name")
+		}
+	}
 	dst = append(dst, `{"name":"`...)
 	dst = append(dst, n...) // checked: needs no escaping
 	dst = append(dst, '"')
@@ -162,6 +176,9 @@ func appendTool(dst []byte, fn value, where, ns, nsDesc string) ([]byte, string,
 	}
 	if s {
 		dst = append(dst, `,"strict":true`...)
+	}
+	if qualified {
+		dst = append(dst, `,"qualified":true`...)
 	}
 	return appendNamespace(dst, ns), n, nil
 }

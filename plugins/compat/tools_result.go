@@ -45,25 +45,34 @@ func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool, tools valu
 		if comma || i > 0 {
 			dst = append(dst, ',')
 		}
-		ns, custom := toolKind(tools, name)
+		ns, fn, custom := toolKind(tools, name)
 		dst = abi.AppendCallItem(dst, abi.CallItem{ItemID: contract.CallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
-			Name: name.Str(), Arguments: args.Str(), Status: "completed", Custom: custom})
+			Name: fn, Arguments: args.Str(), Status: "completed", Custom: custom})
 	})
 	return dst
 }
 
-// toolKind finds the tool a call names among the client's tools: the
-// namespace it sits in (its JSON string, "" for none) and whether it is a
-// custom tool.
-func toolKind(tools, name value) (ns value, custom bool) {
+// toolKind finds the tool a call names (by its native name) among the
+// client's tools: the namespace it sits in (its JSON string, "" for
+// none), the function's name as the client gave it, and whether it is a
+// custom tool. A namespaced function whose name another tool shares was
+// offered qualified (qualify), and is found by that name.
+func toolKind(tools, name value) (ns value, fn string, custom bool) {
 	n := name.Str()
+	fn = n
+	all := offeredNames(tools)
 	tools.Elements(func(t value) bool {
 		typ := t.Get("type")
 		switch {
 		case typ.Is("namespace"):
 			t.Get("tools").Elements(func(it value) bool {
-				if it.Get("name").Is(n) {
-					ns, custom = t.Get("name"), it.Get("type").Is("custom")
+				inner := it.Get("name").Str()
+				native := inner
+				if countName(all, inner) > 1 {
+					native = qualify(t.Get("name").Str(), inner)
+				}
+				if native == n {
+					ns, fn, custom = t.Get("name"), inner, it.Get("type").Is("custom")
 				}
 				return ns == ""
 			})
@@ -74,5 +83,5 @@ func toolKind(tools, name value) (ns value, custom bool) {
 		}
 		return true
 	})
-	return ns, custom
+	return ns, fn, custom
 }

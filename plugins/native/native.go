@@ -42,10 +42,11 @@ func MapRequest(in []byte) ([]byte, error) { return inputErrors(compat.MapReques
 // input (runtime.NativeHooks.MapRequestView).
 func MapRequestView(v abi.RequestView) ([]byte, error) { return inputErrors(compat.MapRequestView(v)) }
 
-// inputErrors makes compat's client faults the runtime's.
+// inputErrors passes compat's client faults on as the runtime's (one type,
+// abi.InputError), unwrapped, and nothing beside them.
 func inputErrors(out []byte, err error) ([]byte, error) {
-	if ie := (*compat.InputError)(nil); errors.As(err, &ie) {
-		return nil, &runtime.InputError{Message: ie.Message, Param: ie.Param, Code: ie.Code}
+	if ie := (*runtime.InputError)(nil); errors.As(err, &ie) {
+		return nil, ie
 	}
 	return out, err
 }

@@ -11,15 +11,11 @@ import (
 var ErrClosed = errors.New("plugin is closed")
 
 // InputError is returned by Call when the plugin rejected its input as
-// invalid (hook status 1). It is the client's fault: the edge answers with a
-// 400 carrying these fields.
-type InputError struct {
-	Message string // human-readable reason
-	Param   string // the offending field, "" when none
-	Code    string // machine-readable code; "invalid_body" when the plugin gave none
-}
-
-func (e *InputError) Error() string { return e.Message }
+// invalid (hook status 1): Message, Param (the offending field, "" when
+// none) and Code ("invalid_body" when the plugin gave none). It is the
+// client's fault: the edge answers with a 400 carrying these fields. It is
+// the ABI's one input-error type, which the default mapping returns too.
+type InputError = abi.InputError
 
 // parseInputError decodes the output of a status-1 call with the ABI's
 // codec: {"error":{"message":"...","param":"...","code":"..."}}.
@@ -28,7 +24,7 @@ func parseInputError(body []byte) (*InputError, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &InputError{Message: e.Message, Param: e.Param, Code: e.Code}, nil
+	return &e, nil
 }
 
 // Fault is returned by Call for anything that is the plugin's fault rather

@@ -101,5 +101,6 @@ func check(sch *schema.Schema, jsonObject bool, text string) string {
 
 func addUsage(a, b runner.Usage) runner.Usage {
 	return runner.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
-		TotalTokens: a.TotalTokens + b.TotalTokens}
+		TotalTokens: a.TotalTokens + b.TotalTokens, CachedTokens: a.CachedTokens + b.CachedTokens,
+		CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens}
 }

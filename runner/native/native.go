@@ -100,11 +100,17 @@ type Upstream struct {
 	User             string `json:"user,omitempty"`
 }
 
-// Usage counts tokens.
+// Usage counts tokens. The details are what the upstream reported (0 when
+// it reported none): CachedTokens of the input read from its prompt cache,
+// CacheWriteTokens written to it, ReasoningTokens of the output spent on
+// reasoning.
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
 }
 
 // Result is what the agent produced.

@@ -28,6 +28,24 @@ type Tool struct {
 	// shape with them.
 	Namespace string `json:"namespace,omitempty"`
 	Custom    bool   `json:"custom,omitempty"`
+	// Qualified marks a namespaced function offered as Namespace + "__" +
+	// its name, because another tool of the request (top-level, or in
+	// another namespace) has its name: the model must tell them apart.
+	// The client's name is Name without that prefix (FunctionName).
+	Qualified bool `json:"qualified,omitempty"`
+}
+
+// NamespaceSeparator joins a namespace and a function's name in a
+// qualified tool name (Tool.Qualified).
+const NamespaceSeparator = "__"
+
+// FunctionName is the name the client gave the tool: Name, less the
+// namespace prefix of a qualified tool.
+func (t Tool) FunctionName() string {
+	if t.Qualified && len(t.Name) > len(t.Namespace)+len(NamespaceSeparator) {
+		return t.Name[len(t.Namespace)+len(NamespaceSeparator):]
+	}
+	return t.Name
 }
 
 // ToolCall is one call of a function tool, by the model.

@@ -150,8 +150,7 @@ func (a *Admin) adminHTTP(h http.Handler) http.HandlerFunc {
 }
 
 func errAdminRequired() error {
-	return apierr.New(http.StatusForbidden, apierr.TypePermission, apierr.CodeAdminRequired,
-		"the admin API needs a token marked admin in the configuration")
+	return apierr.New(apierr.CodeAdminRequired, "the admin API needs a token marked admin in the configuration")
 }
 
 // adminChain runs auth, requires an admin token, reads the body (within
@@ -265,7 +264,7 @@ func (a *Admin) swapTo(ctx context.Context, x *filters.Exchange, stage, path str
 		trigger = "CLI, token " + x.Identity.Token
 	}
 	if err := a.c.Host.SwapPlugin(WithTrigger(ctx, trigger), stage, path); err != nil {
-		e := apierr.New(http.StatusUnprocessableEntity, apierr.TypeInvalidRequest, apierr.CodePluginError, err.Error())
+		e := apierr.SwapRefused(err.Error())
 		e.Err = err
 		return e
 	}

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	"net/http"
-
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/plugins/signature"
@@ -25,8 +23,7 @@ func (a *Admin) checkSignature(x *filters.Exchange, sha256Hex string) error {
 		err = signature.Verify(keys, sha256Hex, x.Request.Header.Get(SignatureHeader))
 	}
 	if err != nil {
-		return apierr.New(http.StatusForbidden, apierr.TypePermission, apierr.CodePluginNotTrusted,
-			"plugin "+sha256Hex+" is not signed by a key in plugins.trusted_keys (send its signature in "+SignatureHeader+")")
+		return apierr.New(apierr.CodePluginNotTrusted, "plugin "+sha256Hex+" is not signed by a key in plugins.trusted_keys (send its signature in "+SignatureHeader+")")
 	}
 	return nil
 }

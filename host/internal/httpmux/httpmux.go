@@ -26,8 +26,7 @@ func (m Methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		allow = append(allow, k)
 	}
 	sort.Strings(allow)
-	e := apierr.New(http.StatusMethodNotAllowed, apierr.TypeInvalidRequest, apierr.CodeMethodNotAllowed,
-		"method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+strings.Join(allow, ", "))
+	e := apierr.New(apierr.CodeMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path+"; use "+strings.Join(allow, ", "))
 	e.Allow = strings.Join(allow, ", ")
 	WriteError(w, e)
 }

@@ -53,7 +53,8 @@ var (
 	chunkChoiceNames = []string{"index", "delta", "finish_reason"}
 	deltaNames       = []string{"content", "refusal", "tool_calls", "reasoning_content", "reasoning"}
 	choiceNames      = []string{"index", "message", "finish_reason"}
-	usageNames       = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
+	usageNames       = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"}
+	detailNames      = []string{"cached_tokens", "cache_write_tokens", "reasoning_tokens"}
 )
 
 func fastChunk(v jsonfast.Value, c *wireChunk) bool {
@@ -142,7 +143,27 @@ func fastUsage(v jsonfast.Value, dst **wireUsage) bool {
 			return jsonfast.Int(v, &u.PromptTokens)
 		case 1:
 			return jsonfast.Int(v, &u.CompletionTokens)
+		case 2:
+			return jsonfast.Int(v, &u.TotalTokens)
+		case 3:
+			return fastDetails(v, &u.PromptTokensDetails)
 		}
-		return jsonfast.Int(v, &u.TotalTokens)
+		return fastDetails(v, &u.CompletionTokensDetails)
+	})
+}
+
+// fastDetails reads a usage details object as encoding/json would.
+func fastDetails(v jsonfast.Value, dst **wireTokenDetails) bool {
+	if v.IsNull() {
+		*dst = nil
+		return true
+	}
+	if !v.IsObject() {
+		return false
+	}
+	d := new(wireTokenDetails)
+	*dst = d
+	return jsonfast.Members(v, detailNames, func(i int, v jsonfast.Value) bool {
+		return jsonfast.Int(v, [...]*int{&d.CachedTokens, &d.CacheWriteTokens, &d.ReasoningTokens}[i])
 	})
 }

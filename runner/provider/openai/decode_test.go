@@ -61,7 +61,15 @@ var decodeCases = []string{
 	`{"choices":[{"index":0,"delta":{"content":"tab	inside"}}]}`,
 	`{"choices":[{"index":01}]}`,
 	``, `[DONE]`,
+	detailsCase,
+	`{"usage":{"prompt_tokens":3,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":null}}}`,
+	`{"usage":{"prompt_tokens_details":{"cached_tokens":"7"}}}`,
+	`{"usage":{"prompt_tokens_details":[],"completion_tokens_details":{"REASONING_TOKENS":1}}}`,
 }
+
+// detailsCase reports every usage detail an upstream may give.
+const detailsCase = `{"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":25,"total_tokens":55,` +
+	`"prompt_tokens_details":{"cached_tokens":7,"cache_write_tokens":2,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":18}}}`
 
 func TestDecodeMatchesJSON(t *testing.T) {
 	for _, s := range decodeCases {
@@ -73,7 +81,7 @@ func TestDecodeMatchesJSON(t *testing.T) {
 // TestDecodeFastPath: the shapes upstreams send on every request take the
 // fast path (a regression here costs CPU, not correctness).
 func TestDecodeFastPath(t *testing.T) {
-	for _, s := range decodeCases[:8] {
+	for _, s := range append(decodeCases[:8:8], detailsCase) {
 		if !fastChunk(jsonfast.Doc(s), new(wireChunk)) && !fastCompletion(jsonfast.Doc(s), new(wireCompletion)) {
 			t.Errorf("not on the fast path: %s", s)
 		}

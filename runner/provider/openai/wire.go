@@ -10,9 +10,21 @@ import (
 // are ignored: upstreams add their own.
 
 type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens            int               `json:"prompt_tokens"`
+	CompletionTokens        int               `json:"completion_tokens"`
+	TotalTokens             int               `json:"total_tokens"`
+	PromptTokensDetails     *wireTokenDetails `json:"prompt_tokens_details"`
+	CompletionTokensDetails *wireTokenDetails `json:"completion_tokens_details"`
+}
+
+// wireTokenDetails are the usage details an upstream may report:
+// prompt_tokens_details.cached_tokens (OpenAI, vLLM, DeepSeek),
+// .cache_write_tokens (OpenRouter) and
+// completion_tokens_details.reasoning_tokens.
+type wireTokenDetails struct {
+	CachedTokens     int `json:"cached_tokens"`
+	CacheWriteTokens int `json:"cache_write_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens"`
 }
 
 func (u *wireUsage) usage() runner.Usage {
@@ -23,7 +35,14 @@ func (u *wireUsage) usage() runner.Usage {
 	if total == 0 {
 		total = u.PromptTokens + u.CompletionTokens
 	}
-	return runner.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}
+	r := runner.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}
+	if d := u.PromptTokensDetails; d != nil {
+		r.CachedTokens, r.CacheWriteTokens = d.CachedTokens, d.CacheWriteTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		r.ReasoningTokens = d.ReasoningTokens
+	}
+	return r
 }
 
 // wireChunk is one streamed chat.completion.chunk.

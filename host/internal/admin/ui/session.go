@@ -164,8 +164,7 @@ func (u *UI) current(r *http.Request) (*session, bool) {
 // its configuration changes.
 func (u *UI) Revalidate() { u.sessions.revalidate(u.cfg.Backend.AdminTokenValid) }
 
-var errNoSession = apierr.New(http.StatusUnauthorized, apierr.TypeAuthentication, apierr.CodeNotLoggedIn,
-	"log in to the operator page first (POST /ui/login)")
+var errNoSession = apierr.New(apierr.CodeNotLoggedIn, "log in to the operator page first (POST /ui/login)")
 
 // requireSession answers 401 in the OpenAI error shape without a session.
 func (u *UI) requireSession(h http.HandlerFunc) http.HandlerFunc {

@@ -151,7 +151,7 @@ var writeError = httpmux.WriteError
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeError(w, apierr.New(http.StatusInternalServerError, apierr.TypeServer, apierr.CodeInternal, "encoding the reply failed"))
+		writeError(w, apierr.New(apierr.CodeInternal, "encoding the reply failed"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -8,7 +8,6 @@ package socket
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -250,10 +249,10 @@ func (k *Conn) read(ctx context.Context, events chan<- event) {
 // overBudget refuses an event sent behind a turn in flight that the
 // connection cannot hold: the client sends faster than its turns run.
 func overBudget(budget int64) *apierr.Error {
-	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit, Code: apierr.CodeRateLimited,
-		RetryAfter: 1,
-		Message: "this event was not run: with the turn in flight and the events queued behind it, the socket would hold more than " +
-			strconv.FormatInt(budget, 10) + " bytes (websocket.max_socket_bytes); wait for a turn's end before sending the next"}
+	e := apierr.New(apierr.CodeRateLimited, "this event was not run: with the turn in flight and the events queued behind it, the socket would hold more than "+
+		strconv.FormatInt(budget, 10)+" bytes (websocket.max_socket_bytes); wait for a turn's end before sending the next")
+	e.RetryAfter = 1
+	return e
 }
 
 // ping keeps an idle connection alive through load balancers and finds a
@@ -289,7 +288,7 @@ func (k *Conn) stalled() {
 // timeout: an error event the SDKs know (they reconnect), then a normal
 // closure.
 func (k *Conn) limit(ctx context.Context, what string) {
-	e := apierr.New(http.StatusBadRequest, apierr.TypeInvalidRequest, apierr.CodeWebSocketLimit,
+	e := apierr.New(apierr.CodeWebSocketLimit,
 		"Responses websocket connection limit reached ("+what+"). Create a new websocket connection to continue.")
 	w := k.writer(ctx, nil)
 	w.Error(e)
@@ -358,8 +357,7 @@ func (k *Conn) prewarm(ctx context.Context, t *turn, w *Writer) {
 		return
 	}
 	if m := modelOf(t.body); m != k.cfg.Model {
-		w.Error(&apierr.Error{Status: http.StatusNotFound, Type: apierr.TypeInvalidRequest, Code: apierr.CodeModelNotFound,
-			Param: "model", Message: "the model " + quote(m) + " does not exist; this service serves " + quote(k.cfg.Model)})
+		w.Error(apierr.Param(apierr.CodeModelNotFound, "model", "the model "+quote(m)+" does not exist; this service serves "+quote(k.cfg.Model)))
 		return
 	}
 	created, done := prewarm(t.body, k.cfg.Model)

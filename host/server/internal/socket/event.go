@@ -1,7 +1,6 @@
 package socket
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -92,9 +91,7 @@ func parse(msg []byte, cache *Cache) (*turn, *apierr.Error) {
 			return true // the socket's own fields
 		case "background":
 			if v.Type != gjson.False && v.Type != gjson.Null {
-				e = &apierr.Error{Status: http.StatusBadRequest, Type: apierr.TypeInvalidRequest,
-					Code: apierr.CodeUnsupportedParameter, Param: "background",
-					Message: "background is not supported over the socket; use POST /v1/responses"}
+				e = apierr.Param(apierr.CodeUnsupportedParameter, "background", "background is not supported over the socket; use POST /v1/responses")
 				return false
 			}
 		case "store":

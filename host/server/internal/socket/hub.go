@@ -2,7 +2,6 @@ package socket
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"sync"
 
@@ -91,8 +90,9 @@ func (h *Hub) Enter(tenant, token string, caps Caps) (leave func(), e *apierr.Er
 
 // socketLimit is the 429 of a socket over its tenant's or token's cap.
 func socketLimit(msg string) *apierr.Error {
-	return &apierr.Error{Status: http.StatusTooManyRequests, Type: apierr.TypeRateLimit, Code: apierr.CodeRateLimited,
-		Message: msg, RetryAfter: retryAfter}
+	e := apierr.New(apierr.CodeRateLimited, msg)
+	e.RetryAfter = retryAfter
+	return e
 }
 
 // Serve runs k until it ends, tracked; false when the hub is draining (the

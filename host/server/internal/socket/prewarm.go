@@ -53,7 +53,7 @@ func prewarm(body []byte, model string) (created, completed []byte) {
 				b = append(b, f.Default...)
 			}
 		}
-		b = append(b, `,"background":false,"usage":{"input_tokens":0,"input_tokens_details":{"cached_tokens":0},"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":0}`...)
+		b = append(b, `,"background":false,"usage":{"input_tokens":0,"input_tokens_details":{"cached_tokens":0,"cache_write_tokens":0},"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":0}`...)
 		meta := gjson.GetBytes(body, "metadata")
 		b = append(b, `,"metadata":`...)
 		if meta.IsObject() {

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/runedge/runedge/filters/auth"
+	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/config/configtest"
+)
+
+// settingCase shows what settings do: a configuration file that sets them,
+// a server started from it, and requests whose answers show their effect.
+type settingCase struct {
+	// settings are the paths (as in docs/configuration.md) the case shows.
+	settings []string
+	// doc is YAML merged into the base file; $WASM stands for the default
+	// mapping's WebAssembly build.
+	doc  string
+	show func(t *testing.T, h *harness)
+}
+
+// settingCases is the table of settings shown through a real server
+// started from a file. TestSettingsFromFile walks it; TestSettingsTable
+// holds it against every setting of config.Config, so a new setting needs
+// a case here (or a place in settingsNotShown).
+var settingCases = []settingCase{
+	{[]string{"tools.hosted"}, "tools: {hosted: refuse}", showHostedRefused},
+	{[]string{"tools.hosted", "chains.<endpoint>.map_request", "chains.<endpoint>.translate"},
+		"tools: {hosted: refuse}\nchains: {responses: {map_request: $WASM, translate: $WASM}, chat.completions: {map_request: $WASM, translate: $WASM}}",
+		showHostedRefused},
+	{[]string{"actors.missing"}, "actors: {missing: require}", func(t *testing.T, h *harness) {
+		apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`), 400, "invalid_header", "X-Service-Actor-Id")
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-actor-id", "u1", "x-service-actor-type", "user")
+		if b := body(t, res); res.StatusCode != 200 {
+			t.Errorf("with actor headers: %d %s", res.StatusCode, b)
+		}
+	}},
+	{[]string{"actors.default_tenant", "host.id"}, "actors: {default_tenant: acme-default}\nhost: {id: host-from-file}", func(t *testing.T, h *harness) {
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`)
+		body(t, res)
+		r := h.run(res.Header.Get("x-service-run-id"))
+		if r.TenantID != "acme-default" || r.HostID != "host-from-file" {
+			t.Errorf("run tenant %q host %q, want acme-default, host-from-file", r.TenantID, r.HostID)
+		}
+	}},
+	{[]string{"limits.max_body_bytes"}, "limits: {max_body_bytes: 4096}", func(t *testing.T, h *harness) {
+		apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"`+strings.Repeat("a", 5000)+`"}`), 413, "body_too_large", "")
+		if res := h.do("POST", "/v1/responses", `{"model":"service","input":"`+strings.Repeat("a", 3000)+`"}`); res.StatusCode != 200 {
+			t.Errorf("a body under the limit: %d %s", res.StatusCode, body(t, res))
+		} else {
+			body(t, res)
+		}
+	}},
+	{[]string{"limits.rate_per_second", "limits.burst"}, "limits: {rate_per_second: 0.01, burst: 2}", func(t *testing.T, h *harness) {
+		for i := range 2 {
+			if res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`); res.StatusCode != 200 {
+				t.Fatalf("request %d within the burst: %d %s", i, res.StatusCode, body(t, res))
+			} else {
+				body(t, res)
+			}
+		}
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`)
+		if res.Header.Get("Retry-After") == "" {
+			t.Errorf("429 without Retry-After")
+		}
+		apiError(t, res, 429, "rate_limit_exceeded", "")
+	}},
+	{[]string{"limits.history.max_references"}, "limits: {history: {max_references: 1}}", func(t *testing.T, h *harness) {
+		apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":[{"type":"item_reference","id":"msg_a"},{"type":"item_reference","id":"msg_b"}]}`),
+			400, "invalid_body", "input")
+	}},
+	{[]string{"admin.metrics_public", "admin.listen"}, "admin: {listen: '127.0.0.1:0', metrics_public: true}", func(t *testing.T, h *harness) {
+		if h.Admin == "" {
+			t.Fatal("no admin listener")
+		}
+		if res, b := h.admin("GET", "/metrics", "", nil, ""); res.StatusCode != 200 || !strings.Contains(string(b), "runedge_") {
+			t.Errorf("/metrics without a token: %d", res.StatusCode)
+		}
+	}},
+	{[]string{"metrics.tenant_label", "metrics.tenants"}, "admin: {listen: '127.0.0.1:0'}\nmetrics: {tenant_label: true, tenants: [globex]}", func(t *testing.T, h *harness) {
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-tenant-id", "globex")
+		body(t, res)
+		if _, b := h.admin("GET", "/metrics", "", nil, tokAdmin); !strings.Contains(string(b), `tenant="globex"`) {
+			t.Errorf("no tenant=\"globex\" label in /metrics")
+		}
+	}},
+	{[]string{"provider.offline.token_delay", "limits.sse_keepalive"}, "provider: {offline: {token_delay: 250ms}}\nlimits: {sse_keepalive: 100ms}", func(t *testing.T, h *harness) {
+		res := h.do("POST", "/v1/responses", `{"model":"service","input":"one two","stream":true}`)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || !strings.Contains(string(b), "\n: keepalive\n") {
+			t.Errorf("a slow stream without keepalives (%v):\n%s", err, b)
+		}
+	}},
+	{[]string{"websocket.max_cached_responses"}, "websocket: {max_cached_responses: 1}", func(t *testing.T, h *harness) {
+		conn := sdkSocket(t, h)
+		first := last(socketTurn(t, conn, create(`,"store":false,"input":"one"`))).Get("response.id").Str
+		socketTurn(t, conn, create(`,"store":false,"input":"two"`))
+		ev := last(socketTurn(t, conn, create(`,"store":false,"input":"three","previous_response_id":"`+first+`"`)))
+		if ev.Get("error.code").Str != "previous_response_not_found" {
+			t.Errorf("the first of two responses with room for one: %s", ev.Raw)
+		}
+	}},
+}
+
+// settingsNotShown are the settings no case shows yet: each is documented
+// and validated, but its effect through a server started from a file is
+// not tested here (most are shown by tests that build the configuration in
+// code). The list only shrinks: a setting that gets a case leaves it.
+var settingsNotShown = []string{
+	"listen", // the harness opens its own listener
+	"host.heap_floor_bytes",
+	"tokens[].name", "tokens[].hash", "tokens[].tenant", "tokens[].admin", // every case's file has tokens
+	"limits.read_body_timeout", "limits.max_in_flight", "limits.run_timeout", "limits.shutdown_grace",
+	"limits.tenant_rate_per_second", "limits.tenant_burst", "limits.max_in_flight_per_tenant",
+	"limits.max_in_flight_per_token", "limits.max_background", "limits.write_timeout",
+	"limits.read_header_timeout", "limits.max_admin_body_bytes",
+	"limits.history.max_reference_bytes", "limits.history.max_history_bytes",
+	"limits.history.max_stored_events", "limits.history.max_replays_per_tenant",
+	"store.driver", "store.path", "store.dsn", "store.dsn_env", "store.commit_window", "store.commit_batch", "store.retention",
+	"provider.kind", "provider.openai.base_url", "provider.openai.api_key_env", "provider.openai.model",
+	"provider.openai.include_usage", "provider.openai.connect_timeout", "provider.openai.first_byte_timeout",
+	"provider.openai.idle_timeout", "provider.openai.max_attempts", "provider.openai.backoff_base", "provider.openai.backoff_max",
+	"plugins.cache_dir", "plugins.pool_size", "plugins.max_memory_pages", "plugins.call_timeout",
+	"plugins.call_timeout_per_mib", "plugins.store_dir", "plugins.stream_window", "plugins.origins", "plugins.trusted_keys",
+	"admin.ui.secure_cookie", "admin.ui.session_ttl", "admin.ui.trusted_proxies",
+	"log.format", "metrics.max_tenant_labels",
+	"tracing.endpoint", "tracing.protocol", "tracing.insecure", "tracing.sample_ratio", "tracing.trust_traceparent", "tracing.batch_timeout",
+	"websocket.max_age", "websocket.ping_interval",
+	"compaction.keys[].id", "compaction.keys[].secret_env",
+}
+
+func showHostedRefused(t *testing.T, h *harness) {
+	apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x","tools":[{"type":"web_search"}]}`),
+		400, "unsupported_parameter", "tools[0].type")
+	apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x","tools":[{"type":"function","name":"f"},{"type":"mcp","server_label":"s"}]}`),
+		400, "unsupported_parameter", "tools[1].type")
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"x","tools":[{"type":"function","name":"f"}]}`)
+	if b := body(t, res); res.StatusCode != 200 {
+		t.Errorf("without hosted tools: %d %s", res.StatusCode, b)
+	}
+}
+
+// TestSettingsFromFile starts a server from each case's file and shows
+// what its settings do.
+func TestSettingsFromFile(t *testing.T) {
+	for _, c := range settingCases {
+		t.Run(strings.Join(c.settings, "+"), func(t *testing.T) {
+			h := serveFile(t, c.doc)
+			c.show(t, h)
+		})
+	}
+}
+
+// TestSettingsTable: every setting of the file is shown by a case or
+// listed as not shown, never both.
+func TestSettingsTable(t *testing.T) {
+	shown := map[string]bool{}
+	for _, c := range settingCases {
+		for _, s := range c.settings {
+			shown[s] = true
+		}
+	}
+	all := settingPaths(reflect.TypeFor[config.Config](), "")
+	for _, s := range all {
+		switch {
+		case shown[s] && slices.Contains(settingsNotShown, s):
+			t.Errorf("%s is shown by a case: take it out of settingsNotShown", s)
+		case !shown[s] && !slices.Contains(settingsNotShown, s):
+			t.Errorf("%s: no case shows it (add one to settingCases)", s)
+		}
+	}
+	for _, s := range append(slices.Collect(mapKeys(shown)), settingsNotShown...) {
+		if !slices.Contains(all, s) {
+			t.Errorf("%s is not a setting of config.Config", s)
+		}
+	}
+}
+
+func mapKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// settingPaths lists the leaf settings of typ as the file spells them:
+// inline parts flattened, list elements as [], chains' keys as <endpoint>.
+func settingPaths(typ reflect.Type, prefix string) []string {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	switch {
+	case typ == reflect.TypeFor[config.Duration]():
+		return []string{prefix}
+	case typ.Kind() == reflect.Slice && typ.Elem().Kind() == reflect.Struct:
+		return settingPaths(typ.Elem(), prefix+"[]")
+	case typ.Kind() == reflect.Map:
+		return settingPaths(typ.Elem(), prefix+".<endpoint>")
+	case typ.Kind() != reflect.Struct:
+		return []string{prefix}
+	}
+	var out []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")
+		switch {
+		case tag[0] == "-" || !f.IsExported():
+		case len(tag) > 1 && tag[1] == "inline":
+			out = append(out, settingPaths(f.Type, prefix)...)
+		default:
+			p := tag[0]
+			if prefix != "" {
+				p = prefix + "." + p
+			}
+			out = append(out, settingPaths(f.Type, p)...)
+		}
+	}
+	return out
+}
+
+// serveFile writes a configuration file (the test's state directories and
+// tokens, merged with doc), loads it as `runedge serve --config` does and
+// starts a server from it.
+func serveFile(t *testing.T, doc string) *harness {
+	t.Helper()
+	base := configtest.New(t)
+	if strings.Contains(doc, "$WASM") {
+		doc = strings.ReplaceAll(doc, "$WASM", configtest.DefaultWasm(t))
+	}
+	file := map[string]any{
+		"tokens": []any{
+			map[string]any{"name": "app", "hash": auth.HashToken(tokApp)},
+			map[string]any{"name": "ops", "hash": auth.HashToken(tokAdmin), "admin": true},
+		},
+		"store": map[string]any{"path": base.Store.Path},
+		"plugins": map[string]any{"cache_dir": base.Plugins.CacheDir, "store_dir": base.Plugins.StoreDir,
+			"pool_size": base.Plugins.PoolSize, "call_timeout": base.Plugins.CallTimeout.Std().String()},
+		"admin": map[string]any{"listen": "127.0.0.1:0"},
+	}
+	var add map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &add); err != nil {
+		t.Fatalf("case file: %v", err)
+	}
+	merge(file, add)
+	b, err := yaml.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(base.Dir, "runedge.yaml")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	return serveConfig(t, cfg)
+}
+
+// merge adds src to dst, section by section.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sub, ok := v.(map[string]any); ok {
+			if have, ok := dst[k].(map[string]any); ok {
+				merge(have, sub)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
