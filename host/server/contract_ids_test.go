@@ -16,7 +16,7 @@ func runOf(responseID string) string {
 
 // A malformed id (internal/contract refuses it) is answered as an unknown
 // id on every route and parameter that takes one (DESIGN's table): 404
-// not_found in a path or as conversation, 400 previous_response_not_found
+// not_found in a path or as conversation (naming it), 400 previous_response_not_found
 // as previous_response_id; never a 500, and no run.
 func TestMalformedIDsAreUnknownIDs(t *testing.T) {
 	h := start(t, nil)
@@ -47,7 +47,7 @@ func TestMalformedIDsAreUnknownIDs(t *testing.T) {
 		}
 		t.Run("conversation "+id, func(t *testing.T) {
 			apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x","conversation":"`+id+`"}`, tenant...),
-				404, "not_found", "")
+				404, "not_found", "conversation")
 		})
 	}
 }

@@ -20,9 +20,6 @@ import (
 // name. Before, every one of these URLs reached the upstream as given, and
 // file_url went as file.file_data.
 func TestMediaURLPolicy(t *testing.T) {
-	responsesImage := func(u string) string {
-		return `{"model":"service","input":[{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"` + u + `"}]}]}`
-	}
 	chatImage := func(u string) string {
 		return `{"model":"service","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"` + u + `"}}]}]}`
 	}
@@ -99,4 +96,9 @@ func TestMediaURLPolicy(t *testing.T) {
 	if !strings.Contains(string(b), "media.allow_private_hosts") {
 		t.Fatalf("allow_http alone passed a loopback host: %s", b)
 	}
+}
+
+// responsesImage is a Responses request with one image part of URL u.
+func responsesImage(u string) string {
+	return `{"model":"service","input":[{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"` + u + `"}]}]}`
 }

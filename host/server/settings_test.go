@@ -109,6 +109,28 @@ var settingCases = []settingCase{
 			t.Errorf("the first of two responses with room for one: %s", ev.Raw)
 		}
 	}},
+	{[]string{"media.allow_http", "media.allow_private_hosts"}, "media: {allow_http: true, allow_private_hosts: true}", func(t *testing.T, h *harness) {
+		if res := h.do("POST", "/v1/responses", responsesImage("http://127.0.0.1/cat.png")); res.StatusCode != 200 {
+			t.Errorf("an http: image on a loopback host with both open: %d %s", res.StatusCode, body(t, res))
+		} else {
+			body(t, res)
+		}
+	}},
+	{[]string{"usage.budgets[].name", "usage.budgets[].tenant", "usage.budgets[].tokens", "usage.budgets[].window", "usage.default_max_output_tokens"},
+		"usage: {default_max_output_tokens: 50, budgets: [{name: tiny, tenant: t1, tokens: 40, window: day}]}", func(t *testing.T, h *harness) {
+			// The estimate alone (the input, and 50 output tokens) is over
+			// the 40 tokens: refused before a run; another tenant is served.
+			res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-tenant-id", "t1")
+			if res.Header.Get("x-service-run-id") != "" {
+				t.Errorf("a refused request has a run")
+			}
+			apiError(t, res, 429, "insufficient_quota", "")
+			if res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-tenant-id", "t2"); res.StatusCode != 200 {
+				t.Errorf("another tenant: %d %s", res.StatusCode, body(t, res))
+			} else {
+				body(t, res)
+			}
+		}},
 }
 
 // settingsNotShown are the settings no case shows yet: each is documented
@@ -136,6 +158,16 @@ var settingsNotShown = []string{
 	"tracing.endpoint", "tracing.protocol", "tracing.insecure", "tracing.sample_ratio", "tracing.trust_traceparent", "tracing.batch_timeout",
 	"websocket.max_age", "websocket.ping_interval",
 	"compaction.keys[].id", "compaction.keys[].secret_env",
+	// Shown by tests that build the configuration in code: the socket caps
+	// and budget (TestSocketCaps, TestSocketReadAheadBudget,
+	// TestSocketIdleTimeout), leases (runner and host/fleet), prices and the
+	// other budget keys (TestUsageAPI, TestBudgetRefusesBeforeTheRun).
+	"websocket.idle_timeout", "websocket.max_sockets", "websocket.max_sockets_per_tenant",
+	"websocket.max_sockets_per_token", "websocket.max_socket_bytes",
+	"runs.lease", "runs.lease_renew", "runs.max_drives",
+	"usage.prices[].provider", "usage.prices[].model", "usage.prices[].input_per_million",
+	"usage.prices[].cached_input_per_million", "usage.prices[].output_per_million",
+	"usage.budgets[].token", "usage.budgets[].actor", "usage.budgets[].cost",
 }
 
 func showHostedRefused(t *testing.T, h *harness) {

@@ -7,19 +7,27 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// exact is s in a slice whose capacity is its length: the cache counts
+// what an entry holds by capacity, and a conversion may round it up.
+func exact(s string) []byte {
+	b := make([]byte, len(s))
+	copy(b, s)
+	return b
+}
+
 func TestCacheBounds(t *testing.T) {
 	c := NewCache(2, 20)
-	c.put("a", &entry{items: []byte("[1]")})
-	c.put("b", &entry{items: []byte("[2]")})
-	c.put("c", &entry{items: []byte("[3]")}) // over the count: a goes
+	c.put("a", &entry{items: exact("[1]")})
+	c.put("b", &entry{items: exact("[2]")})
+	c.put("c", &entry{items: exact("[3]")}) // over the count: a goes
 	if _, ok := c.get("a"); ok || c.Len() != 2 {
 		t.Fatalf("after three puts: %d, a kept %v", c.Len(), ok)
 	}
-	c.put("d", &entry{items: []byte("[" + strings.Repeat("1", 16) + "]")}) // 18 bytes: b and c go
+	c.put("d", &entry{items: exact("[" + strings.Repeat("1", 16) + "]")}) // 18 bytes: b and c go
 	if _, ok := c.get("c"); ok || c.Len() != 1 || c.bytes != 18 {
 		t.Fatalf("after a large put: %d entries, %d bytes", c.Len(), c.bytes)
 	}
-	c.put("e", &entry{items: []byte("[" + strings.Repeat("1", 30) + "]")}) // larger than the bound: not kept
+	c.put("e", &entry{items: exact("[" + strings.Repeat("1", 30) + "]")}) // larger than the bound: not kept
 	if _, ok := c.get("e"); ok {
 		t.Fatal("an entry over the byte bound was kept")
 	}
