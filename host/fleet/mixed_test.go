@@ -26,6 +26,7 @@ type outcome struct {
 	kind  string
 	h     *host // the process it was sent to (a restarted host is another)
 	sent  time.Time
+	ended time.Time
 	err   error  // a transport error, or a reply or socket cut short
 	code  int    // the HTTP status (101 for a socket's turns)
 	ecode string // the error code of a refusal
@@ -38,8 +39,9 @@ func (o outcome) String() string {
 }
 
 // post sends one compatible request to h and reads its reply to the end.
-func post(h *host, kind, path, body string) outcome {
-	o := outcome{kind: kind, h: h, sent: time.Now()}
+func post(h *host, kind, path, body string) (o outcome) {
+	o = outcome{kind: kind, h: h, sent: time.Now()}
+	defer func() { o.ended = time.Now() }()
 	res, err := h.do("POST", path, body)
 	if err != nil {
 		o.err = err
@@ -117,6 +119,7 @@ func socketTurns(h *host, words int) []outcome {
 				o.err = fmt.Errorf("turn %d ended %s", turn, msg)
 			}
 		}
+		o.ended = time.Now()
 		outs = append(outs, o)
 		if o.err != nil {
 			return outs
@@ -213,6 +216,11 @@ func TestMixedLoadThroughAKillAndADeploy(t *testing.T) {
 	// host (500 ms): one seen running with the same expired lease for
 	// 2.5 s is stranded.
 	stranded := make(chan string, 16)
+	sampler, err := pgx.Connect(t.Context(), dsn) // a pgx.Conn is one goroutine's
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sampler.Close(context.Background())
 	stopSampling := make(chan struct{})
 	var sampling sync.WaitGroup
 	sampling.Go(func() {
@@ -225,7 +233,7 @@ func TestMixedLoadThroughAKillAndADeploy(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			rows, err := db.Query(context.Background(), `SELECT id || '/' || lease_token FROM runs
+			rows, err := sampler.Query(context.Background(), `SELECT id || '/' || lease_token FROM runs
 				WHERE status IN ('queued', 'running') AND COALESCE(lease_expires, 0) < $1`, time.Now().UnixMilli())
 			if err != nil {
 				stranded <- err.Error()
@@ -379,6 +387,9 @@ func TestMixedLoadThroughAKillAndADeploy(t *testing.T) {
 			}
 		case ok:
 			cat = "ok"
+			if o.h == b && o.sent.Before(termAt) && o.ended.After(termAt) {
+				cat = "finished by draining B"
+			}
 			if r.status != string(runner.StatusCompleted) {
 				t.Errorf("%s: answered in full but its run is %s/%s", o, r.status, r.reason)
 			}
