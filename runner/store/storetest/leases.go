@@ -96,8 +96,8 @@ func testLeaseAtStart(t *testing.T, s runner.Store, l runner.LeaseStore) {
 		if len(r.Request) == 0 || r.Status != runner.StatusRunning {
 			t.Fatalf("taken run %s comes without its request (%q) or not running (%s)", r.ID, r.Request, r.Status)
 		}
-		if g := mustGet(t, s, r.ID); g.HostID != "host-b" {
-			t.Fatalf("GetRun after a takeover: host %q, want host-b", g.HostID)
+		if g := mustGet(t, s, r.ID); g.HostID != "host-b" || g.LeaseToken != 2 {
+			t.Fatalf("GetRun after a takeover: host %q token %d, want host-b, 2 (the run's drives)", g.HostID, g.LeaseToken)
 		}
 	}
 }
