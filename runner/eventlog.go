@@ -39,6 +39,9 @@ type EventLog struct {
 	// lost is the run's Handle.leaseLost: once set, nothing more is
 	// written (another acquisition of the run writes its events).
 	lost *atomic.Bool
+	// lease is the run's lease token (Handle.lease): the store keeps a
+	// batch only while the run's token is still this one (0: unfenced).
+	lease int64
 }
 
 // Batching: a batch is written when it holds eventBatch events or its
@@ -60,10 +63,12 @@ func (h *Handle) EventLog() *EventLog {
 	s := h.svc
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l := s.logs[h.run.ID]; l != nil {
+	// A log of an earlier acquisition of the run on this host (its lease
+	// lost, the run taken back) is not this drive's.
+	if l := s.logs[h.run.ID]; l != nil && l.lease == h.lease {
 		return l
 	}
-	l := &EventLog{svc: s, runID: h.run.ID, last: s.now(), max: s.bounds.MaxStoredEvents, lost: &h.leaseLost}
+	l := &EventLog{svc: s, runID: h.run.ID, last: s.now(), max: s.bounds.MaxStoredEvents, lost: &h.leaseLost, lease: h.lease}
 	s.logs[h.run.ID] = l
 	return l
 }
@@ -141,7 +146,14 @@ func (l *EventLog) flushOne(ctx context.Context) bool {
 	if len(batch) == 0 || failed {
 		return false
 	}
-	err := l.svc.history.AppendEvents(context.WithoutCancel(ctx), l.runID, batch)
+	err := l.svc.history.AppendEvents(context.WithoutCancel(ctx), l.runID, l.lease, batch)
+	if errors.Is(err, ErrFenced) {
+		// Another acquisition holds the run (this host stalled past its
+		// lease): it writes the run's events now; this drive stops.
+		l.svc.fencedEvents(l.runID, l.lease)
+		l.Drop()
+		return false
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if errors.Is(err, ErrNotFound) {

@@ -255,9 +255,8 @@ func (h *Handle) finish(res *Result, err error) error {
 	h.ending.Store(true)
 	// A stored response's final object and output item join the terminal
 	// write when the store can (HistoryJoiner): one commit, both or neither.
-	// Not a leased background run's: a joined write rides on the
-	// terminal write even when the fence refuses it, and such a run is
-	// the one another host may have driven again meanwhile.
+	// The joined write is fenced by the same lease token: when another
+	// host took the run over meanwhile, neither is kept.
 	tctx, ended := wctx, NotJoined
 	var out []Item
 	if h.stored {
@@ -270,9 +269,7 @@ func (h *Handle) finish(res *Result, err error) error {
 			}
 			out = []Item{{ID: contract.MessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
 		}
-		if h.lease == 0 || !h.background {
-			tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.object, out)
-		}
+		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.lease, h.object, out)
 	}
 	if t.Usage != nil && o.status.Terminal() {
 		t.Ledger = h.ledgerEntry(t.Usage, h.svc.now().Unix())

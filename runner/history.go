@@ -102,8 +102,12 @@ type HistoryStore interface {
 	DeleteResponse(ctx context.Context, tenantID, runID string) error
 	// AppendEvents stores a batch of a run's stream events in one write:
 	// a stored response's, or a run's that is no response (a native run);
-	// a deleted response's is ErrNotFound.
-	AppendEvents(ctx context.Context, runID string, batch []StoredEvent) error
+	// a deleted response's is ErrNotFound. lease, when not 0, fences the
+	// write as Transition.Lease does: the batch is kept only while the
+	// run's lease token is still lease, in the same statement, and is
+	// ErrFenced otherwise (another host took the run over and writes its
+	// events now).
+	AppendEvents(ctx context.Context, runID string, lease int64, batch []StoredEvent) error
 	// Events returns a run's stored events with Seq > after, in order,
 	// read from at most batches stored batches (AppendEvents' writes, each
 	// of at most a few hundred events): a reader pages through a long
@@ -120,11 +124,16 @@ type HistoryStore interface {
 // transaction). When it was not (the store made no joinable write under
 // that context, or declined: a very large input), the caller makes the
 // history write itself. A joined end write is made even when the
-// Transition is refused (the run already ended by another writer): the
-// object and output item are what the client received.
+// Transition is refused because the run already ended by another writer
+// (a cancel): the object and output item are what the client received.
+// It is not made when the run's lease token is no longer lease (when not
+// 0), as the Transition it joins is fenced (Transition.Lease): another
+// acquisition of the run writes its end. The condition is in the write's
+// own statements, since it runs whether or not the Transition changed a
+// row.
 type HistoryJoiner interface {
 	JoinBegin(ctx context.Context, rec ResponseRecord, input []Item) (context.Context, func() bool)
-	JoinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool)
+	JoinEnd(ctx context.Context, runID string, lease int64, object []byte, output []Item) (context.Context, func() bool)
 }
 
 // NotJoined is the report of a history write that did not join a run
@@ -139,9 +148,9 @@ func (s *Service) joinBegin(ctx context.Context, rec ResponseRecord, input []Ite
 	return ctx, NotJoined
 }
 
-func (s *Service) joinEnd(ctx context.Context, runID string, object []byte, output []Item) (context.Context, func() bool) {
+func (s *Service) joinEnd(ctx context.Context, runID string, lease int64, object []byte, output []Item) (context.Context, func() bool) {
 	if j, ok := s.history.(HistoryJoiner); ok {
-		return j.JoinEnd(ctx, runID, object, output)
+		return j.JoinEnd(ctx, runID, lease, object, output)
 	}
 	return ctx, NotJoined
 }

@@ -209,6 +209,18 @@ func (h *Handle) loseLease() {
 	h.cancel(cancelCause{reason: ReasonInterrupted})
 }
 
+// fencedEvents counts a batch of events the store refused because run id's
+// lease token is no longer lease, and stops the run's drive here if it is
+// still in flight: another host took it over.
+func (s *Service) fencedEvents(id string, lease int64) {
+	if s.lease != nil {
+		s.lease.obs.FencedWrite()
+	}
+	if h := s.inFlight(id); h != nil && h.lease == lease && !h.ending.Load() {
+		h.loseLease()
+	}
+}
+
 // takeOver takes the runs whose lease ran out and settles each.
 func (s *Service) takeOver(ctx context.Context) {
 	s.mu.Lock()

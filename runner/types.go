@@ -237,7 +237,9 @@ type Run struct {
 	// one more at every takeover, so it also counts the run's drives) and
 	// when the lease runs out, in Unix milliseconds (0: held by nobody,
 	// as a run that waits or ended, or one written before leases).
-	// StartRun records them with the run; GetRun does not read them.
+	// StartRun records them with the run; GetRun and ListRuns read the
+	// token (the operator page shows it as the run's drives), not the
+	// expiry.
 	LeaseToken     int64 `json:"-"`
 	LeaseExpiresAt int64 `json:"-"`
 }

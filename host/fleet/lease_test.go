@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,17 +63,23 @@ func waitEnded(t *testing.T, h *host, id string, within time.Duration) runner.Ru
 }
 
 // follow reads a background response's stream on h from the start
-// (GET /v1/responses/{id}?stream=true) and returns its events' types and
-// the last event's data.
-func follow(t *testing.T, h *host, runID string) (types []string, last string, err error) {
-	res, err := h.do("GET", "/v1/responses/"+contract.ResponseID(runID)+"?stream=true", "")
+// (GET /v1/responses/{id}?stream=true), or after event after when it is
+// not negative (&starting_after=), and returns its events' types, the
+// last event's data, and the text of the deltas after the last
+// response.output_item.added (the last attempt's).
+func follow(t *testing.T, h *host, runID string, after int) (types []string, last, deltas string, err error) {
+	path := "/v1/responses/" + contract.ResponseID(runID) + "?stream=true"
+	if after >= 0 {
+		path += fmt.Sprintf("&starting_after=%d", after)
+	}
+	res, err := h.do("GET", path, "")
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != 200 {
 		b, _ := io.ReadAll(res.Body)
-		return nil, "", fmt.Errorf("follow on %s: %d %s", h.id, res.StatusCode, b)
+		return nil, "", "", fmt.Errorf("follow on %s: %d %s", h.id, res.StatusCode, b)
 	}
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -89,14 +96,21 @@ func follow(t *testing.T, h *host, runID string) (types []string, last string, e
 		}
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 			var ev struct {
-				Type string `json:"type"`
+				Type  string `json:"type"`
+				Delta string `json:"delta"`
 			}
 			json.Unmarshal([]byte(data), &ev)
 			types = append(types, ev.Type)
 			last = data
+			switch ev.Type {
+			case "response.output_item.added":
+				deltas = ""
+			case "response.output_text.delta":
+				deltas += ev.Delta
+			}
 		}
 	}
-	return types, last, sc.Err()
+	return types, last, deltas, sc.Err()
 }
 
 // Three hosts on one PostgreSQL: host A is killed with SIGKILL and host B
@@ -121,14 +135,14 @@ func TestBackgroundRunsOutliveTheirHosts(t *testing.T) {
 	onA = append(onA, streamed)
 	fg := startStream(t, a, 200)
 	type followed struct {
-		types []string
-		last  string
-		err   error
+		types        []string
+		last, deltas string
+		err          error
 	}
-	reader := make(chan followed, 1)
+	reader, resumed := make(chan followed, 1), make(chan followed, 1)
 	go func() {
-		types, last, err := follow(t, c, streamed)
-		reader <- followed{types, last, err}
+		types, last, deltas, err := follow(t, c, streamed, -1)
+		reader <- followed{types, last, deltas, err}
 	}()
 	// Long enough for host A to have stored some of the stream's events
 	// (a batch every 16 events at most 200 ms apart).
@@ -137,6 +151,11 @@ func TestBackgroundRunsOutliveTheirHosts(t *testing.T) {
 	killed := time.Now()
 	a.kill()
 	b.cmd.Process.Signal(syscall.SIGTERM)
+	// A reader resuming, as the SDKs resume, after the host died.
+	go func() {
+		types, last, deltas, err := follow(t, c, streamed, 2)
+		resumed <- followed{types, last, deltas, err}
+	}()
 	select {
 	case <-b.exited:
 	case <-time.After(20 * time.Second):
@@ -174,35 +193,17 @@ func TestBackgroundRunsOutliveTheirHosts(t *testing.T) {
 	}
 	t.Logf("B exited %s after SIGTERM; A's runs taken over within %s of the kill", handedOff, time.Since(killed))
 
-	// The reader on host C followed the run to its end.
-	select {
-	case f := <-reader:
-		if f.err != nil {
-			t.Fatal(f.err)
+	// The readers on host C followed the run to its end: the new
+	// attempt's events (re-driven on C) after the first attempt's, then
+	// response.completed with the new attempt's output.
+	for i, ch := range []chan followed{reader, resumed} {
+		select {
+		case f := <-ch:
+			checkFollowed(t, i, f.types, f.last, f.deltas, f.err)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("reader %d on host C did not see the run end", i)
 		}
-		if len(f.types) < 2 || f.types[0] != "response.created" || f.types[len(f.types)-1] != "response.completed" {
-			t.Fatalf("the reader saw %v, want response.created … response.completed", f.types)
-		}
-		var ev struct {
-			Response struct {
-				Status string `json:"status"`
-				Output []struct {
-					Content []struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"output"`
-			} `json:"response"`
-		}
-		if err := json.Unmarshal([]byte(f.last), &ev); err != nil {
-			t.Fatal(err)
-		}
-		if ev.Response.Status != "completed" || len(ev.Response.Output) != 1 || !strings.Contains(ev.Response.Output[0].Content[0].Text, "word word") {
-			t.Fatalf("the reader's final response: %.300s", f.last)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the reader on host C did not see the run end")
 	}
-
 	// A and B come back; nothing of theirs is running any more.
 	a2 := startHost(t, hostSpec{id: "host-a", dsn: dsn, runs: fastLeases, listen: strings.TrimPrefix(a.url, "http://")})
 	res, err := a2.do("GET", "/runner/v1/runs?status=running&limit=100", "")
@@ -236,5 +237,56 @@ func TestKilledSQLiteHostFinishesItsBackgroundRuns(t *testing.T) {
 		if r := waitEnded(t, h2, id, 20*time.Second); r.Status != runner.StatusCompleted {
 			t.Fatalf("background run %s after the restart: %s/%s, want completed", id, r.Status, r.StatusReason)
 		}
+	}
+}
+
+// checkFollowed checks what reader i of a run re-driven after a takeover
+// saw: the new attempt's message events after those the first attempt
+// stored, then response.completed whose text is the new attempt's deltas.
+func checkFollowed(t *testing.T, i int, types []string, last, deltas string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("reader %d: %v", i, err)
+	}
+	if i == 0 && (len(types) == 0 || types[0] != "response.created") {
+		t.Fatalf("reader %d from the start saw %v, want response.created first", i, types)
+	}
+	if i == 1 && len(types) > 0 && types[0] == "response.created" {
+		t.Fatalf("reader %d after event 2 saw %v, from response.created", i, types)
+	}
+	added := slices.Index(types, "response.output_item.added")
+	lastAdded := added
+	for j, ty := range types {
+		if ty == "response.output_item.added" {
+			lastAdded = j
+		}
+	}
+	if added < 0 {
+		t.Fatalf("reader %d saw no message item: %v", i, types)
+	}
+	tail := types[lastAdded:]
+	want := []string{"response.output_item.added", "response.content_part.added", "response.output_text.delta"}
+	wantEnd := []string{"response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"}
+	if len(tail) < len(want)+len(wantEnd) || !slices.Equal(tail[:len(want)], want) || !slices.Equal(tail[len(tail)-len(wantEnd):], wantEnd) {
+		t.Fatalf("reader %d: the last attempt's events %v, want %v, deltas, %v", i, tail, want, wantEnd)
+	}
+	var ev struct {
+		Response struct {
+			Status string `json:"status"`
+			Output []struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"output"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(last), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Response.Status != "completed" || len(ev.Response.Output) != 1 || !strings.Contains(ev.Response.Output[0].Content[0].Text, "word word") {
+		t.Fatalf("reader %d's final response: %.300s", i, last)
+	}
+	if got := ev.Response.Output[0].Content[0].Text; got != deltas {
+		t.Fatalf("reader %d: the final text (%d bytes) is not the new attempt's deltas (%d bytes)", i, len(got), len(deltas))
 	}
 }

@@ -60,3 +60,16 @@ func (s *Server) buildAPI(g *generation, a *auth.Auth, cfg *config.Config) (err 
 	}
 	return nil
 }
+
+// responsesResult is the Responses result mapping plugin of the generation
+// serving now, nil before the first is installed.
+func (s *Server) responsesResult() filters.Mapper {
+	g := s.gen.Load()
+	if g == nil {
+		return nil
+	}
+	if st := g.stages[config.ChainResponses+"/"+StageTranslate]; st != nil && st.p != nil {
+		return st.p
+	}
+	return nil
+}

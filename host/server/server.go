@@ -105,12 +105,15 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	// Leases are the raw store's: the metrics and tracing wrappers below
 	// hide its optional interfaces.
+	store, history := telemetry.TraceStore(telemetry.InstrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.Tracer(), cfg.Store.Driver)
 	var leases runner.LeaseConfig
 	if ls, ok := s.store.(runner.LeaseStore); ok {
 		leases = runner.LeaseConfig{Store: ls, Length: cfg.Runs.Lease.Std(), Renew: cfg.Runs.LeaseRenew.Std(),
-			MaxDrives: cfg.Runs.MaxDrives, Observer: s.metrics.Leases()}
+			MaxDrives: cfg.Runs.MaxDrives, Observer: s.metrics.Leases(),
+			// A background response taken over streams its new attempt
+			// into its event log, mapped by the generation serving then.
+			Redrive: api.Redrive(store, history, s.responsesResult)}
 	}
-	store, history := telemetry.TraceStore(telemetry.InstrumentStore(s.store, s.metrics), historyOf(s.store), s.tracing.Tracer(), cfg.Store.Driver)
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: store, History: history, Conversations: conversationsOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
 		Usage:                usageOf(s.store),

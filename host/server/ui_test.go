@@ -15,6 +15,7 @@ import (
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/internal/admin"
 	"github.com/runedge/runedge/plugins/plugintest"
+	"github.com/runedge/runedge/runner"
 )
 
 // noRedirect is a client that shows redirects instead of following them.
@@ -377,5 +378,23 @@ func TestUISessionEndsWithItsToken(t *testing.T) {
 	}
 	if res, b := h.uiGet("/ui/api/runs", c); res.StatusCode != 401 {
 		t.Fatalf("after the token was removed: %d %s", res.StatusCode, b)
+	}
+}
+
+// The operator page's run shows its drives: the lease token the store
+// reads with the run (1 for a run driven once; one more at each takeover,
+// as storetest.Leases checks on both drivers).
+func TestUIRunShowsDrives(t *testing.T) {
+	h := start(t, nil)
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"hello"}`)
+	if res.StatusCode != 200 {
+		t.Fatalf("response: %d %s", res.StatusCode, body(t, res))
+	}
+	res.Body.Close()
+	run := res.Header.Get("X-Service-Run-Id")
+	h.waitRun(run, func(r runner.Run) bool { return r.Status.Terminal() })
+	ures, b := h.uiGet("/ui/api/runs/"+run, h.uiSession())
+	if ures.StatusCode != 200 || gjson.GetBytes(b, "drives").Int() != 1 || gjson.GetBytes(b, "id").Str != run {
+		t.Fatalf("operator page run: %d %.300s; want drives 1", ures.StatusCode, b)
 	}
 }

@@ -31,7 +31,15 @@ func (b uiBackend) Run(ctx context.Context, id string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.RunView(r), nil
+	return adminRun{RunWithIO: api.RunView(r), Drives: r.LeaseToken}, nil
+}
+
+// adminRun is a run as the operator page shows it: the native run with its
+// input and output, and how many times it was driven (its lease token: 1,
+// one more at each takeover; 0 for a run recorded without a lease).
+type adminRun struct {
+	api.RunWithIO
+	Drives int64 `json:"drives,omitempty"`
 }
 
 // RunEvents reads the first stored events, a page at a time

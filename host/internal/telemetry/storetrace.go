@@ -93,9 +93,9 @@ func (t *tracedHistory) EndResponse(ctx context.Context, runID string, object []
 	return err
 }
 
-func (t *tracedHistory) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
+func (t *tracedHistory) AppendEvents(ctx context.Context, runID string, lease int64, batch []runner.StoredEvent) error {
 	ctx, span := storeSpan(ctx, t.tracer, t.db, "append_events", runID, attribute.Int("runedge.store.events", len(batch)))
-	err := t.HistoryStore.AppendEvents(ctx, runID, batch)
+	err := t.HistoryStore.AppendEvents(ctx, runID, lease, batch)
 	endStore(span, err)
 	return err
 }

@@ -23,7 +23,7 @@ type joiningHistory struct{ runner.HistoryStore }
 func (joiningHistory) JoinBegin(ctx context.Context, _ runner.ResponseRecord, _ []runner.Item) (context.Context, func() bool) {
 	return ctx, runner.NotJoined
 }
-func (joiningHistory) JoinEnd(ctx context.Context, _ string, _ []byte, _ []runner.Item) (context.Context, func() bool) {
+func (joiningHistory) JoinEnd(ctx context.Context, _ string, _ int64, _ []byte, _ []runner.Item) (context.Context, func() bool) {
 	return ctx, runner.NotJoined
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,12 +30,17 @@ const (
 		VALUES ($1, $2, $3, $4, $5, $6)`
 	// A response deleted while it ran matches no row: nothing is kept of
 	// it. An output item takes its tenant and position (after the items
-	// already there) from the database.
-	setObjectSQL    = `UPDATE responses SET object = $1 WHERE run_id = $2 AND NOT deleted`
+	// already there) from the database. A joined end is fenced as its
+	// Transition is (the last parameter: the lease token, 0 for none): it
+	// is queued after that write and runs whether or not the write
+	// changed a row.
+	setObjectSQL = `UPDATE responses SET object = $1 WHERE run_id = $2 AND NOT deleted
+		AND ($3::bigint = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = $2 AND lease_token = $3))`
 	insertOutputSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		SELECT $1, r.run_id, r.tenant_id,
 			COALESCE((SELECT MAX(position) + 1 FROM response_items WHERE run_id = r.run_id), 0), $2, $3
-		FROM responses r WHERE r.run_id = $4 AND NOT r.deleted`
+		FROM responses r WHERE r.run_id = $4 AND NOT r.deleted
+		AND ($5::bigint = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = $4 AND lease_token = $5))`
 	outputTextSQL = `SELECT message FROM response_items WHERE run_id = $1 AND output ORDER BY position LIMIT 1`
 )
 
@@ -80,7 +86,7 @@ func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, ou
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
 	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		endResponse(p, runID, object, output, msgs)
+		endResponse(p, runID, 0, object, output, msgs)
 		return nil
 	})
 	if err != nil {
@@ -107,26 +113,26 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 }
 
 // JoinEnd implements runner.HistoryJoiner: EndResponse's statements are
-// queued after the terminal Transition's.
-func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
+// queued after the terminal Transition's, fenced by the same lease token.
+func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object []byte, output []runner.Item) (context.Context, func() bool) {
 	msgs, err := encodeMessages(output)
 	if err != nil {
 		return ctx, runner.NotJoined
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
 	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
-		endResponse(p, runID, object, output, msgs)
+		endResponse(p, runID, lease, object, output, msgs)
 		return nil
 	})
 	return ctx, r.Committed
 }
 
-func endResponse(p *pipe, runID string, object []byte, output []runner.Item, msgs []string) {
+func endResponse(p *pipe, runID string, lease int64, object []byte, output []runner.Item, msgs []string) {
 	if len(object) > 0 {
-		p.exec(setObjectSQL, string(object), runID)
+		p.exec(setObjectSQL, string(object), runID, lease)
 	}
 	for i, it := range output {
-		p.exec(insertOutputSQL, it.ID, it.Output, msgs[i], runID)
+		p.exec(insertOutputSQL, it.ID, it.Output, msgs[i], runID, lease)
 	}
 }
 
@@ -277,23 +283,52 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 }
 
 // AppendEvents implements runner.HistoryStore. A batch of a deleted
-// response is not kept (runner.ErrNotFound): the INSERT is conditional on
-// no deleted response record, so no read comes first. A run that is no
-// response (a native run) keeps its events too.
-func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) error {
+// response is not kept (runner.ErrNotFound), nor one whose lease token is
+// no longer the run's (runner.ErrFenced): the INSERT is conditional on
+// both, so no read comes first; only a refused batch reads which it was.
+// A run that is no response (a native run) keeps its events too.
+func (s *Store) AppendEvents(ctx context.Context, runID string, lease int64, batch []runner.StoredEvent) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
-		SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM responses WHERE run_id = $1 AND deleted)`,
-		runID, batch[0].Seq, batch[len(batch)-1].Seq, runner.AppendEventFrames(nil, batch))
+	tag, err := s.pool.Exec(ctx, appendEventsSQL,
+		runID, batch[0].Seq, batch[len(batch)-1].Seq, runner.AppendEventFrames(nil, batch), lease)
 	if err != nil {
 		return wrap("events of "+runID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return notFound("response of run", runID)
+		return s.eventsRefused(ctx, runID, lease)
 	}
 	return nil
+}
+
+// appendEventsSQL keeps a batch unless its response was deleted or its
+// lease token ($5, when not 0) is no longer the run's. The run's row is
+// share-locked until the batch commits: a takeover (an UPDATE of the row)
+// waits for a batch that found the token, and a batch that waited for a
+// takeover re-reads the row and finds the token changed, so no batch of
+// the old holder lands after the new holder counted the stored events.
+const appendEventsSQL = `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
+	SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM responses WHERE run_id = $1 AND deleted)
+	AND ($5::bigint = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = $1 AND lease_token = $5 FOR SHARE))`
+
+// eventsRefused explains why AppendEvents kept nothing: the run's lease
+// token is no longer lease (runner.ErrFenced), or its response was
+// deleted.
+func (s *Store) eventsRefused(ctx context.Context, runID string, lease int64) error {
+	if lease != 0 {
+		var tok int64
+		err := s.pool.QueryRow(ctx, `SELECT lease_token FROM runs WHERE id = $1`, runID).Scan(&tok)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return notFound("run", runID)
+		case err != nil:
+			return wrap("events of "+runID, err)
+		case tok != lease:
+			return fmt.Errorf("%w: run %s has lease token %d, the events hold %d", runner.ErrFenced, runID, tok, lease)
+		}
+	}
+	return notFound("response of run", runID)
 }
 
 // Events implements runner.HistoryStore: the SQL LIMIT bounds what one

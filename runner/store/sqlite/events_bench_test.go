@@ -8,11 +8,12 @@ import (
 
 // BenchmarkAppendEvents measures one stored batch of a background
 // response's stream (16 events): the write the event log makes every
-// batch.
+// batch, fenced by the run's lease token as a leased run's are.
 func BenchmarkAppendEvents(b *testing.B) {
 	s := openTemp(b)
 	ctx := b.Context()
 	r := benchRun("sess_e", "thread_e")
+	r.LeaseToken, r.LeaseExpiresAt = 1, 1<<50
 	if err := s.StartRun(ctx, r, true, true); err != nil {
 		b.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func BenchmarkAppendEvents(b *testing.B) {
 			batch[i].Seq = seq + i
 		}
 		seq += len(batch)
-		if err := s.AppendEvents(ctx, r.ID, batch); err != nil {
+		if err := s.AppendEvents(ctx, r.ID, r.LeaseToken, batch); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -30,12 +30,17 @@ const (
 	// The final object and the output items are written without reading
 	// first: a response deleted while it ran matches no row, so nothing
 	// is kept of it, and an output item takes its tenant and position
-	// (after the items already there) from the database.
-	setObjectSQL    = `UPDATE responses SET object = ? WHERE run_id = ? AND deleted = 0`
+	// (after the items already there) from the database. A joined end
+	// is fenced as its Transition is (the last two parameters: the lease
+	// token, 0 for none, twice): it rides on that write whether or not
+	// the write changed a row.
+	setObjectSQL = `UPDATE responses SET object = ? WHERE run_id = ? AND deleted = 0
+		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = responses.run_id AND lease_token = ?))`
 	insertOutputSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		SELECT ?, r.run_id, r.tenant_id,
 			COALESCE((SELECT MAX(position) + 1 FROM response_items WHERE run_id = r.run_id), 0), ?, ?
-		FROM responses r WHERE r.run_id = ? AND r.deleted = 0`
+		FROM responses r WHERE r.run_id = ? AND r.deleted = 0
+		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = r.run_id AND lease_token = ?))`
 	outputTextSQL = `SELECT message FROM response_items WHERE run_id = ? AND output = 1 ORDER BY position LIMIT 1`
 )
 
@@ -90,7 +95,7 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 // (runner.CompactObject): its output text is in the output item already.
 func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, output []runner.Item) (err error) {
 	defer outage(&err)
-	op, err := s.endOp(ctx, runID, object, output)
+	op, err := s.endOp(ctx, runID, 0, object, output)
 	if err == nil {
 		err = s.writer.Do(ctx, op)
 	}
@@ -100,7 +105,7 @@ func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, ou
 	return nil
 }
 
-func (s *Store) endOp(ctx context.Context, runID string, object []byte, output []runner.Item) (groupcommit.Op[*wtx], error) {
+func (s *Store) endOp(ctx context.Context, runID string, lease int64, object []byte, output []runner.Item) (groupcommit.Op[*wtx], error) {
 	st := s.st
 	msgs, err := encodeMessages(output)
 	if err != nil {
@@ -109,7 +114,7 @@ func (s *Store) endOp(ctx context.Context, runID string, object []byte, output [
 	object = runner.CompactObject(object, runner.OutputText(output))
 	return func(ctx context.Context, tx *wtx) error {
 		if len(object) > 0 {
-			if _, err := tx.StmtContext(ctx, st.setObject).ExecContext(ctx, string(object), runID); err != nil {
+			if _, err := tx.StmtContext(ctx, st.setObject).ExecContext(ctx, string(object), runID, lease, lease); err != nil {
 				return err
 			}
 		}
@@ -118,7 +123,7 @@ func (s *Store) endOp(ctx context.Context, runID string, object []byte, output [
 		}
 		ins := tx.StmtContext(ctx, st.insertOutput)
 		for i, it := range output {
-			if _, err := ins.ExecContext(ctx, it.ID, it.Output, msgs[i], runID); err != nil {
+			if _, err := ins.ExecContext(ctx, it.ID, it.Output, msgs[i], runID, lease, lease); err != nil {
 				return fmt.Errorf("items: %w", err)
 			}
 		}
@@ -144,9 +149,9 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 }
 
 // JoinEnd implements runner.HistoryJoiner: EndResponse's write rides on
-// the run's terminal Transition.
-func (s *Store) JoinEnd(ctx context.Context, runID string, object []byte, output []runner.Item) (context.Context, func() bool) {
-	op, err := s.endOp(ctx, runID, object, output)
+// the run's terminal Transition, fenced by the same lease token.
+func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object []byte, output []runner.Item) (context.Context, func() bool) {
+	op, err := s.endOp(ctx, runID, lease, object, output)
 	if err != nil {
 		return ctx, runner.NotJoined
 	}
@@ -321,10 +326,11 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 // AppendEvents implements runner.HistoryStore: the batch is one row
 // (runner.AppendEventFrames), written through the group-commit writer so
 // that concurrent streams' batches share commits. A batch of a deleted
-// response is not kept (runner.ErrNotFound): the INSERT is conditional on
-// no deleted response record, so no read comes first. A run that is no
-// response (a native run) keeps its events too.
-func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.StoredEvent) (err error) {
+// response is not kept (runner.ErrNotFound), nor one whose lease token is
+// no longer the run's (runner.ErrFenced): the INSERT is conditional on
+// both, so no read comes first; only a refused batch reads which it was.
+// A run that is no response (a native run) keeps its events too.
+func (s *Store) AppendEvents(ctx context.Context, runID string, lease int64, batch []runner.StoredEvent) (err error) {
 	defer outage(&err)
 	if len(batch) == 0 {
 		return nil
@@ -332,9 +338,8 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.S
 	frames := runner.AppendEventFrames(nil, batch)
 	kept := true
 	if err := s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
-			SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM responses WHERE run_id = ? AND deleted <> 0)`,
-			runID, batch[0].Seq, batch[len(batch)-1].Seq, frames, runID)
+		res, err := tx.ExecContext(ctx, appendEventsSQL,
+			runID, batch[0].Seq, batch[len(batch)-1].Seq, frames, runID, lease, runID, lease)
 		if err == nil {
 			n, _ := res.RowsAffected()
 			kept = n > 0
@@ -344,9 +349,34 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, batch []runner.S
 		return fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
 	}
 	if !kept {
-		return notFound("response of run", runID)
+		return s.eventsRefused(ctx, runID, lease)
 	}
 	return nil
+}
+
+// appendEventsSQL keeps a batch unless its response was deleted or its
+// lease token (when not 0) is no longer the run's.
+const appendEventsSQL = `INSERT INTO run_events (run_id, first_seq, last_seq, frames)
+	SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM responses WHERE run_id = ? AND deleted <> 0)
+	AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = ? AND lease_token = ?))`
+
+// eventsRefused explains why AppendEvents kept nothing: the run's lease
+// token is no longer lease (runner.ErrFenced), or its response was
+// deleted.
+func (s *Store) eventsRefused(ctx context.Context, runID string, lease int64) error {
+	if lease != 0 {
+		var tok int64
+		err := s.r.QueryRowContext(ctx, `SELECT lease_token FROM runs WHERE id = ?`, runID).Scan(&tok)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return notFound("run", runID)
+		case err != nil:
+			return fmt.Errorf("runner/store/sqlite: events of %s: %w", runID, err)
+		case tok != lease:
+			return fmt.Errorf("%w: run %s has lease token %d, the events hold %d", runner.ErrFenced, runID, tok, lease)
+		}
+	}
+	return notFound("response of run", runID)
 }
 
 // Events implements runner.HistoryStore: the SQL LIMIT bounds what one

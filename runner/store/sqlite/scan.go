@@ -11,7 +11,8 @@ const runColumns = `id, status, status_reason, session_id, thread_id,
 	actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 	request_id, correlation_id, created_at, started_at, ended_at,
 	input_tokens, output_tokens, total_tokens, error_code, error_message,
-	request, output, attempts, duration_ms, ttft_ms, host_id, trace_id`
+	request, output, attempts, duration_ms, ttft_ms, host_id, trace_id,
+	lease_token`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -27,7 +28,8 @@ func scanRun(row scanner) (runner.Run, error) {
 	err := row.Scan(&r.ID, &r.Status, &r.StatusReason, &r.SessionID, &r.ThreadID,
 		&r.Actor.ID, &r.Actor.Type, &r.Actor.Name, &r.TenantID, &r.Endpoint, &r.Model,
 		&r.RequestID, &r.CorrelationID, &r.CreatedAt, &started, &ended,
-		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts, &dur, &ttft, &r.HostID, &r.TraceID)
+		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts, &dur, &ttft, &r.HostID, &r.TraceID,
+		&r.LeaseToken)
 	if err != nil {
 		return runner.Run{}, err
 	}

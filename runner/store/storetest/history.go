@@ -78,10 +78,10 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 		}
 		return b
 	}
-	if err := h.AppendEvents(c, "r3", batch(0, 3)); err != nil {
+	if err := h.AppendEvents(c, "r3", 0, batch(0, 3)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.AppendEvents(c, "r3", batch(3, 4)); err != nil {
+	if err := h.AppendEvents(c, "r3", 0, batch(3, 4)); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := h.Events(c, "r3", 1, 10)
@@ -89,7 +89,7 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 		t.Errorf("Events after 1: %+v %v", evs, err)
 	}
 	// A run that is no response (a native run) keeps its events too.
-	if err := h.AppendEvents(c, "r_native", batch(0, 2)); err != nil {
+	if err := h.AppendEvents(c, "r_native", 0, batch(0, 2)); err != nil {
 		t.Fatalf("events of a run that is no response: %v", err)
 	}
 	if evs, err := h.Events(c, "r_native", -1, 10); err != nil || len(evs) != 2 || evs[1].Seq != 1 {
@@ -118,7 +118,7 @@ func History(t *testing.T, open func(t *testing.T) runner.Store) {
 	}
 	// A deleted response's stream is not written to any more (its run
 	// may still be running on some host).
-	if err := h.AppendEvents(c, "r3", batch(7, 2)); !errors.Is(err, runner.ErrNotFound) {
+	if err := h.AppendEvents(c, "r3", 0, batch(7, 2)); !errors.Is(err, runner.ErrNotFound) {
 		t.Errorf("events of a deleted response: %v, want ErrNotFound", err)
 	}
 	if evs, _ := h.Events(c, "r3", -1, 10); len(evs) != 0 {
@@ -223,7 +223,7 @@ func joined(t *testing.T, s runner.Store, h runner.HistoryStore, text string) {
 	}
 	object := `{"id":"resp_j","output_text":` + mustJSON(text) + `}`
 	out := []runner.Item{{ID: contract.MessageID(r.ID), RunID: r.ID, Output: true, Message: runner.Message{Role: "assistant", Content: text}}}
-	jc, ended := j.JoinEnd(c, r.ID, []byte(object), out)
+	jc, ended := j.JoinEnd(c, r.ID, 0, []byte(object), out)
 	end := int64(1_700_000_009)
 	if err := s.Transition(jc, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end, Output: text}); err != nil {
 		t.Fatal(err)

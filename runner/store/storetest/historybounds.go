@@ -38,7 +38,7 @@ func eventPages(t *testing.T, h runner.HistoryStore) {
 			b = append(b, runner.StoredEvent{Seq: seq, Name: "e", Data: []byte(`{}`)})
 			seq++
 		}
-		if err := h.AppendEvents(c, "r_pages", b); err != nil {
+		if err := h.AppendEvents(c, "r_pages", 0, b); err != nil {
 			t.Fatal(err)
 		}
 	}

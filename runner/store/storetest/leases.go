@@ -3,6 +3,8 @@ package storetest
 import (
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -23,6 +25,8 @@ func Leases(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"RenewInOneCall", testLeaseRenew},
 		{"ExpiredIsTakenOnce", testLeaseExpire},
 		{"StolenLeaseFencesTheOldHolder", testLeaseSteal},
+		{"StolenLeaseFencesEvents", testLeaseFencedEvents},
+		{"StolenLeaseFencesTheJoinedEnd", testLeaseFencedJoinedEnd},
 		{"EndsWithTheRun", testLeaseEnds},
 		{"ReleaseHandsOver", testLeaseRelease},
 		{"DeadHostAndLegacyRuns", testLeaseDeadHost},
@@ -92,8 +96,8 @@ func testLeaseAtStart(t *testing.T, s runner.Store, l runner.LeaseStore) {
 		if len(r.Request) == 0 || r.Status != runner.StatusRunning {
 			t.Fatalf("taken run %s comes without its request (%q) or not running (%s)", r.ID, r.Request, r.Status)
 		}
-		if g := mustGet(t, s, r.ID); g.HostID != "host-b" {
-			t.Fatalf("GetRun after a takeover: host %q, want host-b", g.HostID)
+		if g := mustGet(t, s, r.ID); g.HostID != "host-b" || g.LeaseToken != 2 {
+			t.Fatalf("GetRun after a takeover: host %q token %d, want host-b, 2 (the run's drives)", g.HostID, g.LeaseToken)
 		}
 	}
 }
@@ -295,5 +299,156 @@ func testLeaseConcurrentTakeovers(t *testing.T, s runner.Store, l runner.LeaseSt
 		if seen[id] != 1 {
 			t.Fatalf("run %s was taken %d times, want exactly once", id, seen[id])
 		}
+	}
+}
+
+// stolen starts a run of host-a with a lease (token 1) and a stored
+// response record, and has host-b take it over (token 2) once the lease
+// ran out.
+func stolen(t *testing.T, s runner.Store, l runner.LeaseStore, h runner.HistoryStore) string {
+	t.Helper()
+	id := leased(t, s, "host-a", 1, leaseT0)[0]
+	if err := h.BeginResponse(ctx(t), runner.ResponseRecord{RunID: id, TenantID: "acme", Background: true, Echo: []byte(`{"k":1}`)},
+		[]runner.Item{{ID: "msg_in_" + id, RunID: id, Message: runner.Message{Role: "user", Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	taken := acquire(t, l, "host-b", leaseT0+1)
+	if len(taken) != 1 || taken[0].LeaseToken != 2 {
+		t.Fatalf("took %v, want the run with token 2", taken)
+	}
+	return id
+}
+
+func history(t *testing.T, s runner.Store) runner.HistoryStore {
+	t.Helper()
+	h, ok := s.(runner.HistoryStore)
+	if !ok {
+		t.Fatalf("%T does not implement runner.HistoryStore", s)
+	}
+	return h
+}
+
+func eventBatch(first, n int, text string) []runner.StoredEvent {
+	b := make([]runner.StoredEvent, n)
+	for i := range b {
+		b[i] = runner.StoredEvent{Seq: first + i, Name: "response.output_text.delta", Data: []byte(`{"delta":"` + text + `"}`)}
+	}
+	return b
+}
+
+// A stalled host flushing its events late, after another host took the
+// run over, writes none of them: the batch is refused in the store, not
+// only by the old holder's own bookkeeping.
+func testLeaseFencedEvents(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	h := history(t, s)
+	id := leased(t, s, "host-a", 1, leaseT0)[0]
+	if err := h.BeginResponse(ctx(t), runner.ResponseRecord{RunID: id, TenantID: "acme", Background: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AppendEvents(ctx(t), id, 1, eventBatch(0, 2, "old")); err != nil {
+		t.Fatalf("the holder's events: %v", err)
+	}
+	if taken := acquire(t, l, "host-b", leaseT0+1); len(taken) != 1 {
+		t.Fatalf("took %d runs, want 1", len(taken))
+	}
+	if err := h.AppendEvents(ctx(t), id, 1, eventBatch(2, 3, "stale")); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("the old holder's late events: %v, want ErrFenced", err)
+	}
+	if err := h.AppendEvents(ctx(t), id, 2, eventBatch(2, 2, "new")); err != nil {
+		t.Fatalf("the new holder's events: %v", err)
+	}
+	if err := s.Transition(ctx(t), id, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(10), Lease: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// Refused after the run ended too: the token stays the new holder's.
+	if err := h.AppendEvents(ctx(t), id, 1, eventBatch(4, 1, "stale")); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("the old holder's events after the run ended: %v, want ErrFenced", err)
+	}
+	evs, err := h.Events(ctx(t), id, -1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, strconv.Itoa(e.Seq)+":"+string(e.Data))
+	}
+	want := []string{`0:{"delta":"old"}`, `1:{"delta":"old"}`, `2:{"delta":"new"}`, `3:{"delta":"new"}`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stored events %v, want %v", got, want)
+	}
+	// A native run (no response record) is fenced the same way.
+	native := leased(t, s, "host-a", 1, leaseT0)[0]
+	if taken := acquire(t, l, "host-c", leaseT0+2); len(taken) != 1 {
+		t.Fatalf("took %d runs, want 1", len(taken))
+	}
+	if err := h.AppendEvents(ctx(t), native, 1, eventBatch(0, 1, "stale")); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("a native run's late events: %v, want ErrFenced", err)
+	}
+	if err := h.AppendEvents(ctx(t), native, 2, eventBatch(0, 1, "new")); err != nil {
+		t.Fatalf("a native run's new holder: %v", err)
+	}
+	if evs, err := h.Events(ctx(t), native, -1, 100); err != nil || len(evs) != 1 || !strings.Contains(string(evs[0].Data), "new") {
+		t.Fatalf("native run's events %v, %v; want the new holder's one", evs, err)
+	}
+}
+
+// The final object and output item joined to the old holder's terminal
+// write are refused with it: what the client of a dead host's drive was
+// sent is not the run's stored response once another host drives it.
+func testLeaseFencedJoinedEnd(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	h := history(t, s)
+	j, ok := s.(runner.HistoryJoiner)
+	if !ok {
+		t.Fatalf("%T does not implement runner.HistoryJoiner", s)
+	}
+	id := stolen(t, s, l, h)
+	out := func(text string) []runner.Item {
+		return []runner.Item{{ID: "msg_out_" + text + "_" + id, RunID: id, Output: true, Message: runner.Message{Role: "assistant", Content: text}}}
+	}
+	end := func(lease int64, text string) error {
+		jc, ended := j.JoinEnd(ctx(t), id, lease, []byte(`{"id":"resp_`+text+`"}`), out(text))
+		err := s.Transition(jc, id, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(9), Output: text, Lease: lease})
+		if err == nil && !ended() {
+			t.Fatalf("the end of lease %d did not join its Transition", lease)
+		}
+		return err
+	}
+	if err := end(1, "stale"); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("the old holder's late end: %v, want ErrFenced", err)
+	}
+	if items, err := h.ResponseItems(ctx(t), id); err != nil || len(items) != 1 || items[0].Output {
+		t.Fatalf("after the refused end, items %+v, %v; want only the input", items, err)
+	}
+	if rec, err := h.GetResponse(ctx(t), "acme", id); err != nil || rec.Object != nil {
+		t.Fatalf("after the refused end, object %s, %v; want none", rec.Object, err)
+	}
+	if err := end(2, "fresh"); err != nil {
+		t.Fatalf("the new holder's end: %v", err)
+	}
+	if err := end(1, "stale"); !errors.Is(err, runner.ErrFenced) {
+		t.Fatalf("the old holder's end after the run ended: %v, want ErrFenced", err)
+	}
+	items, err := h.ResponseItems(ctx(t), id)
+	if err != nil || len(items) != 2 || items[1].Message.Content != "fresh" {
+		t.Fatalf("items %+v, %v; want the input and the new holder's output", items, err)
+	}
+	if rec, err := h.GetResponse(ctx(t), "acme", id); err != nil || !strings.Contains(string(rec.Object), "resp_fresh") {
+		t.Fatalf("object %s, %v; want the new holder's", rec.Object, err)
+	}
+	// An unfenced end (lease 0) still joins a refused Transition: a run a
+	// cancel ended keeps what its client was sent.
+	other := mustCreate(t, s, "acme", runner.StatusRunning, 1, nil)[0]
+	if err := h.BeginResponse(ctx(t), runner.ResponseRecord{RunID: other, TenantID: "acme"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Transition(ctx(t), other, runner.Transition{Status: runner.StatusCancelled, Reason: runner.ReasonCancelRequested, EndedAt: ptr(5)}); err != nil {
+		t.Fatal(err)
+	}
+	jc, _ := j.JoinEnd(ctx(t), other, 0, []byte(`{"id":"resp_sent"}`), nil)
+	if err := s.Transition(jc, other, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(6)}); err == nil {
+		t.Fatal("a second terminal write was recorded")
+	}
+	if rec, err := h.GetResponse(ctx(t), "acme", other); err != nil || !strings.Contains(string(rec.Object), "resp_sent") {
+		t.Fatalf("unfenced joined end after a cancel: object %s, %v; want it kept", rec.Object, err)
 	}
 }

@@ -175,7 +175,8 @@ async function showRun(id) {
     ['trace id', run.trace_id]]);
   dl($('#run-timings'), [['created', fmtTime(run.created_at)], ['started', fmtTime(run.started_at)],
     ['ended', fmtTime(run.ended_at)], ['duration', fmtMs(run.duration_ms)],
-    ['time to first token', fmtMs(run.time_to_first_token_ms)], ['provider attempts', run.attempts]]);
+    ['time to first token', fmtMs(run.time_to_first_token_ms)], ['provider attempts', run.attempts],
+    ['drives', run.drives]]);
   const u = run.usage || {};
   dl($('#run-usage'), [['input tokens', u.input_tokens], ['output tokens', u.output_tokens], ['total tokens', u.total_tokens]]);
   $('#run-error-box').hidden = !run.error;
