@@ -12,8 +12,10 @@ import (
 // writeRunedgeConfig writes the configuration of the runedge target name
 // (store driver; mapping native, the built-in default, or wasm, its
 // WebAssembly build for both endpoints) and returns its path. An empty
-// upURL configures the offline provider, as `make run` does.
-func writeRunedgeConfig(dir, root, name, driver, mapping, addr, admin, upURL, pgEnv, cacheDir string) (string, error) {
+// upURL configures the offline provider, as `make run` does. extra is
+// YAML appended to the file (-config-extra: e.g. a budget, to measure what
+// admission with one costs).
+func writeRunedgeConfig(dir, root, name, driver, mapping, addr, admin, upURL, pgEnv, cacheDir, extra string) (string, error) {
 	sum := sha256.Sum256([]byte(benchToken))
 	store := fmt.Sprintf("  driver: sqlite\n  path: %s\n", filepath.Join(dir, "runs-"+addr+".db"))
 	if driver == "postgres" {
@@ -49,7 +51,7 @@ chains:
   chat.completions: {map_request: %s, translate: %s}
   responses: {map_request: %s, translate: %s}
 `, addr, name, hex.EncodeToString(sum[:]), store, provider, cacheDir, filepath.Join(dir, "plugins-"+name),
-		cmp.Or(admin, "off"), plugin, plugin, plugin, plugin)
+		cmp.Or(admin, "off"), plugin, plugin, plugin, plugin) + extra
 	path := filepath.Join(dir, "runedge-"+name+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

@@ -72,7 +72,16 @@ func runBench(args []string) error {
 	offline := fs.Bool("offline", true, "also measure runedge as `make run` serves it (offline provider, SQLite, the native default) against the mock upstream called directly, a bare Go handler")
 	rounds := fs.Int("rounds", 1, "run every scenario this many times, alternating (a table per round); the targets are checked on the medians")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
+	extraFile := fs.String("config-extra", "", "a YAML file appended to every runedge target's configuration (sections the generated file has not: usage, actors, …)")
 	fs.Parse(args)
+	var extra string
+	if *extraFile != "" {
+		b, err := os.ReadFile(*extraFile)
+		if err != nil {
+			return err
+		}
+		extra = "\n" + string(b)
+	}
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
 			return err
@@ -127,7 +136,7 @@ func runBench(args []string) error {
 		if *profile != "" {
 			admin = freeAddr()
 		}
-		cfg, err := writeRunedgeConfig(dir, root, name, drv, mapping, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")))
+		cfg, err := writeRunedgeConfig(dir, root, name, drv, mapping, addr, admin, upURL, *pgEnv, cmp.Or(*cacheDir, filepath.Join(dir, "cache")), extra)
 		if err != nil {
 			return err
 		}
