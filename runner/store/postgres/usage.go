@@ -3,9 +3,9 @@ package postgres
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/usagesql"
 )
 
 // The usage ledger (migration 12): a line per run that reported usage,
@@ -50,46 +50,12 @@ func (s *Store) SumUsage(ctx context.Context, q runner.UsageQuery) ([]runner.Usa
 	return out, nil
 }
 
-// usageSQL is q as one statement (the SQLite driver's, in PostgreSQL's
-// words for a month and for sums, which are numeric there).
-func usageSQL(q runner.UsageQuery) (string, []any) {
-	var b strings.Builder
-	args := []any{q.From, q.To}
-	b.WriteString("SELECT ")
-	switch {
-	case q.Bucket == runner.BucketHour:
-		b.WriteString("(at / 3600) * 3600")
-	case q.Bucket == runner.BucketDay:
-		b.WriteString("(at / 86400) * 86400")
-	case q.Bucket == runner.BucketMonth:
-		b.WriteString("CAST(extract(epoch FROM date_trunc('month', to_timestamp(at) AT TIME ZONE 'UTC')) AS BIGINT)")
-	case q.Width > 0:
-		w := strconv.FormatInt(q.Width, 10)
-		b.WriteString("(at / " + w + ") * " + w)
-	default:
-		b.WriteString("CAST($1 AS BIGINT)")
-	}
-	for _, k := range []struct {
-		on  bool
-		col string
-	}{{q.ByTenant, "tenant_id"}, {q.ByActor, "actor_id"}, {q.ByToken, "token"}} {
-		if k.on {
-			b.WriteString(", " + k.col)
-		} else {
-			b.WriteString(", ''")
-		}
-	}
-	b.WriteString(`, count(*), CAST(coalesce(sum(input_tokens), 0) AS BIGINT), CAST(coalesce(sum(cached_tokens), 0) AS BIGINT),
-		CAST(coalesce(sum(output_tokens), 0) AS BIGINT), CAST(coalesce(sum(reasoning_tokens), 0) AS BIGINT),
-		CAST(coalesce(sum(cost_nanos), 0) AS BIGINT)
-		FROM usage_ledger WHERE at >= $1 AND at < $2`)
-	for _, f := range []struct{ col, v string }{{"tenant_id", q.TenantID}, {"token", q.Token}, {"actor_id", q.ActorID}} {
-		if f.v != "" {
-			args = append(args, f.v)
-			b.WriteString(" AND " + f.col + " = $" + strconv.Itoa(len(args)))
-		}
-	}
-	args = append(args, int64(max(q.Limit, 1))+1)
-	b.WriteString(" GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LIMIT $" + strconv.Itoa(len(args)))
-	return b.String(), args
+// usageSQL is q as one statement, in PostgreSQL's words for a month, for
+// sums (numeric there) and for placeholders.
+func usageSQL(q runner.UsageQuery) (string, []any) { return usagesql.Build(pgUsage, q) }
+
+var pgUsage = usagesql.Dialect{
+	Month: "CAST(extract(epoch FROM date_trunc('month', to_timestamp(at) AT TIME ZONE 'UTC')) AS BIGINT)",
+	Sum:   func(e string) string { return "CAST(" + e + " AS BIGINT)" },
+	Param: func(n int) string { return "$" + strconv.Itoa(n) },
 }

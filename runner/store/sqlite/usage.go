@@ -3,10 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/usagesql"
 )
 
 // The usage ledger (migration 12): a line per run that reported usage,
@@ -51,45 +50,11 @@ func (s *Store) SumUsage(ctx context.Context, q runner.UsageQuery) (_ []runner.U
 	return out, nil
 }
 
-// usageSQL is q as one statement: the bucket and the grouped keys, the
-// sums, WHERE the range and filters, GROUP BY the first four columns.
-func usageSQL(q runner.UsageQuery) (string, []any) {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	switch {
-	case q.Bucket == runner.BucketHour:
-		b.WriteString("(at / 3600) * 3600")
-	case q.Bucket == runner.BucketDay:
-		b.WriteString("(at / 86400) * 86400")
-	case q.Bucket == runner.BucketMonth:
-		b.WriteString("CAST(strftime('%s', at, 'unixepoch', 'start of month') AS INTEGER)")
-	case q.Width > 0:
-		w := strconv.FormatInt(q.Width, 10)
-		b.WriteString("(at / " + w + ") * " + w)
-	default:
-		b.WriteString(strconv.FormatInt(q.From, 10))
-	}
-	for _, k := range []struct {
-		on  bool
-		col string
-	}{{q.ByTenant, "tenant_id"}, {q.ByActor, "actor_id"}, {q.ByToken, "token"}} {
-		if k.on {
-			b.WriteString(", " + k.col)
-		} else {
-			b.WriteString(", ''")
-		}
-	}
-	b.WriteString(`, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
-		coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0), coalesce(sum(cost_nanos), 0)
-		FROM usage_ledger WHERE at >= ? AND at < ?`)
-	args := []any{q.From, q.To}
-	for _, f := range []struct{ col, v string }{{"tenant_id", q.TenantID}, {"token", q.Token}, {"actor_id", q.ActorID}} {
-		if f.v != "" {
-			b.WriteString(" AND " + f.col + " = ?")
-			args = append(args, f.v)
-		}
-	}
-	b.WriteString(" GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LIMIT ?")
-	args = append(args, int64(max(q.Limit, 1))+1)
-	return b.String(), args
+// usageSQL is q as one statement, in SQLite's words for a month.
+func usageSQL(q runner.UsageQuery) (string, []any) { return usagesql.Build(sqliteUsage, q) }
+
+var sqliteUsage = usagesql.Dialect{
+	Month: "CAST(strftime('%s', at, 'unixepoch', 'start of month') AS INTEGER)",
+	Sum:   func(e string) string { return e },
+	Param: func(int) string { return "?" },
 }
