@@ -1,13 +1,11 @@
 package filters
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
-	"sync"
 
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
@@ -66,18 +64,12 @@ type Exchange struct {
 	// x-service-session-id and x-service-thread-id headers.
 	SessionID, ThreadID string
 
-	// Set by conversation, for a Responses request that names one: the
-	// conversation the run continues.
-	Conversation *Conversation
-
-	// Set by compaction, for a Responses turn that compacts or may
-	// (context_management, compaction_trigger): Context, when not nil, is
-	// what the agent is given in place of the resolved history and input
-	// (the request is recorded as sent; the run does not resolve the
-	// history again); Compacted is the compaction item the Response's
-	// output carries.
-	Context   []runner.Message
-	Compacted *Compacted
+	// Turn is a Responses turn's state (filters/turn): the conversation
+	// it continues, the compaction it carries, the context its agent is
+	// given, the connection that remembers it. Set by the first stage
+	// that needs it (conversation, compaction) or by the host (a socket
+	// turn); nil for a request that has none.
+	Turn *turn.Turn
 
 	// Set by run.
 	Run *runner.Handle
@@ -98,82 +90,6 @@ func (x *Exchange) Settle() (runner.Result, error) {
 	return res, x.End.Finish(&res, nil)
 }
 
-// Conversation is the conversation a request continues (the Responses
-// API's conversation parameter): its items go before the request's input,
-// and once the run completes its new input and the items of the Response
-// the client got are appended to it.
-//
-// Its items are read and mapped only when the run (or the compaction that
-// precedes it) asks, inside an admission slot (Messages): reading a
-// conversation costs what it holds, so a request refused for want of a
-// slot reads none of it.
-type Conversation struct {
-	// ID is the conversation's id (conv_…), SessionID the session it is.
-	ID, SessionID string
-	// Read reads the conversation's items (OpenAI Responses items, oldest
-	// first) within the history bound; set by the conversation stage.
-	Read func(ctx context.Context) ([]json.RawMessage, error)
-	// Map maps items on their own into the native messages the agent
-	// receives before the input (not stored again as the response's
-	// input); set by the map-request stage.
-	Map func(ctx context.Context, items []json.RawMessage) ([]runner.Message, error)
-	// Open, when set, rewrites the mapped messages (the compaction stage
-	// opens the conversation's compaction items).
-	Open func([]runner.Message) ([]runner.Message, error)
-	// Append appends the request's input and the items of the Response
-	// the client got (object: the final Response, after the result
-	// plugin); the run stage calls it when the run completed, before the
-	// reply's last byte, so a client that reads the conversation next
-	// finds the turn. nil: the run adds nothing (a compaction of the
-	// conversation).
-	Append func(ctx context.Context, runID string, object []byte) error
-
-	once     sync.Once
-	messages []runner.Message
-	err      error
-}
-
-// Messages reads, maps and opens the conversation's items, once: the
-// caller holds an admission slot (runner.StartSpec.LoadHistory, the
-// compaction stage's runner.Service.Input).
-func (c *Conversation) Messages(ctx context.Context) ([]runner.Message, error) {
-	c.once.Do(func() {
-		if c.Read == nil {
-			return
-		}
-		var items []json.RawMessage
-		if items, c.err = c.Read(ctx); c.err != nil || len(items) == 0 {
-			return
-		}
-		if c.Map == nil {
-			c.err = errors.New("filters: a conversation's items were read but no stage maps them")
-			return
-		}
-		if c.messages, c.err = c.Map(ctx, items); c.err == nil && c.Open != nil {
-			c.messages, c.err = c.Open(c.messages)
-		}
-	})
-	return c.messages, c.err
-}
-
-// Compacted is the compaction a Responses turn carries in its output
-// (filters/compaction): the item goes first in the Response's output, and
-// first in its stream.
-type Compacted struct {
-	// Item is the compaction item (JSON), sealed by a compaction run that
-	// ran before the turn (context_management).
-	Item []byte
-	// Seal, when the turn itself is the compaction (compaction_trigger),
-	// seals the agent's answer, which is the summary: the item
-	// {"id":"cmp_<run part>","type":"compaction","encrypted_content":…}
-	// is then the output's only one and the summary is never sent in clear.
-	Seal func(summary string) string
-	// Usage is the compaction run's (context_management): it recorded it
-	// on its own run, and the turn's Response reports it added to the
-	// turn's.
-	Usage runner.Usage
-}
-
 // ClientGoneError reports that writing to the client failed: it went away.
 // There is nobody left to render an error for; the run is recorded as
 // cancelled by client disconnect.
@@ -189,4 +105,12 @@ func (e *ClientGoneError) Unwrap() []error {
 		return []error{e.Err, runner.ErrClientStalled}
 	}
 	return []error{e.Err, runner.ErrClientGone}
+}
+
+// TurnOf is x's turn, made when x has none yet.
+func (x *Exchange) TurnOf() *turn.Turn {
+	if x.Turn == nil {
+		x.Turn = &turn.Turn{}
+	}
+	return x.Turn
 }

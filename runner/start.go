@@ -175,20 +175,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 // not read again). It sets the run's recorded request and returns the
 // agent's request and the run of previous_response_id.
 func (s *Service) setUp(ctx context.Context, h *Handle, spec *StartSpec) (Request, string, error) {
-	agentInput, prevRun, err := s.prepare(ctx, spec, spec.Context == nil)
+	agentInput, prevRun, err := s.assemble(ctx, spec)
 	if err != nil {
 		return Request{}, "", err
-	}
-	if spec.Context == nil && spec.LoadHistory != nil {
-		if spec.History, err = spec.LoadHistory(ctx); err != nil {
-			return Request{}, "", err
-		}
-	}
-	if len(spec.History) > 0 {
-		agentInput = append(append(make([]Message, 0, len(spec.History)+len(agentInput)), spec.History...), agentInput...)
-	}
-	if spec.Context != nil {
-		agentInput = spec.Context
 	}
 	if err := checkToolResults(agentInput); err != nil {
 		return Request{}, "", err

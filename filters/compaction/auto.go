@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
@@ -40,8 +42,10 @@ type Auto struct {
 //     Response's output starts with its item, and the turn's agent is
 //     given the summary and the input from its last user message on (that
 //     question, and the calls and results after it), instead of the whole.
-//     Nothing precedes it (the threshold is crossed by the turn alone):
-//     nothing is compacted. The Response's usage is the turn's and the
+//     Nothing precedes it, or the turn's own part (instructions, tools,
+//     that message and what follows it) counts more than the threshold
+//     alone: nothing is compacted, as a summary cannot bring the context
+//     under the threshold. The Response's usage is the turn's and the
 //     compaction run's together (filters/translate); each run records its
 //     own.
 //
@@ -59,58 +63,74 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 	if a.Runner == nil || a.InputTokens == nil {
 		return unsupported("context_management", "context_management and compaction_trigger are not supported by this chain")
 	}
-	if trigger >= 0 && x.Conversation != nil {
+	t := x.TurnOf()
+	if trigger >= 0 && t.Conversation != nil {
 		// The turn would append the trigger, and the summary in clear,
 		// to the conversation.
 		return unsupported(fmt.Sprintf("input[%d]", trigger),
 			"a compaction_trigger cannot end a conversation turn: compact the conversation with POST /v1/responses/compact")
 	}
-	// The history is resolved once, in an admission slot of the turn's
-	// token and tenant, counted in it, and handed to the run (x.Context),
-	// which does not read it again.
-	resolved, release, err := a.Runner.Input(ctx, x.Identity.TenantID, x.Identity.Token, x.Native)
+	// The turn's context is assembled once, in an admission slot of the
+	// turn's token and tenant (runner.Service.Context: the turns of
+	// previous_response_id, the conversation's items, the input), counted
+	// in it, and handed to the run (Turn.Context), which does not read it
+	// again.
+	spec := runner.StartSpec{TenantID: x.Identity.TenantID, Token: x.Identity.Token, Request: x.Native}
+	var readErr error // the conversation's read, apart from the rest
+	if t.Conversation != nil {
+		spec.LoadHistory = func(ctx context.Context) ([]runner.Message, error) {
+			ms, err := t.History(ctx)
+			readErr = err
+			return ms, err
+		}
+	}
+	all, release, err := a.Runner.Context(ctx, spec)
+	release = sync.OnceFunc(release)
+	defer release()
+	if readErr != nil {
+		var be *runner.BoundError
+		if errors.As(readErr, &be) {
+			e := apierr.InvalidBody(be.Param, "%s", be.Msg)
+			e.Err = readErr
+			return e
+		}
+		return readErr
+	}
 	if err != nil {
-		release()
+		// What cannot be resolved (an unknown previous response, an
+		// item reference) is left to the run stage, which refuses it in
+		// its words.
 		return nil
 	}
-	var all []runner.Message
-	if c := x.Conversation; c != nil {
-		hist, err := c.Messages(ctx)
-		if err != nil {
-			release()
-			var be *runner.BoundError
-			if errors.As(err, &be) {
-				e := apierr.InvalidBody(be.Param, "%s", be.Msg)
-				e.Err = err
-				return e
-			}
-			return err
-		}
-		all = append(all, hist...)
-	}
-	all = append(all, resolved...)
 	prompt := runner.Message{Role: "user", Content: runner.CompactionPrompt}
 	if trigger >= 0 {
 		release()
-		x.Context = append(all, prompt)
+		t.Context = append(all, prompt)
 		n := &x.Native
 		n.Tools, n.ToolChoice, n.ParallelToolCalls, n.MaxToolCalls = nil, runner.ToolChoice{}, nil, 0
 		n.OutputSchema, n.SchemaName, n.JSONObject = nil, "", false
 		tenant := x.Identity.TenantID
-		x.Compacted = &filters.Compacted{Seal: func(summary string) string { return s.keys.Seal(tenant, summary) }}
+		t.Compaction = &turn.Compaction{Seal: func(summary string) string { return s.keys.Seal(tenant, summary) }}
 		return nil
 	}
-	req := x.Native
-	req.Input = all
-	over := a.InputTokens(req) > limit
-	release()
-	x.Context = all
 	// Only what precedes the last user message is compacted: that
 	// message (and the calls and results after it) is the turn's own and
-	// goes upstream as it is. With nothing before it, the threshold is
-	// crossed by the turn alone, and a summary would only add to it.
+	// goes upstream as it is. With nothing before it, or when the turn's
+	// own part crosses the threshold alone, a summary cannot bring the
+	// context under it and would only add to it: nothing is compacted.
 	last := lastUser(all)
-	if !over || last <= 0 {
+	over := false
+	if last > 0 {
+		req := x.Native
+		req.Input = all
+		if over = a.InputTokens(req) > limit; over {
+			req.Input = all[last:]
+			over = a.InputTokens(req) <= limit
+		}
+	}
+	release()
+	t.Context = all
+	if !over {
 		return nil
 	}
 	summary, runID, usage, err := s.compactRun(ctx, x, append(all[:last:last], prompt))
@@ -122,8 +142,8 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 	if err != nil {
 		return err
 	}
-	x.Context = append([]runner.Message{{Role: "system", Content: runner.CompactedContextPrefix + summary}}, all[last:]...)
-	x.Compacted = &filters.Compacted{Item: item, Usage: usage}
+	t.Context = append([]runner.Message{{Role: "system", Content: runner.CompactedContextPrefix + summary}}, all[last:]...)
+	t.Compaction = &turn.Compaction{Item: item, Usage: usage}
 	return nil
 }
 
@@ -139,7 +159,7 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 		Actor: x.Identity.Actor, Token: x.Identity.Token, Context: input,
 		Request: runner.Request{Input: x.Native.Input, Instructions: x.Native.Instructions,
 			PreviousResponseID: x.Native.PreviousResponseID, NoStore: x.Native.NoStore, Upstream: x.Native.Upstream}}
-	if c := x.Conversation; c != nil {
+	if c := x.Turn.Conversation; c != nil {
 		spec.SessionID = c.SessionID
 	} else {
 		hd := x.Request.Header
@@ -153,8 +173,11 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 	}
 	fresh := spec.SessionID == "" && spec.ThreadID == "" && spec.Request.PreviousResponseID == ""
 	spec.SessionNamed = spec.SessionID != ""
-	h, err := s.auto.Runner.Start(ctx, spec)
-	if err != nil {
+	// Started and ended by the run service, as every run is: recorded,
+	// its usage in the ledger, its outcome mapped as the run stage maps
+	// a turn's.
+	run, res, err := s.auto.Runner.Complete(ctx, spec)
+	if run.ID == "" {
 		if e := apierr.FromRunner(err); e != nil {
 			return "", "", runner.Usage{}, e
 		}
@@ -163,21 +186,12 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 	if fresh {
 		// The compaction opened the turn's session: the turn continues
 		// its thread, as the run stage continues a body-named one.
-		x.SessionID, x.ThreadID = h.Run().SessionID, h.Run().ThreadID
+		x.SessionID, x.ThreadID = run.SessionID, run.ThreadID
 	}
-	for range h.Events() {
-	}
-	res, err := h.Wait()
-	var outcome error
 	if err != nil {
-		outcome = h.Finish(nil, err)
-	} else {
-		outcome = h.Finish(&res, nil)
+		return "", "", runner.Usage{}, apierr.From(err)
 	}
-	if outcome != nil {
-		return "", "", runner.Usage{}, apierr.From(outcome)
-	}
-	return res.Text, h.Run().ID, res.Usage, nil
+	return res.Text, run.ID, res.Usage, nil
 }
 
 // lastUser is the index of the last user message of in, -1 without one.

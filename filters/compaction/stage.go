@@ -47,18 +47,18 @@ func NewCompact(keys *Keys) *Stage { return &Stage{keys: keys, compact: true} }
 // Name is "compaction".
 func (*Stage) Name() string { return contract.StageCompaction }
 
-// Handle rewrites x.Native.Input (and, for a turn that compacts, sets
-// x.Context and x.Compacted), then calls next.
+// Handle rewrites x.Native.Input (and, for a turn that compacts, sets its
+// turn's Context and Compaction), then calls next.
 func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
 	in, trigger, err := s.open(x.Identity.TenantID, x.Native.Input)
 	if err != nil {
 		return err
 	}
 	x.Native.Input = in
-	if c := x.Conversation; c != nil {
+	if t := x.Turn; t != nil && t.Conversation != nil {
 		// Opened as they are read, inside the run's admission slot.
 		tenant := x.Identity.TenantID
-		c.Open = func(ms []runner.Message) ([]runner.Message, error) { return s.openHistory(tenant, ms) }
+		t.Open = func(ms []runner.Message) ([]runner.Message, error) { return s.openHistory(tenant, ms) }
 	}
 	if s.compact {
 		// The request is a compaction already: a trigger adds nothing,

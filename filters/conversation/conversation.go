@@ -1,13 +1,14 @@
 // Package conversation is the stage that continues a conversation on
 // POST /v1/responses (the Responses API's conversation parameter, docs/api.md
-// "Conversations"): it arranges for the conversation's items to be read,
-// under the history bound and inside the run's admission slot
-// (runner.Service.ReadConversation, filters.Conversation.Messages), for the
-// mapping stage to map apart from the input (the agent receives them
-// first, the response does not store them again), places the run in the
-// conversation's session, and arranges for the turn (the new input, then
-// the output items of the Response the client got) to be appended once
-// the run completes.
+// "Conversations"): it checks the conversation and puts it on the turn
+// (filters/turn, Turn.Conversation), whose room reads its items under the
+// history bound and inside the run's admission slot
+// (runner.Service.ReadConversation, turn.Turn.History) for the mapping
+// stage to map apart from the input (the agent receives them first, the
+// response does not store them again), places the run in the
+// conversation's session, and appends the turn (the new input, then the
+// output items of the Response the client got) once the run completes
+// (turn.Turn.Commit).
 //
 // A conversation is a session: its id is conv_ where the session's is
 // sess_ (contract.SessionIDOf).
@@ -18,13 +19,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
@@ -107,32 +108,20 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	}
 	x.Body = body
 	svc := s.svc
-	x.Conversation = &filters.Conversation{ID: id, SessionID: session,
+	conv := &turn.Conversation{ID: id, SessionID: session, TenantID: tenant, Input: input, Store: cs,
 		Read: func(ctx context.Context) ([]json.RawMessage, error) {
 			items, err := svc.ReadConversation(ctx, tenant, session)
 			if errors.Is(err, runner.ErrNotFound) {
 				return nil, notFound(id)
 			}
 			return items, err
-		},
-		Append: func(ctx context.Context, runID string, object []byte) error {
-			out, err := OutputItems(object)
-			if err != nil {
-				return err
-			}
-			err = cs.AppendConversationItems(ctx, tenant, session, append(input, out...))
-			if errors.Is(err, runner.ErrNotFound) {
-				// Deleted while the turn ran: the turn is recorded and
-				// answered; there is nothing left to add it to.
-				return nil
-			}
-			return err
 		}}
 	if s.compact {
 		// A compaction reads the conversation and adds nothing to it: its
 		// summary is the client's to carry (filters/compaction).
-		x.Conversation.Append = nil
+		conv.Store = nil
 	}
+	x.TurnOf().Conversation = conv
 	return next.Handle(ctx, x)
 }
 
@@ -161,32 +150,4 @@ func newInput(in gjson.Result) ([]runner.ConversationItem, error) {
 		return nil, apierr.InvalidBody("input", "input must be a string or an array of items")
 	}
 	return NewItems(raw, "input", nil)
-}
-
-// OutputItems are the items a completed turn adds to its conversation
-// after its input: the output of the Response the client got (object,
-// after the result plugin), as it got them, with their types and ids.
-// A compaction item a turn's output starts with (context_management) is
-// the client's to carry, as POST /v1/responses/compact's is, and is not
-// added.
-func OutputItems(object []byte) ([]runner.ConversationItem, error) {
-	if len(object) == 0 {
-		return nil, nil // no Response was made: the turn added its input only
-	}
-	out := gjson.GetBytes(object, "output")
-	if !out.IsArray() {
-		return nil, fmt.Errorf("conversation: the Response has no output array")
-	}
-	var items []runner.ConversationItem
-	for _, it := range out.Array() {
-		if it.Get("type").Str == "compaction" {
-			continue
-		}
-		id := it.Get("id").Str
-		if id == "" {
-			return nil, fmt.Errorf("conversation: an output item of the Response has no id")
-		}
-		items = append(items, runner.ConversationItem{ID: id, Data: json.RawMessage(it.Raw)})
-	}
-	return items, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/filtertest"
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/plugins/runtime"
 )
 
@@ -41,15 +42,15 @@ func TestConversationMappedInSegments(t *testing.T) {
 			json.RawMessage(`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}`))
 	}
 	x, _ := filtertest.Exchange(filters.Responses, `{"model":"service","input":"hi"}`)
-	x.Conversation = &filters.Conversation{ID: "conv_x", SessionID: "sess_x",
-		Read: func(context.Context) ([]json.RawMessage, error) { return items, nil }}
+	x.Turn = &turn.Turn{Conversation: &turn.Conversation{ID: "conv_x", SessionID: "sess_x",
+		Read: func(context.Context) ([]json.RawMessage, error) { return items, nil }}}
 	if err := m.Handle(t.Context(), x, &filtertest.Next{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(p.Calls(runtime.MapRequest)); n != 1 {
 		t.Fatalf("%d map_request calls before the run read the conversation; want the request's alone", n)
 	}
-	msgs, err := x.Conversation.Messages(t.Context())
+	msgs, err := x.Turn.History(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

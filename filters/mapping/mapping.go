@@ -84,7 +84,8 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 		return err
 	}
 	x.Native = o.Request
-	if c := x.Conversation; c != nil {
+	if x.Turn != nil && x.Turn.Conversation != nil {
+		c := x.Turn.Conversation
 		// Mapped when the run reads them, inside its admission slot.
 		hx := *x
 		// The media policy holds for the history too, checked as it is mapped.

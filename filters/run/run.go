@@ -21,6 +21,7 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
@@ -70,7 +71,7 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	}
 	h, err := s.svc.Start(ctx, spec)
 	if err != nil {
-		if c := x.Conversation; c != nil && errors.Is(err, runner.ErrNotFound) {
+		if c := conversationOf(x); c != nil && errors.Is(err, runner.ErrNotFound) {
 			// The conversation was deleted since the conversation stage
 			// found it: its session has no run to continue.
 			e := apierr.NotFound("no conversation with id %q", c.ID)
@@ -97,27 +98,23 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()
 
-	conv := x.Conversation
-	e := filters.NewEnd(func(res *runner.Result, err error) error { return end(ctx, h, conv, res, err) }, s.hold)
+	t := x.Turn
+	e := filters.NewEnd(func(res *runner.Result, err error) error { return end(ctx, h, t, res, err) }, s.hold)
 	x.End = e
 	return e.Close(next.Handle(ctx, x))
 }
 
 // end records the run's outcome (runner.Handle.Finish) and maps it to the
 // client's error (outcomeError). filters.End calls it, once. A completed
-// run that continues a conversation (conv) joins it before the reply's
-// last byte, with the items of the Response the client got (the object
-// translate set on the run, after the result plugin); a store that fails
-// there fails the reply (503), though the run itself is recorded
-// completed. A conversation deleted while the turn ran leaves nothing to
-// join: the client gets the recorded outcome (filters/conversation).
-func end(ctx context.Context, h *runner.Handle, conv *filters.Conversation, res *runner.Result, err error) error {
+// Responses turn (t) commits its after-effects before the reply's last
+// byte (turn.Turn.Commit: the conversation, the socket's memory), from
+// the Response the client got (the object translate set on the run,
+// after the result plugin); a store that fails there fails the reply
+// (503), though the run itself is recorded completed.
+func end(ctx context.Context, h *runner.Handle, t *turn.Turn, res *runner.Result, err error) error {
 	outcome := h.Finish(res, err)
 	if outcome == nil {
-		if conv != nil && conv.Append != nil {
-			return conv.Append(context.WithoutCancel(ctx), h.Run().ID, h.Object())
-		}
-		return nil
+		return t.Commit(context.WithoutCancel(ctx), h.Run(), h.Object())
 	}
 	var clientGone *filters.ClientGoneError
 	if errors.As(err, &clientGone) {
@@ -135,7 +132,6 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		Token:    x.Identity.Token,
 		Request:  x.Native,
 		Echo:     x.Echo,
-		Context:  x.Context,
 	}
 	hd := x.Request.Header
 	for _, f := range []struct {
@@ -174,11 +170,12 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		}
 	}
 	spec.SessionNamed = spec.SessionID != ""
-	if c := x.Conversation; c != nil {
-		// The run continues the conversation's session; the Response
-		// echoes conversation {"id"} (the result mapping reads it from
-		// the echo).
-		spec.SessionID, spec.SessionNamed, spec.LoadHistory = c.SessionID, true, c.Messages
+	// The turn gives the run its history, or the context assembled
+	// already, and a conversation's session (turn.Turn.Spec).
+	x.Turn.Spec(&spec)
+	if c := conversationOf(x); c != nil {
+		// The Response echoes conversation {"id"} (the result mapping
+		// reads it from the echo).
 		echo, err := sjson.SetBytes(x.Echo, contract.EchoConversation, map[string]string{"id": c.ID})
 		if err != nil {
 			return spec, err
@@ -187,4 +184,12 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		x.Echo = echo
 	}
 	return spec, nil
+}
+
+// conversationOf is the conversation x's turn continues, nil for none.
+func conversationOf(x *filters.Exchange) *turn.Conversation {
+	if x.Turn == nil {
+		return nil
+	}
+	return x.Turn.Conversation
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// A Responses turn that compacted (x.Compacted, set by filters/compaction)
+// A Responses turn that compacted (x.Turn.Compaction, set by filters/compaction)
 // carries the compaction item first in its output, in the JSON reply, the
 // stored object and the stream alike. When the turn is the compaction
 // (compaction_trigger), the item is the output's only one: the agent's
@@ -22,7 +22,7 @@ import (
 // compactionItem is the item of x's compaction: the one made before the
 // turn, or the turn's own answer sealed (its id from the run's, cmp_…).
 func compactionItem(x *filters.Exchange, ids replyIDs, res *runner.Result) []byte {
-	c := x.Compacted
+	c := x.Turn.Compacted()
 	if c.Seal == nil {
 		return c.Item
 	}
@@ -38,13 +38,14 @@ func compactionItem(x *filters.Exchange, ids replyIDs, res *runner.Result) []byt
 // first in its output, or (the turn is the compaction) as its output,
 // with no output_text.
 func withCompaction(body []byte, x *filters.Exchange, ids replyIDs, res *runner.Result) ([]byte, error) {
-	if x.Compacted == nil {
+	c := x.Turn.Compacted()
+	if c == nil {
 		return body, nil
 	}
 	item := compactionItem(x, ids, res)
 	out := make([]byte, 0, len(item)+len(body))
 	out = append(append(append(out, '['), item...), ']')
-	if x.Compacted.Seal == nil {
+	if c.Seal == nil {
 		if rest := strings.TrimSpace(gjson.GetBytes(body, "output").Raw); len(rest) > 2 {
 			out = append(append(out[:len(out)-1], ','), rest[1:]...)
 		}
@@ -54,7 +55,7 @@ func withCompaction(body []byte, x *filters.Exchange, ids replyIDs, res *runner.
 			return nil, err
 		}
 	}
-	body, err := withCompactionUsage(body, x.Compacted.Usage)
+	body, err := withCompactionUsage(body, c.Usage)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (e *responseEvents) start() error {
 		return err
 	}
 	if e.compacted && !e.only {
-		return e.compactionEvents(e.x.Compacted.Item)
+		return e.compactionEvents(e.x.Turn.Compacted().Item)
 	}
 	return nil
 }

@@ -130,10 +130,10 @@ func (t *Translate) chatStream(ctx context.Context, x *filters.Exchange, ids rep
 func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids replyIDs, out *sink, created []byte) error {
 	rs := &responseEvents{ctx: ctx, t: t, x: x, ids: ids, rs: framing.NewResponseStream(ids.response, ids.message),
 		buf: make([]byte, 0, 1024), out: out, created: created}
-	if x.Compacted != nil {
+	if c := x.Turn.Compacted(); c != nil {
 		// The compaction item is output 0 (compacted.go).
 		rs.rs = framing.NewResponseStreamAt(ids.response, ids.message, 1)
-		rs.outputs, rs.compacted, rs.only = 1, true, x.Compacted.Seal != nil
+		rs.outputs, rs.compacted, rs.only = 1, true, c.Seal != nil
 	}
 	src := t.source(x, ids.response, func() error {
 		if err := rs.start(); err != nil {
