@@ -21,6 +21,7 @@ import (
 	"github.com/runedge/runedge/filters/compaction"
 	"github.com/runedge/runedge/filters/conversation"
 	"github.com/runedge/runedge/filters/filtertest"
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -134,8 +135,16 @@ func count(req runner.Request) int {
 // status and body.
 func (r *room) post(t *testing.T, ctx context.Context, body string) (int, string) {
 	t.Helper()
+	return r.postTurn(t, ctx, body, nil)
+}
+
+// postTurn is post with the turn the host starts the exchange with (a
+// socket's, which remembers the turn).
+func (r *room) postTurn(t *testing.T, ctx context.Context, body string, tn *turn.Turn) (int, string) {
+	t.Helper()
 	x, rec := filtertest.Exchange(filters.Responses, body, "Authorization", "Bearer sk-test")
 	x.Body = nil // the body stage reads it
+	x.Turn = tn
 	filtertest.Serve(ctx, r.h, x)
 	return rec.Code, rec.Body.String()
 }
@@ -382,5 +391,32 @@ func TestThreshold(t *testing.T) {
 	}
 	if got, want := gjson.Get(reply, "usage.input_tokens").Int(), int64(cmp.Usage.InputTokens+turnRun.Usage.InputTokens); got != want {
 		t.Errorf("usage.input_tokens %d, want the compaction's and the turn's together, %d", got, want)
+	}
+}
+
+// TestRemember: the connection a turn came on remembers it through the
+// turn's commit, with the Response the client got and the run's session
+// and thread, once the run completed; a failed turn is not remembered.
+func TestRemember(t *testing.T) {
+	r := newRoom(t)
+	var got []string
+	tn := &turn.Turn{Remember: func(run runner.Run, object []byte) {
+		got = append(got, run.SessionID+" "+string(object))
+	}}
+	code, reply := r.postTurn(t, t.Context(), `{"model":"service","store":false,"input":"capital of France?"}`, tn)
+	if code != 200 {
+		t.Fatalf("%d %s", code, reply)
+	}
+	run := r.runs.Get(t, gjson.Get(reply, "metadata.service.run_id").Str)
+	if want := []string{run.SessionID + " " + reply}; !slices.Equal(got, want) {
+		t.Errorf("remembered %q, want the Response the client got %q", got, want)
+	}
+
+	got = nil
+	r.agent.mu.Lock()
+	r.agent.fail = errors.New("upstream down")
+	r.agent.mu.Unlock()
+	if code, _ := r.postTurn(t, t.Context(), `{"model":"service","store":false,"input":"and of Italy?"}`, &turn.Turn{Remember: tn.Remember}); code == 200 || got != nil {
+		t.Errorf("a failed turn: %d, remembered %q", code, got)
 	}
 }

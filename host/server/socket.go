@@ -10,10 +10,12 @@ import (
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
+	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/internal/httproute"
+	"github.com/runedge/runedge/runner"
 )
 
 // The WebSocket mode of /v1/responses (host/server/internal/socket): GET
@@ -137,6 +139,10 @@ func (s *Server) socketTurn(up *http.Request) func(context.Context, socket.Reque
 		g := s.acquire()
 		defer s.release(g)
 		x := &filters.Exchange{Endpoint: filters.Responses, Request: r, Body: t.Body, Reply: filters.NewReply(rec, filters.Responses)}
+		if keep := t.Remember; keep != nil {
+			// The turn's commit lets the socket remember it (filters/turn).
+			x.Turn = &turn.Turn{Remember: func(run runner.Run, object []byte) { keep(object, run.SessionID, run.ThreadID) }}
+		}
 		x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
 		err := g.chains[filters.Responses].Handle(r.Context(), x)
 		var e *apierr.Error

@@ -37,6 +37,12 @@ type Request struct {
 	// SessionID and ThreadID continue a cached response's session and
 	// thread; "" for none.
 	SessionID, ThreadID string
+	// Remember, when set, keeps the turn in the connection's cache once
+	// its run completed: object is the Response the client got, session
+	// and thread its run's. The host hands it to the turn's commit
+	// (filters/turn, Turn.Remember), which calls it before the turn's
+	// last event. nil: nothing of the turn is kept (a stored response).
+	Remember func(object []byte, sessionID, threadID string)
 }
 
 // Config is what a connection needs from its host.
@@ -335,6 +341,9 @@ func (k *Conn) turn(ctx context.Context, ev event, spare *Writer) (next *Writer)
 	if t.from != nil {
 		r.SessionID, r.ThreadID = t.from.sessionID, t.from.threadID
 	}
+	if !t.store {
+		r.Remember = func(object []byte, sessionID, threadID string) { t.keep(k.cache, object, sessionID, threadID) }
+	}
 	w.whole = t.whole
 	e = k.cfg.Turn(ctx, r, w)
 	w.End()
@@ -345,8 +354,9 @@ func (k *Conn) turn(ctx context.Context, ev event, spare *Writer) (next *Writer)
 	if ctx.Err() != nil {
 		return w // the client is gone: nothing to remember
 	}
-	failed := e != nil || !completed(w.Terminal())
-	t.remember(k.cache, w.Terminal(), w.Header().Get(headerSessionID), w.Header().Get(headerThreadID), failed)
+	if e != nil || !completed(w.Terminal()) {
+		t.forget(k.cache)
+	}
 	return w
 }
 

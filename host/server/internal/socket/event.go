@@ -200,25 +200,38 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
-// remember caches the outcome of a turn when a later turn on this socket
-// may need it: a completed store:false response or a pre-warm. A stored
-// response is continued from the store instead. A continuation that failed
-// evicts the cached response it referred to: its state may be what made
-// it fail, and the client must start the chain again.
+// remember caches the outcome of a turn that ran no chain (a pre-warm;
+// a chain's turn is kept by its commit, Request.Remember) from its
+// terminal event, or forgets what a failed turn continued (forget).
 func (t *turn) remember(cache *Cache, terminal []byte, sessionID, threadID string, failed bool) {
 	if failed {
-		if t.local != "" {
-			cache.remove(t.local)
-		}
-		return
-	}
-	if t.store && t.generate {
+		t.forget(cache)
 		return
 	}
 	if !completed(terminal) {
 		return
 	}
-	id := gjson.GetBytes(terminal, "response.id").Str
+	t.keep(cache, []byte(gjson.GetBytes(terminal, "response").Raw), sessionID, threadID)
+}
+
+// forget evicts the cached response a failed continuation referred to:
+// its state may be what made it fail, and the client must start the
+// chain again.
+func (t *turn) forget(cache *Cache) {
+	if t.local != "" {
+		cache.remove(t.local)
+	}
+}
+
+// keep caches a completed turn's Response (object, as the client got
+// it) when a later turn on this socket may need it: a store:false
+// response or a pre-warm. A stored response is continued from the store
+// instead.
+func (t *turn) keep(cache *Cache, object []byte, sessionID, threadID string) {
+	if t.store && t.generate {
+		return
+	}
+	id := gjson.GetBytes(object, "id").Str
 	if id == "" {
 		return
 	}
@@ -232,6 +245,6 @@ func (t *turn) remember(cache *Cache, terminal []byte, sessionID, threadID strin
 	} else if p := gjson.GetBytes(t.body, "previous_response_id"); p.Type == gjson.String {
 		e.prev = p.Str // a stored response, which the store replays
 	}
-	e.items = joinArrays(prior, t.input, []byte(gjson.GetBytes(terminal, "response.output").Raw))
+	e.items = joinArrays(prior, t.input, []byte(gjson.GetBytes(object, "output").Raw))
 	cache.put(id, e)
 }

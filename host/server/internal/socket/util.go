@@ -5,14 +5,6 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/runedge/runedge/filters"
-)
-
-// Run headers the chain sets on a turn's Writer.
-const (
-	headerSessionID = filters.HeaderSessionID
-	headerThreadID  = filters.HeaderThreadID
 )
 
 // completed reports whether a terminal event is response.completed.
