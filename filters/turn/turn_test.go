@@ -242,9 +242,17 @@ func TestAssembly(t *testing.T) {
 		t.Errorf("conversation: the agent got\n%q\nwant\n%q", got, want)
 	}
 
+	// A compaction item of the conversation that does not open: 400
+	// naming conversation, before any run.
+	runs := r.agent.runs()
+	forged := r.conversation(t, `{"type":"compaction","encrypted_content":"rc1.process.AAAA"}`)
+	if code, reply := r.post(t, t.Context(), `{"model":"service","conversation":"`+forged+`","input":"who am I"}`); code != 400 ||
+		gjson.Get(reply, "error.param").Str != "conversation" || gjson.Get(reply, "error.code").Str != "invalid_body" {
+		t.Errorf("a conversation holding a forged item: %d %s, want 400 invalid_body naming conversation", code, reply)
+	}
+
 	// Both at once is refused before any run: a conversation holds the
 	// earlier turns already.
-	runs := r.agent.runs()
 	if code, reply := r.post(t, t.Context(), `{"model":"service","conversation":"`+conv+`","previous_response_id":"`+prev+`","input":"x"}`); code != 400 ||
 		gjson.Get(reply, "error.param").Str != "conversation" {
 		t.Errorf("conversation and previous_response_id: %d %s", code, reply)

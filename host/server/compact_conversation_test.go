@@ -67,26 +67,3 @@ func (h *harness) get(path string) (int, string) {
 	res := h.do("GET", path, "", "x-service-tenant-id", "t1")
 	return res.StatusCode, string(body(h.t, res))
 }
-
-// A compaction item kept in a conversation (added to it as an item) is
-// opened when the conversation is continued, as one in the input is: the
-// agent receives its summary. One that does not open is a 400 naming
-// conversation.
-func TestConversationCompactionItem(t *testing.T) {
-	h := start(t, compactKeys(t, "k1"))
-	_, reply := h.post("/v1/responses/compact", `{"model":"service","input":"my name is Ada"}`)
-	item := compactItem(t, reply)
-	code, conv := h.post("/v1/conversations", `{"items":[`+item+`]}`)
-	if code != 200 {
-		t.Fatalf("create conversation: %d %s", code, conv)
-	}
-	code, answer := h.post("/v1/responses", `{"model":"service","conversation":"`+gjson.Get(conv, "id").Str+`","input":"who am I"}`)
-	if want := "You said: who am I (earlier: Summary: my name is Ada)"; code != 200 || gjson.Get(answer, "output_text").Str != want {
-		t.Errorf("a turn of a conversation holding a compaction item: %d %.300s, want %q", code, answer, want)
-	}
-	_, conv = h.post("/v1/conversations", `{"items":[`+withEncrypted(item, func(string) string { return "rc1.k1.AAAA" })+`]}`)
-	code, e := h.post("/v1/responses", `{"model":"service","conversation":"`+gjson.Get(conv, "id").Str+`","input":"who am I"}`)
-	if code != 400 || gjson.Get(e, "error.param").Str != "conversation" || gjson.Get(e, "error.code").Str != "invalid_body" {
-		t.Errorf("a conversation holding a forged item: %d %s, want 400 invalid_body naming conversation", code, e)
-	}
-}
