@@ -49,7 +49,7 @@ run: build
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # The stages (filters/builtin.Order's packages): none imports another; what
-# two stages share lives in filters, filters/apierr or internal/contract.
+# two stages share lives in filters, filters/apierr, filters/turn or internal/contract.
 STAGES := auth body model conversation mapping compaction nativereq run translate
 space := $(subst ,, )
 
