@@ -186,7 +186,7 @@ func (s *Stage) compactRun(ctx context.Context, x *filters.Exchange, input []run
 	if fresh {
 		// The compaction opened the turn's session: the turn continues
 		// its thread, as the run stage continues a body-named one.
-		x.SessionID, x.ThreadID = run.SessionID, run.ThreadID
+		x.Turn.SessionID, x.Turn.ThreadID = run.SessionID, run.ThreadID
 	}
 	if err != nil {
 		return "", "", runner.Usage{}, apierr.From(err)

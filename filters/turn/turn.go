@@ -44,6 +44,10 @@ type Turn struct {
 	// Compaction is the compaction item the turn's Response carries;
 	// nil: none. Set by the compaction stage, read by translate.
 	Compaction *Compaction
+	// SessionID and ThreadID, when set, are the session and thread a
+	// compaction run opened for a turn that named none: the turn
+	// continues that thread. Set by the compaction stage.
+	SessionID, ThreadID string
 	// Remember, when set, keeps a completed turn in the memory of the
 	// connection it came on (a WebSocket's store:false cache): run is the
 	// turn's run, object the Response the client got. Set by the host
@@ -127,12 +131,16 @@ func (t *Turn) History(ctx context.Context) ([]runner.Message, error) {
 
 // Spec fills in what a run of the turn needs from it: the history it
 // reads inside its slot (LoadHistory), or the context assembled already
-// (Context), and the conversation's session. A nil Turn changes nothing.
+// (Context), and the conversation's session, or the thread its
+// compaction opened. A nil Turn changes nothing.
 func (t *Turn) Spec(spec *runner.StartSpec) {
 	if t == nil {
 		return
 	}
 	spec.Context = t.Context
+	if t.ThreadID != "" && spec.SessionID == "" && spec.ThreadID == "" {
+		spec.SessionID, spec.ThreadID = t.SessionID, t.ThreadID
+	}
 	if c := t.Conversation; c != nil {
 		spec.SessionID, spec.SessionNamed, spec.LoadHistory = c.SessionID, true, t.History
 	}
