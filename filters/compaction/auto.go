@@ -2,13 +2,13 @@ package compaction
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -117,11 +117,7 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 	if err != nil || runID == "" {
 		return err
 	}
-	item, err := json.Marshal(item{ID: contract.CompactionID(runID), Type: "compaction",
-		EncryptedContent: s.keys.Seal(x.Identity.TenantID, summary)})
-	if err != nil {
-		return err
-	}
+	item := respjson.AppendCompactionItem(nil, contract.CompactionID(runID), s.keys.Seal(x.Identity.TenantID, summary))
 	x.Context = append([]runner.Message{{Role: "system", Content: runner.CompactedContextPrefix + summary}}, all[last:]...)
 	x.Compacted = &filters.Compacted{Item: item, Usage: usage}
 	return nil
