@@ -36,13 +36,14 @@ func outputItems(runID string, object []byte, res *Result, text string) []Item {
 }
 
 // objectItems reads the output of a Response object; ok is false when
-// object is not one.
+// object is not one (none, a chat completion, a compaction reply). A result
+// plugin's Response is read by its output array, whatever else it wrote.
 func objectItems(msgID, runID string, object []byte, res *Result) ([]Item, bool) {
-	if len(object) == 0 || gjson.GetBytes(object, "object").Str != "response" {
+	if len(object) == 0 {
 		return nil, false
 	}
 	out := gjson.GetBytes(object, "output")
-	if !out.IsArray() {
+	if !out.IsArray() || gjson.GetBytes(object, "object").Str == "response.compaction" {
 		return nil, false
 	}
 	msg := Item{ID: msgID, RunID: runID, Output: true, Message: Message{Role: "assistant"}}

@@ -31,7 +31,7 @@ func TestOutputItemsFromTheResponse(t *testing.T) {
 		t.Errorf("items\n got %+v\nwant %+v", got, want)
 	}
 
-	for _, obj := range [][]byte{nil, []byte(`{"object":"response.compaction","output":[]}`)} {
+	for _, obj := range [][]byte{nil, []byte(`{"object":"response.compaction","output":[]}`), []byte(`{"object":"chat.completion","choices":[]}`)} {
 		got = outputItems("run_R", obj, res, "")
 		if len(got) != 1 || got[0].ID != "msg_R" || got[0].Message.Content != res.Text || len(got[0].Message.ToolCalls) != 3 {
 			t.Errorf("object %s: items %+v; want the result", obj, got)
