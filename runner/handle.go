@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/runedge/runedge/internal/contract"
 )
 
 // errFinished cancels a run's context once its outcome is recorded, to
@@ -261,13 +259,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	var out []Item
 	if h.stored {
 		if o.status == StatusCompleted {
-			m := Message{Role: "assistant", Content: t.Output}
-			if o.res != nil {
-				// t.Output of a run that ended in calls is the calls'
-				// JSON (toolcalls.go); the message has the text.
-				m.Content, m.ToolCalls = o.res.Text, o.res.ToolCalls
-			}
-			out = []Item{{ID: contract.MessageID(h.run.ID), RunID: h.run.ID, Output: true, Message: m}}
+			out = outputItems(h.run.ID, h.object, o.res, t.Output)
 		}
 		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.lease, h.object, out)
 	}

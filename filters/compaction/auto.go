@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/turn"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -137,11 +137,7 @@ func (s *Stage) compactTurn(ctx context.Context, x *filters.Exchange, trigger, l
 	if err != nil || runID == "" {
 		return err
 	}
-	item, err := json.Marshal(item{ID: contract.CompactionID(runID), Type: "compaction",
-		EncryptedContent: s.keys.Seal(x.Identity.TenantID, summary)})
-	if err != nil {
-		return err
-	}
+	item := respjson.AppendCompactionItem(nil, contract.CompactionID(runID), s.keys.Seal(x.Identity.TenantID, summary))
 	t.Context = append([]runner.Message{{Role: "system", Content: runner.CompactedContextPrefix + summary}}, all[last:]...)
 	t.Compaction = &turn.Compaction{Item: item, Usage: usage}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -74,21 +75,16 @@ func normaliseItem(m map[string]any, param string) (string, error) {
 	switch typ {
 	case "message":
 		role, _ := m["role"].(string)
-		part := "input_text"
 		switch role {
-		case "assistant":
-			part = "output_text"
-		case "user", "system", "developer":
+		case "assistant", "user", "system", "developer":
 		default:
 			return "", apierr.InvalidBody(param+".role", "role must be user, assistant, system or developer")
 		}
 		switch c := m["content"].(type) {
 		case string:
-			p := map[string]any{"type": part, "text": c}
-			if part == "output_text" {
-				p["annotations"], p["logprobs"] = []any{}, []any{}
-			}
-			m["content"] = []any{p}
+			// One text part, as every item of runedge's is written
+			// (internal/respjson): output_text for the assistant.
+			m["content"] = []any{json.RawMessage(respjson.AppendTextPart(nil, role, c))}
 		case []any:
 		default:
 			return "", apierr.InvalidBody(param+".content", "content must be a string or an array of content parts")

@@ -3,7 +3,7 @@ package framing
 import (
 	"strconv"
 
-	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -16,7 +16,7 @@ import (
 // and done false: an empty summary) or .done with the whole summary.
 func (s *ResponseStream) AppendReasoningItemEvent(dst []byte, seq, outputIndex int, itemID, summary string, done bool) []byte {
 	dst = itemEventHead(dst, seq, outputIndex, done)
-	dst = abi.AppendReasoningItem(dst, itemID, summary)
+	dst = respjson.AppendReasoningItem(dst, itemID, summary)
 	return append(dst, '}')
 }
 

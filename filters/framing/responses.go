@@ -3,6 +3,7 @@ package framing
 import (
 	"strconv"
 
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -69,9 +70,9 @@ func (s *ResponseStream) AppendCreated(dst []byte, seq int, response []byte) []b
 func (s *ResponseStream) AppendItemAdded(dst []byte, seq int) []byte {
 	dst = head(dst, "response.output_item.added", seq)
 	dst = append(dst, s.index...)
-	dst = append(dst, outputItemHead...)
+	dst = append(dst, respjson.ItemHead...)
 	dst = append(dst, s.itemID...)
-	return append(dst, outputItemAdded+`}`...)
+	return append(dst, respjson.MessageInProgress+`}`...)
 }
 
 // AppendPartAdded appends response.content_part.added for the empty
@@ -79,7 +80,7 @@ func (s *ResponseStream) AppendItemAdded(dst []byte, seq int) []byte {
 func (s *ResponseStream) AppendPartAdded(dst []byte, seq int) []byte {
 	dst = head(dst, "response.content_part.added", seq)
 	dst = append(dst, s.itemRef...)
-	return append(dst, `,"part":`+outputTextPartHead+`""`+outputTextPartTail+`}`...)
+	return append(dst, `,"part":`+respjson.OutputTextHead+`""`+respjson.OutputTextTail+`}`...)
 }
 
 // AppendTextDelta appends response.output_text.delta with the next piece of
@@ -105,9 +106,9 @@ func (s *ResponseStream) AppendTextDone(dst []byte, seq int, text string) []byte
 func (s *ResponseStream) AppendPartDone(dst []byte, seq int, text string) []byte {
 	dst = head(dst, "response.content_part.done", seq)
 	dst = append(dst, s.itemRef...)
-	dst = append(dst, `,"part":`+outputTextPartHead...)
+	dst = append(dst, `,"part":`+respjson.OutputTextHead...)
 	dst = guestjson.AppendString(dst, text)
-	return append(dst, outputTextPartTail+`}`...)
+	return append(dst, respjson.OutputTextTail+`}`...)
 }
 
 // AppendItemDone appends response.output_item.done with the completed
@@ -115,11 +116,11 @@ func (s *ResponseStream) AppendPartDone(dst []byte, seq int, text string) []byte
 func (s *ResponseStream) AppendItemDone(dst []byte, seq int, text string) []byte {
 	dst = head(dst, "response.output_item.done", seq)
 	dst = append(dst, s.index...)
-	dst = append(dst, outputItemHead...)
+	dst = append(dst, respjson.ItemHead...)
 	dst = append(dst, s.itemID...)
-	dst = append(dst, outputItemCompleted...)
+	dst = append(dst, respjson.MessageCompleted...)
 	dst = guestjson.AppendString(dst, text)
-	return append(dst, outputTextTail+`}`...)
+	return append(dst, respjson.MessageTail+`}`...)
 }
 
 // AppendCompleted appends the terminal event carrying response, the final
@@ -140,21 +141,6 @@ func (s *ResponseStream) AppendCompleted(dst []byte, seq int, response []byte) [
 	dst = append(dst, response...)
 	return append(dst, '}')
 }
-
-// Fragments of the Responses output message. They must spell the item as
-// the default responses mapping spells it in the final Response object
-// (plugins/compat), since clients see both; the end-to-end golden files in
-// host/server pin the two together. An output message is written as
-//
-//	outputItemHead + id + outputItemCompleted + text + outputTextTail
-const (
-	outputItemHead      = `{"id":`
-	outputItemCompleted = `,"type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":`
-	outputItemAdded     = `,"type":"message","status":"in_progress","role":"assistant","content":[]}`
-	outputTextTail      = `,"annotations":[],"logprobs":[]}]}`
-	outputTextPartHead  = `{"type":"output_text","text":`
-	outputTextPartTail  = `,"annotations":[],"logprobs":[]}`
-)
 
 // AppendError appends an error event (AppendErrorEvent).
 func (s *ResponseStream) AppendError(dst []byte, seq int, typ, code, message, param string) []byte {

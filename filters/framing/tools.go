@@ -3,7 +3,7 @@ package framing
 import (
 	"strconv"
 
-	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -30,13 +30,13 @@ func (s *ChatStream) AppendToolCall(dst []byte, index int, id, name, arguments s
 // AppendCallAdded appends response.output_item.added for a call item (a
 // function_call, namespaced or not, or a custom_tool_call), in progress
 // with no arguments or input yet.
-func (s *ResponseStream) AppendCallAdded(dst []byte, seq, outputIndex int, c abi.CallItem) []byte {
+func (s *ResponseStream) AppendCallAdded(dst []byte, seq, outputIndex int, c respjson.CallItem) []byte {
 	dst = head(dst, "response.output_item.added", seq)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
 	c.Arguments, c.Status = "", "in_progress"
-	dst = abi.AppendCallItem(dst, c)
+	dst = respjson.AppendCallItem(dst, c)
 	return append(dst, '}')
 }
 
@@ -92,12 +92,12 @@ func (s *ResponseStream) AppendArgumentsDone(dst []byte, seq, outputIndex int, i
 
 // AppendCallDone appends response.output_item.done for a completed call
 // item.
-func (s *ResponseStream) AppendCallDone(dst []byte, seq, outputIndex int, c abi.CallItem) []byte {
+func (s *ResponseStream) AppendCallDone(dst []byte, seq, outputIndex int, c respjson.CallItem) []byte {
 	dst = head(dst, "response.output_item.done", seq)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(outputIndex), 10)
 	dst = append(dst, `,"item":`...)
 	c.Status = "completed"
-	dst = abi.AppendCallItem(dst, c)
+	dst = respjson.AppendCallItem(dst, c)
 	return append(dst, '}')
 }

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -10,6 +9,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/framing"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -26,12 +26,7 @@ func compactionItem(x *filters.Exchange, ids replyIDs, res *runner.Result) []byt
 	if c.Seal == nil {
 		return c.Item
 	}
-	b, _ := json.Marshal(struct { // cannot fail: strings only
-		ID               string `json:"id"`
-		Type             string `json:"type"`
-		EncryptedContent string `json:"encrypted_content"`
-	}{contract.CompactionID(ids.run), "compaction", c.Seal(res.Text)})
-	return b
+	return respjson.AppendCompactionItem(nil, contract.CompactionID(ids.run), c.Seal(res.Text))
 }
 
 // withCompaction puts x's compaction item into the final Response body:

@@ -9,6 +9,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/framing"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/runner"
 )
@@ -47,7 +48,7 @@ type responseEvents struct {
 // custom_tool_call when the native tool says the client offered a custom
 // tool (its input is sent whole when the arguments are complete).
 type callItem struct {
-	item   abi.CallItem
+	item   respjson.CallItem
 	output int
 	args   strings.Builder
 	open   bool
@@ -141,7 +142,7 @@ func (e *responseEvents) call(d runner.ToolCallDelta) error {
 			e.calls = append(e.calls, callItem{})
 		}
 		c := &e.calls[d.Index]
-		c.item = abi.CallItem{ItemID: contract.CallID(e.ids.message, d.Index), CallID: d.ID, Name: d.Name}
+		c.item = respjson.CallItem{ItemID: contract.CallID(e.ids.message, d.Index), CallID: d.ID, Name: d.Name}
 		c.item.Namespace, c.item.Name, c.item.Custom = e.toolKind(d.Name)
 		c.output, c.open = e.outputs, true
 		e.outputs++
@@ -189,7 +190,7 @@ func (e *responseEvents) closeArguments(c *callItem) error {
 		return e.send("response.function_call_arguments.done",
 			e.rs.AppendArgumentsDone(e.buf[:0], e.out.nextSeq(), c.output, c.item.ItemID, c.item.Name, c.item.Arguments))
 	}
-	input := abi.CustomInput(c.item.Arguments)
+	input := respjson.CustomInput(c.item.Arguments)
 	if err := e.send("response.custom_tool_call_input.delta",
 		e.rs.AppendCustomInput(e.buf[:0], e.out.nextSeq(), c.output, c.item.ItemID, input, false)); err != nil {
 		return err

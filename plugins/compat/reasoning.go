@@ -2,7 +2,7 @@ package compat
 
 import (
 	"github.com/runedge/runedge/internal/contract"
-	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -97,5 +97,5 @@ func (r *resultInput) appendReasoningItem(dst []byte, comma bool) []byte {
 	if comma {
 		dst = append(dst, ',')
 	}
-	return abi.AppendReasoningItem(dst, contract.ReasoningID(r.MessageID.Str()), r.Reasoning.Str())
+	return respjson.AppendReasoningItem(dst, contract.ReasoningID(r.MessageID.Str()), r.Reasoning.Str())
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -33,21 +34,10 @@ func readResponseEcho(echo value) responseEcho {
 	return e
 }
 
-// responseEchoOrder is the order in which the Response object shows the
-// echoed settings after output_text (instructions, max_output_tokens and
-// metadata have places of their own).
-var responseEchoOrder = [...]int{
-	contract.EchoParallelToolCalls, contract.EchoPreviousResponseID, contract.EchoReasoning,
-	contract.EchoStore, contract.EchoTemperature, contract.EchoText, contract.EchoToolChoice,
-	contract.EchoTools, contract.EchoTopP, contract.EchoTruncation, contract.EchoBackground,
-	contract.EchoPresencePenalty, contract.EchoFrequencyPenalty, contract.EchoTopLogprobs,
-	contract.EchoMaxToolCalls, contract.EchoServiceTier, contract.EchoSafetyIdentifier,
-	contract.EchoPromptCacheKey,
-}
-
 // mapResponsesResult builds a Response object with every key the Responses
-// schema marks required. A run cut short by the token limit is reported as
-// OpenAI does: status "incomplete" with reason max_output_tokens.
+// schema marks required (internal/respjson writes it). A run cut short by
+// the token limit is reported as OpenAI does: status "incomplete" with
+// reason max_output_tokens.
 func mapResponsesResult(r *resultInput) ([]byte, error) {
 	var status string
 	switch {
@@ -67,81 +57,61 @@ func mapResponsesResult(r *resultInput) ([]byte, error) {
 		return nil, errors.New(`compat: result status must be "completed" or "in_progress"`)
 	}
 	e := readResponseEcho(r.Echo)
+	hasOutput := status == "completed" || status == "incomplete"
+	head := respjson.Response{ID: r.ID.Str(), Model: r.Model.Str(), Status: status}
+	if f, ok := r.Created.Num(); ok {
+		head.CreatedAt = int64(f)
+	}
+	if hasOutput {
+		head.CompletedAt = head.CreatedAt
+		if f, ok := r.Completed.Num(); ok && f > 0 {
+			head.CompletedAt = int64(f)
+		}
+	}
+	if status == "incomplete" {
+		head.IncompleteReason = "max_output_tokens"
+	}
+	for i, v := range e.v {
+		head.Echo[i] = string(v)
+	}
+	if e.conversation.IsObject() {
+		head.Conversation = string(guestjson.AppendCompact(nil, string(e.conversation)))
+	}
 
 	out := make([]byte, 0, len(r.Echo)+len(r.Text)+len(r.ToolCalls)*2+len(r.ID)+len(r.MessageID)+len(r.Model)+896)
-	out = append(out, `{"id":`...)
-	out = appendString(out, r.ID)
-	out = append(out, `,"object":"response","created_at":`...)
-	out = r.appendCreated(out)
-	out = append(out, `,"completed_at":`...)
-	if status == "completed" || status == "incomplete" {
-		out = r.appendCompleted(out)
-	} else {
-		out = append(out, `null`...)
-	}
-	out = append(out, `,"status":"`...)
-	out = append(out, status...)
-	out = append(out, `","error":null,"incomplete_details":`...)
-	if status == "incomplete" {
-		out = append(out, `{"reason":"max_output_tokens"}`...)
-	} else {
-		out = append(out, `null`...)
-	}
-	out = append(out, `,"instructions":`...)
-	out = append(out, e.v[contract.EchoInstructions]...)
-	out = append(out, `,"max_output_tokens":`...)
-	out = append(out, e.v[contract.EchoMaxOutputTokens]...)
-	out = append(out, `,"model":`...)
-	out = appendString(out, r.Model)
-	out = append(out, `,"output":[`...)
-	hasOutput := status == "completed" || status == "incomplete"
+	out = respjson.AppendResponseHead(out, &head)
 	if hasOutput {
 		// A message when the model said something (or called nothing),
 		// then its function calls.
 		message := !r.hasCalls() || (r.Text.IsString() && r.Text != `""`)
 		if message {
-			out = append(out, outputItemHead...)
+			out = append(out, respjson.ItemHead...)
 			out = appendString(out, r.MessageID)
 			if status == "incomplete" {
-				out = append(out, outputItemIncomplete...)
+				out = append(out, respjson.MessageIncomplete...)
 			} else {
-				out = append(out, outputItemCompleted...)
+				out = append(out, respjson.MessageCompleted...)
 			}
 			out = r.appendText(out)
-			out = append(out, outputTextTail...)
+			out = append(out, respjson.MessageTail...)
 		}
 		out = r.appendFunctionCallItems(out, message, e.v[contract.EchoTools])
 		out = r.appendReasoningItem(out, message || r.hasCalls())
 	}
 	// output_text is the text of the message items, which clients that
 	// read the wire (and the service's contract) rely on.
-	out = append(out, `],"output_text":`...)
+	text := `""`
 	if hasOutput {
-		out = r.appendText(out)
-	} else {
-		out = append(out, `""`...)
+		text = textValue(r.Text)
 	}
-	for _, i := range responseEchoOrder {
-		out = appendEchoKey(out, i)
-		out = append(out, e.v[i]...)
+	var usage *Usage
+	if hasOutput {
+		u := r.readUsage()
+		usage = &u
 	}
-	if e.conversation.IsObject() {
-		out = append(out, `,"`+contract.EchoConversation+`":`...)
-		out = guestjson.AppendCompact(out, string(e.conversation))
-	}
-	out = append(out, `,"usage":`...)
-	if !hasOutput {
-		out = append(out, `null`...)
-	} else {
-		out = appendResponseUsage(out, r.readUsage())
-	}
-	out = append(out, `,"user":`...)
-	out = append(out, e.v[contract.EchoUser]...)
-	out = append(out, `,"metadata":`...)
+	out = respjson.AppendResponseTail(out, &head, text, usage)
 	out = r.appendMetadata(out, e.v[contract.EchoMetadata])
-	// access_programs is required by the current schema; null means no
-	// special access program applied, which is always true here.
-	return append(out, `,"access_programs":null}`...), nil
+	return append(out, respjson.ResponseEnd...), nil
 }
 
 // appendMetadata appends the caller's metadata with the service's own key,
@@ -163,4 +133,14 @@ func (r *resultInput) appendMetadata(dst []byte, metadata value) []byte {
 		return true
 	})
 	return append(dst, '}')
+}
+
+// textValue is text as a JSON string: as written when it can be copied
+// (nearly always, and without allocating), else escaped afresh; "" when
+// it is not a string.
+func textValue(text value) string {
+	if text.IsString() && guestjson.Copyable(text.Escaped()) {
+		return string(text)
+	}
+	return string(appendString(nil, text))
 }

@@ -39,15 +39,6 @@ func (r *resultInput) appendCreated(dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(f), 10)
 }
 
-// appendCompleted appends the completion time in whole seconds: the
-// host's "completed", or the creation time from a host that sends none.
-func (r *resultInput) appendCompleted(dst []byte) []byte {
-	if f, ok := r.Completed.Num(); ok && f > 0 {
-		return strconv.AppendInt(dst, int64(f), 10)
-	}
-	return r.appendCreated(dst)
-}
-
 // readUsage reads the usage in compat's terms.
 func (r *resultInput) readUsage() Usage {
 	return r.ReadUsage()

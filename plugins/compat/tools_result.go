@@ -2,7 +2,7 @@ package compat
 
 import (
 	"github.com/runedge/runedge/internal/contract"
-	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/internal/respjson"
 )
 
 // Tool calls in replies. The native result carries them as
@@ -46,7 +46,7 @@ func (r *resultInput) appendFunctionCallItems(dst []byte, comma bool, tools valu
 			dst = append(dst, ',')
 		}
 		ns, fn, custom := toolKind(tools, name)
-		dst = abi.AppendCallItem(dst, abi.CallItem{ItemID: contract.CallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
+		dst = respjson.AppendCallItem(dst, respjson.CallItem{ItemID: contract.CallID(msgID, i), CallID: id.Str(), Namespace: ns.Str(),
 			Name: fn, Arguments: args.Str(), Status: "completed", Custom: custom})
 	})
 	return dst
