@@ -77,6 +77,10 @@ var goals = []goal{
 	{"peak RSS, 128 conns", "non-stream, 128 conns", "", peakMiB, 64, "MiB"},
 	{"make run CPU per request, 32 conns", "non-stream, 32 conns", offlineTarget, bareRatio, 4.0, "x bare handler"},
 	{"make run CPU per request, 1 conn", "non-stream, 1 conn", offlineTarget, bareRatio, 4.0, "x bare handler"},
+	{"CPU per agent-sized request, 1 conn, SQLite", "agent, 1 conn", "sqlite", cpuRatio, 3.0, "x proxy"},
+	{"CPU per agent-sized request, 32 conns, SQLite", "agent, 32 conns", "sqlite", cpuRatio, 3.0, "x proxy"},
+	{"CPU per agent-sized request, 32 conns, PostgreSQL", "agent, 32 conns", "postgres", cpuRatio, 3.0, "x proxy"},
+	{"peak RSS, agent-sized, 32 conns", "agent, 32 conns", "", peakMiB, 64, "MiB"},
 }
 
 // roundResult is one round's results: per target, per scenario; and the
