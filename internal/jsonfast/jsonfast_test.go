@@ -88,3 +88,48 @@ func TestArrayAndMembers(t *testing.T) {
 		}
 	}
 }
+
+// stringSeeds are strings with every kind of escape encoding/json reads
+// and writes, broken UTF-8 and surrogates in and out of pairs.
+var stringSeeds = []string{`plain`, `a\"b`, `\u00e9\n\t\r\b\f\/\\`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ud83d\u0041`,
+	`\ude00\ud83d`, "caf\xc3\xa9", "bad \xff byte", "\xe2\x80\xa8 \xe2\x80\xa9", `<a href="x">&amp;</a>`, "\x7f", `\u0000\u001f`,
+	`\uD83D\uDE00`, "line\\nbreak and \\\"quotes\\\" in code:\\n\\tfunc f() {}"}
+
+// FuzzString holds String to encoding/json: for any text between quotes
+// that encoding/json reads as a string, the same string.
+func FuzzString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		doc := `"` + s + `"`
+		var js string
+		if json.Unmarshal([]byte(doc), &js) != nil {
+			return
+		}
+		var gs string
+		if !String(Value(doc), &gs) || gs != js {
+			t.Errorf("String(%q) = %q, encoding/json %q", doc, gs, js)
+		}
+		if u, ok := unquote(s); !ok || u != js {
+			t.Errorf("unquote(%q) = %q, %v; encoding/json %q", s, u, ok, js)
+		}
+	})
+}
+
+// FuzzAppendString holds AppendString to json.Marshal, byte for byte.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s)
+		var u string
+		if json.Unmarshal([]byte(`"`+s+`"`), &u) == nil {
+			f.Add(u)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("AppendString(%q) = %s, json.Marshal %s", s, got[1:], want)
+		}
+	})
+}
