@@ -2,7 +2,10 @@ package jsonfast
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // TestReadersMatchJSON: each reader, given a value's text, reads what
@@ -132,4 +135,29 @@ func FuzzAppendString(f *testing.F) {
 			t.Errorf("AppendString(%q) = %s, json.Marshal %s", s, got[1:], want)
 		}
 	})
+}
+
+// agentText is a message of an agent's history: code, quotes, newlines.
+var agentText = strings.Repeat("in file handler.go the function \"serve\" reads the request,\n\tif err != nil {\n\t\treturn\n\t}\n", 6)
+
+func BenchmarkAppendString(b *testing.B) {
+	b.SetBytes(int64(len(agentText)))
+	buf := make([]byte, 0, 2*len(agentText))
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		buf = AppendString(buf[:0], agentText)
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkString(b *testing.B) {
+	q, _ := json.Marshal(agentText)
+	v := Value(q)
+	b.SetBytes(int64(len(q)))
+	var s string
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		String(v, &s)
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
