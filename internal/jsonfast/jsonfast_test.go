@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/internal/cputime"
 )
 
@@ -158,6 +159,30 @@ func BenchmarkString(b *testing.B) {
 	cpu0 := cputime.Process()
 	for b.Loop() {
 		String(v, &s)
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkWalkAgent walks an agent-sized body's messages (a 400-message,
+// 229 KB history) and reads each one's content, as the host's decoding of
+// a mapped request does.
+func BenchmarkWalkAgent(b *testing.B) {
+	doc := Doc(string(mockupstream.AgentChat("service", false)))
+	b.SetBytes(int64(len(doc)))
+	type msg struct{ Role, Content string }
+	var msgs []msg
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		ok := Members(doc, []string{"messages"}, func(_ int, v Value) bool {
+			return Array(v, &msgs, func(v Value, m *msg) bool {
+				return Members(v, []string{"role", "content"}, func(i int, v Value) bool {
+					return String(v, [...]*string{&m.Role, &m.Content}[i])
+				})
+			})
+		})
+		if !ok || len(msgs) != mockupstream.AgentMessages {
+			b.Fatal(ok, len(msgs))
+		}
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
