@@ -158,7 +158,9 @@ func fastRequest(v jsonfast.Value, r *native.Request) bool {
 				return jsonfast.Members(v, messageNames, func(i int, v jsonfast.Value) bool {
 					switch i {
 					case 0:
-						return jsonfast.String(v, &m.Role)
+						ok := jsonfast.String(v, &m.Role)
+						m.Role = internRole(m.Role)
+						return ok
 					case 1:
 						return jsonfast.String(v, &m.Content)
 					case 2:
@@ -211,6 +213,20 @@ func fastRequest(v jsonfast.Value, r *native.Request) bool {
 		}
 		return false // tools, withheld_tools: encoding/json
 	})
+}
+
+// internRole returns role as a constant when it is one of the roles the
+// mappings write. The request's strings are read in place, so each role,
+// a few bytes, would hold the whole map_request output (an agent's 230 KB
+// history) until the run ends, though every text with an escape in it is
+// a copy of its own.
+func internRole(role string) string {
+	for _, r := range [...]string{"user", "assistant", "system", "developer", "tool", "reasoning"} {
+		if role == r {
+			return r
+		}
+	}
+	return role
 }
 
 // NormalizeResult checks a map_result output on the host and returns it

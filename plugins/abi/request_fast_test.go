@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -162,5 +163,25 @@ func BenchmarkDecodeRequestOutput(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodedRolesDoNotHoldTheOutput: a request whose texts all have
+// escapes keeps no string inside the map_request output, so the output
+// (an agent's whole history) is not held by the roles until the run ends.
+func TestDecodedRolesDoNotHoldTheOutput(t *testing.T) {
+	out := []byte(`{"request":{"input":[{"role":"system","content":"be\nbrief"},{"role":"user","content":"say \"hi\""},` +
+		`{"role":"assistant","content":"hi\tthere"},{"role":"developer","content":"a\\b"}]}}`)
+	o, err := DecodeRequestOutput(out)
+	if err != nil || len(o.Request.Input) != 4 {
+		t.Fatal(o, err)
+	}
+	lo, hi := uintptr(unsafe.Pointer(&out[0])), uintptr(unsafe.Pointer(&out[len(out)-1]))
+	for _, m := range o.Request.Input {
+		for _, s := range []string{m.Role, m.Content} {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= lo && p <= hi {
+				t.Errorf("%q is read in place: it holds the output", s)
+			}
+		}
 	}
 }
