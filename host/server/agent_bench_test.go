@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -126,4 +127,38 @@ func serveHandler(b testing.TB, h http.Handler) string {
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// BenchmarkSmallTurn is bench-edge's `make run` rows in one process: the
+// one-line chat request through the edge as `make run` serves it (the
+// offline provider, SQLite, the native default) and through a bare Go
+// handler answering the same ~640-byte chat.completion
+// (mockupstream.Handler), in alternated blocks, at one connection and at
+// 32. bare-ns/req and edge-ns/req are the process's CPU per request over
+// each one's blocks, the client included in both (bench-edge counts the
+// server alone, so its ratio is larger); edge/bare is their ratio.
+func BenchmarkSmallTurn(b *testing.B) {
+	bare := serveHandler(b, mockupstream.Handler())
+	edge := start(b, nil)
+	body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
+	for _, conns := range []int{1, 32} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			per := 50
+			if conns > 1 {
+				per = 4
+			}
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns, DisableCompression: true}}
+			defer client.CloseIdleConnections()
+			var viaBare, viaEdge time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				viaBare += cpuBlock(b, client, bare+"/v1/chat/completions", body, conns, per)
+				viaEdge += cpuBlock(b, client, edge.URL+"/v1/chat/completions", body, conns, per)
+			}
+			n := float64(b.N * conns * per)
+			b.ReportMetric(float64(viaBare)/n, "bare-ns/req")
+			b.ReportMetric(float64(viaEdge)/n, "edge-ns/req")
+			b.ReportMetric(float64(viaEdge)/float64(viaBare), "edge/bare")
+		})
+	}
 }
