@@ -38,7 +38,7 @@ func appendPlainRequest(r *Request) ([]byte, bool) {
 			m.Phase != "" || m.Reasoning != nil {
 			return nil, false
 		}
-		n += 24 + len(m.Role) + len(m.Content)
+		n += 24 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
 	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"input":`...)

@@ -69,14 +69,18 @@ const offlineTarget = "offline"
 // runedge targets it applies to by name ("sqlite" is runedge/sqlite and
 // its wasm variant; "offline" the `make run` target).
 var goals = []goal{
-	{"CPU per request, SQLite", "non-stream, 32 conns", "sqlite", cpuRatio, 2.0, "x proxy"},
-	{"CPU per request, PostgreSQL", "non-stream, 32 conns", "postgres", cpuRatio, 2.5, "x proxy"},
-	{"CPU per stream, SQLite", "stream, 32 conns", "sqlite", cpuRatio, 2.0, "x proxy"},
+	{"CPU per request, SQLite", "non-stream, 32 conns", "sqlite", cpuRatio, 1.5, "x proxy"},
+	{"CPU per request, PostgreSQL", "non-stream, 32 conns", "postgres", cpuRatio, 2.0, "x proxy"},
+	{"CPU per stream, SQLite", "stream, 32 conns", "sqlite", cpuRatio, 1.5, "x proxy"},
 	{"p50 added, 1 conn, SQLite", "non-stream, 1 conn", "sqlite", addedMs(0.5), 0.5, "ms"},
-	{"p99 added, 1 conn, SQLite", "non-stream, 1 conn", "sqlite", addedMs(0.99), 2.0, "ms"},
+	{"p99 added, 1 conn, SQLite", "non-stream, 1 conn", "sqlite", addedMs(0.99), 1.0, "ms"},
 	{"peak RSS, 128 conns", "non-stream, 128 conns", "", peakMiB, 64, "MiB"},
-	{"make run CPU per request, 32 conns", "non-stream, 32 conns", offlineTarget, bareRatio, 4.0, "x bare handler"},
-	{"make run CPU per request, 1 conn", "non-stream, 1 conn", offlineTarget, bareRatio, 4.0, "x bare handler"},
+	{"make run CPU per request, 32 conns", "non-stream, 32 conns", offlineTarget, bareRatio, 3.0, "x bare handler"},
+	{"make run CPU per request, 1 conn", "non-stream, 1 conn", offlineTarget, bareRatio, 3.0, "x bare handler"},
+	{"CPU per agent-sized request, 1 conn, SQLite", "agent, 1 conn", "sqlite", cpuRatio, 3.0, "x proxy"},
+	{"CPU per agent-sized request, 32 conns, SQLite", "agent, 32 conns", "sqlite", cpuRatio, 3.0, "x proxy"},
+	{"CPU per agent-sized request, 32 conns, PostgreSQL", "agent, 32 conns", "postgres", cpuRatio, 3.0, "x proxy"},
+	{"peak RSS, agent-sized, 32 conns", "agent, 32 conns", "", peakMiB, 64, "MiB"},
 }
 
 // roundResult is one round's results: per target, per scenario; and the

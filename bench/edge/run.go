@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/runedge/runedge/bench/mockupstream"
 )
 
 const benchToken = "bench-edge-token"
@@ -23,14 +25,30 @@ type scenario struct {
 	name   string
 	stream bool
 	conns  int
+	// agent sends an agent-sized body (mockupstream.AgentChat: a
+	// 400-message history, about 230 KB) instead of a one-line one.
+	agent bool
 }
 
 var scenarios = []scenario{
-	{"non-stream, 1 conn", false, 1},
-	{"non-stream, 32 conns", false, 32},
-	{"stream, 1 conn", true, 1},
-	{"stream, 32 conns", true, 32},
-	{"non-stream, 128 conns", false, 128},
+	{"non-stream, 1 conn", false, 1, false},
+	{"non-stream, 32 conns", false, 32, false},
+	{"stream, 1 conn", true, 1, false},
+	{"stream, 32 conns", true, 32, false},
+	{"non-stream, 128 conns", false, 128, false},
+	{"agent, 1 conn", false, 1, true},
+	{"agent, 32 conns", false, 32, true},
+}
+
+// body is what sc sends to a target serving model.
+func (sc scenario) body(model string) []byte {
+	if sc.agent {
+		return mockupstream.AgentChat(model, sc.stream)
+	}
+	if sc.stream {
+		return []byte(`{"model":"` + model + `","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
+	}
+	return []byte(`{"model":"` + model + `","messages":[{"role":"user","content":"hello"}]}`)
 }
 
 // target is a process under load.
@@ -191,10 +209,7 @@ func runBench(args []string) error {
 			if !strings.Contains(sc.name, *only) {
 				continue
 			}
-			body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
-			if sc.stream {
-				body = []byte(`{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`)
-			}
+			body := sc.body("service")
 			fmt.Fprintf(os.Stderr, "%s: upstream", sc.name)
 			// The upstream called directly is the bare Go handler `make
 			// run` is held against: its CPU per request is read too.

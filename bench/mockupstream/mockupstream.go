@@ -32,14 +32,13 @@ var Stream20 = func() []byte {
 // when the body asks for a stream. It does as little as it can, so the
 // targets' costs stand out.
 func Handler() http.Handler {
-	streamMarker := []byte(`"stream":true`)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.URL.Path != "/v1/chat/completions" {
 			http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error","param":null,"code":null}}`, 404)
 			return
 		}
-		if bytes.Contains(bytes.ReplaceAll(body, []byte(" "), nil), streamMarker) {
+		if wantsStream(body) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write(Stream20)
 			return
@@ -47,4 +46,22 @@ func Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(Completion)
 	})
+}
+
+// wantsStream reports whether body has a member "stream" that is true,
+// spaces allowed around the colon: one scan, no copy, so the upstream's
+// cost stays small beside an agent-sized body.
+func wantsStream(body []byte) bool {
+	key := []byte(`"stream"`)
+	for {
+		i := bytes.Index(body, key)
+		if i < 0 {
+			return false
+		}
+		body = body[i+len(key):]
+		rest := bytes.TrimLeft(body, " ")
+		if len(rest) > 0 && rest[0] == ':' && bytes.HasPrefix(bytes.TrimLeft(rest[1:], " "), []byte("true")) {
+			return true
+		}
+	}
 }

@@ -73,7 +73,7 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 		// a client that goes away, and must not take the deadline for that.
 		defer x.Reply.SetReadDeadline(time.Time{})
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, b.limit+1))
+	body, err := readAll(io.LimitReader(r.Body, b.limit+1), r.ContentLength)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		x.Reply.Header().Set("Connection", "close")
@@ -85,6 +85,36 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 		return nil, tooLarge(b.limit)
 	}
 	return body, nil
+}
+
+// presize is the most readAll allocates ahead on a declared length: a
+// client that declares a large body and sends it slowly holds no more
+// until it sends more.
+const presize = 1 << 20
+
+// readAll is io.ReadAll into a buffer sized from the declared length n
+// (-1: unknown), so a body of known length is read into one allocation
+// rather than grown and copied some twenty times (a 230 KB body cost
+// twice its size in copies and cleared memory).
+func readAll(r io.Reader, n int64) ([]byte, error) {
+	size := 512
+	if n >= 0 {
+		size = int(min(n, presize)) + 1 // the +1 takes the EOF without growing
+	}
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 func tooLarge(limit int64) error {

@@ -91,7 +91,12 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 // the whole reply and returns an error unless it is a 200. It does not
 // fail the benchmark itself, so RunParallel's goroutines can use it.
 func benchDo(client *http.Client, method, url, body string) error {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	return benchDoReader(client, method, url, strings.NewReader(body))
+}
+
+// benchDoReader is benchDo with the body from a reader.
+func benchDoReader(client *http.Client, method, url string, body io.Reader) error {
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@
 // nanosecond per byte and no allocation, so it can run on every request.
 package jsondepth
 
+import "bytes"
+
 // Exceeds returns the offset in b of the bracket that opens level limit+1,
 // or -1 when b nests no deeper than limit. b is expected to be valid JSON
 // (the caller checked it): inside strings, only quotes and backslashes are
@@ -41,20 +43,29 @@ var class = func() (t [256]uint8) {
 // none) and the deepest level seen, counting no further than limit+1.
 func scan(b []byte, limit int) (at, deepest int) {
 	depth := 0
-	inString := false
 	for i := 0; i < len(b); i++ {
 		switch class[b[i]] {
-		case other:
+		case other, backslash:
 		case quote:
-			inString = !inString
-		case backslash:
-			if inString {
-				i++ // the escaped byte, a quote or not
+			// To the quote that closes the string: the next one after an
+			// even run of backslashes (an escaped byte is skipped, a quote
+			// or not), found by IndexByte, fast on long text.
+			start := i + 1
+			for i = start; ; i++ {
+				j := bytes.IndexByte(b[i:], '"')
+				if j < 0 {
+					return -1, deepest
+				}
+				i += j
+				n := 0
+				for k := i - 1; k >= start && b[k] == '\\'; k-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
 			}
 		case open:
-			if inString {
-				continue
-			}
 			depth++
 			if depth > deepest {
 				if deepest = depth; deepest > limit {
@@ -62,9 +73,7 @@ func scan(b []byte, limit int) (at, deepest int) {
 				}
 			}
 		case closing:
-			if !inString {
-				depth--
-			}
+			depth--
 		}
 	}
 	return -1, deepest

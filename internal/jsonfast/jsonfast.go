@@ -18,7 +18,10 @@ package jsonfast
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Value is one JSON value as written in a validated document, without
@@ -122,9 +125,11 @@ func Array[T any](v Value, dst *[]T, fn func(Value, *T) bool) bool {
 	return ok
 }
 
-// String reads a string; null leaves it as it is. A string with escapes or
-// bytes that are not UTF-8 is decoded by encoding/json, which replaces what
-// is invalid.
+// String reads a string; null leaves it as it is. A string without
+// escapes in valid UTF-8 is its own text; any other is unescaped as
+// encoding/json unescapes it (each byte that is not UTF-8, and each
+// surrogate \u escape not in a pair, read as U+FFFD), or by encoding/json
+// itself when it holds what a validated string cannot.
 func String(v Value, dst *string) bool {
 	switch {
 	case v.IsNull():
@@ -137,7 +142,110 @@ func String(v Value, dst *string) bool {
 		*dst = raw
 		return true
 	}
+	if s, ok := unquote(raw); ok {
+		*dst = s
+		return true
+	}
 	return json.Unmarshal([]byte(v), dst) == nil
+}
+
+// unquote unescapes a JSON string's text (without its quotes) as
+// encoding/json's unquote does, or reports false for what a valid string
+// cannot hold (a control byte, a quote, a broken escape).
+func unquote(s string) (string, bool) {
+	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/', '\'':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := hex4(s[i+2:])
+				if r < 0 {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2 := hex4u(s[i:]); r2 >= 0 {
+						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+							b = utf8.AppendRune(b, d)
+							i += 6
+							continue
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c == '"' || c < ' ':
+			return "", false
+		case c < utf8.RuneSelf:
+			j := i + 1
+			for j < len(s) && s[j] < utf8.RuneSelf && s[j] >= ' ' && s[j] != '\\' && s[j] != '"' {
+				j++
+			}
+			b = append(b, s[i:j]...)
+			i = j
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, unicode.ReplacementChar)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), true // b is not used again
+}
+
+// hex4 reads the four hex digits s starts with (-1 if it does not).
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// hex4u reads the \uXXXX escape s starts with (-1 if it does not).
+func hex4u(s string) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	return hex4(s[2:])
 }
 
 // Int reads an integer written without fraction or exponent, small enough

@@ -2,7 +2,11 @@ package jsonfast
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 // TestReadersMatchJSON: each reader, given a value's text, reads what
@@ -87,4 +91,98 @@ func TestArrayAndMembers(t *testing.T) {
 			t.Errorf("%s: read as sure", s)
 		}
 	}
+}
+
+// stringSeeds are strings with every kind of escape encoding/json reads
+// and writes, broken UTF-8 and surrogates in and out of pairs.
+var stringSeeds = []string{`plain`, `a\"b`, `\u00e9\n\t\r\b\f\/\\`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ud83d\u0041`,
+	`\ude00\ud83d`, "caf\xc3\xa9", "bad \xff byte", "\xe2\x80\xa8 \xe2\x80\xa9", `<a href="x">&amp;</a>`, "\x7f", `\u0000\u001f`,
+	`\uD83D\uDE00`, "line\\nbreak and \\\"quotes\\\" in code:\\n\\tfunc f() {}"}
+
+// FuzzString holds String to encoding/json: for any text between quotes
+// that encoding/json reads as a string, the same string.
+func FuzzString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		doc := `"` + s + `"`
+		var js string
+		if json.Unmarshal([]byte(doc), &js) != nil {
+			return
+		}
+		var gs string
+		if !String(Value(doc), &gs) || gs != js {
+			t.Errorf("String(%q) = %q, encoding/json %q", doc, gs, js)
+		}
+		if u, ok := unquote(s); !ok || u != js {
+			t.Errorf("unquote(%q) = %q, %v; encoding/json %q", s, u, ok, js)
+		}
+	})
+}
+
+// FuzzAppendString holds AppendString to json.Marshal, byte for byte.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s)
+		var u string
+		if json.Unmarshal([]byte(`"`+s+`"`), &u) == nil {
+			f.Add(u)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("AppendString(%q) = %s, json.Marshal %s", s, got[1:], want)
+		}
+	})
+}
+
+// agentText is a message of an agent's history: code, quotes, newlines.
+var agentText = strings.Repeat("in file handler.go the function \"serve\" reads the request,\n\tif err != nil {\n\t\treturn\n\t}\n", 6)
+
+func BenchmarkAppendString(b *testing.B) {
+	b.SetBytes(int64(len(agentText)))
+	buf := make([]byte, 0, 2*len(agentText))
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		buf = AppendString(buf[:0], agentText)
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkString(b *testing.B) {
+	q, _ := json.Marshal(agentText)
+	v := Value(q)
+	b.SetBytes(int64(len(q)))
+	var s string
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		String(v, &s)
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkWalkAgent walks an agent-sized body's messages (a 400-message,
+// 229 KB history) and reads each one's content, as the host's decoding of
+// a mapped request does.
+func BenchmarkWalkAgent(b *testing.B) {
+	doc := Doc(string(mockupstream.AgentChat("service", false)))
+	b.SetBytes(int64(len(doc)))
+	type msg struct{ Role, Content string }
+	var msgs []msg
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		ok := Members(doc, []string{"messages"}, func(_ int, v Value) bool {
+			return Array(v, &msgs, func(v Value, m *msg) bool {
+				return Members(v, []string{"role", "content"}, func(i int, v Value) bool {
+					return String(v, [...]*string{&m.Role, &m.Content}[i])
+				})
+			})
+		})
+		if !ok || len(msgs) != mockupstream.AgentMessages {
+			b.Fatal(ok, len(msgs))
+		}
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -56,18 +57,39 @@ func DecodeInputError(body []byte) (InputError, error) {
 // DecodeRequestOutput reads a map_request output on the host. It refuses
 // what the run cannot use: no request object, a request that does not
 // decode into the native form, no input messages. The echo is compacted.
+//
+// The request's strings may share out's memory, which is read in place
+// (an agent-sized request's 230 KB were copied once more to be decoded):
+// out must not change after the call.
 func DecodeRequestOutput(out []byte) (RequestOutput, error) {
 	if !gjson.ValidBytes(out) {
 		return RequestOutput{}, errors.New("its output is not JSON")
 	}
-	req := gjson.GetBytes(out, "request")
+	doc := unsafe.String(unsafe.SliceData(out), len(out))
+	// One walk of the top level finds both members; gjson, which found
+	// each in a walk of its own, where that walk could read otherwise.
+	var req, echo jsonfast.Value
+	var hasEcho bool
+	top := jsonfast.Doc(doc)
+	if !top.IsObject() || !jsonfast.Members(top, outputNames, func(i int, v jsonfast.Value) bool {
+		if i == 0 {
+			req = v
+		} else {
+			echo, hasEcho = v, true
+		}
+		return true
+	}) {
+		req = jsonfast.Value(gjson.Get(doc, "request").Raw)
+		e := gjson.Get(doc, "echo")
+		echo, hasEcho = jsonfast.Value(e.Raw), e.Exists()
+	}
 	if !req.IsObject() {
 		return RequestOutput{}, errors.New("its output has no request object")
 	}
 	var o RequestOutput
-	if !fastRequest(jsonfast.Value(req.Raw), &o.Request) {
+	if !fastRequest(req, &o.Request) {
 		o.Request = native.Request{}
-		if err := json.Unmarshal([]byte(req.Raw), &o.Request); err != nil {
+		if err := json.Unmarshal([]byte(req), &o.Request); err != nil {
 			return RequestOutput{}, fmt.Errorf("its request object does not decode: %w", err)
 		}
 	}
@@ -77,11 +99,14 @@ func DecodeRequestOutput(out []byte) (RequestOutput, error) {
 	if len(o.Request.OutputSchema) > 0 {
 		o.Request.OutputSchema = compact(o.Request.OutputSchema)
 	}
-	if e := gjson.GetBytes(out, "echo"); e.Exists() {
-		o.Echo = compact([]byte(e.Raw))
+	if hasEcho {
+		o.Echo = compact([]byte(echo))
 	}
 	return o, nil
 }
+
+// outputNames are the members of a map_request output the host reads.
+var outputNames = []string{"request", "echo"}
 
 // compact returns valid JSON raw without insignificant white space.
 func compact(raw []byte) []byte {
@@ -133,7 +158,9 @@ func fastRequest(v jsonfast.Value, r *native.Request) bool {
 				return jsonfast.Members(v, messageNames, func(i int, v jsonfast.Value) bool {
 					switch i {
 					case 0:
-						return jsonfast.String(v, &m.Role)
+						ok := jsonfast.String(v, &m.Role)
+						m.Role = internRole(m.Role)
+						return ok
 					case 1:
 						return jsonfast.String(v, &m.Content)
 					case 2:
@@ -186,6 +213,20 @@ func fastRequest(v jsonfast.Value, r *native.Request) bool {
 		}
 		return false // tools, withheld_tools: encoding/json
 	})
+}
+
+// internRole returns role as a constant when it is one of the roles the
+// mappings write. The request's strings are read in place, so each role,
+// a few bytes, would hold the whole map_request output (an agent's 230 KB
+// history) until the run ends, though every text with an escape in it is
+// a copy of its own.
+func internRole(role string) string {
+	for _, r := range [...]string{"user", "assistant", "system", "developer", "tool", "reasoning"} {
+		if role == r {
+			return r
+		}
+	}
+	return role
 }
 
 // NormalizeResult checks a map_result output on the host and returns it

@@ -1,11 +1,13 @@
 package abi
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -72,6 +74,16 @@ func TestDecodeRequestOutputMatchesJSON(t *testing.T) {
 	for _, s := range requestCases {
 		checkRequestOutput(t, []byte(`{"request":`+s+`,"echo":{"a":1}}`))
 	}
+	// The top level read as gjson reads it: echo before, null, spaced,
+	// absent; a key given twice or escaped.
+	for _, out := range []string{`{"echo": { "a" : [1, 2] } ,"request":` + requestCases[0] + `}`,
+		`{"request":` + requestCases[0] + `,"echo":null}`, `{"request":` + requestCases[0] + `}`,
+		`{"request":` + requestCases[0] + `,"request":` + requestCases[1] + `,"echo":1,"echo":2}`,
+		`{"requ\u0065st":` + requestCases[0] + `,"request":` + requestCases[1] + `}`,
+		`{"Request":` + requestCases[0] + `,"request":` + requestCases[1] + `}`,
+		`{"other":[{"request":1}],"request":` + requestCases[0] + `}`, `[]`, `{"request":[]}`} {
+		checkRequestOutput(t, []byte(out))
+	}
 	for _, s := range requestCases[:6] {
 		if !fastRequest(jsonfast.Doc(s), new(native.Request)) {
 			t.Errorf("not on the fast path: %s", s)
@@ -96,6 +108,9 @@ func checkRequestOutput(t *testing.T, out []byte) {
 	if err == nil && !reflect.DeepEqual(normRequest(got.Request), normRequest(want.Request)) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", out, got.Request, want.Request)
 	}
+	if err == nil && !bytes.Equal(got.Echo, want.Echo) {
+		t.Fatalf("%q: echo %s, want %s", out, got.Echo, want.Echo)
+	}
 }
 
 // referenceDecodeRequestOutput is DecodeRequestOutput with encoding/json
@@ -114,6 +129,9 @@ func referenceDecodeRequestOutput(out []byte) (RequestOutput, error) {
 	}
 	if len(o.Request.Input) == 0 {
 		return o, errNotObject
+	}
+	if e := gjson.GetBytes(out, "echo"); e.Exists() {
+		o.Echo = compact([]byte(e.Raw))
 	}
 	return o, nil
 }
@@ -145,5 +163,25 @@ func BenchmarkDecodeRequestOutput(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodedRolesDoNotHoldTheOutput: a request whose texts all have
+// escapes keeps no string inside the map_request output, so the output
+// (an agent's whole history) is not held by the roles until the run ends.
+func TestDecodedRolesDoNotHoldTheOutput(t *testing.T) {
+	out := []byte(`{"request":{"input":[{"role":"system","content":"be\nbrief"},{"role":"user","content":"say \"hi\""},` +
+		`{"role":"assistant","content":"hi\tthere"},{"role":"developer","content":"a\\b"}]}}`)
+	o, err := DecodeRequestOutput(out)
+	if err != nil || len(o.Request.Input) != 4 {
+		t.Fatal(o, err)
+	}
+	lo, hi := uintptr(unsafe.Pointer(&out[0])), uintptr(unsafe.Pointer(&out[len(out)-1]))
+	for _, m := range o.Request.Input {
+		for _, s := range []string{m.Role, m.Content} {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= lo && p <= hi {
+				t.Errorf("%q is read in place: it holds the output", s)
+			}
+		}
 	}
 }

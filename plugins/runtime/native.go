@@ -24,6 +24,10 @@ type NativeHooks struct {
 	// Plugin.MapResult): read as abi.RequestInput.View and
 	// abi.ResultInput.View give it, with no envelope written and parsed
 	// between. Each must answer as its hook answers the envelope.
+	//
+	// A hook's output belongs to the caller once returned: the host reads
+	// a map_request output's strings in place (abi.DecodeRequestOutput),
+	// so a hook must not keep it to reuse.
 	MapRequestView func(abi.RequestView) ([]byte, error)
 	MapResultView  func(abi.ResultView) ([]byte, error)
 }

@@ -104,7 +104,7 @@ func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || len(m.Parts) > 0 || m.Role == runner.RoleReasoning {
 			return nil, false
 		}
-		n += 32 + len(m.Role) + len(m.Content)
+		n += 32 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
 	}
 	b = make([]byte, 0, n)
 	b = append(b, `{"model":`...)
