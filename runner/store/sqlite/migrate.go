@@ -235,6 +235,31 @@ var migrations = []string{
 		SELECT COALESCE(ended_at, created_at), id, tenant_id, actor_id, COALESCE(input_tokens, 0), COALESCE(output_tokens, 0)
 		FROM runs WHERE COALESCE(input_tokens, 0) > 0 OR COALESCE(output_tokens, 0) > 0
 		ORDER BY 1, 2;`,
+	// 13: each item stored once (RATIONALE.md "Each item stored once",
+	// runner/store/internal/itemref). A response whose input begins with
+	// items an earlier response of its tenant holds keeps them by
+	// reference: its first base_count items are base_run_id's first
+	// base_count, and its own rows hold the rest. refs counts the
+	// responses based on a response and ref_max the most items they
+	// share of it: a response deleted or purged (forgotten: its items are
+	// no longer its to show) keeps those rows while it is referenced, and
+	// loses them with its last referrer. item_prefixes finds a base: the
+	// hash of each stored response's input and output items, per tenant.
+	// A deleted response's items were deleted with it: it is forgotten.
+	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE responses ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN ref_max INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0;
+	UPDATE responses SET forgotten = 1 WHERE deleted <> 0;
+	CREATE TABLE item_prefixes (
+		tenant_id TEXT NOT NULL,
+		hash      BLOB NOT NULL,
+		run_id    TEXT NOT NULL,
+		count     INTEGER NOT NULL,
+		PRIMARY KEY (tenant_id, hash)
+	) WITHOUT ROWID;
+	CREATE INDEX item_prefixes_run ON item_prefixes(run_id);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL
