@@ -172,6 +172,22 @@ var migrations = []string{
 		amount BIGINT NOT NULL,
 		PRIMARY KEY (key, slot)
 	);`,
+	// 13: each item stored once, as in the SQLite migration of the same
+	// number (runner/store/internal/itemref).
+	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '',
+		ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN refs INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN ref_max INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN forgotten BOOLEAN NOT NULL DEFAULT FALSE;
+	UPDATE responses SET forgotten = TRUE WHERE deleted;
+	CREATE TABLE item_prefixes (
+		tenant_id TEXT NOT NULL,
+		hash      BYTEA NOT NULL,
+		run_id    TEXT NOT NULL,
+		count     INTEGER NOT NULL,
+		PRIMARY KEY (tenant_id, hash)
+	);
+	CREATE INDEX item_prefixes_run ON item_prefixes(run_id);`,
 }
 
 // SchemaVersion is the schema version this binary writes.

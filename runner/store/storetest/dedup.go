@@ -31,6 +31,7 @@ func Dedup(t *testing.T, open func(t *testing.T) runner.Store, ownRows func(t *t
 		{"NoSharingAcrossTenants", testNoSharingAcrossTenants},
 		{"DeleteKeepsWhatOthersShare", testDeleteKeepsShared},
 		{"PurgeForgetsOldInput", testPurgeForgetsShared},
+		{"BaseDeletedDuringWrite", testBaseDeletedDuringWrite},
 		{"DeleteConversationKeepsOthers", testDeleteConversationKeepsOthers},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t), ownRows) })
@@ -75,6 +76,12 @@ func long(tag string) string {
 // with the response's first write when the store can; joined says
 // whether to try.
 func (ss *session) turn(user, answer string, joined bool) turnRecord {
+	return ss.turnWith(user, answer, joined, nil)
+}
+
+// turnWith is turn, calling between (when not nil) after the response's
+// first write was prepared (JoinBegin) and before the run's write.
+func (ss *session) turnWith(user, answer string, joined bool, between func()) turnRecord {
 	t := ss.t
 	t.Helper()
 	c := t.Context()
@@ -96,6 +103,9 @@ func (ss *session) turn(user, answer string, joined bool) turnRecord {
 	rctx, begun := c, runner.NotJoined
 	if j, ok := ss.s.(runner.HistoryJoiner); ok && joined {
 		rctx, begun = j.JoinBegin(c, rec, input)
+	}
+	if between != nil {
+		between()
 	}
 	if err := ss.s.StartRun(rctx, r, false, false); err != nil {
 		t.Fatal(err)
@@ -327,5 +337,22 @@ func testDeleteConversationKeepsOthers(t *testing.T, s runner.Store, _ func(*tes
 	got, _, err := cs.ConversationItems(c, "t1", "sess_b", "", 10, false)
 	if err != nil || len(got) != 2 || !bytes.Equal(got[0].Data, data) || !bytes.Equal(got[1].Data, data) {
 		t.Fatalf("the other conversation's items: %+v, %v", got, err)
+	}
+}
+
+// A response deleted after a new turn found it as its base, and before
+// the turn's write, is not that turn's base: the turn keeps its items
+// itself and reads back whole.
+func testBaseDeletedDuringWrite(t *testing.T, s runner.Store, ownRows func(*testing.T, runner.Store, string) int) {
+	ss := newSession(t, s, "t1")
+	first := ss.turn("u1", "a1", true)
+	second := ss.turnWith("u2", "a2", true, func() {
+		if err := ss.h.DeleteResponse(t.Context(), "t1", first.run.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ss.readsBack(second)
+	if n := ownRows(t, s, first.run.ID); n != 0 {
+		t.Errorf("the deleted response keeps %d item rows", n)
 	}
 }
