@@ -33,15 +33,14 @@ const (
 	// whose items begin with the longest of the input's hashed prefixes.
 	// It is looked up before the write, on the pool; the write then
 	// references it only if it is still not forgotten, in one statement
-	// that also counts the reference (its UPDATE locks the base's row, so
-	// a delete of the base waits for the write and then sees the
-	// reference, or went first and the base is not used).
+	// that locks the base's row FOR SHARE: a delete of the base waits for
+	// the write and then finds the referrer (responses_base), or went
+	// first and the base is not used.
 	findBaseSQL = `SELECT p.run_id, p.count FROM item_prefixes p
 		JOIN responses r ON r.run_id = p.run_id AND r.tenant_id = p.tenant_id AND NOT r.forgotten
 		WHERE p.tenant_id = $1 AND p.hash = ANY($2) ORDER BY p.count DESC LIMIT 1`
 	insertBasedSQL = `WITH pin AS (
-			UPDATE responses SET refs = refs + 1, ref_max = GREATEST(ref_max, $7)
-			WHERE run_id = $6 AND tenant_id = $2 AND NOT forgotten RETURNING run_id
+			SELECT run_id FROM responses WHERE run_id = $6 AND tenant_id = $2 AND NOT forgotten FOR SHARE
 		)
 		INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count)
 		SELECT $1, $2, $3, $4, $5, COALESCE((SELECT run_id FROM pin), ''),
@@ -516,20 +515,24 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 // release removes the rows of forgotten response runID that no other
 // response shares: all of them when none is based on it, and then its
 // own reference to its base, which may free the base in turn; otherwise
-// those past what its referrers share (ref_max). Its prefix hashes go.
-// Each response's row is locked (FOR UPDATE) before it is read, so a
-// first write referencing it waits, or is seen.
+// those past what its referrers share. Its prefix hashes go. Each
+// response's row is locked (FOR UPDATE) before its referrers are
+// counted, so a first write referencing it waits, or is counted.
 func release(ctx context.Context, tx pgx.Tx, runID string) error {
 	for runID != "" {
-		var refs, refMax int
 		var forgotten bool
 		var base string
-		err := tx.QueryRow(ctx, `SELECT refs, ref_max, forgotten, base_run_id FROM responses WHERE run_id = $1 FOR UPDATE`, runID).
-			Scan(&refs, &refMax, &forgotten, &base)
+		err := tx.QueryRow(ctx, `SELECT forgotten, base_run_id FROM responses WHERE run_id = $1 FOR UPDATE`, runID).
+			Scan(&forgotten, &base)
 		if errors.Is(err, pgx.ErrNoRows) || err == nil && !forgotten {
 			return nil
 		}
 		if err != nil {
+			return err
+		}
+		var refs, refMax int
+		if err := tx.QueryRow(ctx, `SELECT count(*), COALESCE(max(base_count), 0) FROM responses
+			WHERE base_run_id = $1 AND base_run_id <> ''`, runID).Scan(&refs, &refMax); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM item_prefixes WHERE run_id = $1`, runID); err != nil {
@@ -546,9 +549,6 @@ func release(ctx context.Context, tx pgx.Tx, runID string) error {
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE responses SET base_run_id = '', base_count = 0 WHERE run_id = $1`, runID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE responses SET refs = refs - 1 WHERE run_id = $1`, base); err != nil {
 			return err
 		}
 		runID = base

@@ -173,13 +173,16 @@ var migrations = []string{
 		PRIMARY KEY (key, slot)
 	);`,
 	// 13: each item stored once, as in the SQLite migration of the same
-	// number (runner/store/internal/itemref).
+	// number (runner/store/internal/itemref), but for the count of a
+	// response's referrers: an UPDATE of the base's row would write a new
+	// version of it (its final object and all) per referrer, so the
+	// referrers are found by responses_base, and a first write locks its
+	// base's row FOR SHARE instead.
 	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '',
 		ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0,
-		ADD COLUMN refs INTEGER NOT NULL DEFAULT 0,
-		ADD COLUMN ref_max INTEGER NOT NULL DEFAULT 0,
 		ADD COLUMN forgotten BOOLEAN NOT NULL DEFAULT FALSE;
 	UPDATE responses SET forgotten = TRUE WHERE deleted;
+	CREATE INDEX responses_base ON responses(base_run_id) WHERE base_run_id <> '';
 	CREATE TABLE item_prefixes (
 		tenant_id TEXT NOT NULL,
 		hash      BYTEA NOT NULL,
