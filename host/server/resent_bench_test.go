@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/runner/store/postgres/pgtest"
 )
 
@@ -24,7 +25,9 @@ import (
 // store: SQLite's file, and PostgreSQL when RUNEDGE_TEST_PG_DSN is set.
 // store/distinct is how much the store grew over the distinct bytes the
 // client sent (each input item once); sent/distinct is what it sent in
-// all over the same. Each iteration is one whole session.
+// all over the same; cpu-ns/turn the process's CPU per turn (server and
+// client, the size queries included). Each iteration is one whole
+// session.
 func BenchmarkResentSession(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		h := start(b, nil)
@@ -80,6 +83,7 @@ func benchResent(b *testing.B, h *harness, size func() int64) {
 	defer client.CloseIdleConnections()
 	var grown, distinct, sent int64
 	session := 0
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		session++
 		before := size()
@@ -108,6 +112,7 @@ func benchResent(b *testing.B, h *harness, size func() int64) {
 		}
 		grown += size() - before
 	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N*resentTurns), "cpu-ns/turn")
 	b.ReportMetric(float64(grown)/float64(distinct), "store/distinct")
 	b.ReportMetric(float64(sent)/float64(distinct), "sent/distinct")
 }
