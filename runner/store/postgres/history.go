@@ -36,9 +36,9 @@ const (
 	// that locks the base's row FOR SHARE: a delete of the base waits for
 	// the write and then finds the referrer (responses_base), or went
 	// first and the base is not used.
-	findBaseSQL = `SELECT p.run_id, p.count FROM item_prefixes p
-		JOIN responses r ON r.run_id = p.run_id AND r.tenant_id = p.tenant_id AND NOT r.forgotten
-		WHERE p.tenant_id = $1 AND p.hash = ANY($2) ORDER BY p.count DESC LIMIT 1`
+	findBaseSQL = `SELECT run_id, prefix_count FROM responses
+		WHERE tenant_id = $1 AND prefix_hash = ANY($2) AND prefix_hash IS NOT NULL AND NOT forgotten
+		ORDER BY prefix_count DESC LIMIT 1`
 	insertBasedSQL = `WITH pin AS (
 			SELECT run_id FROM responses WHERE run_id = $6 AND tenant_id = $2 AND NOT forgotten FOR SHARE
 		)
@@ -50,11 +50,12 @@ const (
 	insertSharedSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		SELECT u.id, $1, $2, u.pos, FALSE, u.msg FROM unnest($3::text[], $4::int[], $5::text[]) AS u(id, pos, msg)
 		WHERE EXISTS (SELECT 1 FROM responses WHERE run_id = $1 AND base_run_id = '')`
-	// A response's end indexes its input and output together, once its
-	// output items are there (a fenced end writes none).
-	insertPrefixSQL = `INSERT INTO item_prefixes (tenant_id, hash, run_id, count)
-		SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM response_items WHERE run_id = $3 AND position = $4 - 1)
-		ON CONFLICT (tenant_id, hash) DO UPDATE SET run_id = excluded.run_id, count = excluded.count`
+	// A response's end indexes its input and output together (the
+	// prefix a resending client's next turn begins with), with its
+	// object ("": kept as it is), fenced as setObjectSQL.
+	setEndSQL = `UPDATE responses SET object = CASE WHEN $1 <> '' THEN $1 ELSE object END, prefix_hash = $4, prefix_count = $5
+		WHERE run_id = $2 AND NOT deleted
+		AND ($3::bigint = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = $2 AND lease_token = $3))`
 	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		VALUES ($1, $2, $3, $4, $5, $6)`
 	// A response deleted while it ran matches no row: nothing is kept of
@@ -246,23 +247,23 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object [
 // prefix is the index entry of a response's input and output (itemref),
 // nil when its input's hash was not kept here.
 func (s *Store) prefix(runID string, msgs []string) []any {
-	sum, tenant, n, ok := s.pending.Sum(runID, msgs)
+	sum, _, n, ok := s.pending.Sum(runID, msgs)
 	if !ok {
 		return nil
 	}
 	s.pending.Drop(runID)
-	return []any{tenant, sum, runID, n}
+	return []any{sum, n}
 }
 
 func endResponse(p *pipe, runID string, lease int64, object []byte, output []runner.Item, msgs []string, prefix []any) {
-	if len(object) > 0 {
+	switch {
+	case prefix != nil:
+		p.exec(setEndSQL, string(object), runID, lease, prefix[0], prefix[1])
+	case len(object) > 0:
 		p.exec(setObjectSQL, string(object), runID, lease)
 	}
 	for i, it := range output {
 		p.exec(insertOutputSQL, it.ID, it.Output, msgs[i], runID, lease)
-	}
-	if prefix != nil {
-		p.exec(insertPrefixSQL, prefix...)
 	}
 }
 
@@ -491,7 +492,7 @@ func (s *Store) sharedItem(ctx context.Context, tenantID, id string) ([]runner.I
 // shares with responses based on it stays theirs (release).
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE responses SET deleted = TRUE, forgotten = TRUE, echo = '', object = ''
+		tag, err := tx.Exec(ctx, `UPDATE responses SET deleted = TRUE, forgotten = TRUE, echo = '', object = '', prefix_hash = NULL
 			WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted`, runID, tenantID)
 		if err != nil {
 			return wrap("delete response "+runID, err)
@@ -515,7 +516,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 // release removes the rows of forgotten response runID that no other
 // response shares: all of them when none is based on it, and then its
 // own reference to its base, which may free the base in turn; otherwise
-// those past what its referrers share. Its prefix hashes go. Each
+// those past what its referrers share. Each
 // response's row is locked (FOR UPDATE) before its referrers are
 // counted, so a first write referencing it waits, or is counted.
 func release(ctx context.Context, tx pgx.Tx, runID string) error {
@@ -533,9 +534,6 @@ func release(ctx context.Context, tx pgx.Tx, runID string) error {
 		var refs, refMax int
 		if err := tx.QueryRow(ctx, `SELECT count(*), COALESCE(max(base_count), 0) FROM responses
 			WHERE base_run_id = $1 AND base_run_id <> ''`, runID).Scan(&refs, &refMax); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM item_prefixes WHERE run_id = $1`, runID); err != nil {
 			return err
 		}
 		if refs > 0 {

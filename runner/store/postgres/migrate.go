@@ -180,17 +180,12 @@ var migrations = []string{
 	// base's row FOR SHARE instead.
 	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '',
 		ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0,
-		ADD COLUMN forgotten BOOLEAN NOT NULL DEFAULT FALSE;
+		ADD COLUMN forgotten BOOLEAN NOT NULL DEFAULT FALSE,
+		ADD COLUMN prefix_hash BYTEA,
+		ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0;
 	UPDATE responses SET forgotten = TRUE WHERE deleted;
 	CREATE INDEX responses_base ON responses(base_run_id) WHERE base_run_id <> '';
-	CREATE TABLE item_prefixes (
-		tenant_id TEXT NOT NULL,
-		hash      BYTEA NOT NULL,
-		run_id    TEXT NOT NULL,
-		count     INTEGER NOT NULL,
-		PRIMARY KEY (tenant_id, hash)
-	);
-	CREATE INDEX item_prefixes_run ON item_prefixes(run_id);`,
+	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -33,14 +33,10 @@ const (
 	// A base is the response of the tenant, not forgotten, whose items
 	// begin with the longest of the input's prefixes (itemref.Window
 	// hashes, NULL for those the input has not).
-	findBaseSQL = `SELECT p.run_id, p.count FROM item_prefixes p
-		JOIN responses r ON r.run_id = p.run_id AND r.tenant_id = p.tenant_id AND r.forgotten = 0
-		WHERE p.tenant_id = ? AND p.hash IN (` + windowParams + `) ORDER BY p.count DESC LIMIT 1`
-	useBaseSQL = `UPDATE responses SET refs = refs + 1, ref_max = max(ref_max, ?) WHERE run_id = ?`
-	// A response's end indexes its input and output together, once its
-	// output items are there (a fenced end writes none).
-	insertPrefixSQL = `INSERT OR REPLACE INTO item_prefixes (tenant_id, hash, run_id, count)
-		SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM response_items WHERE run_id = ? AND position = ? - 1)`
+	findBaseSQL = `SELECT run_id, prefix_count FROM responses
+		WHERE tenant_id = ? AND prefix_hash IN (` + windowParams + `) AND prefix_hash IS NOT NULL AND forgotten = 0
+		ORDER BY prefix_count DESC LIMIT 1`
+	useBaseSQL    = `UPDATE responses SET refs = refs + 1, ref_max = max(ref_max, ?) WHERE run_id = ?`
 	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	// The final object and the output items are written without reading
@@ -51,6 +47,12 @@ const (
 	// token, 0 for none, twice): it rides on that write whether or not
 	// the write changed a row.
 	setObjectSQL = `UPDATE responses SET object = ? WHERE run_id = ? AND deleted = 0
+		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = responses.run_id AND lease_token = ?))`
+	// setEndSQL is setObjectSQL (the object "": kept as it is) that also
+	// indexes the response's input and output together, the prefix a
+	// resending client's next turn begins with (itemref).
+	setEndSQL = `UPDATE responses SET object = CASE WHEN ? <> '' THEN ? ELSE object END, prefix_hash = ?, prefix_count = ?
+		WHERE run_id = ? AND deleted = 0
 		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = responses.run_id AND lease_token = ?))`
 	insertOutputSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		SELECT ?, r.run_id, r.tenant_id,
@@ -186,10 +188,15 @@ func (s *Store) endOp(ctx context.Context, runID string, lease int64, object []b
 		return nil, err
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
-	sum, tenant, n, indexed := s.pending.Sum(runID, msgs)
+	sum, _, n, indexed := s.pending.Sum(runID, msgs)
 	return func(ctx context.Context, tx *wtx) error {
 		s.pending.Drop(runID)
-		if len(object) > 0 {
+		switch {
+		case indexed:
+			if _, err := tx.StmtContext(ctx, st.setEnd).ExecContext(ctx, string(object), string(object), sum, n, runID, lease, lease); err != nil {
+				return err
+			}
+		case len(object) > 0:
 			if _, err := tx.StmtContext(ctx, st.setObject).ExecContext(ctx, string(object), runID, lease, lease); err != nil {
 				return err
 			}
@@ -201,11 +208,6 @@ func (s *Store) endOp(ctx context.Context, runID string, lease int64, object []b
 		for i, it := range output {
 			if _, err := ins.ExecContext(ctx, it.ID, it.Output, msgs[i], runID, lease, lease); err != nil {
 				return fmt.Errorf("items: %w", err)
-			}
-		}
-		if indexed {
-			if _, err := tx.StmtContext(ctx, st.insertPrefix).ExecContext(ctx, tenant, sum, runID, n, runID, n); err != nil {
-				return fmt.Errorf("items: prefix: %w", err)
 			}
 		}
 		return nil
@@ -508,7 +510,7 @@ func (s *Store) sharedItem(ctx context.Context, tenantID, id string) ([]runner.I
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err error) {
 	defer outage(&err)
 	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, forgotten = 1, echo = '', object = ''
+		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, forgotten = 1, echo = '', object = '', prefix_hash = NULL
 		WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID)
 		if err != nil {
 			return err
@@ -533,7 +535,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 // release removes the rows of forgotten response runID that no other
 // response shares: all of them when none is based on it, and then its
 // own reference to its base, which may free the base in turn; otherwise
-// those past what its referrers share (ref_max). Its prefix hashes go.
+// those past what its referrers share (ref_max).
 func release(ctx context.Context, tx *wtx, runID string) error {
 	for runID != "" {
 		var refs, refMax int
@@ -545,9 +547,6 @@ func release(ctx context.Context, tx *wtx, runID string) error {
 			return nil
 		}
 		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM item_prefixes WHERE run_id = ?`, runID); err != nil {
 			return err
 		}
 		if refs > 0 {

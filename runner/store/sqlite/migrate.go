@@ -243,23 +243,19 @@ var migrations = []string{
 	// responses based on a response and ref_max the most items they
 	// share of it: a response deleted or purged (forgotten: its items are
 	// no longer its to show) keeps those rows while it is referenced, and
-	// loses them with its last referrer. item_prefixes finds a base: the
-	// hash of each stored response's input and output items, per tenant.
-	// A deleted response's items were deleted with it: it is forgotten.
+	// loses them with its last referrer. A base is found by prefix_hash,
+	// the hash of a response's input and output items (prefix_count of
+	// them), written with its end, per tenant (responses_prefix). A
+	// deleted response's items were deleted with it: it is forgotten.
 	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE responses ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE responses ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE responses ADD COLUMN ref_max INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE responses ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN prefix_hash BLOB;
+	ALTER TABLE responses ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0;
 	UPDATE responses SET forgotten = 1 WHERE deleted <> 0;
-	CREATE TABLE item_prefixes (
-		tenant_id TEXT NOT NULL,
-		hash      BLOB NOT NULL,
-		run_id    TEXT NOT NULL,
-		count     INTEGER NOT NULL,
-		PRIMARY KEY (tenant_id, hash)
-	) WITHOUT ROWID;
-	CREATE INDEX item_prefixes_run ON item_prefixes(run_id);`,
+	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -137,7 +137,7 @@ type stmts struct {
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
 	// Keeping each item once (itemref).
-	findBase, useBase, insertPrefix *sql.Stmt
+	findBase, useBase, setEnd *sql.Stmt
 	// The usage ledger's line, with a run's end (usage.go).
 	insertLedger *rawStmt
 	// transition holds one UPDATE per status that can be reached (not
@@ -199,7 +199,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertOutput = prep(w, insertOutputSQL)
 	st.findBase = prep(w, findBaseSQL)
 	st.useBase = prep(w, useBaseSQL)
-	st.insertPrefix = prep(w, insertPrefixSQL)
+	st.setEnd = prep(w, setEndSQL)
 	st.insertLedger = raw(insertLedgerSQL)
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
