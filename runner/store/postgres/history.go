@@ -27,8 +27,8 @@ var _ runner.HistoryStore = (*Store)(nil)
 const groupedItems = 256
 
 const (
-	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
-		VALUES ($1, $2, $3, $4, $5)`
+	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, input_hash, input_count)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`
 	// A base (itemref) is the response of the tenant, not forgotten,
 	// whose items begin with the longest of the input's hashed prefixes.
 	// It is looked up before the write, on the pool; the write then
@@ -36,15 +36,19 @@ const (
 	// that locks the base's row FOR SHARE: a delete of the base waits for
 	// the write and then finds the referrer (responses_base), or went
 	// first and the base is not used.
-	findBaseSQL = `SELECT run_id, prefix_count FROM responses
+	findBaseSQL = `SELECT run_id, prefix_count AS n FROM responses
 		WHERE tenant_id = $1 AND prefix_hash = ANY($2) AND prefix_hash IS NOT NULL AND NOT forgotten
-		ORDER BY prefix_count DESC LIMIT 1`
+		UNION ALL
+		SELECT run_id, input_count FROM responses
+		WHERE tenant_id = $1 AND input_hash = ANY($2) AND input_hash IS NOT NULL AND NOT forgotten
+		ORDER BY n DESC LIMIT 1`
 	insertBasedSQL = `WITH pin AS (
 			SELECT run_id FROM responses WHERE run_id = $6 AND tenant_id = $2 AND NOT forgotten FOR SHARE
 		)
-		INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count)
+		INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count,
+			input_hash, input_count)
 		SELECT $1, $2, $3, $4, $5, COALESCE((SELECT run_id FROM pin), ''),
-			CASE WHEN EXISTS (SELECT 1 FROM pin) THEN $7::int ELSE 0 END`
+			CASE WHEN EXISTS (SELECT 1 FROM pin) THEN $7::int ELSE 0 END, $8, $9`
 	// The items a based response shares are written only if its base
 	// was not kept (a delete went first): they travel with the write.
 	insertSharedSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
@@ -114,6 +118,9 @@ type beginning struct {
 	msgs  []string
 	base  string // the base found, "" for none
 	from  int    // how many items it shares
+	// inHash is the input's hash (nil: not indexed), of inCount items.
+	inHash  []byte
+	inCount int
 }
 
 // begin encodes the input, hashes its prefixes and looks up a base.
@@ -125,8 +132,12 @@ func (s *Store) begin(ctx context.Context, rec runner.ResponseRecord, input []ru
 	hashes, lens, h := itemref.Prefixes(msgs)
 	s.pending.Put(rec.RunID, rec.TenantID, h)
 	b := &beginning{rec: rec, input: input, msgs: msgs}
+	if !itemref.Worth(msgs) {
+		return b, nil
+	}
+	b.inHash, b.inCount = hashes[0], len(msgs) // the input's own, indexed
 	share := itemref.Shareable(rec.RunID, input)
-	if share == 0 || !itemref.Worth(msgs) {
+	if share == 0 {
 		return b, nil
 	}
 	var n int
@@ -148,13 +159,14 @@ func (s *Store) begin(ctx context.Context, rec runner.ResponseRecord, input []ru
 func (b *beginning) queue(p *pipe) {
 	rec := b.rec
 	if b.base == "" || b.from == 0 {
-		p.exec(insertResponseSQL, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo))
+		p.exec(insertResponseSQL, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo), b.inHash, b.inCount)
 		for i, it := range b.input {
 			p.exec(insertItemSQL, it.ID, rec.RunID, rec.TenantID, i, it.Output, b.msgs[i])
 		}
 		return
 	}
-	p.exec(insertBasedSQL, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo), b.base, b.from)
+	p.exec(insertBasedSQL, rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo), b.base, b.from,
+		b.inHash, b.inCount)
 	ids, pos := make([]string, b.from), make([]int32, b.from)
 	for i := range b.from {
 		ids[i], pos[i] = b.input[i].ID, int32(i)
@@ -492,7 +504,7 @@ func (s *Store) sharedItem(ctx context.Context, tenantID, id string) ([]runner.I
 // shares with responses based on it stays theirs (release).
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE responses SET deleted = TRUE, forgotten = TRUE, echo = '', object = '', prefix_hash = NULL
+		tag, err := tx.Exec(ctx, `UPDATE responses SET deleted = TRUE, forgotten = TRUE, echo = '', object = '', prefix_hash = NULL, input_hash = NULL
 			WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted`, runID, tenantID)
 		if err != nil {
 			return wrap("delete response "+runID, err)

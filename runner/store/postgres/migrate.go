@@ -182,10 +182,13 @@ var migrations = []string{
 		ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0,
 		ADD COLUMN forgotten BOOLEAN NOT NULL DEFAULT FALSE,
 		ADD COLUMN prefix_hash BYTEA,
-		ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0;
+		ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN input_hash BYTEA,
+		ADD COLUMN input_count INTEGER NOT NULL DEFAULT 0;
 	UPDATE responses SET forgotten = TRUE WHERE deleted;
 	CREATE INDEX responses_base ON responses(base_run_id) WHERE base_run_id <> '';
-	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;`,
+	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
+	CREATE INDEX responses_input ON responses(tenant_id, input_hash) WHERE input_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

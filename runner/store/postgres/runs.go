@@ -139,7 +139,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		const old = `SELECT id FROM runs WHERE ended_at < $1`
-		rows, err := tx.Query(ctx, `UPDATE responses SET forgotten = TRUE, prefix_hash = NULL WHERE NOT forgotten AND run_id IN (`+old+`)
+		rows, err := tx.Query(ctx, `UPDATE responses SET forgotten = TRUE, prefix_hash = NULL, input_hash = NULL WHERE NOT forgotten AND run_id IN (`+old+`)
 			RETURNING run_id`, before)
 		if err != nil {
 			return err

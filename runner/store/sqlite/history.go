@@ -26,16 +26,19 @@ const groupedItems = 256
 // The response history's writes on the request path, prepared at Open
 // with the run statements (stmts.go).
 const (
-	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count,
+		input_hash, input_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// windowParams are findBaseSQL's hash parameters.
 	windowParams = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 	// A base is the response of the tenant, not forgotten, whose items
 	// begin with the longest of the input's prefixes (itemref.Window
 	// hashes, NULL for those the input has not).
-	findBaseSQL = `SELECT run_id, prefix_count FROM responses
+	findBaseSQL = `SELECT run_id, prefix_count AS n FROM responses
 		WHERE tenant_id = ? AND prefix_hash IN (` + windowParams + `) AND prefix_hash IS NOT NULL AND forgotten = 0
-		ORDER BY prefix_count DESC LIMIT 1`
+		UNION ALL
+		SELECT run_id, input_count FROM responses
+		WHERE tenant_id = ? AND input_hash IN (` + windowParams + `) AND input_hash IS NOT NULL AND forgotten = 0
+		ORDER BY n DESC LIMIT 1`
 	useBaseSQL    = `UPDATE responses SET refs = refs + 1, ref_max = max(ref_max, ?) WHERE run_id = ?`
 	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		VALUES (?, ?, ?, ?, ?, ?)`
@@ -108,7 +111,11 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 	hashes, lens, h := itemref.Prefixes(msgs)
 	s.pending.Put(rec.RunID, rec.TenantID, h)
 	share := itemref.Shareable(rec.RunID, input)
-	if !itemref.Worth(msgs) {
+	var inHash any // the input's own hash, indexed when worth it
+	inCount := 0
+	if itemref.Worth(msgs) {
+		inHash, inCount = hashes[0], len(msgs)
+	} else {
 		share = 0
 	}
 	return func(ctx context.Context, tx *wtx) error {
@@ -124,7 +131,7 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 			base = ""
 		}
 		if _, err := tx.StmtContext(ctx, st.insertResponse).ExecContext(ctx,
-			rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo), base, from); err != nil {
+			rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo), base, from, inHash, inCount); err != nil {
 			return err
 		}
 		if base != "" {
@@ -146,10 +153,10 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 // findBase returns the response whose first items are the longest of the
 // input's hashed prefixes, and how many they are ("", 0: none).
 func (s *Store) findBase(ctx context.Context, tx *wtx, tenantID string, hashes [][]byte, lens []int) (string, int, error) {
-	args := make([]any, 1+itemref.Window)
-	args[0] = tenantID
+	args := make([]any, 2*(1+itemref.Window))
+	args[0], args[1+itemref.Window] = tenantID, tenantID
 	for i, h := range hashes {
-		args[1+i] = h
+		args[1+i], args[2+itemref.Window+i] = h, h
 	}
 	var base string
 	var n int
@@ -510,7 +517,7 @@ func (s *Store) sharedItem(ctx context.Context, tenantID, id string) ([]runner.I
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err error) {
 	defer outage(&err)
 	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, forgotten = 1, echo = '', object = '', prefix_hash = NULL
+		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, forgotten = 1, echo = '', object = '', prefix_hash = NULL, input_hash = NULL
 		WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID)
 		if err != nil {
 			return err

@@ -245,8 +245,12 @@ var migrations = []string{
 	// no longer its to show) keeps those rows while it is referenced, and
 	// loses them with its last referrer. A base is found by prefix_hash,
 	// the hash of a response's input and output items (prefix_count of
-	// them), written with its end, per tenant (responses_prefix). A
-	// deleted response's items were deleted with it: it is forgotten.
+	// them), written with its end, per tenant (responses_prefix), or by
+	// input_hash, its input's alone (input_count items), written with its
+	// start when the input is worth looking up (a resent answer that does
+	// not map back to the stored output byte for byte still finds the
+	// input before it). A deleted response's items were deleted with it:
+	// it is forgotten.
 	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE responses ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE responses ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
@@ -254,8 +258,11 @@ var migrations = []string{
 	ALTER TABLE responses ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE responses ADD COLUMN prefix_hash BLOB;
 	ALTER TABLE responses ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN input_hash BLOB;
+	ALTER TABLE responses ADD COLUMN input_count INTEGER NOT NULL DEFAULT 0;
 	UPDATE responses SET forgotten = 1 WHERE deleted <> 0;
-	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;`,
+	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
+	CREATE INDEX responses_input ON responses(tenant_id, input_hash) WHERE input_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

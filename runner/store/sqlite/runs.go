@@ -224,7 +224,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 		for _, q := range []string{
 			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
 			`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
-			`UPDATE responses SET forgotten = 1, prefix_hash = NULL WHERE forgotten = 0 AND run_id IN (` + old + `)`,
+			`UPDATE responses SET forgotten = 1, prefix_hash = NULL, input_hash = NULL WHERE forgotten = 0 AND run_id IN (` + old + `)`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, before); err != nil {
 				return err

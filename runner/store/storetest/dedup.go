@@ -32,6 +32,7 @@ func Dedup(t *testing.T, open func(t *testing.T) runner.Store, ownRows func(t *t
 		{"DeleteKeepsWhatOthersShare", testDeleteKeepsShared},
 		{"PurgeForgetsOldInput", testPurgeForgetsShared},
 		{"BaseDeletedDuringWrite", testBaseDeletedDuringWrite},
+		{"AnswerResentInAnotherForm", testAnswerResentInAnotherForm},
 		{"DeleteConversationKeepsOthers", testDeleteConversationKeepsOthers},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t), ownRows) })
@@ -48,6 +49,9 @@ type session struct {
 	history []runner.Message
 	// turns are the runs, in order, with what each was given and said.
 	turns []turnRecord
+	// resend, when set, is the answer as the client puts it back into
+	// its history (nil: as stored).
+	resend func(runner.Message) runner.Message
 }
 
 type turnRecord struct {
@@ -121,6 +125,9 @@ func (ss *session) turnWith(user, answer string, joined bool, between func()) tu
 		t.Fatal(err)
 	}
 	ss.history = append(ss.history, out)
+	if ss.resend != nil {
+		ss.history[len(ss.history)-1] = ss.resend(out)
+	}
 	tr := turnRecord{run: *r, request: req, input: input, output: output}
 	ss.turns = append(ss.turns, tr)
 	return tr
@@ -354,5 +361,27 @@ func testBaseDeletedDuringWrite(t *testing.T, s runner.Store, ownRows func(*test
 	ss.readsBack(second)
 	if n := ownRows(t, s, first.run.ID); n != 0 {
 		t.Errorf("the deleted response keeps %d item rows", n)
+	}
+}
+
+// A client whose resent answers are not the stored output messages byte
+// for byte still shares the input before each: a turn keeps the answer as
+// resent, its new message and its own answer.
+func testAnswerResentInAnotherForm(t *testing.T, s runner.Store, ownRows func(*testing.T, runner.Store, string) int) {
+	ss := newSession(t, s, "t1")
+	ss.resend = func(m runner.Message) runner.Message {
+		m.Content += " (as the client keeps it)"
+		return m
+	}
+	for _, u := range []string{"u1", "u2", "u3", "u4"} {
+		ss.turn(u, "a"+u, true)
+	}
+	for _, tr := range ss.turns {
+		ss.readsBack(tr)
+	}
+	for i, tr := range ss.turns[2:] {
+		if n := ownRows(t, s, tr.run.ID); n != 3 {
+			t.Errorf("turn %d keeps %d item rows of its own, want 3 (the answer as resent, its new message, its answer)", i+3, n)
+		}
 	}
 }
