@@ -130,7 +130,7 @@ func (s *Store) begin(ctx context.Context, rec runner.ResponseRecord, input []ru
 		return nil, err
 	}
 	hashes, lens, h := itemref.Prefixes(msgs)
-	s.pending.Put(rec.RunID, rec.TenantID, h)
+	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs))
 	b := &beginning{rec: rec, input: input, msgs: msgs}
 	if !itemref.Worth(msgs) {
 		return b, nil
@@ -260,10 +260,10 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object [
 // nil when its input's hash was not kept here.
 func (s *Store) prefix(runID string, msgs []string) []any {
 	sum, _, n, ok := s.pending.Sum(runID, msgs)
+	s.pending.Drop(runID)
 	if !ok {
 		return nil
 	}
-	s.pending.Drop(runID)
 	return []any{sum, n}
 }
 

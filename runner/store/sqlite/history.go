@@ -109,7 +109,7 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 		return nil, nil, err
 	}
 	hashes, lens, h := itemref.Prefixes(msgs)
-	s.pending.Put(rec.RunID, rec.TenantID, h)
+	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs))
 	share := itemref.Shareable(rec.RunID, input)
 	var inHash any // the input's own hash, indexed when worth it
 	inCount := 0

@@ -85,14 +85,16 @@ func Prefixes(msgs []string) (hashes [][]byte, lens []int, h *Hasher) {
 // Worth reports whether an input is worth looking up a base for: two
 // items at least, of MinBytes together.
 func Worth(msgs []string) bool {
-	if len(msgs) < 2 {
-		return false
-	}
+	return len(msgs) >= 2 && Size(msgs) >= MinBytes
+}
+
+// Size is the size of stored messages.
+func Size(msgs []string) int {
 	n := 0
 	for _, m := range msgs {
 		n += len(m)
 	}
-	return n >= MinBytes
+	return n
 }
 
 // Shareable is how many leading input items of run runID have the ids
@@ -139,13 +141,18 @@ type pending struct {
 	tenant string
 	state  []byte
 	n      int
+	bytes  int // the input's stored messages' size
 }
 
 // maxPending bounds Pending: that many responses running at once.
 const maxPending = 1 << 14
 
-// Put keeps run runID's hash state after its input.
-func (p *Pending) Put(runID, tenant string, h *Hasher) {
+// Put keeps run runID's hash state after its input, of size bytes:
+// Sum indexes nothing for a response whose input and output are below
+// MinBytes together. A later input then shares nothing of it, so a
+// session's first small turn is stored once more; every small stored
+// response would otherwise pay an index entry.
+func (p *Pending) Put(runID, tenant string, h *Hasher, size int) {
 	st, err := h.h.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return
@@ -158,17 +165,25 @@ func (p *Pending) Put(runID, tenant string, h *Hasher) {
 	if len(p.m) >= maxPending {
 		clear(p.m)
 	}
-	p.m[runID] = pending{tenant, st, h.n}
+	p.m[runID] = pending{tenant, st, h.n, size}
 }
 
 // Sum returns run runID's hash of its input followed by msgs, the
-// tenant, and how many items that is; ok is false when it was not kept.
+// tenant, and how many items that is; ok is false when it was not kept,
+// or the input and msgs are below MinBytes together.
 // The last write forgets the run (Drop) when it runs.
 func (p *Pending) Sum(runID string, msgs []string) (sum []byte, tenant string, n int, ok bool) {
 	p.mu.Lock()
 	e, ok := p.m[runID]
 	p.mu.Unlock()
 	if !ok || len(msgs) == 0 {
+		return nil, "", 0, false
+	}
+	size := e.bytes
+	for _, m := range msgs {
+		size += len(m)
+	}
+	if size < MinBytes {
 		return nil, "", 0, false
 	}
 	h := NewHasher()
