@@ -224,19 +224,30 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec, replay bool) ([]
 	return append(in, input...), prevRun, nil
 }
 
-// inputItems gives the new input messages their item ids: rs_… for a
-// reasoning item, msg_… for the rest (contract's prefixes). Ids are the store's own, not the
-// client's (a client replays the same reasoning item every turn).
+// inputItems gives the new input messages their item ids (InputItemID).
+// Ids are the store's own, not the client's (a client replays the same
+// reasoning item every turn).
 func inputItems(runID string, in []Message) []Item {
 	items := make([]Item, len(in))
 	for i, m := range in {
-		prefix := contract.MessagePrefix
-		if m.Role == RoleReasoning {
-			prefix = contract.ReasoningPrefix
-		}
-		items[i] = Item{ID: NewID(prefix), RunID: runID, Message: m}
+		items[i] = Item{ID: InputItemID(runID, i, m.Role), RunID: runID, Message: m}
 	}
 	return items
+}
+
+// InputItemID is the id of the i-th input item of run runID: rs_X_i for
+// a reasoning item, msg_X_i for the rest (run_X; contract's prefixes). It
+// follows from the run and the position, so a store that keeps an input
+// by reference to items it holds already (a client that resends its
+// history every turn) need not keep the ids of the items it shares
+// (RATIONALE.md "Each item stored once"); it stays unguessable, as the
+// run's id is.
+func InputItemID(runID string, i int, role string) string {
+	id := contract.InputMessageID(runID, i)
+	if role == RoleReasoning {
+		return contract.ReasoningID(id)
+	}
+	return id
 }
 
 // A stored response's final object repeats its output text (the message's

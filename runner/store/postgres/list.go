@@ -58,6 +58,12 @@ func (s *Store) ListRuns(ctx context.Context, q runner.ListQuery) ([]runner.Run,
 	if err := rows.Err(); err != nil {
 		return nil, false, wrap("list runs", err)
 	}
+	rows.Close()
+	for i := range runs {
+		if err := s.inflate(ctx, &runs[i]); err != nil {
+			return nil, false, wrap("list runs", err)
+		}
+	}
 	if len(runs) > limit {
 		return runs[:limit], true, nil
 	}

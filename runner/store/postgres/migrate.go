@@ -172,6 +172,23 @@ var migrations = []string{
 		amount BIGINT NOT NULL,
 		PRIMARY KEY (key, slot)
 	);`,
+	// 13: each item stored once, as in the SQLite migration of the same
+	// number (runner/store/internal/itemref), but for the count of a
+	// response's referrers: an UPDATE of the base's row would write a new
+	// version of it (its final object and all) per referrer, so the
+	// referrers are found by responses_base, and a first write locks its
+	// base's row FOR SHARE instead.
+	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '',
+		ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN forgotten BOOLEAN NOT NULL DEFAULT FALSE,
+		ADD COLUMN prefix_hash BYTEA,
+		ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN input_hash BYTEA,
+		ADD COLUMN input_count INTEGER NOT NULL DEFAULT 0;
+	UPDATE responses SET forgotten = TRUE WHERE deleted;
+	CREATE INDEX responses_base ON responses(base_run_id) WHERE base_run_id <> '';
+	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
+	CREATE INDEX responses_input ON responses(tenant_id, input_hash) WHERE input_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

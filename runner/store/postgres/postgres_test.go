@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/postgres"
 	"github.com/runedge/runedge/runner/store/postgres/pgtest"
@@ -151,4 +152,29 @@ func TestHistory(t *testing.T) {
 
 func TestConversations(t *testing.T) {
 	storetest.Conversations(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
+func TestDedup(t *testing.T) {
+	dsns := map[runner.Store]string{}
+	storetest.Dedup(t, func(t *testing.T) runner.Store {
+		dsn := pgtest.Schema(t)
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		dsns[s] = dsn
+		return s
+	}, func(t *testing.T, s runner.Store, runID string) int {
+		conn, err := pgx.Connect(t.Context(), dsns[s])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var n int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM response_items WHERE run_id = $1`, runID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
 }

@@ -51,7 +51,7 @@ const (
 // thread. A new session or thread whose id is taken is an error, a new
 // thread in a session that is not the tenant's ErrNotFound.
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
-	args, err := runArgs(r)
+	args, err := runArgs(r, elided(ctx, r))
 	if err != nil {
 		return err
 	}
@@ -75,15 +75,15 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	return nil
 }
 
-func runArgs(r *runner.Run) ([]any, error) {
+func runArgs(r *runner.Run, req []byte) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
 		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
 	}
 	in, out, total := usageArgs(r.Usage)
 	code, msg := errorArgs(r.Error)
 	var request any
-	if len(r.Request) > 0 {
-		request = string(r.Request)
+	if len(req) > 0 {
+		request = string(req)
 	}
 	return []any{
 		r.ID, string(r.Status), r.StatusReason, r.SessionID, r.ThreadID,
@@ -108,6 +108,9 @@ func (s *Store) GetRun(ctx context.Context, tenantID, id string) (runner.Run, er
 	case errors.Is(err, pgx.ErrNoRows):
 		return runner.Run{}, notFound("run", id)
 	case err != nil:
+		return runner.Run{}, wrap("get run "+id, err)
+	}
+	if err := s.inflate(ctx, &r); err != nil {
 		return runner.Run{}, wrap("get run "+id, err)
 	}
 	return r, nil
@@ -136,12 +139,27 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		const old = `SELECT id FROM runs WHERE ended_at < $1`
+		rows, err := tx.Query(ctx, `UPDATE responses SET forgotten = TRUE, prefix_hash = NULL, input_hash = NULL WHERE NOT forgotten AND run_id IN (`+old+`)
+			RETURNING run_id`, before)
+		if err != nil {
+			return err
+		}
+		forget, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
 		for _, q := range []string{
-			`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
 			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
 			`UPDATE responses SET object = '' WHERE object <> '' AND run_id IN (` + old + `)`,
 		} {
 			if _, err := tx.Exec(ctx, q, before); err != nil {
+				return err
+			}
+		}
+		// A purged response's items go, but for those a newer response
+		// shares (release).
+		for _, id := range forget {
+			if err := release(ctx, tx, id); err != nil {
 				return err
 			}
 		}

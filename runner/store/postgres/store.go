@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // Options tune a Store; the zero value is the defaults.
@@ -43,6 +44,9 @@ const DefaultCommitWindow = 0
 type Store struct {
 	pool   *pgxpool.Pool
 	writer *groupcommit.Writer[*pipe]
+	// pending keeps the hash of each running response's input for its
+	// last write (itemref).
+	pending itemref.Pending
 }
 
 var (

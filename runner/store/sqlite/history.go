@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 var _ runner.HistoryStore = (*Store)(nil)
@@ -23,8 +26,20 @@ const groupedItems = 256
 // The response history's writes on the request path, prepared at Open
 // with the run statements (stmts.go).
 const (
-	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo)
-		VALUES (?, ?, ?, ?, ?)`
+	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count,
+		input_hash, input_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// windowParams are findBaseSQL's hash parameters.
+	windowParams = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+	// A base is the response of the tenant, not forgotten, whose items
+	// begin with the longest of the input's prefixes (itemref.Window
+	// hashes, NULL for those the input has not).
+	findBaseSQL = `SELECT run_id, prefix_count AS n FROM responses
+		WHERE tenant_id = ? AND prefix_hash IN (` + windowParams + `) AND prefix_hash IS NOT NULL AND forgotten = 0
+		UNION ALL
+		SELECT run_id, input_count FROM responses
+		WHERE tenant_id = ? AND input_hash IN (` + windowParams + `) AND input_hash IS NOT NULL AND forgotten = 0
+		ORDER BY n DESC LIMIT 1`
+	useBaseSQL    = `UPDATE responses SET refs = refs + 1, ref_max = max(ref_max, ?) WHERE run_id = ?`
 	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	// The final object and the output items are written without reading
@@ -36,9 +51,15 @@ const (
 	// the write changed a row.
 	setObjectSQL = `UPDATE responses SET object = ? WHERE run_id = ? AND deleted = 0
 		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = responses.run_id AND lease_token = ?))`
+	// setEndSQL is setObjectSQL (the object "": kept as it is) that also
+	// indexes the response's input and output together, the prefix a
+	// resending client's next turn begins with (itemref).
+	setEndSQL = `UPDATE responses SET object = CASE WHEN ? <> '' THEN ? ELSE object END, prefix_hash = ?, prefix_count = ?
+		WHERE run_id = ? AND deleted = 0
+		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = responses.run_id AND lease_token = ?))`
 	insertOutputSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		SELECT ?, r.run_id, r.tenant_id,
-			COALESCE((SELECT MAX(position) + 1 FROM response_items WHERE run_id = r.run_id), 0), ?, ?
+			COALESCE((SELECT MAX(position) + 1 FROM response_items WHERE run_id = r.run_id), r.base_count), ?, ?
 		FROM responses r WHERE r.run_id = ? AND r.deleted = 0
 		AND (? = 0 OR EXISTS (SELECT 1 FROM runs WHERE id = r.run_id AND lease_token = ?))`
 	outputTextSQL = `SELECT message FROM response_items WHERE run_id = ? AND output = 1 ORDER BY position LIMIT 1`
@@ -50,13 +71,27 @@ const (
 // the single write connection for a commit of its own.
 func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (err error) {
 	defer outage(&err)
-	op, err := s.beginOp(ctx, rec, input)
+	op, msgs, err := s.beginOp(ctx, rec, input)
 	if err == nil {
 		do := s.writer.Do
 		if len(input) > groupedItems {
 			do = s.ownTx
 		}
-		err = do(ctx, op)
+		err = do(ctx, func(ctx context.Context, tx *wtx) error {
+			if err := op(ctx, tx); err != nil {
+				return err
+			}
+			// The run's recorded request is written already: it loses
+			// its input here (itemref.Elide), if it holds exactly these.
+			p := itemref.ElidedPrefix(msgs)
+			n := utf8.RuneCountInString(p)
+			_, err := tx.ExecContext(ctx, `UPDATE runs SET request = char(1) || substr(request, ? + 1)
+				WHERE id = ? AND substr(request, 1, ?) = ?`, n, rec.RunID, n, p)
+			return err
+		})
+	}
+	if err != nil {
+		s.pending.Drop(rec.RunID)
 	}
 	if err != nil {
 		return fmt.Errorf("runner/store/sqlite: begin response %s: %w", rec.RunID, err)
@@ -64,30 +99,78 @@ func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, in
 	return nil
 }
 
-// beginOp is BeginResponse's write. The messages are encoded before it,
-// outside the batch's transaction.
-func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (groupcommit.Op[*wtx], error) {
+// beginOp is BeginResponse's write. The messages are encoded and their
+// prefixes hashed before it, outside the batch's transaction; the base is
+// looked up inside it, so no delete comes between (one writer).
+func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []runner.Item) (groupcommit.Op[*wtx], []string, error) {
 	st := s.st
 	msgs, err := encodeMessages(input)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	hashes, lens, h := itemref.Prefixes(msgs)
+	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs))
+	share := itemref.Shareable(rec.RunID, input)
+	var inHash any // the input's own hash, indexed when worth it
+	inCount := 0
+	if itemref.Worth(msgs) {
+		inHash, inCount = hashes[0], len(msgs)
+	} else {
+		share = 0
 	}
 	return func(ctx context.Context, tx *wtx) error {
+		base, from := "", 0
+		if share > 0 {
+			var err error
+			if base, from, err = s.findBase(ctx, tx, rec.TenantID, hashes, lens); err != nil {
+				return err
+			}
+			from = min(from, share)
+		}
+		if from == 0 {
+			base = ""
+		}
 		if _, err := tx.StmtContext(ctx, st.insertResponse).ExecContext(ctx,
-			rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo)); err != nil {
+			rec.RunID, rec.TenantID, rec.PreviousRunID, rec.Background, string(rec.Echo), base, from, inHash, inCount); err != nil {
 			return err
 		}
-		if len(input) == 0 {
-			return nil
+		if base != "" {
+			if _, err := tx.StmtContext(ctx, st.useBase).ExecContext(ctx, from, base); err != nil {
+				return err
+			}
 		}
 		ins := tx.StmtContext(ctx, st.insertItem)
-		for i, it := range input {
+		for i := from; i < len(input); i++ {
+			it := input[i]
 			if _, err := ins.ExecContext(ctx, it.ID, rec.RunID, rec.TenantID, i, it.Output, msgs[i]); err != nil {
 				return fmt.Errorf("items: %w", err)
 			}
 		}
 		return nil
-	}, nil
+	}, msgs, nil
+}
+
+// findBase returns the response whose first items are the longest of the
+// input's hashed prefixes, and how many they are ("", 0: none).
+func (s *Store) findBase(ctx context.Context, tx *wtx, tenantID string, hashes [][]byte, lens []int) (string, int, error) {
+	args := make([]any, 2*(1+itemref.Window))
+	args[0], args[1+itemref.Window] = tenantID, tenantID
+	for i, h := range hashes {
+		args[1+i], args[2+itemref.Window+i] = h, h
+	}
+	var base string
+	var n int
+	err := tx.StmtContext(ctx, s.st.findBase).QueryRowContext(ctx, args...).Scan(&base, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("items: base: %w", err)
+	}
+	if !slices.Contains(lens, n) {
+		return "", 0, nil
+	}
+	return base, n, nil
 }
 
 // EndResponse implements runner.HistoryStore. Output items follow the
@@ -112,8 +195,15 @@ func (s *Store) endOp(ctx context.Context, runID string, lease int64, object []b
 		return nil, err
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
+	sum, _, n, indexed := s.pending.Sum(runID, msgs)
 	return func(ctx context.Context, tx *wtx) error {
-		if len(object) > 0 {
+		s.pending.Drop(runID)
+		switch {
+		case indexed:
+			if _, err := tx.StmtContext(ctx, st.setEnd).ExecContext(ctx, string(object), string(object), sum, n, runID, lease, lease); err != nil {
+				return err
+			}
+		case len(object) > 0:
 			if _, err := tx.StmtContext(ctx, st.setObject).ExecContext(ctx, string(object), runID, lease, lease); err != nil {
 				return err
 			}
@@ -140,12 +230,35 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 	if len(input) > groupedItems {
 		return ctx, runner.NotJoined
 	}
-	op, err := s.beginOp(ctx, rec, input)
+	op, msgs, err := s.beginOp(ctx, rec, input)
 	if err != nil {
 		return ctx, runner.NotJoined // BeginResponse will say why
 	}
+	// StartRun keeps the run's request without this input (itemref.Elide).
+	ctx = context.WithValue(ctx, elideKey{}, elision{rec.RunID, msgs})
 	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
+}
+
+// elideKey carries a joined first write's input to StartRun (elision).
+type elideKey struct{}
+
+// elision is the input of run runID's response, stored as its items.
+type elision struct {
+	runID string
+	msgs  []string
+}
+
+// elided is the recorded request r keeps: without its input when ctx
+// carries the joined write of its response's input items and the
+// request holds exactly them.
+func elided(ctx context.Context, r *runner.Run) []byte {
+	if e, ok := ctx.Value(elideKey{}).(elision); ok && e.runID == r.ID {
+		if b, ok := itemref.Elide(r.Request, e.msgs); ok {
+			return b
+		}
+	}
+	return r.Request
 }
 
 // JoinEnd implements runner.HistoryJoiner: EndResponse's write rides on
@@ -221,20 +334,74 @@ func expand(object []byte, msg string, err error) ([]byte, error) {
 	return runner.ExpandObject(object, m.Content), nil
 }
 
+// itemsSQL are a response's items, its own and those it shares with its
+// bases (RATIONALE.md "Each item stored once"), in position order: each
+// base gives the positions below the least base_count on the way to it.
+// Every row is the response's tenant's. The items of a forgotten
+// response (deleted, purged) are no longer its.
+const itemsSQL = `WITH RECURSIVE src(run_id, tenant_id, lim) AS (
+		SELECT run_id, tenant_id, ` + noLimit + ` FROM responses WHERE run_id = ? AND forgotten = 0
+		UNION ALL
+		SELECT r.base_run_id, s.tenant_id, min(s.lim, r.base_count) FROM src s JOIN responses r ON r.run_id = s.run_id
+		WHERE r.base_run_id <> ''
+	)
+	SELECT i.id, i.run_id, i.output, i.message, i.position FROM src s
+	JOIN response_items i ON i.run_id = s.run_id AND i.tenant_id = s.tenant_id AND i.position < s.lim
+	ORDER BY i.position`
+
+// noLimit is the bound of a response's own positions.
+const noLimit = "4611686018427387904"
+
 // ResponseItems implements runner.HistoryStore.
 func (s *Store) ResponseItems(ctx context.Context, runID string) (_ []runner.Item, err error) {
 	defer outage(&err)
-	rows, err := s.r.QueryContext(ctx, `SELECT id, run_id, output, message FROM response_items
-		WHERE run_id = ? ORDER BY position`, runID)
+	rows, err := s.r.QueryContext(ctx, itemsSQL, runID)
 	if err != nil {
 		return nil, fmt.Errorf("items: %w", err)
 	}
-	return scanItems(rows, 0)
+	return scanItems(rows, 0, runID)
+}
+
+// inputMessages are the stored messages of run runID's input items.
+func (s *Store) inputMessages(ctx context.Context, runID string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, itemsSQL, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var id, run, msg string
+		var out bool
+		var pos int
+		if err := rows.Scan(&id, &run, &out, &msg, &pos); err != nil {
+			return nil, err
+		}
+		if !out || run != runID {
+			msgs = append(msgs, msg)
+		}
+	}
+	return msgs, rows.Err()
+}
+
+// inflate puts the input back into a run's recorded request kept without
+// it (itemref.Elide).
+func (s *Store) inflate(ctx context.Context, r *runner.Run) error {
+	if !itemref.IsElided(r.Request) {
+		return nil
+	}
+	msgs, err := s.inputMessages(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	r.Request = itemref.Inflate(r.Request, msgs)
+	return nil
 }
 
 // Conversation implements runner.HistoryStore: one recursive query walks
 // the previous_response_id chain back from runID and returns its items
-// oldest turn first; reading stops past maxBytes.
+// oldest turn first, each turn's with those it shares with its bases
+// (itemsSQL); reading stops past maxBytes.
 func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTurns, maxBytes int) (_ []runner.Item, err error) {
 	defer outage(&err)
 	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE chain(run_id, depth) AS (
@@ -242,26 +409,42 @@ func (s *Store) Conversation(ctx context.Context, tenantID, runID string, maxTur
 			UNION ALL
 			SELECT r.previous_run_id, c.depth + 1 FROM responses r JOIN chain c ON r.run_id = c.run_id
 			WHERE r.previous_run_id != '' AND c.depth + 1 < ?
+		),
+		src(turn, depth, run_id, lim) AS (
+			SELECT c.run_id, c.depth, c.run_id, `+noLimit+` FROM chain c
+			JOIN responses r ON r.run_id = c.run_id AND r.forgotten = 0
+			UNION ALL
+			SELECT s.turn, s.depth, r.base_run_id, min(s.lim, r.base_count) FROM src s JOIN responses r ON r.run_id = s.run_id
+			WHERE r.base_run_id <> ''
 		)
-		SELECT i.id, i.run_id, i.output, i.message FROM chain c
-		JOIN response_items i ON i.run_id = c.run_id AND i.tenant_id = ?
-		ORDER BY c.depth DESC, i.position`, runID, tenantID, maxTurns, tenantID)
+		SELECT i.id, i.run_id, i.output, i.message, i.position, s.turn FROM src s
+		JOIN response_items i ON i.run_id = s.run_id AND i.tenant_id = ? AND i.position < s.lim
+		ORDER BY s.depth DESC, i.position`, runID, tenantID, maxTurns, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("runner/store/sqlite: conversation of %s: %w", runID, err)
 	}
-	return scanItems(rows, maxBytes)
+	return scanItems(rows, maxBytes, "")
 }
 
 // scanItems reads items until their stored messages pass maxBytes (0: no
-// bound), then stops with runner.ErrHistoryTooLarge.
-func scanItems(rows *sql.Rows, maxBytes int) ([]runner.Item, error) {
+// bound), then stops with runner.ErrHistoryTooLarge. The rows end with
+// the item's position and, when of is "", the run whose item it is
+// (otherwise of): an item read from a base is that run's input item,
+// with the id its position gives it there (runner.InputItemID).
+func scanItems(rows *sql.Rows, maxBytes int, of string) ([]runner.Item, error) {
 	defer rows.Close()
 	var items []runner.Item
 	var budget runner.ByteBudget
 	for rows.Next() {
 		var it runner.Item
 		var msg string
-		if err := rows.Scan(&it.ID, &it.RunID, &it.Output, &msg); err != nil {
+		var pos int
+		owner := of
+		dest := []any{&it.ID, &it.RunID, &it.Output, &msg, &pos}
+		if of == "" {
+			dest = append(dest, &owner)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: items: %w", err)
 		}
 		if err := budget.Spend(len(msg), maxBytes); err != nil {
@@ -269,6 +452,9 @@ func scanItems(rows *sql.Rows, maxBytes int) ([]runner.Item, error) {
 		}
 		if err := json.Unmarshal([]byte(msg), &it.Message); err != nil {
 			return nil, fmt.Errorf("runner/store/sqlite: item %s: %w", it.ID, err)
+		}
+		if it.RunID != owner {
+			it.ID, it.RunID, it.Output = runner.InputItemID(owner, pos, it.Message.Role), owner, false
 		}
 		items = append(items, it)
 	}
@@ -278,16 +464,21 @@ func scanItems(rows *sql.Rows, maxBytes int) ([]runner.Item, error) {
 	return items, nil
 }
 
-// GetItem implements runner.HistoryStore.
+// GetItem implements runner.HistoryStore: a row of its own, or an input
+// item a response shares with its base, whose id names the response and
+// the position (runner.InputItemID).
 func (s *Store) GetItem(ctx context.Context, tenantID, id string) (_ runner.Item, err error) {
 	defer outage(&err)
-	rows, err := s.r.QueryContext(ctx, `SELECT i.id, i.run_id, i.output, i.message FROM response_items i
-		JOIN responses r ON r.run_id = i.run_id AND r.deleted = 0
+	rows, err := s.r.QueryContext(ctx, `SELECT i.id, i.run_id, i.output, i.message, i.position, i.run_id FROM response_items i
+		JOIN responses r ON r.run_id = i.run_id AND r.deleted = 0 AND r.forgotten = 0
 		WHERE i.id = ? AND i.tenant_id = ?`, id, tenantID)
 	if err != nil {
 		return runner.Item{}, fmt.Errorf("runner/store/sqlite: get item %s: %w", id, err)
 	}
-	items, err := scanItems(rows, 0)
+	items, err := scanItems(rows, 0, "")
+	if err == nil && len(items) == 0 {
+		items, err = s.sharedItem(ctx, tenantID, id)
+	}
 	if err != nil {
 		return runner.Item{}, err
 	}
@@ -297,11 +488,36 @@ func (s *Store) GetItem(ctx context.Context, tenantID, id string) (_ runner.Item
 	return items[0], nil
 }
 
-// DeleteResponse implements runner.HistoryStore.
+// sharedItem finds an input item kept by reference, by the run and
+// position its id names.
+func (s *Store) sharedItem(ctx context.Context, tenantID, id string) ([]runner.Item, error) {
+	runID, ok := itemref.InputRun(id)
+	if !ok {
+		return nil, nil
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM responses WHERE run_id = ? AND tenant_id = ?
+		AND deleted = 0 AND forgotten = 0`, runID, tenantID).Scan(&n); err != nil || n == 0 {
+		return nil, err
+	}
+	items, err := s.ResponseItems(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if it.ID == id && !it.Output {
+			return []runner.Item{it}, nil
+		}
+	}
+	return nil, nil
+}
+
+// DeleteResponse implements runner.HistoryStore. What the response
+// shares with responses based on it stays theirs (forget).
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err error) {
 	defer outage(&err)
 	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, echo = '', object = ''
+		res, err := tx.ExecContext(ctx, `UPDATE responses SET deleted = 1, forgotten = 1, echo = '', object = '', prefix_hash = NULL, input_hash = NULL
 		WHERE run_id = ? AND tenant_id = ? AND deleted = 0`, runID, tenantID)
 		if err != nil {
 			return err
@@ -309,18 +525,56 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("response of run", runID)
 		}
-		for _, q := range []string{`DELETE FROM response_items WHERE run_id = ?`, `DELETE FROM run_events WHERE run_id = ?`,
+		for _, q := range []string{`DELETE FROM run_events WHERE run_id = ?`,
 			`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
 				return err
 			}
 		}
-		return nil
+		return release(ctx, tx, runID)
 	})
 	if err != nil && !errors.Is(err, runner.ErrNotFound) {
 		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)
 	}
 	return err
+}
+
+// release removes the rows of forgotten response runID that no other
+// response shares: all of them when none is based on it, and then its
+// own reference to its base, which may free the base in turn; otherwise
+// those past what its referrers share (ref_max).
+func release(ctx context.Context, tx *wtx, runID string) error {
+	for runID != "" {
+		var refs, refMax int
+		var forgotten bool
+		var base string
+		err := tx.QueryRowContext(ctx, `SELECT refs, ref_max, forgotten, base_run_id FROM responses WHERE run_id = ?`, runID).
+			Scan(&refs, &refMax, &forgotten, &base)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !forgotten {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if refs > 0 {
+			_, err := tx.ExecContext(ctx, `DELETE FROM response_items WHERE run_id = ? AND position >= ?`, runID, refMax)
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM response_items WHERE run_id = ?`, runID); err != nil {
+			return err
+		}
+		if base == "" {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE responses SET base_run_id = '', base_count = 0 WHERE run_id = ?`, runID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE responses SET refs = refs - 1 WHERE run_id = ?`, base); err != nil {
+			return err
+		}
+		runID = base
+	}
+	return nil
 }
 
 // AppendEvents implements runner.HistoryStore: the batch is one row

@@ -92,6 +92,12 @@ func (s *Store) listRuns(ctx context.Context, query string, args []any, limit in
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("runner/store/sqlite: list runs: %w", err)
 	}
+	rows.Close()
+	for i := range runs {
+		if err := s.inflate(ctx, &runs[i]); err != nil {
+			return nil, false, fmt.Errorf("runner/store/sqlite: list runs: %w", err)
+		}
+	}
 	if len(runs) > limit {
 		return runs[:limit], true, nil
 	}

@@ -235,6 +235,34 @@ var migrations = []string{
 		SELECT COALESCE(ended_at, created_at), id, tenant_id, actor_id, COALESCE(input_tokens, 0), COALESCE(output_tokens, 0)
 		FROM runs WHERE COALESCE(input_tokens, 0) > 0 OR COALESCE(output_tokens, 0) > 0
 		ORDER BY 1, 2;`,
+	// 13: each item stored once (RATIONALE.md "Each item stored once",
+	// runner/store/internal/itemref). A response whose input begins with
+	// items an earlier response of its tenant holds keeps them by
+	// reference: its first base_count items are base_run_id's first
+	// base_count, and its own rows hold the rest. refs counts the
+	// responses based on a response and ref_max the most items they
+	// share of it: a response deleted or purged (forgotten: its items are
+	// no longer its to show) keeps those rows while it is referenced, and
+	// loses them with its last referrer. A base is found by prefix_hash,
+	// the hash of a response's input and output items (prefix_count of
+	// them), written with its end, per tenant (responses_prefix), or by
+	// input_hash, its input's alone (input_count items), written with its
+	// start when the input is worth looking up (a resent answer that does
+	// not map back to the stored output byte for byte still finds the
+	// input before it). A deleted response's items were deleted with it:
+	// it is forgotten.
+	`ALTER TABLE responses ADD COLUMN base_run_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE responses ADD COLUMN base_count INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN ref_max INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN prefix_hash BLOB;
+	ALTER TABLE responses ADD COLUMN prefix_count INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE responses ADD COLUMN input_hash BLOB;
+	ALTER TABLE responses ADD COLUMN input_count INTEGER NOT NULL DEFAULT 0;
+	UPDATE responses SET forgotten = 1 WHERE deleted <> 0;
+	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
+	CREATE INDEX responses_input ON responses(tenant_id, input_hash) WHERE input_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

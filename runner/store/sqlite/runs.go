@@ -20,7 +20,7 @@ import (
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) (err error) {
 	defer outage(&err)
 	ins, check := s.insertOf(r, newSession, newThread)
-	args, err := runArgs(r, check...)
+	args, err := runArgs(r, elided(ctx, r), check...)
 	if err != nil {
 		return err
 	}
@@ -102,15 +102,15 @@ func (s *Store) insertOf(r *runner.Run, newSession, newThread bool) (*rawStmt, [
 // them (its NumInput is -1): a missing one binds NULL and refuses every
 // run. One slice for both: a copy with the check was half a kilobyte per
 // run.
-func runArgs(r *runner.Run, check ...any) ([]any, error) {
+func runArgs(r *runner.Run, req []byte, check ...any) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
 		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
 	}
 	in, out, total := usageArgs(r.Usage)
 	code, msg := errorArgs(r.Error)
 	var request any
-	if len(r.Request) > 0 {
-		request = string(r.Request)
+	if len(req) > 0 {
+		request = string(req)
 	}
 	args := make([]any, 0, insertRunValues+len(check))
 	args = append(append(args, r.ID, statusArg(r.Status), r.StatusReason), check...)
@@ -137,6 +137,9 @@ func (s *Store) GetRun(ctx context.Context, tenantID, id string) (_ runner.Run, 
 	case errors.Is(err, sql.ErrNoRows):
 		return runner.Run{}, notFound("run", id)
 	case err != nil:
+		return runner.Run{}, fmt.Errorf("runner/store/sqlite: get run %s: %w", id, err)
+	}
+	if err := s.inflate(ctx, &r); err != nil {
 		return runner.Run{}, fmt.Errorf("runner/store/sqlite: get run %s: %w", id, err)
 	}
 	return r, nil
@@ -202,12 +205,35 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 	var n int64
 	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		const old = `SELECT id FROM runs WHERE ended_at < ?`
+		var forget []string
+		rows, err := tx.c.QueryContext(ctx, `SELECT run_id FROM responses WHERE forgotten = 0 AND run_id IN (`+old+`)`, before)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			forget = append(forget, id)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
 		for _, q := range []string{
-			`DELETE FROM response_items WHERE run_id IN (` + old + `)`,
 			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
 			`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
+			`UPDATE responses SET forgotten = 1, prefix_hash = NULL, input_hash = NULL WHERE forgotten = 0 AND run_id IN (` + old + `)`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, before); err != nil {
+				return err
+			}
+		}
+		// A purged response's items go, but for those a newer response
+		// shares (release).
+		for _, id := range forget {
+			if err := release(ctx, tx, id); err != nil {
 				return err
 			}
 		}

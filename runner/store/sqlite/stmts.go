@@ -136,6 +136,8 @@ type stmts struct {
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
+	// Keeping each item once (itemref).
+	findBase, useBase, setEnd *sql.Stmt
 	// The usage ledger's line, with a run's end (usage.go).
 	insertLedger *rawStmt
 	// transition holds one UPDATE per status that can be reached (not
@@ -195,6 +197,9 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)
 	st.insertOutput = prep(w, insertOutputSQL)
+	st.findBase = prep(w, findBaseSQL)
+	st.useBase = prep(w, useBaseSQL)
+	st.setEnd = prep(w, setEndSQL)
 	st.insertLedger = raw(insertLedgerSQL)
 	for _, to := range []runner.Status{runner.StatusQueued, runner.StatusRunning, runner.StatusCompleted,
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {

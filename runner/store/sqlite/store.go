@@ -19,6 +19,7 @@ import (
 
 	"github.com/runedge/runedge/runner"
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -53,6 +54,9 @@ type Store struct {
 	writer *groupcommit.Writer[*wtx]
 	ckpt   *checkpointer
 	marks  *liveMarks // start-up recovery's low-water marks (marks.go)
+	// pending keeps the hash of each running response's input for its
+	// last write (itemref).
+	pending itemref.Pending
 }
 
 var (

@@ -1,0 +1,88 @@
+package itemref
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/runedge/runedge/runner"
+)
+
+// A request kept without its input reads back byte for byte, and only a
+// request whose input is exactly the items is kept so.
+func TestElideInflate(t *testing.T) {
+	in := []runner.Message{{Role: "user", Content: "ça <va> \"bien\""}, {Role: "assistant", Content: "x"}}
+	req, err := json.Marshal(runner.Request{Input: in, Instructions: "be brief", Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := make([]string, len(in))
+	for i, m := range in {
+		b, _ := json.Marshal(m)
+		msgs[i] = string(b)
+	}
+	kept, ok := Elide(req, msgs)
+	if !ok || !IsElided(kept) || len(kept) >= len(req)-len(msgs[0]) {
+		t.Fatalf("Elide = %q, %v", kept, ok)
+	}
+	if got := Inflate(kept, msgs); !bytes.Equal(got, req) {
+		t.Fatalf("Inflate = %s, want %s", got, req)
+	}
+	for _, other := range [][]string{msgs[:1], {msgs[1], msgs[0]}, append(msgs, msgs[0]), nil} {
+		if b, ok := Elide(req, other); ok || !bytes.Equal(b, req) {
+			t.Fatalf("Elide with other items %q = %q, %v", other, b, ok)
+		}
+	}
+	if IsElided(req) {
+		t.Fatal("a request as recorded reads as elided")
+	}
+}
+
+func TestInputRun(t *testing.T) {
+	for id, want := range map[string]string{
+		runner.InputItemID("run_abc", 3, "user"):               "run_abc",
+		runner.InputItemID("run_abc", 0, runner.RoleReasoning): "run_abc",
+		"msg_abc":    "",
+		"msg_abc_x":  "",
+		"msg_abc_01": "",
+		"fc_abc_1":   "",
+		"msg__1":     "",
+	} {
+		got, ok := InputRun(id)
+		if got != want || ok != (want != "") {
+			t.Errorf("InputRun(%q) = %q, %v; want %q", id, got, ok, want)
+		}
+	}
+}
+
+// Prefixes are the longest first, and a list that begins with another
+// has that list's hash among its prefixes.
+func TestPrefixes(t *testing.T) {
+	msgs := []string{"a", "b", "c"}
+	hashes, lens, h := Prefixes(msgs)
+	if len(hashes) != 3 || lens[0] != 3 || lens[2] != 1 || h.Len() != 3 {
+		t.Fatalf("Prefixes: %d hashes, lens %v", len(hashes), lens)
+	}
+	short, _, _ := Prefixes(msgs[:2])
+	if !bytes.Equal(short[0], hashes[1]) {
+		t.Fatal("the hash of a list is not its extension's prefix hash")
+	}
+	// Lengths are part of the hash: "ab" is not "a","b".
+	joined, _, _ := Prefixes([]string{"ab"})
+	if bytes.Equal(joined[0], short[0]) {
+		t.Fatal("two messages hash as their concatenation")
+	}
+	var p Pending
+	_, _, h1 := Prefixes(msgs[:2])
+	p.Put("run_x", "t", h1, MinBytes)
+	sum, tenant, n, ok := p.Sum("run_x", msgs[2:])
+	if !ok || tenant != "t" || n != 3 || !bytes.Equal(sum, hashes[0]) {
+		t.Fatalf("Pending.Sum = %x %q %d %v", sum, tenant, n, ok)
+	}
+	// A response too small to begin a later input worth a lookup is not
+	// indexed.
+	p.Put("run_y", "t", h1, 2)
+	if _, _, _, ok := p.Sum("run_y", msgs[2:]); ok {
+		t.Fatal("a response of 3 bytes is indexed")
+	}
+}
