@@ -15,7 +15,6 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	before := e.goroutineBaseline(t)
 
 	reqCtx, hangUp := context.WithCancel(t.Context())
-	start := time.Now()
 	h, err := e.svc.Start(reqCtx, spec(longText(200), true))
 	if err != nil {
 		t.Fatal(err)
@@ -27,11 +26,10 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	hangUp() // the client goes away mid-stream
 	_, deltas, err := finish(h)
 	wantErr(t, err, runner.ErrCancelled)
+	// The deltas are the measure of the cut (a run left alone sends its
+	// 199 others, 20 ms apart), not the time, which load stretches.
 	if len(deltas) > 5 {
 		t.Fatalf("%d more deltas after the client left", len(deltas))
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("run took %v; 200 tokens at 20ms must have been cut short", d)
 	}
 	r := e.get(t, h.Run().ID)
 	wantState(t, r, runner.StatusCancelled, runner.ReasonClientDisconnect)
@@ -220,7 +218,10 @@ func TestFinishIsIdempotent(t *testing.T) {
 }
 
 func TestFinishBeforeAgentReturnsStopsIt(t *testing.T) {
-	e := newEnv(t, withDelay(time.Second))
+	// An hour between tokens: a Finish that waited out the agent would
+	// take it, so a bound of a minute is met at once or never, whatever
+	// the machine's load.
+	e := newEnv(t, withDelay(time.Hour))
 	before := e.goroutineBaseline(t)
 	h, err := e.svc.Start(t.Context(), spec(longText(50), true))
 	if err != nil {
@@ -233,7 +234,7 @@ func TestFinishBeforeAgentReturnsStopsIt(t *testing.T) {
 	if _, ok := err.(codedErr); !ok {
 		t.Fatalf("Finish = %v", err)
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
+	if d := time.Since(start); d > time.Minute {
 		t.Fatalf("Finish took %v; it must stop the agent, not wait out its delay", d)
 	}
 	wantState(t, e.get(t, h.Run().ID), runner.StatusFailed, runner.ReasonPluginError)

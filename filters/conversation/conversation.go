@@ -87,7 +87,11 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		}
 		return err
 	}
-	input, err := newInput(gjson.GetBytes(x.Body, "input"))
+	var taken func(string) (bool, error)
+	if !s.compact {
+		taken = inConversation(ctx, cs, tenant, session)
+	}
+	input, err := newInput(gjson.GetBytes(x.Body, "input"), taken)
 	if err != nil {
 		return err
 	}
@@ -133,9 +137,30 @@ func notFound(id string) *apierr.Error {
 	return e
 }
 
+// inConversation is NewItems' taken for a turn's input: an id the client
+// chose that already names an item of the conversation is refused as
+// OpenAI refuses it (400 naming input, "Duplicate item found with id …"),
+// before anything runs or is stored. Storing the item under a new id
+// instead would leave the client believing its id names the item it
+// sent, while the conversation's item of that id is the older one; and
+// appending it as it is would break the conversation's one item per id
+// (the store's unique index: a 500, once the run had run).
+func inConversation(ctx context.Context, cs runner.ConversationStore, tenant, session string) func(string) (bool, error) {
+	return func(id string) (bool, error) {
+		_, err := cs.GetConversationItem(ctx, tenant, session, id)
+		switch {
+		case errors.Is(err, runner.ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		return false, apierr.InvalidBody("input", "Duplicate item found with id %s: the conversation already holds it. Remove duplicate items from your input and try again.", id)
+	}
+}
+
 // newInput is the request's input as conversation items: a string is one
-// user message, an array its items.
-func newInput(in gjson.Result) ([]runner.ConversationItem, error) {
+// user message, an array its items. taken (nil: none is) is NewItems'.
+func newInput(in gjson.Result, taken func(string) (bool, error)) ([]runner.ConversationItem, error) {
 	var raw []json.RawMessage
 	switch {
 	case !in.Exists() || in.Type == gjson.Null:
@@ -149,5 +174,5 @@ func newInput(in gjson.Result) ([]runner.ConversationItem, error) {
 	default:
 		return nil, apierr.InvalidBody("input", "input must be a string or an array of items")
 	}
-	return NewItems(raw, "input", nil)
+	return NewItems(raw, "input", taken)
 }

@@ -41,14 +41,16 @@ func TestDeleteStopsRunningBackgroundResponse(t *testing.T) {
 	runID := runOf(id)
 	h.waitRun(runID, func(r runner.Run) bool { return r.Status == runner.StatusRunning })
 
-	began := time.Now()
 	res := h.do("DELETE", "/v1/responses/"+id, "", "x-service-tenant-id", "t1")
 	if b := body(t, res); res.StatusCode != 200 || !gjson.GetBytes(b, "deleted").Bool() {
 		t.Fatalf("delete: %d %s", res.StatusCode, b)
 	}
 	run := h.waitRun(runID, func(r runner.Run) bool { return r.Status.Terminal() })
-	if run.Status != runner.StatusCancelled || time.Since(began) > 3*time.Second {
-		t.Errorf("deleted running response ended %s/%s after %s; want cancelled at once", run.Status, run.StatusReason, time.Since(began))
+	// Cancelled, not completed: the answer left alone ends completed, in
+	// about 6 s (within waitRun's 10 s, later on a loaded machine, which
+	// waitRun reports), so the state is the measure, not the time.
+	if run.Status != runner.StatusCancelled {
+		t.Errorf("deleted running response ended %s/%s; want cancelled", run.Status, run.StatusReason)
 	}
 	time.Sleep(300 * time.Millisecond) // past a batch's flush interval
 	for _, tok := range []string{tokApp, tokAdmin} {

@@ -86,15 +86,15 @@ func TestReferencesBounded(t *testing.T) {
 		}
 		return `{"model":"service","input":[` + strings.Join(items, ",") + `]}`
 	}
+	// Memory, not time, is the measure: the bytes a request makes the
+	// server hold and allocate do not depend on the machine's load.
 	w := watchHeap()
-	began := time.Now()
 	res := h.do("POST", "/v1/responses", refs(100, out))
-	el := time.Since(began)
 	peak, alloc := w.done()
-	t.Logf("100 references to a 700 KB message: %d in %s, peak heap +%.1f MiB, %.1f MiB allocated", res.StatusCode, el, peak, alloc)
+	t.Logf("100 references to a 700 KB message: %d, peak heap +%.1f MiB, %.1f MiB allocated", res.StatusCode, peak, alloc)
 	apiError(t, res, 400, "invalid_body", "input[5]")
-	if peak > 40 || alloc > 80 || el > 2*time.Second {
-		t.Errorf("refusing 100 references cost %.1f MiB of heap (%.1f MiB allocated) and %s; want under 40 MiB, 80 MiB, 2 s", peak, alloc, el)
+	if peak > 40 || alloc > 80 {
+		t.Errorf("refusing 100 references cost %.1f MiB of heap (%.1f MiB allocated); want under 40 MiB, 80 MiB", peak, alloc)
 	}
 
 	small, _ := bigResponse(t, h, 64, "")
@@ -131,7 +131,10 @@ func TestReferencesBounded(t *testing.T) {
 // within limits.history.max_history_bytes (8 MiB): a chain of 1.8 MB turns
 // is continued until its history passes the bound, and the turn after is
 // refused with 400 naming previous_response_id, without reading the
-// history into memory first.
+// history into memory first. The measures are the heap it holds and the
+// bytes it allocates (about 13 MiB and 33 MiB; reading the whole chain
+// and mapping it held 502 MiB), which no load on the machine changes, as
+// it would a wall-clock bound.
 func TestReplayedHistoryBounded(t *testing.T) {
 	h := start(t, nil)
 	prev := ""
@@ -139,13 +142,11 @@ func TestReplayedHistoryBounded(t *testing.T) {
 		prev, _ = bigResponse(t, h, 900<<10, prev)
 	}
 	w := watchHeap()
-	began := time.Now()
 	res := h.do("POST", "/v1/responses", `{"model":"service","input":"and now?","previous_response_id":"`+prev+`"}`)
-	el := time.Since(began)
 	peak, alloc := w.done()
-	t.Logf("continuing 9 MB of turns: %d in %s, peak heap +%.1f MiB, %.1f MiB allocated", res.StatusCode, el, peak, alloc)
+	t.Logf("continuing 9 MB of turns: %d, peak heap +%.1f MiB, %.1f MiB allocated", res.StatusCode, peak, alloc)
 	apiError(t, res, 400, "invalid_body", "previous_response_id")
-	if peak > 40 || el > 3*time.Second {
-		t.Errorf("refusing the replay cost %.1f MiB of heap and %s; want under 40 MiB, 3 s", peak, el)
+	if peak > 40 || alloc > 80 {
+		t.Errorf("refusing the replay cost %.1f MiB of heap (%.1f MiB allocated); want under 40 MiB, 80 MiB", peak, alloc)
 	}
 }

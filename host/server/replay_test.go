@@ -56,7 +56,6 @@ func TestStreamReplayBounded(t *testing.T) {
 	}
 
 	w = watchHeap()
-	began := time.Now()
 	var wg sync.WaitGroup
 	got := make([][]sseEvent, 4)
 	for i := range got {
@@ -73,18 +72,19 @@ func TestStreamReplayBounded(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	el := time.Since(began)
 	peak, alloc := w.done()
-	t.Logf("4 resumes of the last 9 of %d events: %s, peak heap +%.1f MiB, %.1f MiB allocated", last+1, el, peak, alloc)
+	t.Logf("4 resumes of the last 9 of %d events: peak heap +%.1f MiB, %.1f MiB allocated", last+1, peak, alloc)
 	for i, evs := range got {
 		if len(evs) == 0 || len(evs) > 9 || evs[len(evs)-1].Event != "response.completed" ||
 			gjson.Get(evs[0].Data, "sequence_number").Int() <= last-9 {
 			t.Errorf("resume %d: %d events", i, len(evs))
 		}
 	}
-	// On main, which read every stored event and sliced: 189 MiB, 0.84 s.
-	if peak > 40 || el > 2*time.Second {
-		t.Errorf("4 resumes of the last 9 events cost %.1f MiB of heap and %s; want under 40 MiB and 2 s", peak, el)
+	// Reading every stored event and slicing held 189 MiB. Memory, not
+	// time, is the measure: a loaded machine slows a resume, it does not
+	// make it hold more.
+	if peak > 40 {
+		t.Errorf("4 resumes of the last 9 events cost %.1f MiB of heap; want under 40 MiB", peak)
 	}
 }
 

@@ -259,18 +259,17 @@ func TestSocketIdleTimeout(t *testing.T) {
 	h := start(t, func(c *config.Config) { d := config.Dur(300 * time.Millisecond); c.WebSocket.IdleTimeout = &d })
 	c := openSocket(t, h, bearer(tokApp))
 	rawTurn(t, c, create(`,"input":"hi"`))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Without the idle timeout the socket would stay open to its age
+	// limit (an hour): a watch of 30 s tells the two apart whatever the
+	// machine's load, as a bound near the timeout would not.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	began := time.Now()
 	_, b, err := c.Read(ctx)
 	if err != nil || gjson.GetBytes(b, "error.code").Str != "websocket_connection_limit_reached" {
 		t.Fatalf("at the idle timeout: %s %v", b, err)
 	}
 	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Fatalf("closed with %v", err)
-	}
-	if d := time.Since(began); d > 2*time.Second {
-		t.Fatalf("idle socket closed after %v", d)
 	}
 }
 

@@ -121,6 +121,19 @@ const interruptedMessage = "the runner stopped before the run finished"
 // MarkInterrupted fails the queued or running runs of host hostID (and
 // those recorded without a host) with reason interrupted; other hosts'
 // runs are live and left alone.
+//
+// It takes no lease token, and needs none to be safe against a takeover:
+// the host is its fence. A takeover (AcquireExpired) makes a run the
+// taker's (host_id) in the same write that gives it its new token, and
+// this is one UPDATE whose WHERE PostgreSQL checks again on the row as a
+// concurrent takeover left it (READ COMMITTED re-reads a row it waited
+// for), while the takeover skips a row this has locked and then finds it
+// failed. So each run is either taken or marked, never both
+// (storetest "RecoverLeavesTakenRuns"). What it does not guard against is
+// being aimed at a host that is alive: no service calls it (a host with a
+// lease store recovers by AcquireExpired), only `runedge runs recover
+// --host`, for a host that will not come back; a live host's run it
+// failed refuses that host's later end, the first terminal write winning.
 func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE runs
 		SET status = $1, status_reason = $2, ended_at = $3, error_code = $2, error_message = $4

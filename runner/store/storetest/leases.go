@@ -31,6 +31,7 @@ func Leases(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"ReleaseHandsOver", testLeaseRelease},
 		{"DeadHostAndLegacyRuns", testLeaseDeadHost},
 		{"ConcurrentTakeoversTakeEachRunOnce", testLeaseConcurrentTakeovers},
+		{"RecoverLeavesTakenRuns", testLeaseRecoverAfterTakeover},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -450,5 +451,75 @@ func testLeaseFencedJoinedEnd(t *testing.T, s runner.Store, l runner.LeaseStore)
 	}
 	if rec, err := h.GetResponse(ctx(t), "acme", other); err != nil || !strings.Contains(string(rec.Object), "resp_sent") {
 		t.Fatalf("unfenced joined end after a cancel: object %s, %v; want it kept", rec.Object, err)
+	}
+}
+
+// MarkInterrupted (`runedge runs recover --host`) of a host whose runs
+// another host took over leaves them alone: a takeover makes them the
+// taker's (host_id), and MarkInterrupted marks only the recovered host's.
+// Run at once with a takeover, each run is either taken (running, the
+// taker's, its new token still ending it) or marked failed/interrupted,
+// never both: the two are single writes of one row, each checking the
+// other's effect (the status, the host) on the row as it is when it
+// writes.
+func testLeaseRecoverAfterTakeover(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	ids := leased(t, s, "host-a", 2, leaseT0)
+	taken := acquire(t, l, "host-b", leaseT0+1)
+	if n, err := s.MarkInterrupted(ctx(t), "host-a", 1_700_000_999); err != nil || n != 0 {
+		t.Fatalf("MarkInterrupted(host-a) after host-b took its runs = %d, %v; want 0", n, err)
+	}
+	for _, r := range taken {
+		if g := mustGet(t, s, r.ID); g.Status != runner.StatusRunning || g.HostID != "host-b" {
+			t.Fatalf("taken run %s was touched: %s/%s host %q", r.ID, g.Status, g.StatusReason, g.HostID)
+		}
+		if err := s.Transition(ctx(t), r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(10), Lease: r.LeaseToken}); err != nil {
+			t.Fatalf("the taker's end of %s: %v", r.ID, err)
+		}
+	}
+	if len(taken) != len(ids) {
+		t.Fatalf("took %d of %d runs", len(taken), len(ids))
+	}
+
+	ids = leased(t, s, "host-a", 40, leaseT0)
+	var (
+		wg     sync.WaitGroup
+		got    []runner.Run
+		marked int64
+		errs   [2]error
+	)
+	start := make(chan struct{})
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-start
+		got, errs[0] = l.AcquireExpired(ctx(t), runner.LeaseClaim{HostID: "host-b", Now: leaseT0 + 1, Until: leaseT0 + 10_000})
+	}()
+	go func() {
+		defer wg.Done()
+		<-start
+		marked, errs[1] = s.MarkInterrupted(ctx(t), "host-a", 1_700_001_000)
+	}()
+	close(start)
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("AcquireExpired: %v; MarkInterrupted: %v", errs[0], errs[1])
+	}
+	took := map[string]bool{}
+	for _, r := range got {
+		took[r.ID] = true
+	}
+	var failed int64
+	for _, id := range ids {
+		r := mustGet(t, s, id)
+		switch {
+		case took[id] && r.Status == runner.StatusRunning && r.HostID == "host-b":
+		case !took[id] && r.Status == runner.StatusFailed && r.StatusReason == runner.ReasonInterrupted:
+			failed++
+		default:
+			t.Fatalf("run %s: taken %v, now %s/%s host %q: a run is either taken or marked interrupted", id, took[id], r.Status, r.StatusReason, r.HostID)
+		}
+	}
+	if failed != marked || int(failed)+len(got) != len(ids) {
+		t.Fatalf("%d taken, %d marked (MarkInterrupted said %d) of %d runs", len(got), failed, marked, len(ids))
 	}
 }

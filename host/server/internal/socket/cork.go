@@ -18,24 +18,69 @@ import (
 // close frames). Writes are ordered: a frame written by another goroutine
 // during a burst goes out with it. Bursts take turns (the turns of several
 // lanes write at once): one holds the Cork from hold to done.
+//
+// No lock is held while the connection writes: one goroutine at a time
+// writes (writing), and a frame written meanwhile joins the queue that
+// writer sends after its own bytes, in order. So a client that stops
+// reading blocks only the write to it (until its deadline, or a close
+// cuts it), never a goroutine that writes a frame or starts a close.
 type Cork struct {
 	net.Conn
-	burst  sync.Mutex
-	kept   atomic.Int64 // cap(buf) between bursts, for held
-	mu     sync.Mutex
-	corked bool
-	buf    []byte
+	burst   sync.Mutex
+	kept    atomic.Int64 // cap of the buffers between bursts, for held
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when writing ends; L is &mu
+	corked  bool
+	writing bool  // a goroutine is in Conn.Write (or about to be)
+	err     error // the first failed write's: the socket is done
+	buf     []byte
+	spare   []byte // the buffer being written, when writing
+}
+
+// newCork wraps c.
+func newCork(c net.Conn) *Cork {
+	k := &Cork{Conn: c}
+	k.idle.L = &k.mu
+	return k
 }
 
 // Write implements net.Conn.
 func (k *Cork) Write(p []byte) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.corked {
+	if k.err != nil {
+		return 0, k.err
+	}
+	if k.corked || k.writing {
 		k.buf = append(k.buf, p...)
 		return len(p), nil
 	}
-	return k.Conn.Write(p)
+	k.writing = true
+	k.mu.Unlock()
+	_, err := k.Conn.Write(p)
+	k.mu.Lock()
+	k.flushLocked(err)
+	return len(p), k.err
+}
+
+// flushLocked, called with mu held by the writing goroutine once its
+// write returned err, sends what was queued meanwhile (out of a burst; a
+// burst's frames wait for its release), then ends writing. mu is released
+// during each write.
+func (k *Cork) flushLocked(err error) {
+	for err == nil && len(k.buf) > 0 && !k.corked {
+		b := k.buf
+		k.buf = k.spare[:0]
+		k.mu.Unlock()
+		_, err = k.Conn.Write(b)
+		k.mu.Lock()
+		k.spare = b
+	}
+	if err != nil && k.err == nil {
+		k.err = err
+	}
+	k.writing = false
+	k.idle.Broadcast()
 }
 
 // hold starts a burst, once the one in progress is done.
@@ -47,28 +92,34 @@ func (k *Cork) hold() {
 }
 
 // release ends a burst: what it held goes out in one write, under the
-// connection's write deadline.
+// connection's write deadline, after what another goroutine is writing.
+// It returns once its bytes are written (or the socket failed).
 func (k *Cork) release() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.corked = false
-	if len(k.buf) == 0 {
-		return nil
+	for k.writing {
+		k.idle.Wait() // the writer sends the burst's bytes after its own
 	}
-	_, err := k.Conn.Write(k.buf)
-	if cap(k.buf) > spareMax {
-		k.buf = nil // a large reply's buffer is not kept for the socket's life
-	} else {
-		k.buf = k.buf[:0]
+	if k.err == nil && len(k.buf) > 0 {
+		k.writing = true
+		k.flushLocked(nil)
 	}
-	k.kept.Store(int64(cap(k.buf)))
-	return err
+	for _, b := range []*[]byte{&k.buf, &k.spare} {
+		if cap(*b) > spareMax {
+			*b = nil // a large reply's buffer is not kept for the socket's life
+		} else {
+			*b = (*b)[:0]
+		}
+	}
+	k.kept.Store(int64(cap(k.buf) + cap(k.spare)))
+	return k.err
 }
 
 // done ends a burst after its release: the next may start.
 func (k *Cork) done() { k.burst.Unlock() }
 
-// held is the capacity of the buffer the Cork keeps between bursts.
+// held is the capacity of the buffers the Cork keeps between bursts.
 func (k *Cork) held() int { return int(k.kept.Load()) }
 
 // Accept upgrades the request to a WebSocket whose writes go through a
@@ -98,6 +149,6 @@ func (h *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h.cork = &Cork{Conn: c}
+	h.cork = newCork(c)
 	return h.cork, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(h.cork, 4096)), nil
 }

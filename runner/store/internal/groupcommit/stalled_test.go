@@ -32,7 +32,6 @@ func TestStalledBatchFailsAtOnce(t *testing.T) {
 	stuck := func(ctx context.Context, _ *fakeTx) error { <-ctx.Done(); return ctx.Err() }
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	start := time.Now()
 	for i := range errs {
 		wg.Go(func() { errs[i] = w.Do(t.Context(), stuck) })
 	}
@@ -42,10 +41,10 @@ func TestStalledBatchFailsAtOnce(t *testing.T) {
 			t.Errorf("write %d: err %v, want ErrStalled wrapping the driver's error", i, err)
 		}
 	}
+	// The transactions are the measure: writes retried alone would each
+	// begin one more, and wait Timeout again (a wall-clock bound on the
+	// whole would depend on the machine's load).
 	if n := db.begins.Load(); n > 2 {
 		t.Errorf("%d transactions for 4 stalled writes: they were retried alone", n)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("the stalled writes took %v", d)
 	}
 }
