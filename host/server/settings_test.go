@@ -25,6 +25,11 @@ type settingCase struct {
 	// mapping's WebAssembly build.
 	doc  string
 	show func(t *testing.T, h *harness)
+	// reload, for live settings, is YAML merged into the case's file for
+	// a second file the running server reloads (as its file watcher
+	// does); reloaded shows the change took effect without a restart.
+	reload   string
+	reloaded func(t *testing.T, h *harness)
 }
 
 // settingCases is the table of settings shown through a real server
@@ -32,17 +37,17 @@ type settingCase struct {
 // holds it against every setting of config.Config, so a new setting needs
 // a case here (or a place in settingsNotShown).
 var settingCases = []settingCase{
-	{[]string{"tools.hosted"}, "tools: {hosted: refuse}", showHostedRefused},
+	{[]string{"tools.hosted"}, "tools: {hosted: refuse}", showHostedRefused, "", nil},
 	{[]string{"tools.hosted", "chains.<endpoint>.map_request", "chains.<endpoint>.translate"},
 		"tools: {hosted: refuse}\nchains: {responses: {map_request: $WASM, translate: $WASM}, chat.completions: {map_request: $WASM, translate: $WASM}}",
-		showHostedRefused},
+		showHostedRefused, "", nil},
 	{[]string{"actors.missing"}, "actors: {missing: require}", func(t *testing.T, h *harness) {
 		apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`), 400, "invalid_header", "X-Service-Actor-Id")
 		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-actor-id", "u1", "x-service-actor-type", "user")
 		if b := body(t, res); res.StatusCode != 200 {
 			t.Errorf("with actor headers: %d %s", res.StatusCode, b)
 		}
-	}},
+	}, "", nil},
 	{[]string{"actors.default_tenant", "host.id"}, "actors: {default_tenant: acme-default}\nhost: {id: host-from-file}", func(t *testing.T, h *harness) {
 		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`)
 		body(t, res)
@@ -50,11 +55,17 @@ var settingCases = []settingCase{
 		if r.TenantID != "acme-default" || r.HostID != "host-from-file" {
 			t.Errorf("run tenant %q host %q, want acme-default, host-from-file", r.TenantID, r.HostID)
 		}
-	}},
+	}, "", nil},
 	{[]string{"limits.max_body_bytes"}, "limits: {max_body_bytes: 4096}", func(t *testing.T, h *harness) {
 		apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"`+strings.Repeat("a", 5000)+`"}`), 413, "body_too_large", "")
 		if res := h.do("POST", "/v1/responses", `{"model":"service","input":"`+strings.Repeat("a", 3000)+`"}`); res.StatusCode != 200 {
 			t.Errorf("a body under the limit: %d %s", res.StatusCode, body(t, res))
+		} else {
+			body(t, res)
+		}
+	}, "limits: {max_body_bytes: 8192}", func(t *testing.T, h *harness) {
+		if res := h.do("POST", "/v1/responses", `{"model":"service","input":"`+strings.Repeat("a", 5000)+`"}`); res.StatusCode != 200 {
+			t.Errorf("a body under the raised limit: %d %s", res.StatusCode, body(t, res))
 		} else {
 			body(t, res)
 		}
@@ -72,11 +83,13 @@ var settingCases = []settingCase{
 			t.Errorf("429 without Retry-After")
 		}
 		apiError(t, res, 429, "rate_limit_exceeded", "")
+	}, "limits: {rate_per_second: 1000, burst: 5}", func(t *testing.T, h *harness) {
+		eventually(t, "served after the rate was raised", func() bool { return respond(t, h) == 200 })
 	}},
 	{[]string{"limits.history.max_references"}, "limits: {history: {max_references: 1}}", func(t *testing.T, h *harness) {
 		apiError(t, h.do("POST", "/v1/responses", `{"model":"service","input":[{"type":"item_reference","id":"msg_a"},{"type":"item_reference","id":"msg_b"}]}`),
 			400, "invalid_body", "input")
-	}},
+	}, "", nil},
 	{[]string{"admin.metrics_public", "admin.listen"}, "admin: {listen: '127.0.0.1:0', metrics_public: true}", func(t *testing.T, h *harness) {
 		if h.Admin == "" {
 			t.Fatal("no admin listener")
@@ -84,14 +97,14 @@ var settingCases = []settingCase{
 		if res, b := h.admin("GET", "/metrics", "", nil, ""); res.StatusCode != 200 || !strings.Contains(string(b), "runedge_") {
 			t.Errorf("/metrics without a token: %d", res.StatusCode)
 		}
-	}},
+	}, "", nil},
 	{[]string{"metrics.tenant_label", "metrics.tenants"}, "admin: {listen: '127.0.0.1:0'}\nmetrics: {tenant_label: true, tenants: [globex]}", func(t *testing.T, h *harness) {
 		res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-tenant-id", "globex")
 		body(t, res)
 		if _, b := h.admin("GET", "/metrics", "", nil, tokAdmin); !strings.Contains(string(b), `tenant="globex"`) {
 			t.Errorf("no tenant=\"globex\" label in /metrics")
 		}
-	}},
+	}, "", nil},
 	{[]string{"provider.offline.token_delay", "limits.sse_keepalive"}, "provider: {offline: {token_delay: 250ms}}\nlimits: {sse_keepalive: 100ms}", func(t *testing.T, h *harness) {
 		res := h.do("POST", "/v1/responses", `{"model":"service","input":"one two","stream":true}`)
 		b, err := io.ReadAll(res.Body)
@@ -99,7 +112,7 @@ var settingCases = []settingCase{
 		if err != nil || !strings.Contains(string(b), "\n: keepalive\n") {
 			t.Errorf("a slow stream without keepalives (%v):\n%s", err, b)
 		}
-	}},
+	}, "", nil},
 	{[]string{"websocket.max_cached_responses"}, "websocket: {max_cached_responses: 1}", func(t *testing.T, h *harness) {
 		conn := sdkSocket(t, h)
 		first := last(socketTurn(t, conn, create(`,"store":false,"input":"one"`))).Get("response.id").Str
@@ -108,14 +121,14 @@ var settingCases = []settingCase{
 		if ev.Get("error.code").Str != "previous_response_not_found" {
 			t.Errorf("the first of two responses with room for one: %s", ev.Raw)
 		}
-	}},
+	}, "", nil},
 	{[]string{"media.allow_http", "media.allow_private_hosts"}, "media: {allow_http: true, allow_private_hosts: true}", func(t *testing.T, h *harness) {
 		if res := h.do("POST", "/v1/responses", responsesImage("http://127.0.0.1/cat.png")); res.StatusCode != 200 {
 			t.Errorf("an http: image on a loopback host with both open: %d %s", res.StatusCode, body(t, res))
 		} else {
 			body(t, res)
 		}
-	}},
+	}, "", nil},
 	{[]string{"usage.budgets[].name", "usage.budgets[].tenant", "usage.budgets[].tokens", "usage.budgets[].window", "usage.default_max_output_tokens"},
 		"usage: {default_max_output_tokens: 50, budgets: [{name: tiny, tenant: t1, tokens: 40, window: day}]}", func(t *testing.T, h *harness) {
 			// The estimate alone (the input, and 50 output tokens) is over
@@ -130,7 +143,44 @@ var settingCases = []settingCase{
 			} else {
 				body(t, res)
 			}
-		}},
+		}, "", nil},
+	{settings: []string{"limits.tenant_rate_per_second", "limits.tenant_burst"}, doc: "limits: {tenant_rate_per_second: 0.01, tenant_burst: 1}",
+		show: showTenantRate, reload: "limits: {tenant_rate_per_second: 1000, tenant_burst: 5}", reloaded: showTenantRateReloaded},
+	{settings: []string{"limits.read_body_timeout"}, doc: "limits: {read_body_timeout: 300ms}",
+		show: showReadBodyTimeout, reload: "limits: {read_body_timeout: 5s}", reloaded: showSlowBodyServed},
+	{settings: []string{"limits.write_timeout"}, doc: "limits: {write_timeout: 500ms, run_timeout: 1m}", show: showWriteTimeout},
+	{settings: []string{"limits.max_in_flight"}, doc: "limits: {max_in_flight: 1}\nprovider: {offline: {token_delay: 300ms}}", show: showMaxInFlight},
+	{settings: []string{"limits.max_in_flight_per_tenant"}, doc: "limits: {max_in_flight_per_tenant: 1}\nprovider: {offline: {token_delay: 300ms}}",
+		show: showMaxInFlightPerTenant},
+	{settings: []string{"limits.max_in_flight_per_token"}, doc: "limits: {max_in_flight_per_token: 1}\nprovider: {offline: {token_delay: 300ms}}",
+		show: showMaxInFlightPerToken},
+	{settings: []string{"limits.max_background"}, doc: "limits: {max_background: 1}\nprovider: {offline: {token_delay: 300ms}}", show: showMaxBackground},
+	{settings: []string{"limits.run_timeout"}, doc: "limits: {run_timeout: 300ms}\nprovider: {offline: {token_delay: 200ms}}", show: showRunTimeout},
+	{settings: []string{"limits.read_header_timeout"}, doc: "limits: {read_header_timeout: 500ms}", show: showReadHeaderTimeout},
+	{settings: []string{"limits.max_admin_body_bytes"}, doc: "limits: {max_admin_body_bytes: 1000}", show: showMaxAdminBody},
+	{settings: []string{"limits.history.max_history_bytes"}, doc: "limits: {history: {max_history_bytes: 100000}}", show: showMaxHistoryBytes},
+	{settings: []string{"limits.history.max_reference_bytes"}, doc: "limits: {history: {max_reference_bytes: 100000}}", show: showMaxReferenceBytes},
+	{settings: []string{"limits.history.max_stored_events"}, doc: "limits: {history: {max_stored_events: 50}}\nprovider: {offline: {token_delay: 25ms}}", show: showMaxStoredEvents},
+	{settings: []string{"limits.history.max_replays_per_tenant"}, doc: "limits: {history: {max_replays_per_tenant: 1}}\nprovider: {offline: {token_delay: 50ms}}",
+		show: showMaxReplaysPerTenant},
+	{settings: []string{"websocket.idle_timeout"}, doc: "websocket: {idle_timeout: 300ms}",
+		show: showSocketIdleTimeout, reload: "websocket: {idle_timeout: 1m}", reloaded: showSocketNotIdle},
+	{settings: []string{"websocket.max_age"}, doc: "websocket: {max_age: 1s}", show: showSocketMaxAge},
+	{settings: []string{"websocket.max_sockets", "websocket.max_sockets_per_tenant", "websocket.max_sockets_per_token"},
+		doc:  "websocket: {max_sockets: 4, max_sockets_per_tenant: 2, max_sockets_per_token: 3}",
+		show: showSocketCaps, reload: "websocket: {max_sockets: 10}", reloaded: showSocketCapsRaised},
+	{settings: []string{"tokens[].name", "tokens[].hash", "tokens[].tenant", "tokens[].admin"},
+		doc:  "tokens: [{name: app, hash: $HASH_APP}, {name: acme-app, hash: $HASH_ACME, tenant: acme}, {name: ops, hash: $HASH_ADMIN, admin: true}]",
+		show: showTokens, reload: "tokens: [{name: app, hash: $HASH_APP}, {name: ops, hash: $HASH_ADMIN, admin: true}]", reloaded: showTokenRemoved},
+	{settings: []string{"metrics.max_tenant_labels"}, doc: "metrics: {tenant_label: true, tenants: [first, second], max_tenant_labels: 1}", show: showMaxTenantLabels},
+	{settings: []string{"usage.budgets[].token", "usage.budgets[].actor"},
+		doc:      "usage: {default_max_output_tokens: 50, budgets: [{tenant: t1, token: app, tokens: 40, window: day}, {tenant: t2, actor: u1, tokens: 40, window: 6h}]}",
+		show:     showNarrowBudgets,
+		reload:   "usage: {default_max_output_tokens: 50, budgets: [{tenant: t1, token: app, tokens: 100000, window: day}, {tenant: t2, actor: u1, tokens: 40, window: 6h}]}",
+		reloaded: showNarrowBudgetsRaised},
+	{settings: []string{"usage.prices[].provider", "usage.prices[].input_per_million", "usage.prices[].output_per_million", "usage.budgets[].cost"},
+		doc:  "usage: {prices: [{provider: offline, input_per_million: 2, output_per_million: 8}], budgets: [{tenant: capped, cost: 0.0001, window: day}]}",
+		show: showPrices},
 }
 
 // settingsNotShown are the settings no case shows yet: each is documented
@@ -140,13 +190,7 @@ var settingCases = []settingCase{
 var settingsNotShown = []string{
 	"listen", // the harness opens its own listener
 	"host.heap_floor_bytes",
-	"tokens[].name", "tokens[].hash", "tokens[].tenant", "tokens[].admin", // every case's file has tokens
-	"limits.read_body_timeout", "limits.max_in_flight", "limits.run_timeout", "limits.shutdown_grace",
-	"limits.tenant_rate_per_second", "limits.tenant_burst", "limits.max_in_flight_per_tenant",
-	"limits.max_in_flight_per_token", "limits.max_background", "limits.write_timeout",
-	"limits.read_header_timeout", "limits.max_admin_body_bytes",
-	"limits.history.max_reference_bytes", "limits.history.max_history_bytes",
-	"limits.history.max_stored_events", "limits.history.max_replays_per_tenant",
+	"limits.shutdown_grace",
 	"store.driver", "store.path", "store.dsn", "store.dsn_env", "store.commit_window", "store.commit_batch", "store.retention",
 	"provider.kind", "provider.openai.base_url", "provider.openai.api_key_env", "provider.openai.model",
 	"provider.openai.include_usage", "provider.openai.connect_timeout", "provider.openai.first_byte_timeout",
@@ -154,20 +198,17 @@ var settingsNotShown = []string{
 	"plugins.cache_dir", "plugins.pool_size", "plugins.max_memory_pages", "plugins.call_timeout",
 	"plugins.call_timeout_per_mib", "plugins.store_dir", "plugins.stream_window", "plugins.origins", "plugins.trusted_keys",
 	"admin.ui.secure_cookie", "admin.ui.session_ttl", "admin.ui.trusted_proxies",
-	"log.format", "metrics.max_tenant_labels",
+	"log.format",
 	"tracing.endpoint", "tracing.protocol", "tracing.insecure", "tracing.sample_ratio", "tracing.trust_traceparent", "tracing.batch_timeout",
-	"websocket.max_age", "websocket.ping_interval",
+	"websocket.ping_interval",
 	"compaction.keys[].id", "compaction.keys[].secret_env",
 	// Shown by tests that build the configuration in code: the socket caps
 	// and budget (TestSocketCaps, TestSocketReadAheadBudget,
 	// TestSocketIdleTimeout), leases (runner and host/fleet), prices and the
 	// other budget keys (TestUsageAPI, TestBudgetRefusesBeforeTheRun).
-	"websocket.idle_timeout", "websocket.max_sockets", "websocket.max_sockets_per_tenant",
-	"websocket.max_sockets_per_token", "websocket.max_socket_bytes",
+	"websocket.max_socket_bytes",
 	"runs.lease", "runs.lease_renew", "runs.max_drives",
-	"usage.prices[].provider", "usage.prices[].model", "usage.prices[].input_per_million",
-	"usage.prices[].cached_input_per_million", "usage.prices[].output_per_million",
-	"usage.budgets[].token", "usage.budgets[].actor", "usage.budgets[].cost",
+	"usage.prices[].model", "usage.prices[].cached_input_per_million",
 }
 
 func showHostedRefused(t *testing.T, h *harness) {
@@ -186,8 +227,16 @@ func showHostedRefused(t *testing.T, h *harness) {
 func TestSettingsFromFile(t *testing.T) {
 	for _, c := range settingCases {
 		t.Run(strings.Join(c.settings, "+"), func(t *testing.T) {
-			h := serveFile(t, c.doc)
+			base := configtest.New(t)
+			h := serveConfig(t, loadFile(t, base, c.doc))
 			c.show(t, h)
+			if c.reload == "" {
+				return
+			}
+			if err := h.srv.Reload(t.Context(), loadFile(t, base, c.doc, c.reload)); err != nil {
+				t.Fatalf("reload: %v", err)
+			}
+			c.reloaded(t, h)
 		})
 	}
 }
@@ -267,10 +316,16 @@ func settingPaths(typ reflect.Type, prefix string) []string {
 // starts a server from it.
 func serveFile(t *testing.T, doc string) *harness {
 	t.Helper()
-	base := configtest.New(t)
-	if strings.Contains(doc, "$WASM") {
-		doc = strings.ReplaceAll(doc, "$WASM", configtest.DefaultWasm(t))
-	}
+	return serveConfig(t, loadFile(t, configtest.New(t), doc))
+}
+
+// loadFile writes runedge.yaml in base's directory — base's state
+// directories, the tokens tokApp and tokAdmin, an admin listener, and each
+// of docs merged in turn — and loads it. In docs, $WASM stands for the
+// default mapping's WebAssembly build and $HASH_APP, $HASH_ACME,
+// $HASH_ADMIN for the hashes of tokApp, tokAcme, tokAdmin.
+func loadFile(t *testing.T, base *config.Config, docs ...string) *config.Config {
+	t.Helper()
 	file := map[string]any{
 		"tokens": []any{
 			map[string]any{"name": "app", "hash": auth.HashToken(tokApp)},
@@ -281,11 +336,18 @@ func serveFile(t *testing.T, doc string) *harness {
 			"pool_size": base.Plugins.PoolSize, "call_timeout": base.Plugins.CallTimeout.Std().String()},
 		"admin": map[string]any{"listen": "127.0.0.1:0"},
 	}
-	var add map[string]any
-	if err := yaml.Unmarshal([]byte(doc), &add); err != nil {
-		t.Fatalf("case file: %v", err)
+	for _, doc := range docs {
+		if strings.Contains(doc, "$WASM") {
+			doc = strings.ReplaceAll(doc, "$WASM", configtest.DefaultWasm(t))
+		}
+		doc = strings.NewReplacer("$HASH_APP", auth.HashToken(tokApp), "$HASH_ACME", auth.HashToken(tokAcme),
+			"$HASH_ADMIN", auth.HashToken(tokAdmin)).Replace(doc)
+		var add map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &add); err != nil {
+			t.Fatalf("case file: %v", err)
+		}
+		merge(file, add)
 	}
-	merge(file, add)
 	b, err := yaml.Marshal(file)
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +360,7 @@ func serveFile(t *testing.T, doc string) *harness {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	return serveConfig(t, cfg)
+	return cfg
 }
 
 // merge adds src to dst, section by section.
