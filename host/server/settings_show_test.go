@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/host/api"
@@ -16,7 +18,7 @@ import (
 )
 
 // What the cases of settingCases show, one function per effect. Each is
-// called on a server started from a file (serveFile); a case with a
+// called on a server started from a file (loadFile); a case with a
 // reload calls the second after the running server reloaded a changed
 // file, without a restart.
 
@@ -387,4 +389,249 @@ func rawConn(t *testing.T, base string) net.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// upstreamKey is the upstream's key, which the file names by variable.
+const upstreamKey = "sk-from-the-environment"
+
+// keyedUpstream answers only a call with upstreamKey, as a chat
+// completion or its stream, with "from upstream".
+func keyedUpstream(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+upstreamKey {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"bad key","type":"invalid_request_error"}}`))
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	if gjson.GetBytes(b, "stream").Bool() {
+		streamOf("from upstream")(w, r)
+		return
+	}
+	wholeOf("from upstream")(w, r)
+}
+
+func failingUpstream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	w.Write([]byte(`{"error":{"message":"down","type":"server_error"}}`))
+}
+
+// silentUpstream holds its answer until the call goes away (10 s at
+// most).
+func silentUpstream(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// stallingUpstream sends one event of a stream, then goes silent (10 s at
+// most).
+func stallingUpstream(w http.ResponseWriter, r *http.Request) {
+	sseStart(w)
+	sseSend(w, contentChunk("a start"))
+	silentUpstream(w, r)
+}
+
+// providerCase: the openai provider calls the file's base URL with its
+// model, the key from the variable it names, and include_usage on a
+// streamed call.
+func providerCase() settingCase {
+	up := &caseUpstream{scripts: []http.HandlerFunc{keyedUpstream}}
+	return settingCase{
+		settings: []string{"provider.kind", "provider.openai.base_url", "provider.openai.model", "provider.openai.api_key_env", "provider.openai.include_usage"},
+		doc:      "provider: {kind: openai, openai: {base_url: $UPSTREAM, model: file-model, api_key_env: RUNEDGE_TEST_UPSTREAM_KEY, include_usage: true}}",
+		env:      map[string]string{"RUNEDGE_TEST_UPSTREAM_KEY": upstreamKey},
+		upstream: up,
+		show: func(t *testing.T, h *harness) {
+			res := h.do("POST", "/v1/responses", `{"model":"service","input":"x","stream":true}`)
+			evs := readEvents(t, res.Body)
+			res.Body.Close()
+			if n := len(evs); n == 0 || gjson.Get(evs[n-1].Data, "response.output_text").Str != "from upstream" {
+				t.Fatalf("a streamed response through the upstream: %d %+v", res.StatusCode, evs)
+			}
+			sent := up.requests()
+			if len(sent) != 1 || gjson.Get(sent[0], "model").Str != "file-model" || !gjson.Get(sent[0], "stream_options.include_usage").Bool() {
+				t.Errorf("the upstream was sent %q, want one call for file-model with stream_options.include_usage", sent)
+			}
+		},
+	}
+}
+
+func showOneAttempt(up *caseUpstream) func(t *testing.T, h *harness) {
+	return func(t *testing.T, h *harness) {
+		wantError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`), http.StatusBadGateway, "api_error", "provider_error")
+		if n := len(up.requests()); n != 1 {
+			t.Errorf("max_attempts 1: %d calls", n)
+		}
+	}
+}
+
+// showBackoff: the retries' waits, each jittered to [d/2, d), add up to
+// between lo and hi.
+func showBackoff(calls int, lo, hi time.Duration) func(up *caseUpstream) func(t *testing.T, h *harness) {
+	return func(up *caseUpstream) func(t *testing.T, h *harness) {
+		return func(t *testing.T, h *harness) {
+			began := time.Now()
+			served(t, h, "the last attempt")
+			el := time.Since(began)
+			if n := len(up.requests()); n != calls || el < lo || el >= hi {
+				t.Errorf("%d calls in %s; want %d in %s to %s", n, el, calls, lo, hi)
+			}
+		}
+	}
+}
+
+// showUpstreamTimeout: a streamed call to a silent upstream ends in a
+// timeout (a 504, or the stream's error) within a few seconds.
+func showUpstreamTimeout(t *testing.T, h *harness) {
+	began := time.Now()
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"x","stream":true}`)
+	b := body(t, res)
+	if !strings.Contains(string(b), `"code":"timeout"`) {
+		t.Errorf("a silent upstream: %d %s, want a timeout", res.StatusCode, b)
+	}
+	if el := time.Since(began); el > 3*time.Second {
+		t.Errorf("a 300 ms upstream timeout answered after %s", el)
+	}
+}
+
+func caseWithUpstream(settings []string, doc string, scripts []http.HandlerFunc, show func(*caseUpstream) func(*testing.T, *harness)) settingCase {
+	up := &caseUpstream{scripts: scripts}
+	return settingCase{settings: settings, doc: doc, upstream: up, show: show(up)}
+}
+
+// compactionCase: the file's key seals compaction items (its id in them)
+// with the secret of the variable it names; a reload to another key
+// seals with that one and refuses an item the dropped key sealed.
+func compactionCase() settingCase {
+	var item string
+	secret := func(id string) string { return "secret of key " + id + strings.Repeat(".", 32) }
+	return settingCase{
+		settings: []string{"compaction.keys[].id", "compaction.keys[].secret_env"},
+		doc:      "compaction: {keys: [{id: k1, secret_env: RUNEDGE_TEST_CMP_K1}]}",
+		env:      map[string]string{"RUNEDGE_TEST_CMP_K1": secret("k1"), "RUNEDGE_TEST_CMP_K2": secret("k2")},
+		show: func(t *testing.T, h *harness) {
+			_, reply := h.post("/v1/responses/compact", `{"model":"service","input":"the secret word is lark"}`)
+			item = compactItem(t, reply)
+			if enc := gjson.Get(item, "encrypted_content").Str; !strings.HasPrefix(enc, "rc1.k1.") {
+				t.Errorf("sealed with %.8q, want key k1", enc)
+			}
+			code, answer := h.post("/v1/responses", `{"model":"service","store":false,"input":[`+item+`,{"role":"user","content":"word?"}]}`)
+			if code != 200 || !strings.Contains(gjson.Get(answer, "output_text").Str, "lark") {
+				t.Errorf("the sealed item read back: %d %s", code, answer)
+			}
+		},
+		reload: "compaction: {keys: [{id: k2, secret_env: RUNEDGE_TEST_CMP_K2}]}",
+		reloaded: func(t *testing.T, h *harness) {
+			code, e := h.post("/v1/responses", `{"model":"service","store":false,"input":[`+item+`,{"role":"user","content":"word?"}]}`)
+			if code != 400 || gjson.Get(e, "error.param").Str != "input[0].encrypted_content" {
+				t.Errorf("an item of the dropped key: %d %s, want 400 naming it", code, e)
+			}
+			_, reply := h.post("/v1/responses/compact", `{"model":"service","input":"new"}`)
+			if enc := gjson.Get(compactItem(t, reply), "encrypted_content").Str; !strings.HasPrefix(enc, "rc1.k2.") {
+				t.Errorf("after the reload sealed with %.8q, want key k2", enc)
+			}
+		},
+	}
+}
+
+// showPingInterval: a socket that reads nothing answers no ping; at
+// websocket.ping_interval its turn is recorded client_stalled, long before
+// limits.write_timeout (1 m).
+func showPingInterval(t *testing.T, h *harness) {
+	c := openSocket(t, h, bearer(tokApp, "x-service-tenant-id", "deaf"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(create(`,"input":"`+strings.Repeat("word ", 300)+`"`))); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	eventually(t, "a run", func() bool {
+		if runs := h.runsOf("deaf"); len(runs) > 0 {
+			id = runs[0].Get("id").Str
+		}
+		return id != ""
+	})
+	r := h.waitRun(id, func(r runner.Run) bool { return r.Status.Terminal() })
+	if r.Status != runner.StatusCancelled || r.StatusReason != runner.ReasonClientStalled {
+		t.Errorf("a socket that answers no ping: %s/%s, want cancelled/client_stalled", r.Status, r.StatusReason)
+	}
+}
+
+// showSocketBytes: events sent behind a turn in flight are held up to
+// websocket.max_socket_bytes; past it, each is refused with a 429 error
+// event.
+func showSocketBytes(t *testing.T, h *harness) {
+	c := openSocket(t, h, bearer(tokApp))
+	c.SetReadLimit(8 << 20)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(create(`,"input":"`+strings.Repeat("word ", 40)+`"`))); err != nil {
+		t.Fatal(err)
+	}
+	big := create(`,"input":"` + strings.Repeat(strings.Repeat("x", 999)+" ", 100) + `"`) // 100 KB
+	time.Sleep(50 * time.Millisecond)
+	const sent = 6
+	for range sent {
+		if err := c.Write(ctx, websocket.MessageText, []byte(big)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := 0
+	for done := 0; done < sent+1; {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("after %d turns: %v", done, err)
+		}
+		switch ev := gjson.ParseBytes(b); ev.Get("type").Str {
+		case "response.completed":
+			done++
+		case "error":
+			done++
+			if ev.Get("status").Int() == 429 && ev.Get("error.code").Str == "rate_limit_exceeded" {
+				refused++
+			}
+		}
+	}
+	if refused == 0 {
+		t.Errorf("six 100 KB events behind a turn, with a 256 KiB budget: none refused")
+	}
+}
+
+func showUISession(t *testing.T, h *harness) {
+	res := h.uiLogin(tokAdmin)
+	var cookie *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "runedge_ui" && c.Value != "" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.Secure {
+		t.Fatalf("login over plain HTTP with secure_cookie: cookie %v, want Secure", cookie)
+	}
+	if res, b := h.uiGet("/ui/api/session", cookie); res.StatusCode != 200 {
+		t.Fatalf("a fresh session: %d %s", res.StatusCode, b)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if res, _ := h.uiGet("/ui/api/session", cookie); res.StatusCode == 200 {
+		t.Errorf("a session past admin.ui.session_ttl (1s) still serves")
+	}
+}
+
+func showAdminBodyRaised(t *testing.T, h *harness) {
+	if res, b := h.admin("PUT", "/admin/v1/plugins/translate", "application/wasm", make([]byte, 2000), tokAdmin); res.StatusCode == http.StatusRequestEntityTooLarge {
+		t.Errorf("a 2000-byte upload after the limit was raised to 4000: %d %s", res.StatusCode, b)
+	}
+}
+
+// showSocketYoung: with max_age raised, a socket older than the old age
+// still runs a turn.
+func showSocketYoung(t *testing.T, h *harness) {
+	c := openSocket(t, h, bearer(tokApp))
+	time.Sleep(1200 * time.Millisecond)
+	if ev := last(rawTurn(t, c, create(`,"input":"still young"`))); ev.Get("type").Str != "response.completed" {
+		t.Errorf("a turn at 1.2 s with max_age 1h: %s", ev.Raw)
+	}
 }
