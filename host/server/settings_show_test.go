@@ -635,3 +635,36 @@ func showSocketYoung(t *testing.T, h *harness) {
 		t.Errorf("a turn at 1.2 s with max_age 1h: %s", ev.Raw)
 	}
 }
+
+// tracingCase: spans go to the file's collector (OTLP/HTTP, plaintext)
+// within the batch timeout; with sample_ratio 0 only a caller's sampled
+// traceparent, trusted, is recorded.
+func tracingCase() settingCase {
+	var rcv *otlpReceiver
+	return settingCase{
+		settings: []string{"tracing.endpoint", "tracing.protocol", "tracing.insecure", "tracing.sample_ratio", "tracing.trust_traceparent", "tracing.batch_timeout"},
+		doc:      "tracing: {endpoint: $OTLP, protocol: http, insecure: true, batch_timeout: 20ms, sample_ratio: 0, trust_traceparent: true}",
+		vars: func(t *testing.T) map[string]string {
+			rcv = newOTLPReceiver(t)
+			return map[string]string{"$OTLP": rcv.srv.Listener.Addr().String()}
+		},
+		show: func(t *testing.T, h *harness) {
+			const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+			res := h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+			body(t, res)
+			began := time.Now()
+			rcv.trace(t, traceID, "POST /v1/responses")
+			if el := time.Since(began); el > 2*time.Second {
+				t.Errorf("spans exported %s after the reply, with a 20 ms batch timeout", el)
+			}
+			if r := h.run(res.Header.Get("x-service-run-id")); r.TraceID != traceID {
+				t.Errorf("a trusted sampled traceparent: run trace %q, want %s", r.TraceID, traceID)
+			}
+			res = h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`)
+			body(t, res)
+			if r := h.run(res.Header.Get("x-service-run-id")); r.TraceID != "" {
+				t.Errorf("sample_ratio 0, no traceparent: run trace %q, want none", r.TraceID)
+			}
+		},
+	}
+}

@@ -38,6 +38,9 @@ type settingCase struct {
 	// upstream, when set, is an OpenAI-compatible upstream started for
 	// the case; $UPSTREAM in doc stands for its base URL.
 	upstream *caseUpstream
+	// vars, when set, starts what the case's file points at and returns
+	// the placeholders of doc with their values.
+	vars func(t *testing.T) map[string]string
 }
 
 // caseUpstream is a case's scripted upstream: its scripts, and the
@@ -253,6 +256,7 @@ var settingCases = []settingCase{
 		show: showPingInterval},
 	{settings: []string{"websocket.max_socket_bytes"}, doc: "websocket: {max_socket_bytes: 262144}\nprovider: {offline: {token_delay: 20ms}}",
 		show: showSocketBytes},
+	tracingCase(),
 	{settings: []string{"admin.ui.session_ttl", "admin.ui.secure_cookie"}, doc: "admin: {ui: {session_ttl: 1s, secure_cookie: true}}", show: showUISession},
 }
 
@@ -270,7 +274,6 @@ var settingsNotShown = []string{
 	"plugins.call_timeout_per_mib", "plugins.store_dir", "plugins.stream_window", "plugins.origins", "plugins.trusted_keys",
 	"admin.ui.trusted_proxies",
 	"log.format",
-	"tracing.endpoint", "tracing.protocol", "tracing.insecure", "tracing.sample_ratio", "tracing.trust_traceparent", "tracing.batch_timeout",
 	// Shown by tests that build the configuration in code: leases (runner
 	// and host/fleet), prices by model (TestUsageAPI).
 	"runs.lease", "runs.lease_renew", "runs.max_drives",
@@ -302,6 +305,11 @@ func TestSettingsFromFile(t *testing.T) {
 			if c.upstream != nil {
 				c.upstream.scripted = newScripted(t, c.upstream.scripts...)
 				c.doc = strings.ReplaceAll(c.doc, "$UPSTREAM", c.upstream.srv.URL+"/v1")
+			}
+			if c.vars != nil {
+				for k, v := range c.vars(t) {
+					c.doc = strings.ReplaceAll(c.doc, k, v)
+				}
 			}
 			h := serveConfig(t, loadFile(t, base, c.doc))
 			c.show(t, h)
