@@ -668,3 +668,29 @@ func tracingCase() settingCase {
 		},
 	}
 }
+
+// cachingUpstream answers with 100 input tokens, 60 of them cached, and 10
+// output tokens.
+func cachingUpstream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110,"prompt_tokens_details":{"cached_tokens":60}}}`))
+}
+
+// showModelPrice: the price entry naming the upstream's model wins over
+// the provider's, and prices cached input tokens at their own rate:
+// 40 × 2 + 60 × 1 + 10 × 8 per million.
+func showModelPrice(*caseUpstream) func(t *testing.T, h *harness) {
+	return func(t *testing.T, h *harness) {
+		served(t, h, "a run", "x-service-tenant-id", "priced")
+		res := h.do("GET", "/runner/v1/usage?group_by=tenant&tenant_id=priced", "", "Authorization", "Bearer "+tokAdmin)
+		var list api.UsageList
+		if err := json.Unmarshal(body(t, res), &list); err != nil || len(list.Data) != 1 {
+			t.Fatalf("usage of tenant priced: %v %+v", err, list)
+		}
+		r := list.Data[0]
+		if want := 220e-6; r.CachedTokens != 60 || r.Cost < want*0.999 || r.Cost > want*1.001 {
+			t.Errorf("usage %+v: want 60 cached tokens and cost %g", r, want)
+		}
+	}
+}

@@ -257,6 +257,10 @@ var settingCases = []settingCase{
 	{settings: []string{"websocket.max_socket_bytes"}, doc: "websocket: {max_socket_bytes: 262144}\nprovider: {offline: {token_delay: 20ms}}",
 		show: showSocketBytes},
 	tracingCase(),
+	caseWithUpstream([]string{"usage.prices[].model", "usage.prices[].cached_input_per_million"},
+		"provider: {kind: openai, openai: {base_url: $UPSTREAM, model: m}}\n"+
+			"usage: {prices: [{provider: openai, input_per_million: 1000, output_per_million: 1000}, {provider: openai, model: m, input_per_million: 2, cached_input_per_million: 1, output_per_million: 8}]}",
+		[]http.HandlerFunc{cachingUpstream}, showModelPrice),
 	{settings: []string{"admin.ui.session_ttl", "admin.ui.secure_cookie"}, doc: "admin: {ui: {session_ttl: 1s, secure_cookie: true}}", show: showUISession},
 }
 
@@ -275,9 +279,8 @@ var settingsNotShown = []string{
 	"admin.ui.trusted_proxies",
 	"log.format",
 	// Shown by tests that build the configuration in code: leases (runner
-	// and host/fleet), prices by model (TestUsageAPI).
+	// and host/fleet).
 	"runs.lease", "runs.lease_renew", "runs.max_drives",
-	"usage.prices[].model", "usage.prices[].cached_input_per_million",
 }
 
 func showHostedRefused(t *testing.T, h *harness) {
