@@ -694,3 +694,33 @@ func showModelPrice(*caseUpstream) func(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// showTrustedProxies: behind a trusted proxy (the test's own address),
+// the login throttle counts the address X-Forwarded-For names: one that
+// guessed is refused, another logs in.
+func showTrustedProxies(t *testing.T, h *harness) {
+	throttled := false
+	for range 40 {
+		if h.uiLogin("guess", "X-Forwarded-For", "203.0.113.1").StatusCode == http.StatusTooManyRequests {
+			throttled = true
+			break
+		}
+	}
+	if !throttled {
+		t.Fatal("40 failed logins from one address: never throttled")
+	}
+	if res := h.uiLogin(tokAdmin, "X-Forwarded-For", "198.51.100.7"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("a correct login from another address behind the proxy: %d, want 303", res.StatusCode)
+	}
+}
+
+// showShutdownGrace: a shutdown with a run in flight that needs seconds
+// more ends it at the grace (300 ms), not when it is done.
+func showShutdownGrace(t *testing.T, h *harness) {
+	holdRun(t, h, 1, slowInput)
+	began := time.Now()
+	h.shutdown()
+	if el := time.Since(began); el > 2*time.Second {
+		t.Errorf("a shutdown with a 4 s run in flight and a 300 ms grace took %s", el)
+	}
+}
