@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net"
@@ -722,5 +723,39 @@ func showShutdownGrace(t *testing.T, h *harness) {
 	h.shutdown()
 	if el := time.Since(began); el > 2*time.Second {
 		t.Errorf("a shutdown with a 4 s run in flight and a 300 ms grace took %s", el)
+	}
+}
+
+// showRetention: the stored input and output of a response whose run
+// ended an hour ago are forgotten by store.retention (1m) as a server
+// starts (the run stays: the response reads back without its text); a
+// fresh one keeps them.
+func showRetention(t *testing.T, h *harness) {
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"old"}`)
+	old := gjson.GetBytes(body(t, res), "id").Str
+	if err := h.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", h.cfg.Store.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`UPDATE runs SET ended_at = ended_at - 3600`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = serveConfig(t, h.cfg)
+	eventually(t, "the old response's text forgotten", func() bool {
+		b := body(t, h.do("GET", "/v1/responses/"+old, ""))
+		return gjson.GetBytes(b, "id").Str == old && gjson.GetBytes(b, "output_text").Str == ""
+	})
+	if b := body(t, h.do("GET", "/v1/responses/"+old+"/input_items", "")); len(gjson.GetBytes(b, "data").Array()) != 0 {
+		t.Errorf("the old response's input items: %s", b)
+	}
+	res = h.do("POST", "/v1/responses", `{"model":"service","input":"new"}`)
+	fresh := gjson.GetBytes(body(t, res), "id").Str
+	if b := body(t, h.do("GET", "/v1/responses/"+fresh, "")); gjson.GetBytes(b, "output_text").Str != "You said: new" {
+		t.Errorf("a fresh response: %s", b)
 	}
 }
