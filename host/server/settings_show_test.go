@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -758,4 +760,41 @@ func showRetention(t *testing.T, h *harness) {
 	if b := body(t, h.do("GET", "/v1/responses/"+fresh, "")); gjson.GetBytes(b, "output_text").Str != "You said: new" {
 		t.Errorf("a fresh response: %s", b)
 	}
+}
+
+// storeCase: runs are kept in the SQLite file the configuration names,
+// and a server started again on it reads them.
+func storeCase() settingCase {
+	var dir string
+	return settingCase{
+		settings: []string{"store.driver", "store.path"},
+		doc:      "store: {driver: sqlite, path: $DIR/elsewhere.db}",
+		vars: func(t *testing.T) map[string]string {
+			dir = t.TempDir()
+			return map[string]string{"$DIR": dir}
+		},
+		show: func(t *testing.T, h *harness) {
+			res := h.do("POST", "/v1/responses", `{"model":"service","input":"kept"}`)
+			id := gjson.GetBytes(body(t, res), "id").Str
+			if err := h.shutdown(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "elsewhere.db")); err != nil {
+				t.Fatalf("the configured store file: %v", err)
+			}
+			h = serveConfig(t, h.cfg)
+			if b := body(t, h.do("GET", "/v1/responses/"+id, "")); gjson.GetBytes(b, "output_text").Str != "You said: kept" {
+				t.Errorf("the response after a restart on the same file: %s", b)
+			}
+		},
+	}
+}
+
+// showPluginCallTimeout: the WebAssembly mapping's calls get a budget of
+// call_timeout plus call_timeout_per_mib per MiB of input: a small body
+// fits 1 ms, a 1 MB one does not fit 2 ms (500 plugin_error).
+func showPluginCallTimeout(t *testing.T, h *harness) {
+	served(t, h, "a small body")
+	big := `{"model":"service","input":"` + strings.Repeat("word ", 200_000) + `"}` // 1 MB
+	wantError(t, h.do("POST", "/v1/responses", big), http.StatusInternalServerError, "server_error", "plugin_error")
 }

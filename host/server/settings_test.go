@@ -257,6 +257,10 @@ var settingCases = []settingCase{
 	{settings: []string{"websocket.max_socket_bytes"}, doc: "websocket: {max_socket_bytes: 262144}\nprovider: {offline: {token_delay: 20ms}}",
 		show: showSocketBytes},
 	tracingCase(),
+	storeCase(),
+	{settings: []string{"plugins.call_timeout", "plugins.call_timeout_per_mib"},
+		doc:  "plugins: {call_timeout: 1ms, call_timeout_per_mib: 1ms}\nchains: {responses: {map_request: $WASM, translate: $WASM}}",
+		show: showPluginCallTimeout},
 	{settings: []string{"store.retention"}, doc: "store: {retention: 1m}", show: showRetention},
 	{settings: []string{"admin.ui.trusted_proxies"}, doc: "admin: {ui: {trusted_proxies: [127.0.0.1/32]}}", show: showTrustedProxies},
 	{settings: []string{"limits.shutdown_grace"}, doc: "limits: {shutdown_grace: 300ms}\nprovider: {offline: {token_delay: 500ms}}", show: showShutdownGrace},
@@ -274,7 +278,7 @@ var settingCases = []settingCase{
 var settingsNotShown = []string{
 	"listen", // the harness opens its own listener
 	"host.heap_floor_bytes",
-	"store.driver", "store.path", "store.dsn", "store.dsn_env", "store.commit_window", "store.commit_batch",
+	"store.dsn", "store.dsn_env", "store.commit_window", "store.commit_batch",
 	"provider.openai.connect_timeout",
 	"plugins.cache_dir", "plugins.pool_size", "plugins.max_memory_pages", "plugins.call_timeout",
 	"plugins.call_timeout_per_mib", "plugins.store_dir", "plugins.stream_window", "plugins.origins", "plugins.trusted_keys",
