@@ -280,8 +280,8 @@ var settingsNotShown = []string{
 	"host.heap_floor_bytes",
 	"store.dsn", "store.dsn_env", "store.commit_window", "store.commit_batch",
 	"provider.openai.connect_timeout",
-	"plugins.cache_dir", "plugins.pool_size", "plugins.max_memory_pages", "plugins.call_timeout",
-	"plugins.call_timeout_per_mib", "plugins.store_dir", "plugins.stream_window", "plugins.origins", "plugins.trusted_keys",
+	"plugins.cache_dir", "plugins.pool_size", "plugins.max_memory_pages",
+	"plugins.store_dir", "plugins.stream_window", "plugins.origins", "plugins.trusted_keys",
 	"log.format",
 	// Shown by tests that build the configuration in code: leases (runner
 	// and host/fleet).
