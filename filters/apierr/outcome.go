@@ -2,7 +2,6 @@ package apierr
 
 import (
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/runedge/runedge/runner"
@@ -13,11 +12,10 @@ import (
 const GenericRunFailed = "the run failed on the server; the run headers identify it for the operator"
 
 // outcome is one row of the map from the runner's outcomes (its sentinel
-// errors) to HTTP.
+// errors) to HTTP: a code, whose status and type the catalog gives.
 type outcome struct {
 	err        error
-	status     int
-	typ, code  string
+	code       string
 	retryAfter int
 	// message is what the client reads; "" passes the error's own text,
 	// which the runner writes for clients (a provider's account, the
@@ -30,30 +28,30 @@ type outcome struct {
 // through From. The first row that matches wins: a run whose end was not
 // recorded is a failed run whatever its own outcome.
 var outcomes = []outcome{
-	{runner.ErrNotRecorded, http.StatusInternalServerError, TypeServer, CodeRunFailed, 0, GenericRunFailed},
+	{runner.ErrNotRecorded, CodeRunFailed, 0, GenericRunFailed},
 	// The store cannot be reached, or the service is draining or full:
 	// retry. Never a 4xx, whatever the request was doing.
-	{runner.ErrUnavailable, http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, 1,
+	{runner.ErrUnavailable, CodeUnavailable, 1,
 		"runedge cannot serve this now (shutting down, at its limit of runs in flight, or its run store unreachable); retry shortly"},
 	// The tenant's own share, not the server's: 429, like its rate limit.
-	{runner.ErrTenantBusy, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1,
+	{runner.ErrTenantBusy, CodeRateLimited, 1,
 		"this tenant has as many runs in flight as it may (limits.max_in_flight_per_tenant); retry when one ends"},
 	// The token's own share, whatever tenants it names: 429 too.
-	{runner.ErrTokenBusy, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1,
+	{runner.ErrTokenBusy, CodeRateLimited, 1,
 		"this token has as many runs in flight as it may (limits.max_in_flight_per_token); retry when one ends"},
-	{runner.ErrBackgroundBusy, http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, 1,
+	{runner.ErrBackgroundBusy, CodeUnavailable, 1,
 		"runedge is at its limit of background runs in flight (limits.max_background); retry shortly"},
-	{runner.ErrRateLimited, http.StatusTooManyRequests, TypeRateLimit, CodeRateLimited, 1, ""},
+	{runner.ErrRateLimited, CodeRateLimited, 1, ""},
 	// A budget's refusal, before the run: its message names the budget
 	// and when it resets (quotaError adds the headers).
-	{runner.ErrInsufficientQuota, http.StatusTooManyRequests, TypeInsufficientQuota, CodeInsufficientQuota, 0, ""},
-	{runner.ErrProvider, http.StatusBadGateway, TypeAPI, CodeProviderError, 0, ""},
-	{runner.ErrTimeout, http.StatusGatewayTimeout, TypeAPI, CodeTimeout, 0, ""},
-	{runner.ErrShutdown, http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, 1, "runedge is shutting down; the run was cancelled"},
-	{runner.ErrCancelled, http.StatusConflict, TypeAPI, CodeRunCancelled, 0, ""},
-	{runner.ErrWaiting, http.StatusConflict, TypeAPI, CodeRunWaiting, 0,
+	{runner.ErrInsufficientQuota, CodeInsufficientQuota, 0, ""},
+	{runner.ErrProvider, CodeProviderError, 0, ""},
+	{runner.ErrTimeout, CodeTimeout, 0, ""},
+	{runner.ErrShutdown, CodeUnavailable, 1, "runedge is shutting down; the run was cancelled"},
+	{runner.ErrCancelled, CodeRunCancelled, 0, ""},
+	{runner.ErrWaiting, CodeRunWaiting, 0,
 		"the run is waiting for approval or external input; resume it with the native API using the run headers"},
-	{runner.ErrOutputInvalid, http.StatusInternalServerError, TypeServer, CodeRunFailed, 0, ""},
+	{runner.ErrOutputInvalid, CodeRunFailed, 0, ""},
 }
 
 // FromRunner returns the client's error for one of the runner's outcomes,
@@ -65,7 +63,8 @@ func FromRunner(err error) *Error {
 		if !errors.Is(err, o.err) {
 			continue
 		}
-		e := &Error{Status: o.status, Type: o.typ, Code: o.code, RetryAfter: o.retryAfter, Message: o.message, Err: err}
+		e := New(o.code, o.message)
+		e.RetryAfter, e.Err = o.retryAfter, err
 		if e.Message == "" {
 			e.Message = err.Error()
 		}

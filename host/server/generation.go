@@ -31,8 +31,9 @@ import (
 type generation struct {
 	cfg    *config.Config
 	chains map[filters.Endpoint]filters.Handler
-	// native holds the chains of the native run API, by operation.
-	native map[httproute.Op]filters.Handler
+	// api holds the chains of runedge's own APIs, by operation (the rows
+	// of operations with a handler or a build).
+	api map[httproute.Op]filters.Handler
 	// stages maps a stage key ("chat.completions/translate") to its plugin.
 	stages  map[string]*held
 	auth    *auth.Auth
@@ -62,7 +63,7 @@ func (g *generation) close(ctx context.Context) {
 // build loads the plugins and builds every chain of cfg. On error nothing
 // is left open, and the heap the loads used is given back.
 func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, err error) {
-	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, native: map[httproute.Op]filters.Handler{},
+	g := &generation{cfg: cfg, chains: map[filters.Endpoint]filters.Handler{}, api: map[httproute.Op]filters.Handler{},
 		stages: map[string]*held{}, maxBody: cfg.Limits.MaxBodyBytes}
 	var loader *loader
 	defer func() {

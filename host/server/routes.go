@@ -39,67 +39,27 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// handlerOf returns the handler of an operation of the route table, nil
-// for one it does not know.
+// handlerOf returns the handler of an operation of the route table, as
+// operations binds it; nil for one it does not know.
 func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
-	switch op {
-	case httproute.Models:
-		return s.chain(filters.Models)
-	case httproute.ChatCompletions:
-		return s.chain(filters.ChatCompletions)
-	case httproute.Responses:
-		return s.chain(filters.Responses)
-	case httproute.ResponsesSocket:
-		return s.socket
-	case httproute.CompactResponse:
-		return s.compactChain
-	case httproute.ListRuns, httproute.StartRun, httproute.GetRun, httproute.CancelRun, httproute.RunEvents, httproute.Usage:
-		return s.nativeChain(op)
-	case httproute.GetResponse, httproute.DeleteResponse, httproute.ListInputItems, httproute.CancelResponse,
-		httproute.InputTokens:
-		return s.responsesOp(op)
-	case httproute.CreateConversation, httproute.GetConversation, httproute.UpdateConversation, httproute.DeleteConversation,
-		httproute.AddConversationItems, httproute.ListConversationItems, httproute.GetConversationItem, httproute.DeleteConversationItem:
-		return s.responsesOp(op)
-	case httproute.Health:
-		return s.health
+	o, ok := operations[op]
+	if !ok {
+		return nil
 	}
-	return nil
-}
-
-// chain serves a compatible endpoint through its chain on the current
-// generation.
-func (s *Server) chain(ep filters.Endpoint) http.HandlerFunc {
+	if o.direct != nil {
+		return func(w http.ResponseWriter, r *http.Request) { o.direct(s, w, r) }
+	}
+	if o.chain != "" {
+		return func(w http.ResponseWriter, r *http.Request) {
+			g := s.acquire()
+			defer s.release(g)
+			s.serve(w, r, o.errors, g, g.chains[o.chain])
+		}
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		g := s.acquire()
 		defer s.release(g)
-		s.serve(w, r, ep, g, g.chains[ep])
-	}
-}
-
-// compactChain serves POST /v1/responses/compact: a Responses request (as
-// the mapping and the error shape see it) through the compact chain.
-func (s *Server) compactChain(w http.ResponseWriter, r *http.Request) {
-	g := s.acquire()
-	defer s.release(g)
-	s.serve(w, r, filters.Responses, g, g.chains[filters.ResponsesCompact])
-}
-
-func (s *Server) nativeChain(op httproute.Op) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		g := s.acquire()
-		defer s.release(g)
-		s.serve(w, r, filters.Native, g, g.native[op])
-	}
-}
-
-// responsesOp serves an operation on stored responses (GET, DELETE,
-// input_items, cancel); errors render as on /v1/responses.
-func (s *Server) responsesOp(op httproute.Op) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		g := s.acquire()
-		defer s.release(g)
-		s.serve(w, r, filters.Responses, g, g.native[op])
+		s.serve(w, r, o.errors, g, g.api[op])
 	}
 }
 

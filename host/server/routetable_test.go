@@ -117,3 +117,61 @@ func TestEveryRouteHasItsLabel(t *testing.T) {
 		t.Errorf("%d access log lines for %d requests:\n%s", seen, len(hits)+len(junk), logs.String())
 	}
 }
+
+// operations binds the route table and nothing else: every operation a
+// route names (a method's or its upgrade's) has one row, every row is named
+// by a route, a row says one way it is served, and a built generation has
+// a chain for every row served through one.
+func TestOperationsBindTheRouteTable(t *testing.T) {
+	named := map[httproute.Op]bool{}
+	for _, r := range httproute.Table {
+		for _, m := range r.Methods {
+			named[m.Op] = true
+		}
+		if r.Upgrade != "" {
+			named[r.Upgrade] = true
+		}
+	}
+	for op := range named {
+		if _, ok := operations[op]; !ok {
+			t.Errorf("operation %s of the route table has no row in operations", op)
+		}
+	}
+	h := start(t, nil)
+	g := h.srv.gen.Load()
+	apiRows := 0
+	for op, o := range operations {
+		if !named[op] {
+			t.Errorf("operations row %s is named by no route", op)
+		}
+		ways := 0
+		for _, set := range []bool{o.chain != "", o.handler != nil, o.build != nil, o.direct != nil} {
+			if set {
+				ways++
+			}
+		}
+		if ways != 1 {
+			t.Errorf("operations row %s is served %d ways, want 1", op, ways)
+		}
+		if o.direct == nil && o.errors == "" {
+			t.Errorf("operations row %s names no error shape", op)
+		}
+		if o.handler == nil && o.body != noBody {
+			t.Errorf("operations row %s reads a body but has no handler", op)
+		}
+		switch {
+		case o.chain != "":
+			if g.chains[o.chain] == nil {
+				t.Errorf("operations row %s: the generation has no %s chain", op, o.chain)
+			}
+		case o.handler != nil || o.build != nil:
+			apiRows++
+			if g.api[op] == nil {
+				t.Errorf("operations row %s: the generation built no chain", op)
+			}
+		}
+	}
+	if len(g.api) != apiRows {
+		t.Errorf("the generation has %d API chains, operations %d rows with a handler or a build", len(g.api), apiRows)
+	}
+}
