@@ -152,3 +152,7 @@ func TestHistory(t *testing.T) {
 func TestConversations(t *testing.T) {
 	storetest.Conversations(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
+
+func TestHistoryProbe(t *testing.T) {
+	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
