@@ -54,6 +54,9 @@ type HistoryProbe interface {
 // 560-byte messages is about 0.2 MB per entry.
 const historyCacheBytes = 32 << 20
 
+// openedMax bounds how many sessions a host remembers to have runs.
+const openedMax = 1 << 16
+
 // cacheKey names an entry: the tenant, and the run id of the response
 // the entry replays or the conversation's session id. Both ids are
 // immutable and never reused.

@@ -195,3 +195,97 @@ func mustRun(t *testing.T, respID string) string {
 	}
 	return id
 }
+
+// convReads wraps a ConversationStore and counts the items it reads.
+type convReads struct {
+	runner.ConversationStore
+	n atomic.Int64
+}
+
+func (c *convReads) ConversationItems(ctx context.Context, tenantID, sessionID, after string, limit int, desc bool) ([]runner.ConversationItem, bool, error) {
+	items, more, err := c.ConversationStore.ConversationItems(ctx, tenantID, sessionID, after, limit, desc)
+	c.n.Add(int64(len(items)))
+	return items, more, err
+}
+
+// TestConversationCacheAcrossHosts: a host keeps what it read of a
+// conversation and reads only the items added since; what another host
+// sharing the store appends or deletes is read as the store has it.
+func TestConversationCacheAcrossHosts(t *testing.T) {
+	a := newEnv(t)
+	reads := &convReads{ConversationStore: a.store}
+	svcA, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, Conversations: reads,
+		Agent: agent.New(offline.New(offline.Config{}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openEnv(t, a.path)
+	item := func(i int) runner.ConversationItem {
+		id := fmt.Sprintf("msg_%03d", i)
+		return runner.ConversationItem{ID: id, Data: []byte(fmt.Sprintf(`{"id":%q,"role":"user","content":"say %d"}`, id, i))}
+	}
+	var first []runner.ConversationItem
+	for i := range 10 {
+		first = append(first, item(i))
+	}
+	if err := b.store.CreateConversation(t.Context(), runner.Conversation{SessionID: "sess_c", TenantID: "acme", CreatedAt: 1, Metadata: []byte(`{}`)}, first); err != nil {
+		t.Fatal(err)
+	}
+	// same checks that host A reads what the store holds.
+	same := func() string {
+		t.Helper()
+		got, err := svcA.ReadConversation(t.Context(), "acme", "sess_c")
+		want, werr := b.svc.ReadConversation(t.Context(), "acme", "sess_c")
+		if !errors.Is(err, werr) && (err == nil || werr == nil) {
+			t.Fatalf("host A: %v; the store: %v", err, werr)
+		}
+		var g, w []string
+		for _, it := range got {
+			g = append(g, string(it))
+		}
+		for _, it := range want {
+			w = append(w, string(it))
+		}
+		if strings.Join(g, ",") != strings.Join(w, ",") {
+			t.Fatalf("host A reads\n%s\nthe store holds\n%s", g, w)
+		}
+		return strings.Join(g, ",")
+	}
+	same()
+	appendItems := func(items ...runner.ConversationItem) {
+		t.Helper()
+		if err := b.store.AppendConversationItems(t.Context(), "acme", "sess_c", items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendItems(item(10), item(11))
+	before := reads.n.Load()
+	same()
+	if n := reads.n.Load() - before; n != 2 {
+		t.Errorf("host A read %d items for 2 new ones", n)
+	}
+	// Deleted on another host: in the middle, the last one read.
+	if err := b.store.DeleteConversationItem(t.Context(), "acme", "sess_c", "msg_004"); err != nil {
+		t.Fatal(err)
+	}
+	if got := same(); strings.Contains(got, "say 4") {
+		t.Fatalf("a deleted item is read: %s", got)
+	}
+	if err := b.store.DeleteConversationItem(t.Context(), "acme", "sess_c", "msg_011"); err != nil {
+		t.Fatal(err)
+	}
+	appendItems(item(12))
+	if got := same(); strings.Contains(got, "say 11") || !strings.Contains(got, "say 12") {
+		t.Fatalf("after deleting the last item read: %s", got)
+	}
+	// Another tenant, and the conversation deleted: not found.
+	if _, err := svcA.ReadConversation(t.Context(), "globex", "sess_c"); !errors.Is(err, runner.ErrNotFound) {
+		t.Fatalf("another tenant reads the conversation: %v", err)
+	}
+	if err := b.store.DeleteConversation(t.Context(), "acme", "sess_c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svcA.ReadConversation(t.Context(), "acme", "sess_c"); !errors.Is(err, runner.ErrNotFound) {
+		t.Fatalf("a deleted conversation is read: %v", err)
+	}
+}

@@ -115,6 +115,12 @@ type Service struct {
 
 	probe  HistoryProbe                   // nil: history is read whole every turn
 	chains *lru.Cache[cacheKey, replayed] // replayed chains by response (historycache.go)
+	// convItems: conversations' items by session, as last read
+	// (conversations.go).
+	convItems *lru.Cache[cacheKey, convRead]
+	// opened: sessions known to have a run (freshConversation), each
+	// counted as 1 of openedMax.
+	opened *lru.Cache[cacheKey, struct{}]
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -165,6 +171,8 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 		s.probe, _ = s.history.(HistoryProbe)
 	}
 	s.chains = lru.New[cacheKey, replayed](historyCacheBytes)
+	s.convItems = lru.New[cacheKey, convRead](historyCacheBytes)
+	s.opened = lru.New[cacheKey, struct{}](openedMax)
 	if s.now == nil {
 		s.now = time.Now
 	}
