@@ -50,9 +50,9 @@ type HistoryProbe interface {
 
 // historyCacheBytes bounds what a host keeps of replayed chains and of
 // read conversations, each: about the messages' bytes (messageBytes, the
-// items' JSON), least recently used first out. A 200-turn chain of
-// 560-byte messages is about 0.2 MB per entry.
-const historyCacheBytes = 32 << 20
+// items' JSON), least recently used first out. A 200-turn session of
+// 560-byte messages is about 0.3 MB, so a host keeps some fifty of them.
+const historyCacheBytes = 16 << 20
 
 // openedMax bounds how many sessions a host remembers to have runs.
 const openedMax = 1 << 16
@@ -135,6 +135,12 @@ func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRe
 				for _, it := range its {
 					e.msgs = append(e.msgs, it.Message)
 				}
+				// The parent's entry is superseded: a chain goes on from its
+				// newest response, and each entry holds every message of
+				// its chain, so keeping them all would cost the square of
+				// the chain. A turn that continues the parent again (a
+				// regenerated answer) reads it once more.
+				s.chains.Remove(cacheKey{r.tenant, rec.PreviousRunID})
 				s.chains.Put(key, e, e.cost())
 				return replayCopy(e.msgs, extra), nil
 			}

@@ -129,7 +129,7 @@ func requestInput(x *filters.Exchange) abi.RequestInput {
 
 // mappedBytes bounds what a stage keeps of mapped conversations (about
 // the items' bytes), least recently used first out.
-const mappedBytes = 32 << 20
+const mappedBytes = 16 << 20
 
 // mappedKey names what a conversation's items were mapped for: the
 // plugin's input besides the items is the tenant and the actor.
