@@ -105,16 +105,17 @@ func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRe
 		return r.replay(ctx, prevRun)
 	}
 	key := cacheKey{r.tenant, prevRun}
+	limit := r.bounds.MaxHistoryBytes
 	if e, ok := s.chains.Get(key); ok {
 		items, with, err := s.probe.ItemCounts(ctx, e.runs)
 		if err != nil {
 			return nil, err
 		}
-		if items == e.items && with == len(e.runs) {
+		if items == e.items && with == len(e.runs) && (limit == 0 || e.raw <= limit) {
 			return replayCopy(e.msgs, extra), nil
 		}
+		s.chains.Remove(key)
 	}
-	limit := r.bounds.MaxHistoryBytes
 	if p, ok := s.chains.Get(cacheKey{r.tenant, rec.PreviousRunID}); ok && rec.PreviousRunID != "" && len(p.runs)+1 < MaxTurns {
 		// prevRun's items are read before they are counted: what was
 		// counted is then at least what was read, and equal counts mean
