@@ -131,7 +131,13 @@ func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRe
 				return nil, err
 			}
 			e := replayed{runs: runs, items: p.items + len(its), raw: p.raw + rawBytes(its)}
-			if items == e.items && with == len(runs) && (limit == 0 || e.raw <= limit) {
+			if items == e.items && with == len(runs) && limit > 0 && e.raw > limit {
+				// The items the store would read, as many bytes as it
+				// counts: refused as its read would be, without reading
+				// the chain again.
+				return nil, historyBoundError(ErrHistoryTooLarge, limit)
+			}
+			if items == e.items && with == len(runs) {
 				e.msgs = replayCopy(p.msgs, len(its))
 				for _, it := range its {
 					e.msgs = append(e.msgs, it.Message)

@@ -289,3 +289,47 @@ func TestConversationCacheAcrossHosts(t *testing.T) {
 		t.Fatalf("a deleted conversation is read: %v", err)
 	}
 }
+
+// TestReplayCacheBound: a host that keeps the chain refuses the turn that
+// passes limits.history.max_history_bytes exactly when a host that reads
+// it from the store does.
+func TestReplayCacheBound(t *testing.T) {
+	bounds := runner.HistoryBounds{MaxHistoryBytes: 3000}
+	a := newEnv(t, withConfig(func(c *runner.ServiceConfig) { c.Bounds = bounds }))
+	prev := ""
+	for i := range 20 {
+		say := fmt.Sprintf("turn %d %s", i, strings.Repeat("x", 200))
+		in, release, err := a.svc.Input(t.Context(), "acme", "", runner.Request{
+			Input: []runner.Message{{Role: "user", Content: say}}, PreviousResponseID: prev})
+		release()
+		fresh, ferr := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, Bounds: bounds,
+			Agent: agent.New(offline.New(offline.Config{}))})
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		want, release2, werr := fresh.Input(t.Context(), "acme", "", runner.Request{
+			Input: []runner.Message{{Role: "user", Content: say}}, PreviousResponseID: prev})
+		release2()
+		if (err == nil) != (werr == nil) || texts(in) != texts(want) {
+			t.Fatalf("turn %d: the host that keeps the chain: %v, %d messages; from the store: %v, %d messages", i, err, len(in), werr, len(want))
+		}
+		if err != nil {
+			var be *runner.BoundError
+			if !errors.As(err, &be) || be.Param != "previous_response_id" || i < 3 {
+				t.Fatalf("turn %d refused with %v", i, err)
+			}
+			return
+		}
+		sp := responseSpec(runner.Message{Role: "user", Content: say})
+		sp.Request.PreviousResponseID = prev
+		h, err := a.svc.Start(t.Context(), sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := finish(h); err != nil {
+			t.Fatal(err)
+		}
+		prev = contract.ResponseID(h.Run().ID)
+	}
+	t.Fatal("the chain was never refused")
+}
