@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/runedge/runedge/internal/contract"
 )
@@ -142,7 +141,10 @@ func (s *Service) ReadConversation(ctx context.Context, tenantID, session string
 	for _, it := range items {
 		size += len(it) + 64
 	}
-	s.convItems.Put(key, convRead{items: slices.Clone(items), last: last}, size)
+	// Shared with the caller, at its full capacity (an append copies it):
+	// the items are read only (the request mapping maps them).
+	items = items[:len(items):len(items)]
+	s.convItems.Put(key, convRead{items: items, last: last}, size)
 	return items, nil
 }
 

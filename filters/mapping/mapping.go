@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -139,7 +138,8 @@ type mappedKey struct {
 }
 
 // mappedItems is a conversation's items as last mapped and the messages
-// they became. Both are shared and never modified.
+// they became. Both are shared and never modified: mapConversation returns
+// msgs itself, at its full capacity, so an append copies it.
 type mappedItems struct {
 	items []json.RawMessage
 	msgs  []runner.Message
@@ -174,7 +174,12 @@ func (m *Mapping) mapConversation(ctx context.Context, x *filters.Exchange, sess
 	for _, it := range items {
 		size += 2*len(it) + 64
 	}
-	m.mapped.Put(key, mappedItems{items: slices.Clone(items), msgs: slices.Clone(out)}, size)
+	// Neither is copied again: the items are the run service's, read for
+	// this turn, and the messages are read only (the run copies them into
+	// the agent's input, the compaction stage into its own). A copy of a
+	// 400-message history is 58 KB, and the collector's work with it grew
+	// every turn.
+	m.mapped.Put(key, mappedItems{items: items[:len(items):len(items)], msgs: out}, size)
 	return out, nil
 }
 
