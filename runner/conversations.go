@@ -79,7 +79,16 @@ func (s *Service) freshConversation(ctx context.Context, tenantID, session strin
 		}
 		return false, err
 	}
+	// A session that has a run always will (runs are never removed):
+	// once seen, it is not looked up again.
+	key := cacheKey{tenantID, session}
+	if _, ok := s.opened.Get(key); ok {
+		return false, nil
+	}
 	runs, _, err := s.store.ListRuns(ctx, ListQuery{TenantID: tenantID, SessionID: session, Limit: 1})
+	if err == nil && len(runs) > 0 {
+		s.opened.Put(key, struct{}{}, 1)
+	}
 	return err == nil && len(runs) == 0, err
 }
 
@@ -88,7 +97,9 @@ func (s *Service) freshConversation(ctx context.Context, tenantID, session strin
 const conversationPage = 100
 
 // ReadConversation returns the items of a tenant's conversation, oldest
-// first, for a turn that continues it. It is the history bound's reader
+// first, for a turn that continues it. A host keeps what it read last
+// (historycache.go) and reads only the items added since, once the store
+// counts the items it kept as still there. It is the history bound's reader
 // for conversations: it stops at the first item past MaxHistoryBytes
 // (HistoryBounds, limits.history.max_history_bytes, the bound
 // previous_response_id's replay has) with a *BoundError naming
@@ -98,24 +109,78 @@ func (s *Service) ReadConversation(ctx context.Context, tenantID, session string
 	if s.convs == nil {
 		return nil, ErrNotFound
 	}
-	limit := s.bounds.MaxHistoryBytes
+	key := cacheKey{tenantID, session}
 	var out []json.RawMessage
-	var budget ByteBudget
 	after := ""
-	for {
-		items, more, err := s.convs.ConversationItems(ctx, tenantID, session, after, conversationPage, false)
+	if e, ok := s.convItems.Get(key); ok && s.probe != nil {
+		// The items up to the last one read are those read when there are
+		// as many (HistoryProbe): only what follows is read.
+		n, err := s.probe.ConversationCount(ctx, tenantID, session, e.last)
 		if err != nil {
 			return nil, err
 		}
+		if n == len(e.items) {
+			out = make([]json.RawMessage, len(e.items), len(e.items)+2)
+			copy(out, e.items)
+			after = e.last
+		}
+	}
+	items, last, err := s.readConversation(ctx, tenantID, session, after, out)
+	if errors.Is(err, ErrNotFound) && after != "" {
+		// The last item read was deleted since it was counted.
+		items, last, err = s.readConversation(ctx, tenantID, session, "", nil)
+	}
+	if err != nil || s.probe == nil {
+		return items, err
+	}
+	if last == "" {
+		s.convItems.Remove(key)
+		return items, nil
+	}
+	size := 0
+	for _, it := range items {
+		size += len(it) + 64
+	}
+	// Shared with the caller, at its full capacity (an append copies it):
+	// the items are read only (the request mapping maps them).
+	items = items[:len(items):len(items)]
+	s.convItems.Put(key, convRead{items: items, last: last}, size)
+	return items, nil
+}
+
+// convRead is what a host last read of a conversation: its items, oldest
+// first, the last one's id last. items is shared and never modified.
+type convRead struct {
+	items []json.RawMessage
+	last  string
+}
+
+// readConversation appends to out the items of the conversation after
+// the item after ("" from the start), within the history bound counted
+// over all of out, and returns them with the last item's id ("" when
+// there is none).
+func (s *Service) readConversation(ctx context.Context, tenantID, session, after string, out []json.RawMessage) ([]json.RawMessage, string, error) {
+	limit := s.bounds.MaxHistoryBytes
+	var budget ByteBudget
+	for _, it := range out {
+		_ = budget.Spend(len(it), 0)
+	}
+	last := after
+	for {
+		items, more, err := s.convs.ConversationItems(ctx, tenantID, session, after, conversationPage, false)
+		if err != nil {
+			return nil, "", err
+		}
 		for _, it := range items {
 			if budget.Spend(len(it.Data), limit) != nil {
-				return nil, &BoundError{Param: "conversation", Msg: fmt.Sprintf(
+				return nil, "", &BoundError{Param: "conversation", Msg: fmt.Sprintf(
 					"the conversation's items hold more than %d bytes (limits.history.max_history_bytes)", limit)}
 			}
 			out = append(out, it.Data)
+			last = it.ID
 		}
 		if !more || len(items) == 0 {
-			return out, nil
+			return out, last, nil
 		}
 		after = items[len(items)-1].ID
 	}

@@ -198,7 +198,8 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec, replay bool) ([]
 	if !ok {
 		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
 	}
-	if _, err := s.history.GetResponse(ctx, spec.TenantID, prevRun); err != nil {
+	rec, err := s.history.GetResponse(ctx, spec.TenantID, prevRun)
+	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
 		}
@@ -217,7 +218,7 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec, replay bool) ([]
 	if !replay {
 		return input, prevRun, nil
 	}
-	in, err := r.replay(ctx, prevRun)
+	in, err := s.replayHistory(ctx, r, rec, prevRun, len(input))
 	if err != nil {
 		return nil, "", err
 	}

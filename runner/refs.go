@@ -101,10 +101,16 @@ func (r *resolver) requestInput(ctx context.Context, input []Message) ([]Message
 // item was deleted since is left out: deleting it removed it from every
 // continuation.
 func (r *resolver) replay(ctx context.Context, prevRun string) ([]Message, error) {
+	out, _, err := r.replayItems(ctx, prevRun)
+	return out, err
+}
+
+// replayItems is replay, also returning the stored items it read.
+func (r *resolver) replayItems(ctx context.Context, prevRun string) ([]Message, []Item, error) {
 	limit := r.bounds.MaxHistoryBytes
 	items, err := r.s.history.Conversation(ctx, r.tenant, prevRun, MaxTurns, limit)
 	if err != nil {
-		return nil, historyBoundError(err, limit)
+		return nil, nil, historyBoundError(err, limit)
 	}
 	in := make([]Message, 0, len(items))
 	var budget ByteBudget
@@ -121,12 +127,12 @@ func (r *resolver) replay(ctx context.Context, prevRun string) ([]Message, error
 	if err != nil {
 		var be *BoundError
 		if !errors.As(err, &be) || be.Param != "input" {
-			return nil, historyBoundError(err, limit)
+			return nil, nil, historyBoundError(err, limit)
 		}
 		be.Param = "previous_response_id"
-		return nil, be
+		return nil, nil, be
 	}
-	return out, nil
+	return out, items, nil
 }
 
 // resolve replaces the references in input with the stored items they

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/runedge/runedge/internal/lru"
 )
 
 // ServiceConfig configures a Service.
@@ -57,6 +59,10 @@ type ServiceConfig struct {
 	// Leases: runs held under leases, renewed in batches, taken over when
 	// they run out (leasing.go). A zero value keeps no leases.
 	Leases LeaseConfig
+	// Probe counts what the history holds, so replayed history can be kept
+	// between turns (historycache.go); nil means Store's or History's own,
+	// if either has it (a wrapped Store may hide it).
+	Probe HistoryProbe
 }
 
 // Scope is who is asking: a caller sees only its tenant's runs unless it is
@@ -106,6 +112,15 @@ type Service struct {
 	metering meteringHolder // prices and budgets (usage.go)
 	usage    UsageStore     // nil when the store keeps no ledger
 	lease    *leasing       // nil: runs hold no lease
+
+	probe  HistoryProbe                   // nil: history is read whole every turn
+	chains *lru.Cache[cacheKey, replayed] // replayed chains by response (historycache.go)
+	// convItems: conversations' items by session, as last read
+	// (conversations.go).
+	convItems *lru.Cache[cacheKey, convRead]
+	// opened: sessions known to have a run (freshConversation), each
+	// counted as 1 of openedMax.
+	opened *lru.Cache[cacheKey, struct{}]
 }
 
 // NewService returns a Service. It first marks runs a previous process left
@@ -148,6 +163,16 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	if s.history == nil {
 		s.history, _ = cfg.Store.(HistoryStore)
 	}
+	s.probe = cfg.Probe
+	if s.probe == nil {
+		s.probe, _ = cfg.Store.(HistoryProbe)
+	}
+	if s.probe == nil {
+		s.probe, _ = s.history.(HistoryProbe)
+	}
+	s.chains = lru.New[cacheKey, replayed](historyCacheBytes)
+	s.convItems = lru.New[cacheKey, convRead](historyCacheBytes)
+	s.opened = lru.New[cacheKey, struct{}](openedMax)
 	if s.now == nil {
 		s.now = time.Now
 	}

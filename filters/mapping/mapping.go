@@ -3,6 +3,7 @@
 package mapping
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/lru"
 	"github.com/runedge/runedge/internal/mediaurl"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -25,6 +27,9 @@ type Mapping struct {
 	plugin filters.Mapper
 	hosted Hosted
 	media  mediaurl.Policy
+	// mapped keeps each conversation's mapped items between its turns
+	// (mapConversation).
+	mapped *lru.Cache[mappedKey, mappedItems]
 }
 
 var _ filters.Stage = (*Mapping)(nil)
@@ -35,7 +40,7 @@ func New(p filters.Mapper) (*Mapping, error) {
 	if !p.Has(runtime.MapRequest) {
 		return nil, fmt.Errorf("map-request: plugin %s does not export map_request", p.Name())
 	}
-	return &Mapping{plugin: p}, nil
+	return &Mapping{plugin: p, mapped: lru.New[mappedKey, mappedItems](mappedBytes)}, nil
 }
 
 // WithHosted sets what the stage does with withheld hosted tools.
@@ -90,14 +95,7 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 		hx := *x
 		// The media policy holds for the history too, checked as it is mapped.
 		c.Map = func(ctx context.Context, items []json.RawMessage) ([]runner.Message, error) {
-			msgs, err := m.history(ctx, &hx, items)
-			if err != nil {
-				return nil, err
-			}
-			if err := checkMedia(m.media, &hx, msgs, true); err != nil {
-				return nil, err
-			}
-			return msgs, nil
+			return m.mapConversation(ctx, &hx, c.SessionID, items)
 		}
 	}
 	// The model stage's view of the stream flag is the one the edge acts on.
@@ -127,6 +125,76 @@ func requestInput(x *filters.Exchange) abi.RequestInput {
 		Actor:    abi.Actor{ID: x.Identity.Actor.ID, Type: x.Identity.Actor.Type, Name: x.Identity.Actor.Name},
 		Body:     x.Body,
 	}
+}
+
+// mappedBytes bounds what a stage keeps of mapped conversations (about
+// the items' bytes), least recently used first out.
+const mappedBytes = 16 << 20
+
+// mappedKey names what a conversation's items were mapped for: the
+// plugin's input besides the items is the tenant and the actor.
+type mappedKey struct {
+	tenant, session               string
+	actorID, actorType, actorName string
+}
+
+// mappedItems is a conversation's items as last mapped and the messages
+// they became. Both are shared and never modified: mapConversation returns
+// msgs itself, at its full capacity, so an append copies it.
+type mappedItems struct {
+	items []json.RawMessage
+	msgs  []runner.Message
+}
+
+// mapConversation maps a conversation's items (history), checking their
+// media. The items a turn gets are those of the turn before and the new
+// ones after them: when the items last mapped for the conversation are a
+// prefix of items, compared byte for byte, and the new ones start a turn
+// (a user message, where history cuts its segments too), only the new
+// ones are mapped. The stage is rebuilt with every plugin swap, and the
+// cache with it.
+func (m *Mapping) mapConversation(ctx context.Context, x *filters.Exchange, session string, items []json.RawMessage) ([]runner.Message, error) {
+	a := x.Identity.Actor
+	key := mappedKey{x.Identity.TenantID, session, a.ID, a.Type, a.Name}
+	var prev []runner.Message
+	k := 0
+	if e, ok := m.mapped.Get(key); ok && len(e.items) <= len(items) &&
+		(len(e.items) == len(items) || startsTurn(items[len(e.items)])) && samePrefix(e.items, items) {
+		prev, k = e.msgs, len(e.items)
+	}
+	msgs, err := m.history(ctx, x, items[k:])
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMedia(m.media, x, msgs, true); err != nil {
+		return nil, err
+	}
+	out := make([]runner.Message, 0, len(prev)+len(msgs))
+	out = append(append(out, prev...), msgs...)
+	size := 0
+	for _, it := range items {
+		size += 2*len(it) + 64
+	}
+	// Neither is copied again: the items are the run service's, read for
+	// this turn, and the messages are read only (the run copies them into
+	// the agent's input, the compaction stage into its own). A copy of a
+	// 400-message history is 58 KB, and the collector's work with it grew
+	// every turn.
+	m.mapped.Put(key, mappedItems{items: items[:len(items):len(items)], msgs: out}, size)
+	return out, nil
+}
+
+// samePrefix reports whether items begins with prefix, byte for byte
+// (the same bytes, as the run service's cache of a conversation gives
+// them, are not compared again).
+func samePrefix(prefix, items []json.RawMessage) bool {
+	for i, p := range prefix {
+		it := items[i]
+		if len(p) != len(it) || (len(p) > 0 && &p[0] != &it[0] && !bytes.Equal(p, it)) {
+			return false
+		}
+	}
+	return true
 }
 
 // historySegment is the most a conversation's items are mapped in one

@@ -117,6 +117,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	s.runs, err = runner.NewService(ctx, runner.ServiceConfig{
 		Store: store, History: history, Conversations: conversationsOf(s.store), Agent: agent, Logger: log, Observer: observers{s.metrics, s.uiRuns},
 		Usage:                usageOf(s.store),
+		Probe:                probeOf(s.store),
 		RunTimeout:           cfg.Limits.RunTimeout.Std(),
 		MaxInFlight:          cfg.Limits.MaxInFlight,
 		MaxInFlightPerTenant: cfg.Limits.MaxInFlightPerTenant,

@@ -86,6 +86,12 @@ func historyOf(st runner.Store) runner.HistoryStore {
 	return h
 }
 
+// probeOf returns st's history probe, nil when it has none.
+func probeOf(st runner.Store) runner.HistoryProbe {
+	p, _ := st.(runner.HistoryProbe)
+	return p
+}
+
 // conversationsOf returns st's conversations, nil when it keeps none.
 func conversationsOf(st runner.Store) runner.ConversationStore {
 	c, _ := st.(runner.ConversationStore)

@@ -178,3 +178,7 @@ func TestDedup(t *testing.T) {
 		return n
 	})
 }
+
+func TestHistoryProbe(t *testing.T) {
+	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}

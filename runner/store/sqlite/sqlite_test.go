@@ -41,6 +41,10 @@ func TestConversations(t *testing.T) {
 	storetest.Conversations(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
 
+func TestHistoryProbe(t *testing.T) {
+	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
 func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nested", "deeper", "runs.db")
 	s, err := sqlite.Open(t.Context(), path)
