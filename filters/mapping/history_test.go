@@ -97,13 +97,13 @@ func TestConversationMapsOnlyNewItems(t *testing.T) {
 		t.Helper()
 		x, _ := filtertest.Exchange(filters.Responses, `{"model":"service","input":"hi"}`)
 		x.Identity.TenantID, x.Identity.Actor.ID = "t1", actor
-		x.Conversation = &filters.Conversation{ID: "conv_x", SessionID: "sess_x",
-			Read: func(context.Context) ([]json.RawMessage, error) { return items, nil }}
+		x.Turn = &turn.Turn{Conversation: &turn.Conversation{ID: "conv_x", SessionID: "sess_x",
+			Read: func(context.Context) ([]json.RawMessage, error) { return items, nil }}}
 		if err := m.Handle(t.Context(), x, &filtertest.Next{}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(p.Calls(runtime.MapRequest))
-		msgs, err := x.Conversation.Messages(t.Context())
+		msgs, err := x.Turn.History(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
