@@ -24,7 +24,8 @@ func (s *Store) ChainCounts(ctx context.Context, tenantID, runID string, maxTurn
 			SELECT r.previous_run_id, c.depth + 1 FROM responses r JOIN chain c ON r.run_id = c.run_id
 			WHERE r.previous_run_id != '' AND c.depth + 1 < $3
 		), counted(n) AS (
-			SELECT (SELECT COUNT(*) FROM response_items i WHERE i.run_id = c.run_id) FROM chain c
+			SELECT CASE WHEN NOT r.forgotten THEN (SELECT COUNT(*) FROM response_items i WHERE i.run_id = c.run_id) ELSE 0 END
+			FROM chain c LEFT JOIN responses r ON r.run_id = c.run_id
 		)
 		SELECT COUNT(*)::int, COALESCE(SUM(n), 0)::int, COUNT(*) FILTER (WHERE n > 0)::int FROM counted`,
 		runID, tenantID, maxTurns).Scan(&turns, &items, &withItems)
@@ -54,8 +55,9 @@ func (s *Store) ConversationCount(ctx context.Context, tenantID, sessionID, upTo
 // ItemCounts implements runner.HistoryProbe: one lookup per response in
 // response_items_run.
 func (s *Store) ItemCounts(ctx context.Context, runIDs []string) (items, withItems int, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT COUNT(*)::int, COUNT(DISTINCT run_id)::int FROM response_items
-		WHERE run_id = ANY($1)`, runIDs).Scan(&items, &withItems)
+	err = s.pool.QueryRow(ctx, `SELECT COUNT(*)::int, COUNT(DISTINCT i.run_id)::int FROM response_items i
+		JOIN responses r ON r.run_id = i.run_id AND NOT r.forgotten
+		WHERE i.run_id = ANY($1)`, runIDs).Scan(&items, &withItems)
 	if err != nil {
 		return 0, 0, wrap("count items", err)
 	}

@@ -16,7 +16,9 @@ import (
 var _ runner.HistoryProbe = (*Store)(nil)
 
 // chainCountsSQL walks the chain as Conversation does and counts each
-// response's items in response_items_run, reading no message. The chain's
+// response's items in response_items_run, reading no message. A forgotten
+// response (deleted, purged) counts none: its rows may stay, shared with a
+// response based on it (itemref), but the chain no longer reads them. The chain's
 // responses are the tenant's (previous_response_id is looked up in the
 // tenant), so the items need no tenant check.
 const chainCountsSQL = `WITH RECURSIVE chain(run_id, depth) AS (
@@ -25,7 +27,8 @@ const chainCountsSQL = `WITH RECURSIVE chain(run_id, depth) AS (
 		SELECT r.previous_run_id, c.depth + 1 FROM responses r JOIN chain c ON r.run_id = c.run_id
 		WHERE r.previous_run_id != '' AND c.depth + 1 < ?
 	), counted(n) AS (
-		SELECT (SELECT COUNT(*) FROM response_items i WHERE i.run_id = c.run_id) FROM chain c
+		SELECT CASE WHEN r.forgotten = 0 THEN (SELECT COUNT(*) FROM response_items i WHERE i.run_id = c.run_id) ELSE 0 END
+		FROM chain c LEFT JOIN responses r ON r.run_id = c.run_id
 	)
 	SELECT COUNT(*), COALESCE(SUM(n), 0), COALESCE(SUM(n > 0), 0) FROM counted`
 
@@ -64,8 +67,9 @@ func (s *Store) ItemCounts(ctx context.Context, runIDs []string) (items, withIte
 	if err != nil {
 		return 0, 0, err
 	}
-	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT run_id) FROM response_items
-		WHERE run_id IN (SELECT value FROM json_each(?))`, string(ids)).Scan(&items, &withItems)
+	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT i.run_id) FROM response_items i
+		JOIN responses r ON r.run_id = i.run_id AND r.forgotten = 0
+		WHERE i.run_id IN (SELECT value FROM json_each(?))`, string(ids)).Scan(&items, &withItems)
 	if err != nil {
 		return 0, 0, fmt.Errorf("runner/store/sqlite: count items: %w", err)
 	}

@@ -272,6 +272,13 @@ func testDeleteKeepsShared(t *testing.T, s runner.Store, ownRows func(*testing.T
 	if n := ownRows(t, s, first.run.ID) + ownRows(t, s, second.run.ID); n == 0 {
 		t.Fatalf("the rows the third turn shares were deleted with the turns that held them")
 	}
+	// The history probe counts none of the rows they keep for the third:
+	// a host that kept their chain must see that it changed.
+	if p, ok := s.(runner.HistoryProbe); ok {
+		if items, with, err := p.ItemCounts(c, []string{first.run.ID, second.run.ID}); err != nil || items != 0 || with != 0 {
+			t.Fatalf("ItemCounts of two deleted responses whose rows the third shares = %d items, %d responses, %v; want 0, 0", items, with, err)
+		}
+	}
 	// Deleting the last one that shares them removes them all.
 	if err := h.DeleteResponse(c, "t1", third.run.ID); err != nil {
 		t.Fatal(err)
