@@ -81,6 +81,9 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer leave()
+	// Counted before the 101 goes out: a client that reads the gauge once
+	// its upgrade is answered finds its socket there.
+	defer s.metrics.SocketOpened(x.Identity.TenantID)()
 	c, cork, err := socket.Accept(w, r)
 	if err != nil {
 		return // Accept answered the client
@@ -88,7 +91,6 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	if rec, ok := w.(*telemetry.Recorder); ok {
 		rec.Status = http.StatusSwitchingProtocols // not informational to the metrics: the reply
 	}
-	defer s.metrics.SocketOpened(x.Identity.TenantID)()
 	c.SetReadLimit(maxBody)
 	k := socket.New(c, cork, socket.Config{
 		MaxAge: ws.Age(), IdleTimeout: ws.Idle(), PingInterval: ws.Ping(),
