@@ -85,7 +85,16 @@ func (s *Store) BeginResponse(ctx context.Context, rec runner.ResponseRecord, in
 			// its input here (itemref.Elide), if it holds exactly these.
 			p := itemref.ElidedPrefix(msgs)
 			n := utf8.RuneCountInString(p)
-			_, err := tx.ExecContext(ctx, `UPDATE runs SET request = char(1) || substr(request, ? + 1)
+			// A large request is run_requests' (migration 14).
+			res, err := tx.ExecContext(ctx, `UPDATE run_requests SET request = char(1) || substr(request, ? + 1)
+				WHERE seq = (SELECT seq FROM runs WHERE id = ?) AND substr(request, 1, ?) = ?`, n, rec.RunID, n, p)
+			if err != nil {
+				return err
+			}
+			if done, err := res.RowsAffected(); err != nil || done > 0 {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET request = char(1) || substr(request, ? + 1)
 				WHERE id = ? AND substr(request, 1, ?) = ?`, n, rec.RunID, n, p)
 			return err
 		})
@@ -526,6 +535,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 			return notFound("response of run", runID)
 		}
 		for _, q := range []string{`DELETE FROM run_events WHERE run_id = ?`,
+			`DELETE FROM run_requests WHERE seq = (SELECT seq FROM runs WHERE id = ?)`,
 			`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
 				return err

@@ -263,6 +263,16 @@ var migrations = []string{
 	UPDATE responses SET forgotten = 1 WHERE deleted <> 0;
 	CREATE INDEX responses_prefix ON responses(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
 	CREATE INDEX responses_input ON responses(tenant_id, input_hash) WHERE input_hash IS NOT NULL;`,
+	// 14: a large recorded request in a row of its own, keyed by the
+	// run's seq (RATIONALE.md "Agent-sized bodies"). SQLite writes a whole
+	// row again on any UPDATE, so a run's end rewrote its request (229 KB
+	// for an agent-sized turn) and the WAL took it twice. A request up to
+	// a page (Store.apart) stays in runs.request, as do those of the runs
+	// stored before: a read takes either.
+	`CREATE TABLE run_requests (
+		seq     INTEGER PRIMARY KEY, -- runs.seq
+		request TEXT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -6,12 +6,14 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
-// runColumns is the column list every run query selects, in scanRun's order.
+// runColumns is the column list every run query selects (FROM runs), in
+// scanRun's order. The recorded request is the run's or, when large,
+// run_requests' (migration 14).
 const runColumns = `id, status, status_reason, session_id, thread_id,
 	actor_id, actor_type, actor_name, tenant_id, endpoint, model,
 	request_id, correlation_id, created_at, started_at, ended_at,
 	input_tokens, output_tokens, total_tokens, error_code, error_message,
-	request, output, attempts, duration_ms, ttft_ms, host_id, trace_id,
+	COALESCE(runs.request, (SELECT q.request FROM run_requests q WHERE q.seq = runs.seq)), output, attempts, duration_ms, ttft_ms, host_id, trace_id,
 	lease_token`
 
 type scanner interface{ Scan(dest ...any) error }

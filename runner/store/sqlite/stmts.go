@@ -34,6 +34,9 @@ const insertRunValues = 30
 const (
 	insertRunSQL = `INSERT INTO runs (` + insertRunCols + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// A large recorded request is a row of its own (migration 14), keyed
+	// by the run's seq, written once with the run (StartRun).
+	insertRequestSQL = `INSERT INTO run_requests (seq, request) VALUES (?, ?)`
 	// Sessions and threads have no rows of their own (migration 7): a
 	// session or thread exists while a run of it does. A run that opens
 	// one is inserted only when the check that used to be a table's
@@ -134,6 +137,7 @@ type stmts struct {
 	// (rawexec.go).
 	begin, commit, rollback                            *rawStmt
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
+	insertRequest                                      *rawStmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
 	// Keeping each item once (itemref).
@@ -193,6 +197,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertRun = raw(insertRunSQL)
 	st.insertRunNewSession = raw(insertRunCheckedSQL(insertRunNewSessionSQL))
 	st.insertRunInSession = raw(insertRunCheckedSQL(insertRunInSessionSQL))
+	st.insertRequest = raw(insertRequestSQL)
 	st.insertResponse = prep(w, insertResponseSQL)
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)
