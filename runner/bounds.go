@@ -99,7 +99,7 @@ func messageBytes(m Message) int {
 		n += len(p.Text) + len(p.URL) + len(p.Data) + len(p.Filename) + len(p.Detail) + len(p.Format)
 	}
 	if r := m.Reasoning; r != nil {
-		n += len(r.EncryptedContent)
+		n += len(r.EncryptedContent) + len(r.Opened)
 		for _, s := range r.Summary {
 			n += len(s)
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/runedge/runedge/filters"
@@ -50,7 +51,11 @@ func (*Stage) Name() string { return contract.StageCompaction }
 // Handle rewrites x.Native.Input (and, for a turn that compacts, sets its
 // turn's Context and Compaction), then calls next.
 func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
-	in, trigger, err := s.open(x.Identity.TenantID, x.Native.Input)
+	in, err := s.openReasoning(x.Identity.TenantID, x.Native.Input)
+	if err != nil {
+		return err
+	}
+	in, trigger, err := s.open(x.Identity.TenantID, in)
 	if err != nil {
 		return err
 	}
@@ -59,6 +64,10 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		// Opened as they are read, inside the run's admission slot.
 		tenant := x.Identity.TenantID
 		t.Open = func(ms []runner.Message) ([]runner.Message, error) { return s.openHistory(tenant, ms) }
+	}
+	if t := x.Turn; t != nil && t.IncludeReasoning && !s.compact {
+		tenant := x.Identity.TenantID
+		t.SealReasoning = func(text string) string { return s.keys.Seal(tenant, text) }
 	}
 	if s.compact {
 		// The request is a compaction already: a trigger adds nothing,
@@ -106,14 +115,7 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 		}
 		summary, err := s.keys.Open(tenant, m.Content)
 		if err != nil {
-			param := fmt.Sprintf("input[%d].encrypted_content", m.RefIndex)
-			why := "was not sealed by this service for this tenant, or was altered since"
-			if errors.Is(err, ErrUnknownKey) {
-				why = "was sealed with a key this service does not hold (rotated out, or another deployment's)"
-			}
-			e := apierr.InvalidBody(param, "%s %s", param, why)
-			e.Err = err
-			return nil, -1, e
+			return nil, -1, notOpened(m.RefIndex, err)
 		}
 		summaries = append(summaries, runner.Message{Role: "system", Content: runner.CompactedContextPrefix + summary})
 	}
@@ -135,6 +137,54 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 		}
 	}
 	return out, trigger, nil
+}
+
+// notOpened is the 400 of input item i, whose encrypted_content did not
+// open (err, from Keys.Open).
+func notOpened(i int, err error) error {
+	param := fmt.Sprintf("input[%d].encrypted_content", i)
+	why := "was not sealed by this service for this tenant, or was altered since"
+	if errors.Is(err, ErrUnknownKey) {
+		why = "was sealed with a key this service does not hold (rotated out, or another deployment's)"
+	}
+	e := apierr.InvalidBody(param, "%s %s", param, why)
+	e.Err = err
+	return e
+}
+
+// openReasoning opens the encrypted_content of each reasoning item of in
+// (sealed by a turn that asked for it with include) into its
+// Reasoning.Opened, which the provider sends upstream with the assistant
+// message after it. An encrypted_content that does not open (another
+// tenant's, altered, another service's) is a 400 naming it, as a
+// compaction item's is; an Opened a mapping set is cleared, as only this
+// stage opens. in is copied before the first change; the items'
+// Reasoning values are not changed in place.
+func (s *Stage) openReasoning(tenant string, in []runner.Message) ([]runner.Message, error) {
+	var out []runner.Message
+	for i, m := range in {
+		r := m.Reasoning
+		if m.Role != runner.RoleReasoning || r == nil || (r.EncryptedContent == "" && r.Opened == "") {
+			continue
+		}
+		opened := ""
+		if r.EncryptedContent != "" {
+			var err error
+			if opened, err = s.keys.Open(tenant, r.EncryptedContent); err != nil {
+				return nil, notOpened(m.RefIndex, err)
+			}
+		}
+		if out == nil {
+			out = slices.Clone(in)
+		}
+		c := *r
+		c.Opened = opened
+		out[i].Reasoning = &c
+	}
+	if out == nil {
+		return in, nil
+	}
+	return out, nil
 }
 
 // openHistory opens the compaction items of a conversation's items, as

@@ -13,10 +13,11 @@ import (
 // output_item.done. The summary is one part (summary_index 0).
 
 // AppendReasoningItemEvent appends response.output_item.added (summary ""
-// and done false: an empty summary) or .done with the whole summary.
-func (s *ResponseStream) AppendReasoningItemEvent(dst []byte, seq, outputIndex int, itemID, summary string, done bool) []byte {
+// and done false: an empty summary) or .done with the whole summary and
+// encrypted, the sealed reasoning ("": none).
+func (s *ResponseStream) AppendReasoningItemEvent(dst []byte, seq, outputIndex int, itemID, summary, encrypted string, done bool) []byte {
 	dst = itemEventHead(dst, seq, outputIndex, done)
-	dst = respjson.AppendReasoningItem(dst, itemID, summary)
+	dst = respjson.AppendSealedReasoningItem(dst, itemID, summary, encrypted)
 	return append(dst, '}')
 }
 

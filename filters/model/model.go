@@ -62,6 +62,9 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	}
 	x.Stream = f[1].Bool()
 	x.IncludeUsage = x.Stream && f[2].Get("include_usage").Bool()
+	if x.Endpoint == filters.Responses && includesReasoning(f[6]) {
+		x.TurnOf().IncludeReasoning = true
+	}
 	return next.Handle(ctx, x)
 }
 
@@ -120,7 +123,19 @@ func quote(s string) string {
 
 // topNames are the top-level members the stage reads, in the order of
 // readTop's results.
-var topNames = [...]string{"model", "stream", "stream_options", "messages", "input", "metadata"}
+var topNames = [...]string{"model", "stream", "stream_options", "messages", "input", "metadata", "include"}
+
+// includesReasoning reports whether include (a Responses body's) lists
+// reasoning.encrypted_content: the turn's reasoning item then carries the
+// upstream's reasoning sealed (filters/compaction, filters/translate).
+func includesReasoning(include gjson.Result) bool {
+	found := false
+	include.ForEach(func(_, v gjson.Result) bool {
+		found = v.Type == gjson.String && v.Str == "reasoning.encrypted_content"
+		return !found
+	})
+	return found
+}
 
 // readTop reads the body's top level in one pass: the members named in
 // topNames (absent ones are the zero Result, as gjson.Get gives them), and

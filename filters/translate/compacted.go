@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -90,4 +91,41 @@ func (e *responseEvents) compactionEvents(item []byte) error {
 		}
 	}
 	return nil
+}
+
+// withSealedReasoning gives the reasoning item of the final Response body
+// (the one the mapping made of the upstream's reasoning, id rs_<message
+// id>) its encrypted_content: res.Reasoning sealed for the tenant, when
+// the turn asked for it (include reasoning.encrypted_content,
+// x.Turn.SealReasoning). The item keeps what the mapping wrote of it; a
+// later turn that sends it back gives the upstream the reasoning again
+// (filters/compaction). Without the include, or without reasoning, the
+// body is unchanged.
+func withSealedReasoning(body []byte, x *filters.Exchange, ids replyIDs, res *runner.Result) ([]byte, error) {
+	seal := x.Turn.ReasoningSealer()
+	if seal == nil || res.Reasoning == "" {
+		return body, nil
+	}
+	id := contract.ReasoningID(ids.message)
+	at, n := -1, 0
+	var item gjson.Result
+	gjson.GetBytes(body, "output").ForEach(func(_, it gjson.Result) bool {
+		if it.Get("type").Str == "reasoning" && it.Get("id").Str == id {
+			at, item = n, it
+			return false
+		}
+		n++
+		return true
+	})
+	if at < 0 {
+		return body, nil // the mapping (or a result plugin) left it out
+	}
+	r := respjson.Reasoning{EncryptedContent: seal(res.Reasoning)}
+	for _, p := range item.Get("summary.#.text").Array() {
+		r.Summary = append(r.Summary, p.Str)
+	}
+	for _, p := range item.Get("content.#.text").Array() {
+		r.Content = append(r.Content, p.Str)
+	}
+	return sjson.SetRawBytes(body, "output."+strconv.Itoa(at), respjson.AppendReasoning(nil, id, r))
 }

@@ -258,7 +258,7 @@ func (e *responseEvents) finish(res runner.Result, final []byte) error {
 	if err := e.closeCalls(); err != nil {
 		return err
 	}
-	if err := e.reasoning(res.Reasoning); err != nil {
+	if err := e.reasoning(res.Reasoning, final); err != nil {
 		return err
 	}
 	return e.complete(final)
@@ -275,23 +275,29 @@ func (e *responseEvents) complete(final []byte) error {
 
 // reasoning sends the events of the reasoning item of an answer whose
 // upstream gave its reasoning: after the answer's items, where the final
-// Response lists it (plugins/compat), with the summary in one delta.
-func (e *responseEvents) reasoning(text string) error {
+// Response lists it (plugins/compat), with the summary in one delta. Its
+// output_item.done carries the encrypted_content final's item has (include
+// reasoning.encrypted_content), the same as response.completed's.
+func (e *responseEvents) reasoning(text string, final []byte) error {
 	if text == "" {
 		return nil
 	}
 	id, i := contract.ReasoningID(e.ids.message), e.outputs
+	var sealed string
+	if e.x.Turn.ReasoningSealer() != nil {
+		sealed = gjson.GetBytes(final, `output.#(id=="`+id+`").encrypted_content`).Str
+	}
 	e.outputs++
 	events := []struct {
 		name string
 		add  func(dst []byte, seq int) []byte
 	}{
-		{"response.output_item.added", func(d []byte, n int) []byte { return e.rs.AppendReasoningItemEvent(d, n, i, id, "", false) }},
+		{"response.output_item.added", func(d []byte, n int) []byte { return e.rs.AppendReasoningItemEvent(d, n, i, id, "", "", false) }},
 		{"response.reasoning_summary_part.added", func(d []byte, n int) []byte { return e.rs.AppendSummaryPart(d, n, i, id, "", false) }},
 		{"response.reasoning_summary_text.delta", func(d []byte, n int) []byte { return e.rs.AppendSummaryText(d, n, i, id, text, false) }},
 		{"response.reasoning_summary_text.done", func(d []byte, n int) []byte { return e.rs.AppendSummaryText(d, n, i, id, text, true) }},
 		{"response.reasoning_summary_part.done", func(d []byte, n int) []byte { return e.rs.AppendSummaryPart(d, n, i, id, text, true) }},
-		{"response.output_item.done", func(d []byte, n int) []byte { return e.rs.AppendReasoningItemEvent(d, n, i, id, text, true) }},
+		{"response.output_item.done", func(d []byte, n int) []byte { return e.rs.AppendReasoningItemEvent(d, n, i, id, text, sealed, true) }},
 	}
 	for _, ev := range events {
 		if err := e.send(ev.name, ev.add(e.buf[:0], e.out.nextSeq())); err != nil {

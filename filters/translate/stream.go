@@ -175,6 +175,9 @@ func (t *Translate) responseStream(ctx context.Context, x *filters.Exchange, ids
 	if err == nil {
 		final, err = withCompaction(final, x, ids, &res)
 	}
+	if err == nil {
+		final, err = withSealedReasoning(final, x, ids, &res)
+	}
 	if err != nil {
 		return err
 	}

@@ -115,6 +115,9 @@ func (t *Translate) complete(ctx context.Context, x *filters.Exchange, ids reply
 	if err == nil {
 		body, err = withCompaction(body, x, ids, &res)
 	}
+	if err == nil {
+		body, err = withSealedReasoning(body, x, ids, &res)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,16 @@ type Turn struct {
 	// Compaction is the compaction item the turn's Response carries;
 	// nil: none. Set by the compaction stage, read by translate.
 	Compaction *Compaction
+	// IncludeReasoning: the request's include lists
+	// reasoning.encrypted_content. Set by the model stage, which reads the
+	// body's top level.
+	IncludeReasoning bool
+	// SealReasoning, when set, seals the upstream's reasoning for the
+	// tenant into the encrypted_content of the Response's reasoning item
+	// (IncludeReasoning); the compaction stage opens it when a later turn
+	// sends the item back. Set by the compaction stage, with its keys;
+	// read by translate.
+	SealReasoning func(text string) string
 	// SessionID and ThreadID, when set, are the session and thread a
 	// compaction run opened for a turn that named none: the turn
 	// continues that thread. Set by the compaction stage.
@@ -201,6 +211,14 @@ func OutputItems(object []byte) ([]runner.ConversationItem, error) {
 		items = append(items, runner.ConversationItem{ID: id, Data: json.RawMessage(it.Raw)})
 	}
 	return items, nil
+}
+
+// ReasoningSealer is the turn's SealReasoning (nil: none, or no turn).
+func (t *Turn) ReasoningSealer() func(string) string {
+	if t == nil {
+		return nil
+	}
+	return t.SealReasoning
 }
 
 // Compacted is the compaction the turn carries (nil: none, or no turn).

@@ -230,13 +230,26 @@ type Reasoning struct {
 // stream show the reasoning an upstream gave. It has no encrypted_content:
 // a chat completions upstream gives none to carry.
 func AppendReasoningItem(dst []byte, id, summary string) []byte {
+	return AppendSealedReasoningItem(dst, id, summary, "")
+}
+
+// AppendSealedReasoningItem is AppendReasoningItem with encrypted_content
+// encrypted (left out when ""): the upstream's reasoning that runedge
+// sealed for a turn that asked for it (include
+// reasoning.encrypted_content).
+func AppendSealedReasoningItem(dst []byte, id, summary, encrypted string) []byte {
 	dst = append(dst, ItemHead...)
 	dst = guestjson.AppendString(dst, id)
 	dst = append(dst, `,"type":"reasoning","summary":[`...)
 	if summary != "" {
 		dst = appendTextParts(dst, "summary_text", summary)
 	}
-	return append(dst, "]}"...)
+	dst = append(dst, ']')
+	if encrypted != "" {
+		dst = append(dst, `,"encrypted_content":`...)
+		dst = guestjson.AppendString(dst, encrypted)
+	}
+	return append(dst, '}')
 }
 
 // AppendReasoning appends a reasoning item with all of r: its summary, its

@@ -91,6 +91,8 @@ func TestItemsValidateAgainstBothDescriptions(t *testing.T) {
 			[]check{orItem, oaOutputItem, oaConvItem}},
 		{"reasoning without summary", AppendReasoningItem(nil, "rs_1", ""),
 			[]check{orItem, oaOutputItem, oaConvItem}},
+		{"sealed reasoning from an upstream", AppendSealedReasoningItem(nil, "rs_1", "Six times seven.", "rc1.k.AAAA"),
+			[]check{orItem, oaOutputItem, oaConvItem}},
 		{"stored reasoning", AppendReasoning(nil, "rs_2", Reasoning{Summary: []string{"a", "b"}, Content: []string{"c"}, EncryptedContent: "gAAA"}),
 			[]check{orItem, oaOutputItem, oaConvItem}},
 		{"compaction", AppendCompactionItem(nil, "cmp_1", "rc1.k.AAAA"),

@@ -104,7 +104,7 @@ func TestMapReplayedItems(t *testing.T) {
 		{"type":"message","role":"assistant","phase":"final_answer","content":"One file."}]}`
 	request, _ := mapOK(t, EndpointResponses, body)
 	want := compact(t, `{"input":[{"role":"user","content":"list files"},
-		{"role":"reasoning","content":"","reasoning":{"id":"rs_1","summary":["Need ls."],"encrypted_content":"gAAA"}},
+		{"role":"reasoning","content":"","reasoning":{"id":"rs_1","summary":["Need ls."],"encrypted_content":"gAAA"},"ref_index":1},
 		{"role":"assistant","content":"Looking.","phase":"commentary"},
 		{"role":"assistant","content":"","tool_calls":[{"id":"call_1","name":"shell","arguments":"ls -l","custom":true}]},
 		{"role":"tool","content":"a.txt","tool_call_id":"call_1"},

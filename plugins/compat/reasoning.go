@@ -1,6 +1,8 @@
 package compat
 
 import (
+	"strconv"
+
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/internal/respjson"
 	"github.com/runedge/runedge/plugins/guestjson"
@@ -13,10 +15,15 @@ import (
 // the response and that providers leave out of what they send upstream
 // (a chat completions upstream has no place for them):
 //
-//	{"role":"reasoning","content":"","reasoning":{"id","summary":[…],"content":[…],"encrypted_content"}}
+//	{"role":"reasoning","content":"","reasoning":{"id","summary":[…],"content":[…],"encrypted_content"},"ref_index":i}
+//
+// ref_index (the item's index in the input, left out when 0) comes with an
+// encrypted_content: the host opens what it sealed (filters/compaction),
+// and names input[i].encrypted_content when it does not open.
 
-// appendReasoning appends reasoning item item; where names it for errors.
-func appendReasoning(dst []byte, item value, where string) ([]byte, error) {
+// appendReasoning appends reasoning item item, input item i; where names
+// it for errors.
+func appendReasoning(dst []byte, item value, i int, where string) ([]byte, error) {
 	id, enc := item.Get("id"), item.Get("encrypted_content")
 	if !id.IsNull() && !id.IsString() {
 		return dst, invalid(where+".id", "a reasoning item's id must be a string")
@@ -53,6 +60,11 @@ func appendReasoning(dst []byte, item value, where string) ([]byte, error) {
 		dst = append(dst, `"encrypted_content":"`...)
 		dst = guestjson.AppendStringValue(dst, enc)
 		dst = append(dst, '"')
+		if i > 0 {
+			dst = append(dst, `},"ref_index":`...)
+			dst = strconv.AppendInt(dst, int64(i), 10)
+			return append(dst, '}'), nil
+		}
 	}
 	return append(dst, "}}"...), nil
 }

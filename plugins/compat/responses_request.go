@@ -252,7 +252,7 @@ func appendInputItem(dst []byte, item value, i int, inCalls bool, offered []stri
 		return append(dst, '}'), false, nil
 	}
 	if typ.Is("reasoning") {
-		dst, err := appendReasoning(dst, item, where)
+		dst, err := appendReasoning(dst, item, i, where)
 		return dst, false, err
 	}
 	if dst, ok, err := appendCompactionItem(dst, typ, enc, i); ok {

@@ -46,4 +46,10 @@ type Reasoning struct {
 	Summary          []string `json:"summary,omitempty"`
 	Content          []string `json:"content,omitempty"`
 	EncryptedContent string   `json:"encrypted_content,omitempty"`
+	// Opened is the reasoning text EncryptedContent sealed, when this
+	// service sealed it for the tenant (include
+	// reasoning.encrypted_content): set by the host's compaction stage,
+	// never by a mapping, and sent upstream as the reasoning_content of
+	// the assistant message that follows the item.
+	Opened string `json:"opened,omitempty"`
 }

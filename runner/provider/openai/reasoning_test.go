@@ -51,3 +51,32 @@ func TestUpstreamReasoning(t *testing.T) {
 		})
 	}
 }
+
+// Opened reasoning (Reasoning.Opened, set by the host for an item it
+// sealed) goes upstream as reasoning_content of its assistant message:
+// the one before it (runedge's order), else the one after it (OpenAI's);
+// a reasoning item without opened text, or next to no assistant message,
+// adds nothing.
+func TestOpenedReasoningOnItsAssistantMessage(t *testing.T) {
+	rs := func(opened string) runner.Message {
+		return runner.Message{Role: runner.RoleReasoning, Reasoning: &runner.Reasoning{Summary: []string{"s"}, Opened: opened}}
+	}
+	msgs := []runner.Message{
+		{Role: "user", Content: "a"}, {Role: "assistant", Content: "A"}, rs("after A"), rs("more A"),
+		{Role: "user", Content: "b"}, rs("before B"), {Role: "assistant", Content: "B"},
+		{Role: "user", Content: "c"}, rs("nobody's"), {Role: "user", Content: "d"}, {Role: "assistant", Content: "D"}, rs(""),
+	}
+	var got []string
+	for _, w := range wireMessages(msgs) {
+		got = append(got, w.Role+":"+w.ReasoningContent)
+	}
+	want := []string{"user:", "assistant:after A\n\nmore A", "user:", "assistant:before B", "user:", "user:", "assistant:"}
+	if len(got) != len(want) {
+		t.Fatalf("wire messages %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("message %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

@@ -18,6 +18,10 @@ type wireMessage struct {
 	Content    any            `json:"content"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+	// ReasoningContent is the reasoning of an assistant message, as
+	// reasoning upstreams (vLLM, DeepSeek) return it: the opened reasoning
+	// items that precede the message (reasoning.go).
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 }
 
 type wireToolCall struct {
@@ -54,15 +58,32 @@ type wireToolCallDelta struct {
 }
 
 // wireMessages is the conversation on the wire. Reasoning items are left
-// out: a chat completions upstream has no place for them (they stay in the
-// stored history).
+// out: a chat completions upstream has no item for them (they stay in the
+// stored history). The reasoning this service sealed and opened again
+// (Reasoning.Opened) goes upstream as the reasoning_content of the
+// assistant message it belongs to: the one right before it, as runedge
+// orders a Response's output (its reasoning item last), else the one right
+// after it, as OpenAI orders it. Reasoning next to no assistant message is
+// dropped.
 func wireMessages(msgs []runner.Message) []wireMessage {
 	out := make([]wireMessage, 0, len(msgs))
+	var pending string // opened reasoning waiting for the assistant message after it
 	for i, m := range msgs {
 		if m.Role == runner.RoleReasoning {
+			if r := m.Reasoning; r != nil && r.Opened != "" {
+				if n := len(out); n > 0 && out[n-1].Role == "assistant" {
+					out[n-1].ReasoningContent = joinReasoning(out[n-1].ReasoningContent, r.Opened)
+				} else {
+					pending = joinReasoning(pending, r.Opened)
+				}
+			}
 			continue
 		}
 		w := wireMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+		if m.Role == "assistant" {
+			w.ReasoningContent = pending
+		}
+		pending = ""
 		switch {
 		case len(m.Parts) > 0:
 			w.Content = wireParts(m.Parts)
@@ -76,6 +97,15 @@ func wireMessages(msgs []runner.Message) []wireMessage {
 		out = append(out, w)
 	}
 	return out
+}
+
+// joinReasoning is the reasoning texts a and b of one assistant message,
+// a blank line between.
+func joinReasoning(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
 }
 
 func wireTools(tools []runner.Tool) []wireTool {
