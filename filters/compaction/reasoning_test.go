@@ -41,7 +41,6 @@ func TestOpenReasoning(t *testing.T) {
 		"another tenant's": {"t2", sealed},
 		"altered":          {"t1", string(altered)},
 		"foreign":          {"t1", "gAAAAB-opaque"},
-		"unknown key":      {"t1", "rc1.k9.AAAA"},
 	} {
 		_, err := s.openReasoning(c.tenant, []runner.Message{{Role: "user", Content: "x"},
 			{Role: runner.RoleReasoning, Reasoning: &runner.Reasoning{EncryptedContent: c.enc}, RefIndex: 4}})
@@ -49,5 +48,21 @@ func TestOpenReasoning(t *testing.T) {
 		if !errors.As(err, &e) || e.Param != "input[4].encrypted_content" || e.Code != apierr.CodeInvalidBody {
 			t.Errorf("%s: %v, want 400 invalid_body naming input[4].encrypted_content", name, err)
 		}
+	}
+
+	// Sealed with a key this host does not hold: a ring rotated past it,
+	// or a host without configured keys that restarted (ProcessKeys). The
+	// item is kept, nothing opened; the turn is served.
+	restarted := ProcessKeys().Seal("t1", "Before the restart.")
+	for name, enc := range map[string]string{"unknown key": "rc1.k9.AAAA", "a restarted host's": restarted} {
+		in := []runner.Message{{Role: "user", Content: "x"},
+			{Role: runner.RoleReasoning, Reasoning: &runner.Reasoning{EncryptedContent: enc, Opened: "written by a mapping"}, RefIndex: 4}}
+		out, err := s.openReasoning("t1", in)
+		if err != nil || len(out) != 2 || out[1].Reasoning.Opened != "" || out[1].Reasoning.EncryptedContent != enc {
+			t.Errorf("%s: %v %+v, want the item kept and nothing opened", name, err, out)
+		}
+	}
+	if a, b := ProcessKeys(), ProcessKeys(); a.seal == b.seal {
+		t.Errorf("two processes' keys share the id %q: a restarted host's items would fail as altered, not as unknown", a.seal)
 	}
 }

@@ -74,13 +74,16 @@ func NewKeys(keys []Key) (*Keys, error) {
 
 // ProcessKeys returns a ring of one random key that lives as long as the
 // process: compaction works without configuration, but an item sealed
-// before a restart, or by another host, no longer opens.
+// before a restart, or by another host, no longer opens. The key's id is
+// random too ("process-" and 8 hex digits), so such an item names a key
+// this host does not hold (ErrUnknownKey), which a reasoning item may be
+// forgiven, rather than failing authentication as an altered one does.
 func ProcessKeys() *Keys {
-	secret := make([]byte, 32)
+	secret := make([]byte, 36)
 	if _, err := rand.Read(secret); err != nil {
 		panic("compaction: no randomness: " + err.Error())
 	}
-	k, _ := NewKeys([]Key{{ID: "process", Secret: secret}})
+	k, _ := NewKeys([]Key{{ID: fmt.Sprintf("process-%x", secret[32:]), Secret: secret[:32]}})
 	return k
 }
 

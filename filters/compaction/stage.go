@@ -155,10 +155,15 @@ func notOpened(i int, err error) error {
 // openReasoning opens the encrypted_content of each reasoning item of in
 // (sealed by a turn that asked for it with include) into its
 // Reasoning.Opened, which the provider sends upstream with the assistant
-// message after it. An encrypted_content that does not open (another
-// tenant's, altered, another service's) is a 400 naming it, as a
-// compaction item's is; an Opened a mapping set is cleared, as only this
-// stage opens. in is copied before the first change; the items'
+// message after it. An encrypted_content that fails authentication
+// (another tenant's, altered, another service's) is a 400 naming it, as a
+// compaction item's is. One sealed with a key this host does not hold
+// (rotated out, or a host without compaction.keys that restarted: Codex
+// resends every reasoning item each turn) is forgiven: the item is kept
+// and nothing is opened, so the upstream goes without that reasoning
+// rather than every turn of the session being refused. A compaction item
+// is not forgiven: it stands for the turns it replaced. An Opened a
+// mapping set is cleared, as only this stage opens. in is copied before the first change; the items'
 // Reasoning values are not changed in place.
 func (s *Stage) openReasoning(tenant string, in []runner.Message) ([]runner.Message, error) {
 	var out []runner.Message
@@ -170,7 +175,9 @@ func (s *Stage) openReasoning(tenant string, in []runner.Message) ([]runner.Mess
 		opened := ""
 		if r.EncryptedContent != "" {
 			var err error
-			if opened, err = s.keys.Open(tenant, r.EncryptedContent); err != nil {
+			if opened, err = s.keys.Open(tenant, r.EncryptedContent); errors.Is(err, ErrUnknownKey) {
+				opened = ""
+			} else if err != nil {
 				return nil, notOpened(m.RefIndex, err)
 			}
 		}
