@@ -12,6 +12,14 @@ var plainASCII = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// plainHTMLSafe is plainASCII less the HTML characters < > &, which
+// encoding/json escapes as \u003c \u003e \u0026.
+var plainHTMLSafe = func() [utf8.RuneSelf]bool {
+	t := plainASCII
+	t['<'], t['>'], t['&'] = false, false, false
+	return t
+}()
+
 // AppendString appends s to dst as a quoted JSON string.
 //
 // It escapes what JSON requires (quote, backslash, control characters) plus
@@ -28,6 +36,20 @@ func AppendString(dst []byte, s string) []byte {
 // AppendStringBody appends s escaped as in AppendString, without quotes,
 // so callers can join several pieces into one JSON string.
 func AppendStringBody(dst []byte, s string) []byte {
+	return appendStringBody(dst, s, &plainASCII)
+}
+
+// AppendStringHTMLSafe appends s as json.Marshal writes it, byte for byte:
+// as AppendString does, and < > & escaped as well. For the host's bodies
+// that must equal what encoding/json wrote before them (a run's recorded
+// request, compared and deduplicated as bytes).
+func AppendStringHTMLSafe(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendStringBody(dst, s, &plainHTMLSafe)
+	return append(dst, '"')
+}
+
+func appendStringBody(dst []byte, s string, plainASCII *[utf8.RuneSelf]bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
