@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -23,6 +24,13 @@ func decodeStd(in []byte) (StreamInput, error) {
 	var si StreamInput
 	for name, dst := range map[string]any{"endpoint": &si.Endpoint, "id": &si.ID, "tenant_id": &si.TenantID, "text": &si.Text, "final": &si.Final} {
 		if raw, ok := fields[name]; ok {
+			// encoding/json takes null for a string or a bool and leaves
+			// it unset; the reader holds the host to the shape it writes
+			// (no null: TestParseStreamInputRejects), so null is an error
+			// here too.
+			if string(bytes.TrimSpace(raw)) == "null" {
+				return StreamInput{}, errors.New(name + " is null")
+			}
 			if err := json.Unmarshal(raw, dst); err != nil {
 				return StreamInput{}, err
 			}
