@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -137,22 +136,9 @@ func resentSession(client *http.Client, base string, session int) (distinct, sen
 // resentTurn posts one turn and returns the response's output items, as
 // a client puts them back into its history.
 func resentTurn(client *http.Client, base string, body []byte) ([]json.RawMessage, error) {
-	req, err := http.NewRequest("POST", base+"/v1/responses", strings.NewReader(string(body)))
+	reply, err := historyPost(client, base+"/v1/responses", string(body))
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+tokApp)
-	res, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	reply, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status %d: %s", res.StatusCode, reply)
 	}
 	var r struct {
 		Output []json.RawMessage `json:"output"`

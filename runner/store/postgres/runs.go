@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // insertRunSQL writes a run; its fourth value, the session id, is the
@@ -51,7 +52,7 @@ const (
 // thread. A new session or thread whose id is taken is an error, a new
 // thread in a session that is not the tenant's ErrNotFound.
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
-	args, err := runArgs(r, elided(ctx, r))
+	args, err := runArgs(r, itemref.Elided(ctx, r))
 	if err != nil {
 		return err
 	}

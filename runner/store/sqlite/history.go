@@ -244,30 +244,9 @@ func (s *Store) JoinBegin(ctx context.Context, rec runner.ResponseRecord, input 
 		return ctx, runner.NotJoined // BeginResponse will say why
 	}
 	// StartRun keeps the run's request without this input (itemref.Elide).
-	ctx = context.WithValue(ctx, elideKey{}, elision{rec.RunID, msgs})
+	ctx = itemref.WithElision(ctx, rec.RunID, msgs)
 	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
-}
-
-// elideKey carries a joined first write's input to StartRun (elision).
-type elideKey struct{}
-
-// elision is the input of run runID's response, stored as its items.
-type elision struct {
-	runID string
-	msgs  []string
-}
-
-// elided is the recorded request r keeps: without its input when ctx
-// carries the joined write of its response's input items and the
-// request holds exactly them.
-func elided(ctx context.Context, r *runner.Run) []byte {
-	if e, ok := ctx.Value(elideKey{}).(elision); ok && e.runID == r.ID {
-		if b, ok := itemref.Elide(r.Request, e.msgs); ok {
-			return b
-		}
-	}
-	return r.Request
 }
 
 // JoinEnd implements runner.HistoryJoiner: EndResponse's write rides on

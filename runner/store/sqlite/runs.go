@@ -8,6 +8,7 @@ import (
 
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // StartRun records a run, which opens its session and thread by naming
@@ -24,7 +25,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	// which the run's end leaves alone; a smaller one stays in the run's
 	// row, where it costs no page of another B-tree.
 	var inline, apart any
-	if req := elided(ctx, r); len(req) > s.apart {
+	if req := itemref.Elided(ctx, r); len(req) > s.apart {
 		apart = string(req)
 	} else if len(req) > 0 {
 		inline = string(req)
