@@ -67,8 +67,8 @@ func (s *Service) Conversations() ConversationStore { return s.convs }
 // freshConversation reports whether session is a conversation of tenant
 // that has no run yet: its first run opens the session (a session
 // exists, for the run store, while a run of it does). Two first runs of
-// one conversation at once: the second fails to open it again and is
-// refused, as a run of a session taken by another would be.
+// one conversation at once: the second finds it opened (ErrSessionExists)
+// and joins it (record).
 func (s *Service) freshConversation(ctx context.Context, tenantID, session string) (bool, error) {
 	if s.convs == nil || !contract.IsSessionID(session) {
 		return false, nil

@@ -214,7 +214,15 @@ func (s *Service) record(ctx context.Context, h *Handle, spec StartSpec) error {
 	}
 	h.run.SessionID, h.run.ThreadID = sess, thread
 	run := h.run
-	if err := s.store.StartRun(ctx, &run, newSession, newThread); err != nil {
+	err = s.store.StartRun(ctx, &run, newSession, newThread)
+	if newSession && errors.Is(err, ErrSessionExists) {
+		// Two first runs of one conversation at once (freshConversation
+		// said fresh to both): the other opened the session first. This
+		// one joins it, if the session is the tenant's; the check of a
+		// run in a session is StartRun's own.
+		err = s.store.StartRun(ctx, &run, false, true)
+	}
+	if err != nil {
 		if errors.Is(err, ErrNotFound) { // the named session is not the tenant's
 			return err
 		}

@@ -106,7 +106,23 @@ var (
 	// (size, depth, the size of the smallest document it allows) or admits
 	// no value. It matches ErrInvalidRequest too.
 	ErrInvalidSchema = fmt.Errorf("%w: invalid output schema", ErrInvalidRequest)
+	// ErrDuplicateItem: an item appended to a conversation has an id the
+	// conversation already holds. Callers check ids before they append;
+	// this is what a store answers when two writes race past that check
+	// (its unique index), so the loser is told why, not a 500. The error
+	// is a *DuplicateItemError, which names the id.
+	ErrDuplicateItem = errors.New("duplicate item id")
+	// ErrSessionExists: StartRun was told to open a new session whose id
+	// has runs already (two first runs of one conversation at once; or an
+	// id another run chose).
+	ErrSessionExists = errors.New("session exists already")
 )
+
+// DuplicateItemError is a store's ErrDuplicateItem for item ID.
+type DuplicateItemError struct{ ID string }
+
+func (e *DuplicateItemError) Error() string        { return "duplicate item id " + e.ID }
+func (e *DuplicateItemError) Is(target error) bool { return target == ErrDuplicateItem }
 
 // Tool types live in runner/native (see there).
 type (

@@ -148,6 +148,12 @@ func InvalidBody(param, format string, args ...any) *Error {
 	return Param(CodeInvalidBody, param, fmt.Sprintf(format, args...))
 }
 
+// DuplicateItem is the 400 of an item whose id the conversation already
+// holds, in OpenAI's words, naming param (input, or items).
+func DuplicateItem(param, id string) *Error {
+	return InvalidBody(param, "Duplicate item found with id %s: the conversation already holds it. Remove duplicate items from your input and try again.", id)
+}
+
 // InvalidHeader is a 400 naming the offending header.
 func InvalidHeader(header, format string, args ...any) *Error {
 	return Param(CodeInvalidHeader, header, fmt.Sprintf(format, args...))

@@ -143,8 +143,10 @@ func notFound(id string) *apierr.Error {
 // before anything runs or is stored. Storing the item under a new id
 // instead would leave the client believing its id names the item it
 // sent, while the conversation's item of that id is the older one; and
-// appending it as it is would break the conversation's one item per id
-// (the store's unique index: a 500, once the run had run).
+// appending it as it is would break the conversation's one item per id.
+// Two turns that race past this check with the same new id meet the
+// store's unique index at their commits: the later one is the same 400
+// (runner.ErrDuplicateItem, turn.Turn.Commit), its run recorded.
 func inConversation(ctx context.Context, cs runner.ConversationStore, tenant, session string) func(string) (bool, error) {
 	return func(id string) (bool, error) {
 		_, err := cs.GetConversationItem(ctx, tenant, session, id)
@@ -154,7 +156,7 @@ func inConversation(ctx context.Context, cs runner.ConversationStore, tenant, se
 		case err != nil:
 			return false, err
 		}
-		return false, apierr.InvalidBody("input", "Duplicate item found with id %s: the conversation already holds it. Remove duplicate items from your input and try again.", id)
+		return false, apierr.DuplicateItem("input", id)
 	}
 }
 

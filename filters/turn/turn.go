@@ -21,6 +21,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -175,7 +176,15 @@ func (t *Turn) Commit(ctx context.Context, run runner.Run, object []byte) error 
 			return err
 		}
 		items := append(c.Input[:len(c.Input):len(c.Input)], out...)
-		if err := c.Store.AppendConversationItems(ctx, c.TenantID, c.SessionID, items); err != nil && !errors.Is(err, runner.ErrNotFound) {
+		err = c.Store.AppendConversationItems(ctx, c.TenantID, c.SessionID, items)
+		var dup *runner.DuplicateItemError
+		switch {
+		case errors.As(err, &dup):
+			// A concurrent turn appended an item of this id after this
+			// turn's input was checked (filters/conversation): the input
+			// is refused as the check refuses it.
+			return apierr.DuplicateItem("input", dup.ID)
+		case err != nil && !errors.Is(err, runner.ErrNotFound):
 			return err
 		}
 	}

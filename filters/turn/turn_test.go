@@ -428,3 +428,81 @@ func TestRemember(t *testing.T) {
 		t.Errorf("a failed turn: %d, remembered %q", code, got)
 	}
 }
+
+// TestCommitRacedDuplicateID: two turns of one conversation send the
+// same new item id at once. Both pass the conversation stage's check (the
+// conversation does not hold it yet); the first to commit appends it and
+// the other meets the store's unique index: it is refused as the check
+// refuses a held id (400 naming input), not answered 5xx, and appends
+// nothing.
+func TestCommitRacedDuplicateID(t *testing.T) {
+	r := newRoom(t)
+	conv := r.conversation(t, user("hello"))
+	gate := make(chan struct{})
+	r.agent.mu.Lock()
+	r.agent.gate = gate
+	r.agent.mu.Unlock()
+	body := `{"model":"service","conversation":"` + conv + `","input":[{"type":"message","id":"msg_mine","role":"user","content":"hi"}]}`
+	type reply struct {
+		code int
+		body string
+	}
+	replies := make(chan reply, 2)
+	for range 2 {
+		go func() {
+			code, b := r.post(t, t.Context(), body)
+			replies <- reply{code, b}
+		}()
+	}
+	for r.agent.runs() < 2 { // both are past the check, their agents waiting
+		select {
+		case rp := <-replies:
+			t.Fatalf("a turn answered before both ran: %d %s", rp.code, rp.body)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	close(gate)
+	var codes []int
+	for range 2 {
+		rp := <-replies
+		codes = append(codes, rp.code)
+		if rp.code == 400 {
+			e := gjson.Get(rp.body, "error")
+			if e.Get("param").Str != "input" || e.Get("code").Str != "invalid_body" || !strings.Contains(e.Get("message").Str, "msg_mine") {
+				t.Errorf("the refused turn answered %s", rp.body)
+			}
+		}
+	}
+	slices.Sort(codes)
+	if !slices.Equal(codes, []int{200, 400}) {
+		t.Fatalf("the two turns answered %v, want one 200 and one 400", codes)
+	}
+	want := []string{"message:user:hello", "message:user:hi", "message:assistant:Paris"}
+	if got := r.items(t, conv); !slices.Equal(got, want) {
+		t.Errorf("the conversation holds %q, want %q (the refused turn appended nothing)", got, want)
+	}
+}
+
+// TestConcurrentFirstTurns: the first turns of a new conversation, sent
+// at once, all run (the first to start opens its session; the others join
+// it), and each appends its input and answer. The others were 500s.
+func TestConcurrentFirstTurns(t *testing.T) {
+	r := newRoom(t)
+	conv := r.conversation(t, user("hello"))
+	const n = 4
+	codes := make(chan string, n)
+	for i := range n {
+		go func() {
+			code, b := r.post(t, t.Context(), fmt.Sprintf(`{"model":"service","conversation":%q,"input":"turn %d"}`, conv, i))
+			codes <- fmt.Sprintf("%d %.120s", code, b)
+		}()
+	}
+	for range n {
+		if c := <-codes; !strings.HasPrefix(c, "200 ") {
+			t.Errorf("a first turn answered %s", c)
+		}
+	}
+	if got := r.items(t, conv); len(got) != 1+2*n {
+		t.Errorf("the conversation holds %d items, want %d: %q", len(got), 1+2*n, got)
+	}
+}

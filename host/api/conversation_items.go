@@ -45,12 +45,26 @@ func (hs *Handlers) AddConversationItems(ctx context.Context, x *filters.Exchang
 		}
 		return err == nil, err
 	}
-	items, err := conversation.NewItems(body.Items, "items", taken)
-	if err != nil {
-		return err
-	}
-	if err := cs.AppendConversationItems(ctx, x.Identity.TenantID, c.SessionID, items); err != nil {
-		return conversationError(err, x.Request.PathValue("id"))
+	// An id the conversation holds gets a new one (NewItems). A
+	// concurrent append of the same id can land between the check and
+	// this append (the store's runner.ErrDuplicateItem): the items are
+	// made again, the id now found taken, once.
+	var items []runner.ConversationItem
+	for again := true; ; again = false {
+		if items, err = conversation.NewItems(body.Items, "items", taken); err != nil {
+			return err
+		}
+		err = cs.AppendConversationItems(ctx, x.Identity.TenantID, c.SessionID, items)
+		if err == nil {
+			break
+		}
+		var dup *runner.DuplicateItemError
+		switch {
+		case !errors.As(err, &dup):
+			return conversationError(err, x.Request.PathValue("id"))
+		case !again:
+			return apierr.DuplicateItem("items", dup.ID)
+		}
 	}
 	return WriteJSON(x, conversationItemPage(items, false))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -31,6 +32,10 @@ func insertConvItems(ctx context.Context, tx pgx.Tx, session string, items []run
 	for _, it := range items {
 		if _, err := tx.Exec(ctx, `INSERT INTO conversation_items (session_id, id, data) VALUES ($1, $2, $3)`,
 			session, it.ID, string(it.Data)); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation: conversation_items_id
+				return &runner.DuplicateItemError{ID: it.ID}
+			}
 			return wrap("conversation item "+it.ID, err)
 		}
 	}
@@ -183,7 +188,7 @@ func (s *Store) DeleteConversationItem(ctx context.Context, tenantID, sessionID,
 // outage already marked) as it is, any other (Begin or Commit failing on
 // a cut connection) through wrap, which marks an outage.
 func txErr(op string, err error) error {
-	if err == nil || errors.Is(err, runner.ErrNotFound) || errors.Is(err, runner.ErrUnavailable) {
+	if err == nil || errors.Is(err, runner.ErrNotFound) || errors.Is(err, runner.ErrUnavailable) || errors.Is(err, runner.ErrDuplicateItem) {
 		return err
 	}
 	return wrap(op, err)

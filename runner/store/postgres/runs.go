@@ -68,7 +68,10 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		return nil
 	})
 	if err != nil {
-		if noSession(err) && !newSession {
+		if noSession(err) {
+			if newSession {
+				return fmt.Errorf("%w: session %s", runner.ErrSessionExists, r.SessionID)
+			}
 			return notFound("session", r.SessionID)
 		}
 		return wrap("start run "+r.ID, err)

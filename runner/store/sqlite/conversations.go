@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/runedge/runedge/runner"
 )
 
@@ -36,6 +39,10 @@ func insertConvItems(ctx context.Context, tx *wtx, session string, items []runne
 	for _, it := range items {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO conversation_items (session_id, id, data) VALUES (?, ?, ?)`,
 			session, it.ID, string(it.Data)); err != nil {
+			var se *sqlite.Error
+			if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+				return &runner.DuplicateItemError{ID: it.ID}
+			}
 			return err
 		}
 	}

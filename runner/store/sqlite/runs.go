@@ -92,7 +92,7 @@ func (s *Store) refused(ctx context.Context, tx *wtx, r *runner.Run, newSession 
 	case taken:
 		return fmt.Errorf("run %s exists already", r.ID)
 	case newSession:
-		return fmt.Errorf("session %s or thread %s exists already", r.SessionID, r.ThreadID)
+		return fmt.Errorf("%w: session %s or thread %s", runner.ErrSessionExists, r.SessionID, r.ThreadID)
 	}
 	return notFound("session", r.SessionID)
 }

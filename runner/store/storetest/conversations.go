@@ -36,6 +36,12 @@ func Conversations(t *testing.T, open func(t *testing.T) runner.Store) {
 	if err := cs.AppendConversationItems(c, "t1", "sess_a", []runner.ConversationItem{item(2), item(3), item(4)}); err != nil {
 		t.Fatal(err)
 	}
+	// An id the conversation holds (two appends that raced past their
+	// callers' checks): the store names it and appends nothing.
+	var dup *runner.DuplicateItemError
+	if err := cs.AppendConversationItems(c, "t1", "sess_a", []runner.ConversationItem{item(5), item(3)}); !errors.As(err, &dup) || dup.ID != "msg_03" || !errors.Is(err, runner.ErrDuplicateItem) {
+		t.Fatalf("appending a held id: %v, want a DuplicateItemError naming msg_03", err)
+	}
 	got, err := cs.GetConversation(c, "t1", "sess_a")
 	if err != nil || got.CreatedAt != conv.CreatedAt || string(got.Metadata) != `{"k":"v"}` {
 		t.Fatalf("GetConversation = %+v, %v", got, err)

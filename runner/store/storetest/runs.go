@@ -85,8 +85,8 @@ func testSessionsAndThreads(t *testing.T, s runner.Store) {
 	if sessionExists(t, s, "acme", "sess_unknown") {
 		t.Fatal("a thread opened in an unknown session")
 	}
-	if err := s.StartRun(ctx(t), startRun("acme", "sess_1", "thread_3"), true, true); err == nil {
-		t.Fatal("a new session with an existing id succeeded")
+	if err := s.StartRun(ctx(t), startRun("acme", "sess_1", "thread_3"), true, true); !errors.Is(err, runner.ErrSessionExists) {
+		t.Fatalf("a new session with an existing id: %v, want ErrSessionExists", err)
 	}
 }
 
