@@ -13,7 +13,9 @@
 //
 // The run's recorded request repeats its input too: a store keeps it
 // without the input (Elide) and puts the input items back on read
-// (Inflate).
+// (Inflate). The recorded request of a run with no stored response (a
+// chat completion, a native run) is kept by reference to an earlier
+// run's of the tenant that begins with the same bytes (request.go).
 package itemref
 
 import (
@@ -53,6 +55,14 @@ func (h *Hasher) Add(msg string) {
 	var l [binary.MaxVarintLen64]byte
 	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
 	h.h.Write([]byte(msg))
+	h.n++
+}
+
+// AddBytes appends a message given as bytes, as Add does.
+func (h *Hasher) AddBytes(msg []byte) {
+	var l [binary.MaxVarintLen64]byte
+	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
+	h.h.Write(msg)
 	h.n++
 }
 
