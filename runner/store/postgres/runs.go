@@ -77,6 +77,9 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 			if err != nil {
 				return wrap("start run "+r.ID, err)
 			}
+			if s.afterRequestLookup != nil {
+				s.afterRequestLookup()
+			}
 			var baseArg any
 			if base != "" && depth+1 < itemref.RequestDepth && n > 0 && n <= len(req) {
 				baseArg = base
