@@ -42,16 +42,25 @@ const (
 // kept by reference: $31 the base (NULL: none), $32 the bytes it shares,
 // $33 the depth it would have, $34 and $35 the hash and length of the
 // request's input prefix.
+// It is insertRunSQL's text with three parts replaced; a change there
+// that leaves one of them out fails at start (every test).
 func insertRunSharedSQL(session string) string {
 	q := insertRunSQL(session)
 	const ok = `EXISTS (SELECT 1 FROM b)`
-	q = strings.Replace(q, `lease_token, lease_expires
+	for _, r := range [][2]string{
+		{`lease_token, lease_expires
 	) VALUES`, `lease_token, lease_expires, request_base, request_shared, request_depth, request_hash, request_prefix
-	) VALUES`, 1)
-	q = strings.Replace(q, `$21, $22, $23`, `$21, CASE WHEN `+ok+`
-		THEN chr(2) || convert_from(substring(convert_to($22, 'UTF8') FROM $32::int + 1), 'UTF8') ELSE $22 END, $23`, 1)
-	q = strings.Replace(q, `$29, $30)`, `$29, $30, (SELECT id FROM b), CASE WHEN `+ok+` THEN $32::int ELSE 0 END,
-		CASE WHEN `+ok+` THEN $33::int ELSE 0 END, $34, $35)`, 1)
+	) VALUES`},
+		{`$21, $22, $23`, `$21, CASE WHEN ` + ok + `
+		THEN chr(2) || convert_from(substring(convert_to($22, 'UTF8') FROM $32::int + 1), 'UTF8') ELSE $22 END, $23`},
+		{`$29, $30)`, `$29, $30, (SELECT id FROM b), CASE WHEN ` + ok + ` THEN $32::int ELSE 0 END,
+		CASE WHEN ` + ok + ` THEN $33::int ELSE 0 END, $34, $35)`},
+	} {
+		if strings.Count(q, r[0]) != 1 {
+			panic("runner/store/postgres: insertRunSQL no longer has " + r[0])
+		}
+		q = strings.Replace(q, r[0], r[1], 1)
+	}
 	return `WITH b AS (SELECT id FROM runs WHERE id = $31 AND tenant_id = $9 AND request IS NOT NULL FOR SHARE) ` + q
 }
 
