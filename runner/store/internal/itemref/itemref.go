@@ -72,6 +72,9 @@ func (h *Hasher) Len() int { return h.n }
 // Sum is the hash of the messages added so far.
 func (h *Hasher) Sum() []byte { return h.h.Sum(nil) }
 
+// AppendSum appends Sum to b.
+func (h *Hasher) AppendSum(b []byte) []byte { return h.h.Sum(b) }
+
 // Prefixes returns the hashes of the input's last Window prefixes, the
 // longest first (hashes[k] is of the first lens[k] messages), and the
 // hasher after all of them, to be continued with the output (Pending).

@@ -1,6 +1,7 @@
 package itemref
 
 import (
+	"crypto/sha256"
 	"errors"
 
 	"github.com/runedge/runedge/runner"
@@ -39,6 +40,9 @@ func RequestPrefixes(request []byte, bounds []int) (hashes [][]byte, lens []int)
 	}
 	h := NewHasher()
 	first := max(0, len(bounds)-Window)
+	n := len(bounds) - first
+	sums := make([]byte, 0, n*sha256.Size) // one allocation for the hashes
+	hashes, lens = make([][]byte, 0, n), make([]int, 0, n)
 	at := 0
 	for i, b := range bounds {
 		if b < at {
@@ -47,7 +51,8 @@ func RequestPrefixes(request []byte, bounds []int) (hashes [][]byte, lens []int)
 		h.AddBytes(request[at:b])
 		at = b
 		if i >= first {
-			hashes = append(hashes, h.Sum())
+			sums = h.AppendSum(sums)
+			hashes = append(hashes, sums[len(sums)-sha256.Size:len(sums):len(sums)])
 			lens = append(lens, b)
 		}
 	}
