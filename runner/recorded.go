@@ -3,9 +3,16 @@ package runner
 import (
 	"encoding/json"
 	"strconv"
+	"unsafe"
 
 	"github.com/runedge/runedge/internal/jsonfast"
 )
+
+// SharedRequestMin is the least size of a recorded request whose input
+// messages' ends Start records (Run.RequestBounds), so that a store may
+// keep it by reference to an earlier run's that begins the same way. A
+// smaller request pays neither the bounds nor the store's lookup.
+const SharedRequestMin = 16 << 10
 
 // recordedJSON is the request as a run keeps it (Run.Request): json.Marshal
 // of r. Every run pays it before its agent starts: encoding/json took
@@ -17,30 +24,51 @@ import (
 // other goes to json.Marshal, given a copy: r itself then does not escape,
 // so the caller's Request (300 bytes) stays on its stack on the common path.
 func recordedJSON(r *Request) ([]byte, error) {
-	if b, ok := appendPlainRequest(r); ok {
-		return b, nil
+	b, _, err := recordedWithBounds(r, false)
+	return b, err
+}
+
+// recordedWithBounds is recordedJSON that also returns, when bounds is
+// set and the request is of SharedRequestMin bytes at least, where each
+// input message ends in it (Run.RequestBounds): written by hand, as it
+// writes them; from json.Marshal, found by walking its input array.
+func recordedWithBounds(r *Request, bounds bool) ([]byte, []int, error) {
+	if b, ends, ok := appendPlainRequest(r, bounds); ok {
+		return b, ends, nil
 	}
 	c := *r
-	return json.Marshal(&c)
+	b, err := json.Marshal(&c)
+	if err != nil || !bounds || len(b) < SharedRequestMin || len(c.Input) == 0 {
+		return b, nil, err
+	}
+	const open = len(`{"input":`)
+	// b is not written while it is walked.
+	arr := unsafe.String(unsafe.SliceData(b[open:]), len(b)-open)
+	return b, jsonfast.AppendEnds(make([]int, 0, len(c.Input)), arr, open), nil
 }
 
 // appendPlainRequest writes r in json.Marshal's form, or reports false
-// when r has a field it does not write.
-func appendPlainRequest(r *Request) ([]byte, bool) {
+// when r has a field it does not write. With bounds, a request of
+// SharedRequestMin bytes or more also gets its messages' ends.
+func appendPlainRequest(r *Request, bounds bool) ([]byte, []int, bool) {
 	if len(r.OutputSchema) > 0 || r.SchemaName != "" || r.JSONObject || len(r.Tools) > 0 || !r.ToolChoice.IsZero() ||
 		r.ParallelToolCalls != nil || r.MaxToolCalls != 0 || r.Upstream != (Upstream{}) || len(r.WithheldTools) > 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	n := 32 + len(r.Instructions) + len(r.PreviousResponseID)
 	for i := range r.Input {
 		m := &r.Input[i]
 		if m.Ref != "" || m.RefIndex != 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" || len(m.Parts) > 0 ||
 			m.Phase != "" || m.Reasoning != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		n += 24 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
 	}
 	b := make([]byte, 0, n)
+	var ends []int
+	if bounds && n >= SharedRequestMin && len(r.Input) > 0 {
+		ends = make([]int, 0, len(r.Input))
+	}
 	b = append(b, `{"input":`...)
 	if r.Input == nil { // store:false records no input
 		b = append(b, "null"...)
@@ -55,6 +83,9 @@ func appendPlainRequest(r *Request) ([]byte, bool) {
 			b = append(b, `,"content":`...)
 			b = jsonfast.AppendString(b, r.Input[i].Content)
 			b = append(b, '}')
+			if ends != nil {
+				ends = append(ends, len(b))
+			}
 		}
 		b = append(b, ']')
 	}
@@ -78,5 +109,9 @@ func appendPlainRequest(r *Request) ([]byte, bool) {
 	if r.Background {
 		b = append(b, `,"background":true`...)
 	}
-	return append(b, '}'), true
+	b = append(b, '}')
+	if len(b) < SharedRequestMin {
+		ends = nil
+	}
+	return b, ends, true
 }

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -96,4 +99,54 @@ func BenchmarkRecordedJSON(b *testing.B) {
 			json.Marshal(&r)
 		}
 	})
+}
+
+// TestRecordedBounds: a recorded request of SharedRequestMin bytes or
+// more gives where each input message ends, written by hand or by
+// json.Marshal alike: each prefix up to a bound is `{"input":[` and the
+// messages so far, the same bytes whatever follows. A smaller request and
+// one with no input give none.
+func TestRecordedBounds(t *testing.T) {
+	var msgs []Message
+	for i := range 40 {
+		msgs = append(msgs, Message{Role: "user", Content: fmt.Sprintf("turn %d: \"quoted\"\n\t%s é", i, strings.Repeat("text <&> ", 60))})
+	}
+	tool := append(append([]Message{}, msgs...), Message{Role: "tool", ToolCallID: "call_1", Content: "result"})
+	for _, r := range []Request{
+		{Input: msgs, Stream: true},
+		{Input: msgs, Instructions: "Be brief.", MaxOutputTokens: 9},
+		{Input: tool}, // json.Marshal's path
+		{Input: msgs, Tools: []Tool{{Name: "f"}}, Stream: true}, // json.Marshal's path
+	} {
+		req, bounds, err := recordedWithBounds(&r, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := recordedJSON(&r)
+		if !bytes.Equal(req, want) || len(bounds) != len(r.Input) {
+			t.Fatalf("recordedWithBounds: %d bytes and %d bounds, want recordedJSON's %d and %d", len(req), len(bounds), len(want), len(r.Input))
+		}
+		prefix := []byte(`{"input":[`)
+		for i, m := range r.Input {
+			if i > 0 {
+				prefix = append(prefix, ',')
+			}
+			mj, err := json.Marshal(&m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix = append(prefix, mj...)
+			if string(req[:bounds[i]]) != string(prefix) {
+				t.Fatalf("bound %d: %q, want %q", i, req[max(0, bounds[i]-40):bounds[i]], prefix[max(0, len(prefix)-40):])
+			}
+		}
+	}
+	for _, r := range []Request{{Input: msgs[:2]}, {Input: msgs[:2], Tools: []Tool{{Name: "f"}}}, {Instructions: strings.Repeat("x", 20000)}} {
+		if _, bounds, _ := recordedWithBounds(&r, true); bounds != nil {
+			t.Fatalf("a request of %d messages has %d bounds, want none", len(r.Input), len(bounds))
+		}
+	}
+	if _, bounds, _ := recordedWithBounds(&Request{Input: msgs}, false); bounds != nil {
+		t.Fatal("bounds not asked for, given")
+	}
 }

@@ -153,7 +153,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	h.leased.Store(true)
 	// The request's JSON is in the store now; a run that waits on its
 	// provider (for minutes, in the background) need not hold a copy.
-	h.run.Request = nil
+	h.run.Request, h.run.RequestBounds = nil, nil
 	if h.stored && !begun() {
 		if err := s.history.BeginResponse(ctx, rec, input); err != nil {
 			// The run row exists: end it as failed rather than leave it
@@ -188,11 +188,14 @@ func (s *Service) setUp(ctx context.Context, h *Handle, spec *StartSpec) (Reques
 		// said is not kept.
 		recorded.Input = nil
 	}
-	reqJSON, err := recordedJSON(&recorded)
+	// A stored response keeps its input as its items and the request
+	// without it (itemref.Elide): only other runs record their input's
+	// ends for a store to share (Run.RequestBounds).
+	reqJSON, bounds, err := recordedWithBounds(&recorded, !h.stored)
 	if err != nil {
 		return Request{}, "", fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
-	h.run.Request = reqJSON
+	h.run.Request, h.run.RequestBounds = reqJSON, bounds
 	if spec.Endpoint == contract.EndpointCompact {
 		// Only a compaction lists what its agent was given; any other run
 		// would hold its whole input for as long as it runs.

@@ -248,6 +248,15 @@ type Run struct {
 	// calls, the JSON array of its calls (see ToolCalls).
 	Request json.RawMessage `json:"-"`
 	Output  string          `json:"-"`
+	// RequestBounds, set by Start on a recorded request of at least
+	// SharedRequestMin bytes whose input a stored response does not keep,
+	// are the offsets in Request just past each input message: Request[:b]
+	// is `{"input":[` and the messages up to that one, the same bytes in
+	// every request that begins with them (the service writes them). A
+	// store may keep the request by reference to an earlier run's of the
+	// tenant that begins with such a prefix (RATIONALE.md "Agent-sized
+	// bodies"). Not stored, not read back.
+	RequestBounds []int `json:"-"`
 	// LeaseToken and LeaseExpiresAt are the run's lease (lease.go): the
 	// fencing token of its holder's latest acquisition (1 at the start,
 	// one more at every takeover, so it also counts the run's drives) and

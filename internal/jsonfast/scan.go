@@ -119,3 +119,14 @@ func endValue(s string, i int) int {
 	}
 	return i
 }
+
+// AppendEnds appends to dst, for each element of the array arr (valid
+// JSON, starting with '['), the index in arr just past it, plus off.
+func AppendEnds(dst []int, arr string, off int) []int {
+	for i := nextItem(arr, 1); i >= 0; {
+		end := endValue(arr, i)
+		dst = append(dst, off+end)
+		i = nextItem(arr, end)
+	}
+	return dst
+}

@@ -339,6 +339,11 @@ func (s *Store) ResponseItems(ctx context.Context, runID string) ([]runner.Item,
 // inflate puts the input back into a run's recorded request kept without
 // it (itemref.Elide).
 func (s *Store) inflate(ctx context.Context, r *runner.Run) error {
+	if itemref.IsShared(r.Request) { // kept by reference (requests.go)
+		req, err := resolveRequest(ctx, s.pool, r.ID)
+		r.Request = req
+		return err
+	}
 	if !itemref.IsElided(r.Request) {
 		return nil
 	}
@@ -491,11 +496,11 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 		if tag.RowsAffected() == 0 {
 			return notFound("response of run", runID)
 		}
-		for _, q := range []string{`DELETE FROM run_events WHERE run_id = $1`,
-			`UPDATE runs SET request = NULL, output = '' WHERE id = $1`} {
-			if _, err := tx.Exec(ctx, q, runID); err != nil {
-				return wrap("delete response "+runID, err)
-			}
+		if _, err := tx.Exec(ctx, `DELETE FROM run_events WHERE run_id = $1`, runID); err != nil {
+			return wrap("delete response "+runID, err)
+		}
+		if _, err := dropRequests(ctx, tx, `SELECT $1::text`, runID); err != nil {
+			return wrap("delete response "+runID, err)
 		}
 		if err := release(ctx, tx, runID); err != nil {
 			return wrap("delete response "+runID, err)

@@ -197,6 +197,24 @@ var migrations = []string{
 	// as a run's end does. The number is kept so that both stores count
 	// versions alike.
 	`SELECT 1;`,
+	// 15: a recorded request kept by reference to an earlier run's of the
+	// tenant that begins with the same bytes (RATIONALE.md "Agent-sized
+	// bodies", runner/store/internal/itemref request.go), as in the SQLite
+	// migration of the same number, in the run's row: its first
+	// request_shared bytes are request_base's request's, and request
+	// holds a header byte and the rest; request_depth counts the
+	// references behind it (0: kept whole). A request of
+	// runner.SharedRequestMin bytes or more indexes the hash of its
+	// input's prefix (request_prefix bytes) by tenant; runs_request_base
+	// finds the requests based on one that a purge or delete empties,
+	// to be written whole first.
+	`ALTER TABLE runs ADD COLUMN request_base TEXT,
+		ADD COLUMN request_shared INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN request_depth INTEGER NOT NULL DEFAULT 0,
+		ADD COLUMN request_hash BYTEA,
+		ADD COLUMN request_prefix INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX runs_request_hash ON runs(tenant_id, request_hash) WHERE request_hash IS NOT NULL;
+	CREATE INDEX runs_request_base ON runs(request_base) WHERE request_base IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -179,6 +179,31 @@ func TestDedup(t *testing.T) {
 	})
 }
 
+func TestSharedRequests(t *testing.T) {
+	dsns := map[runner.Store]string{}
+	storetest.SharedRequests(t, func(t *testing.T) runner.Store {
+		dsn := pgtest.Schema(t)
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		dsns[s] = dsn
+		return s
+	}, func(t *testing.T, s runner.Store, runID string) int {
+		conn, err := pgx.Connect(t.Context(), dsns[s])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var n int
+		if err := conn.QueryRow(t.Context(), `SELECT COALESCE(octet_length(request), 0) FROM runs WHERE id = $1`, runID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
+}
+
 func TestHistoryProbe(t *testing.T) {
 	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }

@@ -34,12 +34,17 @@ func insertRunSQL(session string) string {
 // 23502, see noSession), aborting the batch; group commit then retries
 // its writes alone. Two concurrent starts could both pass a NOT EXISTS,
 // but new ids are random and made by the runner, never by a client.
+const (
+	newSessionCheck = `CASE WHEN NOT EXISTS (SELECT 1 FROM runs WHERE session_id = $4)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $5) THEN $4 END`
+	inSessionCheck = `CASE WHEN EXISTS (SELECT 1 FROM runs WHERE session_id = $4 AND tenant_id = $9)
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $5) THEN $4 END`
+)
+
 var (
 	insertRunPlainSQL      = insertRunSQL(`$4`)
-	insertRunNewSessionSQL = insertRunSQL(`CASE WHEN NOT EXISTS (SELECT 1 FROM runs WHERE session_id = $4)
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $5) THEN $4 END`)
-	insertRunInSessionSQL = insertRunSQL(`CASE WHEN EXISTS (SELECT 1 FROM runs WHERE session_id = $4 AND tenant_id = $9)
-		AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $5) THEN $4 END`)
+	insertRunNewSessionSQL = insertRunSQL(newSessionCheck)
+	insertRunInSessionSQL  = insertRunSQL(inSessionCheck)
 )
 
 const (
@@ -52,7 +57,8 @@ const (
 // thread. A new session or thread whose id is taken is an error, a new
 // thread in a session that is not the tenant's ErrNotFound.
 func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
-	args, err := runArgs(r, itemref.Elided(ctx, r))
+	req := itemref.Elided(ctx, r)
+	args, err := runArgs(r, req)
 	if err != nil {
 		return err
 	}
@@ -62,6 +68,32 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		insert = insertRunNewSessionSQL
 	case newThread:
 		insert = insertRunInSessionSQL
+	}
+	// One of runner.SharedRequestMin bytes or more with its input's
+	// bounds may be kept by reference to an earlier run's (requests.go).
+	if itemref.SharesRequest(r, req) {
+		if hashes, lens := itemref.RequestPrefixes(req, r.RequestBounds); hashes != nil {
+			base, n, depth, err := s.findRequestBase(ctx, r.TenantID, hashes)
+			if err != nil {
+				return wrap("start run "+r.ID, err)
+			}
+			if s.afterRequestLookup != nil {
+				s.afterRequestLookup()
+			}
+			var baseArg any
+			if base != "" && depth+1 < itemref.RequestDepth && n > 0 && n <= len(req) {
+				baseArg = base
+			}
+			args = append(args, baseArg, n, depth+1, hashes[0], lens[0])
+			switch insert {
+			case insertRunPlainSQL:
+				insert = insertRunSharedPlainSQL
+			case insertRunNewSessionSQL:
+				insert = insertRunSharedNewSessionSQL
+			default:
+				insert = insertRunSharedInSessionSQL
+			}
+		}
 	}
 	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
 		p.exec(insert, args...)
@@ -180,9 +212,9 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 				return err
 			}
 		}
-		tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
-			WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
-		n = tag.RowsAffected()
+		// A younger run's request kept by reference to a purged one is
+		// written whole first (dropRequests).
+		n, err = dropRequests(ctx, tx, `SELECT id FROM runs WHERE ended_at < $1`, before)
 		return err
 	})
 	if err != nil {

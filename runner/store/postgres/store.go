@@ -47,6 +47,9 @@ type Store struct {
 	// pending keeps the hash of each running response's input for its
 	// last write (itemref).
 	pending itemref.Pending
+	// afterRequestLookup, set by tests only, runs between a request's
+	// base lookup and its write (requests.go).
+	afterRequestLookup func()
 }
 
 var (

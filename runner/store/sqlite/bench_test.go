@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/runner"
@@ -89,5 +91,65 @@ func startSession(b *testing.B, s *sqlite.Store) {
 	b.Helper()
 	if err := s.StartRun(b.Context(), benchRun("sess_b", "thread_b"), true, true); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkSharedRequest is a run's two writes with a recorded request of
+// about size bytes that resends a history an earlier run recorded and
+// adds two messages (1.2 KB): kept by reference (shared, the runner's
+// bounds given) or whole (none given), in the writer's checkpointing
+// store. It prices the lookup, the hash and the index entries against the
+// bytes not written, per size.
+func BenchmarkSharedRequest(b *testing.B) {
+	msg := func(i int) string {
+		return fmt.Sprintf(`{"role":"user","content":"turn %d: %s"}`, i, strings.Repeat("the reply should set its content type; ", 14))
+	}
+	for _, size := range []int{6 << 10, 12 << 10, 48 << 10, 224 << 10} {
+		for _, shared := range []bool{false, true} {
+			name := fmt.Sprintf("%dKB/whole", size>>10)
+			if shared {
+				name = fmt.Sprintf("%dKB/shared", size>>10)
+			}
+			b.Run(name, func(b *testing.B) {
+				s := openTemp(b)
+				var history []string
+				for n := 0; n < size; n += len(history[len(history)-1]) + 1 {
+					history = append(history, msg(len(history)))
+				}
+				// The history's recorded prefix, written once: a turn
+				// copies it and adds its two messages.
+				prefix := []byte(`{"input":[`)
+				var bounds []int
+				for i, m := range history {
+					if i > 0 {
+						prefix = append(prefix, ',')
+					}
+					prefix = append(prefix, m...)
+					bounds = append(bounds, len(prefix))
+				}
+				turn := func(add ...string) *runner.Run {
+					r := storetest.BenchOwnRun()
+					req := make([]byte, len(prefix), len(prefix)+4<<10)
+					copy(req, prefix)
+					r.RequestBounds = bounds[:len(bounds):len(bounds)]
+					for _, m := range add {
+						req = append(append(req, ','), m...)
+						r.RequestBounds = append(r.RequestBounds, len(req))
+					}
+					r.Request = append(req, `],"stream":false}`...)
+					return r
+				}
+				storetest.CreateAndFinish(b, s, turn(), false, false)
+				i := len(history)
+				storetest.BenchSequentially(b, func() {
+					r := turn(msg(i), msg(i+1))
+					if !shared {
+						r.RequestBounds = nil
+					}
+					i += 2
+					storetest.CreateAndFinish(b, s, r, false, false)
+				})
+			})
+		}
 	}
 }

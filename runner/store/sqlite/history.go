@@ -375,6 +375,11 @@ func (s *Store) inputMessages(ctx context.Context, runID string) ([]string, erro
 // inflate puts the input back into a run's recorded request kept without
 // it (itemref.Elide).
 func (s *Store) inflate(ctx context.Context, r *runner.Run) error {
+	if itemref.IsShared(r.Request) { // kept by reference (requests.go)
+		req, err := resolveRequest(ctx, s.r, chainOfRunSQL, r.ID)
+		r.Request = req
+		return err
+	}
 	if !itemref.IsElided(r.Request) {
 		return nil
 	}
@@ -513,8 +518,10 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("response of run", runID)
 		}
+		if err := dropRequests(ctx, tx, `SELECT seq FROM runs WHERE id = ?`, runID); err != nil {
+			return err
+		}
 		for _, q := range []string{`DELETE FROM run_events WHERE run_id = ?`,
-			`DELETE FROM run_requests WHERE seq = (SELECT seq FROM runs WHERE id = ?)`,
 			`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
 				return err

@@ -273,6 +273,32 @@ var migrations = []string{
 		seq     INTEGER PRIMARY KEY, -- runs.seq
 		request TEXT NOT NULL
 	);`,
+	// 15: a recorded request kept by reference to an earlier run's of the
+	// tenant that begins with the same bytes (RATIONALE.md "Agent-sized
+	// bodies", runner/store/internal/itemref request.go): its first
+	// shared bytes are base_seq's request's, and request holds a header
+	// byte and the rest; depth counts the references behind it (0: kept
+	// whole). A request of runner.SharedRequestMin bytes or more indexes
+	// the hash of its input's prefix (prefix_len bytes) by tenant, for
+	// the runs after it to find; run_requests_base finds the requests
+	// based on one that goes, to be written whole first. The table is
+	// made again so that these columns come before the request: SQLite
+	// reads a later column of a large row through its overflow pages.
+	`CREATE TABLE run_requests15 (
+		seq         INTEGER PRIMARY KEY, -- runs.seq
+		base_seq    INTEGER,
+		shared      INTEGER NOT NULL DEFAULT 0,
+		depth       INTEGER NOT NULL DEFAULT 0,
+		tenant_id   TEXT,
+		prefix_hash BLOB,
+		prefix_len  INTEGER NOT NULL DEFAULT 0,
+		request     TEXT NOT NULL
+	);
+	INSERT INTO run_requests15 (seq, request) SELECT seq, request FROM run_requests;
+	DROP TABLE run_requests;
+	ALTER TABLE run_requests15 RENAME TO run_requests;
+	CREATE INDEX run_requests_prefix ON run_requests(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
+	CREATE INDEX run_requests_base ON run_requests(base_seq) WHERE base_seq IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -94,3 +94,27 @@ func TestConformanceRequestsApart(t *testing.T) {
 		})
 	})
 }
+
+// ownRequestBytes is how many bytes the store keeps of run runID's
+// request itself, in its row or run_requests'.
+func ownRequestBytes(t *testing.T, s runner.Store, runID string) int {
+	var n int
+	if err := s.(*Store).r.QueryRowContext(t.Context(), `SELECT COALESCE(
+		(SELECT length(CAST(q.request AS BLOB)) FROM run_requests q WHERE q.seq = r.seq), length(CAST(r.request AS BLOB)), 0)
+		FROM runs r WHERE r.id = ?`, runID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestSharedRequests(t *testing.T) {
+	open := func(t *testing.T) runner.Store {
+		s, err := Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	storetest.SharedRequests(t, open, ownRequestBytes)
+}

@@ -24,10 +24,22 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	// A request over s.apart bytes is a row of its own (migration 14),
 	// which the run's end leaves alone; a smaller one stays in the run's
 	// row, where it costs no page of another B-tree.
+	// One of runner.SharedRequestMin bytes or more with its input's
+	// bounds is kept by reference to an earlier run's when it can
+	// (requests.go), and is always a row of its own.
 	var inline, apart any
-	if req := itemref.Elided(ctx, r); len(req) > s.apart {
+	var shared *sharedRequest
+	req := itemref.Elided(ctx, r)
+	if itemref.SharesRequest(r, req) {
+		if hashes, lens := itemref.RequestPrefixes(req, r.RequestBounds); hashes != nil {
+			shared = &sharedRequest{req, hashes, lens}
+		}
+	}
+	switch {
+	case shared != nil:
+	case len(req) > s.apart:
 		apart = string(req)
-	} else if len(req) > 0 {
+	case len(req) > 0:
 		inline = string(req)
 	}
 	args, err := runArgs(r, inline, check...)
@@ -54,7 +66,12 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		}
 		s.marks.add(r.ID, r.HostID, seq)
 		added = true
-		if apart != nil {
+		switch {
+		case shared != nil:
+			if err := s.writeRequest(ctx, tx, seq, r.TenantID, shared); err != nil {
+				return err
+			}
+		case apart != nil:
 			if _, err := tx.exec(ctx, s.st.insertRequest, seq, apart); err != nil {
 				return err
 			}
@@ -252,15 +269,13 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 			AND (request IS NOT NULL OR output != '' OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
 			return err
 		}
-		for _, q := range []string{
-			`DELETE FROM run_requests WHERE seq IN (SELECT seq FROM runs WHERE ended_at < ?)`,
-			`UPDATE runs SET request = NULL, output = '' WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, before); err != nil {
-				return err
-			}
+		// A younger run's request kept by reference to a purged one is
+		// written whole first (dropRequests).
+		if err := dropRequests(ctx, tx, `SELECT seq FROM runs WHERE ended_at < ?`, before); err != nil {
+			return err
 		}
-		return nil
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = '' WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)

@@ -138,6 +138,8 @@ type stmts struct {
 	begin, commit, rollback                            *rawStmt
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
 	insertRequest                                      *rawStmt
+	// A request kept by reference (requests.go).
+	findRequestBase, insertSharedRequest *sql.Stmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
 	// Keeping each item once (itemref).
@@ -198,6 +200,8 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertRunNewSession = raw(insertRunCheckedSQL(insertRunNewSessionSQL))
 	st.insertRunInSession = raw(insertRunCheckedSQL(insertRunInSessionSQL))
 	st.insertRequest = raw(insertRequestSQL)
+	st.findRequestBase = prep(w, findRequestBaseSQL)
+	st.insertSharedRequest = prep(w, insertSharedRequestSQL)
 	st.insertResponse = prep(w, insertResponseSQL)
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)

@@ -13,7 +13,9 @@
 //
 // The run's recorded request repeats its input too: a store keeps it
 // without the input (Elide) and puts the input items back on read
-// (Inflate).
+// (Inflate). The recorded request of a run with no stored response (a
+// chat completion, a native run) is kept by reference to an earlier
+// run's of the tenant that begins with the same bytes (request.go).
 package itemref
 
 import (
@@ -56,11 +58,22 @@ func (h *Hasher) Add(msg string) {
 	h.n++
 }
 
+// AddBytes appends a message given as bytes, as Add does.
+func (h *Hasher) AddBytes(msg []byte) {
+	var l [binary.MaxVarintLen64]byte
+	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
+	h.h.Write(msg)
+	h.n++
+}
+
 // Len is how many messages were added.
 func (h *Hasher) Len() int { return h.n }
 
 // Sum is the hash of the messages added so far.
 func (h *Hasher) Sum() []byte { return h.h.Sum(nil) }
+
+// AppendSum appends Sum to b.
+func (h *Hasher) AppendSum(b []byte) []byte { return h.h.Sum(b) }
 
 // Prefixes returns the hashes of the input's last Window prefixes, the
 // longest first (hashes[k] is of the first lens[k] messages), and the

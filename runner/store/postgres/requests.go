@@ -1,0 +1,141 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
+)
+
+// A recorded request that begins with what an earlier run of its tenant
+// recorded is kept by reference (itemref, request.go; migration 15): the
+// run's row names the base (request_base) and how many bytes it shares,
+// and its request holds a header byte and the rest. A request of
+// runner.SharedRequestMin bytes or more indexes the hash of its input's
+// prefix by tenant, for the runs after it to find.
+//
+// The base is looked up before the write, on the pool; the insert locks
+// the base's row FOR SHARE and keeps the request by reference only if
+// the base still holds its request, otherwise whole: it carries the whole
+// request, and the database cuts the shared bytes off. A purge or delete
+// locks the rows it empties first (dropRequests), so an insert either
+// commits before it and is written whole by it, or waits and finds the
+// base emptied.
+const (
+	findRequestBaseSQL = `SELECT id, request_prefix, request_depth FROM runs
+		WHERE tenant_id = $1 AND request_hash = ANY($2::bytea[]) AND request_hash IS NOT NULL
+		ORDER BY request_prefix DESC, request_depth LIMIT 1`
+	// chainSQL reads a run's request and its bases', the run's first, at
+	// most itemref.RequestDepth; a base is of the same tenant.
+	chainSQL = `WITH RECURSIVE chain(id, base, shared, tenant, request, n) AS (
+			SELECT id, request_base, request_shared, tenant_id, request, 0 FROM runs WHERE id = $1
+			UNION ALL
+			SELECT r.id, r.request_base, r.request_shared, r.tenant_id, r.request, c.n + 1 FROM runs r
+			JOIN chain c ON r.id = c.base AND r.tenant_id = c.tenant WHERE c.n + 1 < $2
+		) SELECT shared, request FROM chain ORDER BY n`
+)
+
+// insertRunSharedSQL is insertRunSQL(session) for a request that may be
+// kept by reference: $31 the base (NULL: none), $32 the bytes it shares,
+// $33 the depth it would have, $34 and $35 the hash and length of the
+// request's input prefix.
+// It is insertRunSQL's text with three parts replaced; a change there
+// that leaves one of them out fails at start (every test).
+func insertRunSharedSQL(session string) string {
+	q := insertRunSQL(session)
+	const ok = `EXISTS (SELECT 1 FROM b)`
+	for _, r := range [][2]string{
+		{`lease_token, lease_expires
+	) VALUES`, `lease_token, lease_expires, request_base, request_shared, request_depth, request_hash, request_prefix
+	) VALUES`},
+		{`$21, $22, $23`, `$21, CASE WHEN ` + ok + `
+		THEN chr(2) || convert_from(substring(convert_to($22, 'UTF8') FROM $32::int + 1), 'UTF8') ELSE $22 END, $23`},
+		{`$29, $30)`, `$29, $30, (SELECT id FROM b), CASE WHEN ` + ok + ` THEN $32::int ELSE 0 END,
+		CASE WHEN ` + ok + ` THEN $33::int ELSE 0 END, $34, $35)`},
+	} {
+		if strings.Count(q, r[0]) != 1 {
+			panic("runner/store/postgres: insertRunSQL no longer has " + r[0])
+		}
+		q = strings.Replace(q, r[0], r[1], 1)
+	}
+	return `WITH b AS (SELECT id FROM runs WHERE id = $31 AND tenant_id = $9 AND request IS NOT NULL FOR SHARE) ` + q
+}
+
+var (
+	insertRunSharedPlainSQL      = insertRunSharedSQL(`$4`)
+	insertRunSharedNewSessionSQL = insertRunSharedSQL(newSessionCheck)
+	insertRunSharedInSessionSQL  = insertRunSharedSQL(inSessionCheck)
+)
+
+// findRequestBase returns the run whose request begins with the longest
+// of hashes' prefixes, how many bytes that is and the depth of its
+// reference ("": none).
+func (s *Store) findRequestBase(ctx context.Context, tenantID string, hashes [][]byte) (string, int, int, error) {
+	var base string
+	var n, depth int
+	err := s.pool.QueryRow(ctx, findRequestBaseSQL, tenantID, hashes).Scan(&base, &n, &depth)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, 0, nil
+	}
+	return base, n, depth, err
+}
+
+// rowsQueryer is the pool or a transaction.
+type rowsQueryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// resolveRequest returns run id's request, read through its chain of
+// references; nil when the run keeps none (purged since it was read).
+func resolveRequest(ctx context.Context, q rowsQueryer, id string) ([]byte, error) {
+	rows, err := q.Query(ctx, chainSQL, id, itemref.RequestDepth)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (itemref.Piece, error) {
+		var p itemref.Piece
+		var shared int32
+		err := row.Scan(&shared, &p.Stored)
+		p.Shared = int(shared)
+		return p, err
+	})
+	if err != nil || len(chain) == 0 {
+		return nil, err
+	}
+	return itemref.Resolve(chain)
+}
+
+// dropRequests empties the requests of the runs sel selects ($1 its
+// parameter): it locks those that others may be based on, then writes
+// whole each request of another run kept by reference to one of them,
+// then empties them (with their outputs, as a purge and a delete do).
+// The rows it changed are returned.
+func dropRequests(ctx context.Context, tx pgx.Tx, sel string, arg any) (int64, error) {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM runs WHERE id IN (`+sel+`) AND request_hash IS NOT NULL FOR UPDATE`, arg); err != nil {
+		return 0, err
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM runs WHERE request_base IN (`+sel+`) AND id NOT IN (`+sel+`)`, arg)
+	if err != nil {
+		return 0, err
+	}
+	referrers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range referrers {
+		whole, err := resolveRequest(ctx, tx, id)
+		if err != nil {
+			return 0, fmt.Errorf("request of %s: %w", id, err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE runs SET request = $2, request_base = NULL, request_shared = 0, request_depth = 0
+			WHERE id = $1`, id, string(whole)); err != nil {
+			return 0, err
+		}
+	}
+	tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = '', request_base = NULL, request_shared = 0, request_hash = NULL
+		WHERE id IN (`+sel+`) AND (request IS NOT NULL OR output <> '')`, arg)
+	return tag.RowsAffected(), err
+}
