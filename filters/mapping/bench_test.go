@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/filtertest"
 	"github.com/runedge/runedge/plugins/native"
@@ -68,6 +69,9 @@ func BenchmarkMapRequest(b *testing.B) {
 			{"chat", filters.ChatCompletions, `{"model":"service","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}]}`},
 			{"responses-schema", filters.Responses, `{"model":"service","input":"Ada","text":{"format":{"type":"json_schema","name":"p","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["name","born"],"properties":{"name":{"type":"string"},"born":{"type":"integer"}}}}}}`},
 			{"chat-long", filters.ChatCompletions, longChat},
+			// An agent's 400-message history (229 KB; RATIONALE.md
+			// "Agent-sized bodies").
+			{"chat-agent", filters.ChatCompletions, string(mockupstream.AgentChat("service", false))},
 		} {
 			b.Run(p.name+"/"+c.name, func(b *testing.B) {
 				x, _ := filtertest.Exchange(c.ep, c.body)

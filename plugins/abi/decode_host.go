@@ -162,7 +162,12 @@ func fastRequest(v jsonfast.Value, r *native.Request) bool {
 						m.Role = internRole(m.Role)
 						return ok
 					case 1:
-						return jsonfast.String(v, &m.Content)
+						// The literal, when copyable, goes upstream as
+						// it is (native.Message.ContentJSON): an
+						// agent's history copied, not escaped again.
+						lit, ok := jsonfast.StringLiteral(v, &m.Content)
+						m.SetContentJSON(lit)
+						return ok
 					case 2:
 						return jsonfast.String(v, &m.Ref)
 					case 3:
