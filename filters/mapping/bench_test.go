@@ -10,6 +10,7 @@ import (
 	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/filtertest"
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -77,11 +78,13 @@ func BenchmarkMapRequest(b *testing.B) {
 				x, _ := filtertest.Exchange(c.ep, c.body)
 				next := &filtertest.Next{}
 				b.ReportAllocs()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if err := m.Handle(ctx, x, next); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

@@ -203,3 +203,16 @@ func TestDecodedRolesDoNotHoldTheOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeDecodeOfGarbageFailsTheCall: DecodeNativeRequestOutput
+// assumes JSON (the default mapping's own output); given anything else,
+// every prefix of an output here, it answers or fails, never panics.
+func TestNativeDecodeOfGarbageFailsTheCall(t *testing.T) {
+	out := `{"request":{"input":[{"role":"user","content":"a \"b\" \\"},{"role":"assistant","content":"c"}],"instructions":"i","stream":true},"echo":{"k":[1,{"x":"y"}]}}`
+	for n := range len(out) {
+		DecodeNativeRequestOutput([]byte(out[:n])) // a panic fails the test
+	}
+	if o, err := DecodeNativeRequestOutput([]byte(out)); err != nil || len(o.Request.Input) != 2 || o.Request.Input[0].Content != `a "b" \` {
+		t.Fatalf("%+v, %v", o, err)
+	}
+}
