@@ -185,8 +185,10 @@ func BenchmarkDecodeRequestOutput(b *testing.B) {
 }
 
 // TestDecodedRolesDoNotHoldTheOutput: a request whose texts all have
-// escapes keeps no string inside the map_request output, so the output
-// (an agent's whole history) is not held by the roles until the run ends.
+// escapes keeps no role or text inside the map_request output, so the
+// roles do not hold the output (an agent's whole history) until the run
+// ends. (The texts' literals, native.Message.ContentJSON, do: that is
+// what copies them upstream; RATIONALE.md "Agent-sized bodies".)
 func TestDecodedRolesDoNotHoldTheOutput(t *testing.T) {
 	out := []byte(`{"request":{"input":[{"role":"system","content":"be\nbrief"},{"role":"user","content":"say \"hi\""},` +
 		`{"role":"assistant","content":"hi\tthere"},{"role":"developer","content":"a\\b"}]}}`)
