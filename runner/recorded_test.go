@@ -47,6 +47,9 @@ func TestRecordedJSONMatchesMarshal(t *testing.T) {
 	}
 	mt := reflect.TypeFor[Message]()
 	for i := range mt.NumField() {
+		if !mt.Field(i).IsExported() { // not in the JSON form
+			continue
+		}
 		r := base
 		r.Input = []Message{{Role: "user", Content: "hi"}}
 		setNonZero(reflect.ValueOf(&r.Input[0]).Elem().Field(i))

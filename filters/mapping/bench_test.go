@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/filtertest"
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/plugins/native"
 	"github.com/runedge/runedge/plugins/plugintest"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -68,16 +70,21 @@ func BenchmarkMapRequest(b *testing.B) {
 			{"chat", filters.ChatCompletions, `{"model":"service","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there runedge"}]}`},
 			{"responses-schema", filters.Responses, `{"model":"service","input":"Ada","text":{"format":{"type":"json_schema","name":"p","strict":true,"schema":{"type":"object","additionalProperties":false,"required":["name","born"],"properties":{"name":{"type":"string"},"born":{"type":"integer"}}}}}}`},
 			{"chat-long", filters.ChatCompletions, longChat},
+			// An agent's 400-message history (229 KB; RATIONALE.md
+			// "Agent-sized bodies").
+			{"chat-agent", filters.ChatCompletions, string(mockupstream.AgentChat("service", false))},
 		} {
 			b.Run(p.name+"/"+c.name, func(b *testing.B) {
 				x, _ := filtertest.Exchange(c.ep, c.body)
 				next := &filtertest.Next{}
 				b.ReportAllocs()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if err := m.Handle(ctx, x, next); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

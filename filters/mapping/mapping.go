@@ -30,6 +30,10 @@ type Mapping struct {
 	// mapped keeps each conversation's mapped items between its turns
 	// (mapConversation).
 	mapped *lru.Cache[mappedKey, mappedItems]
+	// native: the plugin is the built-in default run in the host
+	// (runtime.Plugin.IsNative), whose output is JSON by construction
+	// and is decoded without being validated again (decode).
+	native bool
 }
 
 var _ filters.Stage = (*Mapping)(nil)
@@ -40,7 +44,16 @@ func New(p filters.Mapper) (*Mapping, error) {
 	if !p.Has(runtime.MapRequest) {
 		return nil, fmt.Errorf("map-request: plugin %s does not export map_request", p.Name())
 	}
-	return &Mapping{plugin: p, mapped: lru.New[mappedKey, mappedItems](mappedBytes)}, nil
+	n, ok := p.(interface{ IsNative() bool })
+	return &Mapping{plugin: p, mapped: lru.New[mappedKey, mappedItems](mappedBytes), native: ok && n.IsNative()}, nil
+}
+
+// decode reads a map_request output of the stage's plugin.
+func (m *Mapping) decode(out []byte) (abi.RequestOutput, error) {
+	if m.native {
+		return abi.DecodeNativeRequestOutput(out)
+	}
+	return abi.DecodeRequestOutput(out)
 }
 
 // WithHosted sets what the stage does with withheld hosted tools.
@@ -66,7 +79,7 @@ func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.
 	if err != nil {
 		return filters.PluginError(err)
 	}
-	o, err := abi.DecodeRequestOutput(out)
+	o, err := m.decode(out)
 	if err != nil {
 		// A schema nested too deeply for the decoder is the client's
 		// mistake, which the run stage (schema.Check) would refuse, but it
@@ -268,7 +281,7 @@ func (m *Mapping) mapItems(ctx context.Context, x *filters.Exchange, items []jso
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}
-	o, err := abi.DecodeRequestOutput(out)
+	o, err := m.decode(out)
 	if err != nil {
 		return nil, filters.PluginOutputError(m.plugin.Name(), runtime.MapRequest, err)
 	}

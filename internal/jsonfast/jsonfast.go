@@ -142,24 +142,55 @@ func String(v Value, dst *string) bool {
 		*dst = raw
 		return true
 	}
-	if s, ok := unquote(raw); ok {
+	if s, _, ok := unquote(raw); ok {
 		*dst = s
 		return true
 	}
 	return json.Unmarshal([]byte(v), dst) == nil
 }
 
+// StringLiteral is String that also returns v itself as lit when a
+// writer may copy v in place of escaping *dst again: when every JSON
+// reader reads v as exactly *dst, nothing in it having been replaced (no
+// byte that is not UTF-8, no \u escape of a lone surrogate, which readers
+// other than encoding/json keep as it is). lit is "" otherwise, and for
+// null. v must come from a validated document (no raw control byte, only
+// well-formed escapes), as for every reader here.
+func StringLiteral(v Value, dst *string) (lit string, ok bool) {
+	switch {
+	case v.IsNull():
+		return "", true
+	case !v.IsString():
+		return "", false
+	}
+	raw := string(v[1 : len(v)-1])
+	if strings.IndexByte(raw, '\\') < 0 && utf8.ValidString(raw) {
+		*dst = raw
+		return string(v), true
+	}
+	if s, clean, ok := unquote(raw); ok {
+		*dst = s
+		if clean {
+			lit = string(v)
+		}
+		return lit, true
+	}
+	return "", json.Unmarshal([]byte(v), dst) == nil
+}
+
 // unquote unescapes a JSON string's text (without its quotes) as
 // encoding/json's unquote does, or reports false for what a valid string
-// cannot hold (a control byte, a quote, a broken escape).
-func unquote(s string) (string, bool) {
+// cannot hold (a control byte, a quote, a broken escape). clean is false
+// when a byte that is not UTF-8 or a lone surrogate was read as U+FFFD.
+func unquote(s string) (_ string, clean, ok bool) {
+	clean = true
 	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\\':
 			if i+1 >= len(s) {
-				return "", false
+				return "", false, false
 			}
 			switch e := s[i+1]; e {
 			case '"', '\\', '/', '\'':
@@ -177,7 +208,7 @@ func unquote(s string) (string, bool) {
 			case 'u':
 				r := hex4(s[i+2:])
 				if r < 0 {
-					return "", false
+					return "", false, false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -188,16 +219,16 @@ func unquote(s string) (string, bool) {
 							continue
 						}
 					}
-					r = unicode.ReplacementChar
+					r, clean = unicode.ReplacementChar, false
 				}
 				b = utf8.AppendRune(b, r)
 				continue
 			default:
-				return "", false
+				return "", false, false
 			}
 			i += 2
 		case c == '"' || c < ' ':
-			return "", false
+			return "", false, false
 		case c < utf8.RuneSelf:
 			j := i + 1
 			for j < len(s) && s[j] < utf8.RuneSelf && s[j] >= ' ' && s[j] != '\\' && s[j] != '"' {
@@ -209,13 +240,14 @@ func unquote(s string) (string, bool) {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				b = utf8.AppendRune(b, unicode.ReplacementChar)
+				clean = false
 			} else {
 				b = append(b, s[i:i+size]...)
 			}
 			i += size
 		}
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), true // b is not used again
+	return unsafe.String(unsafe.SliceData(b), len(b)), clean, true // b is not used again
 }
 
 // hex4 reads the four hex digits s starts with (-1 if it does not).

@@ -2,8 +2,10 @@ package jsonfast
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/internal/cputime"
@@ -115,10 +117,52 @@ func FuzzString(f *testing.F) {
 		if !String(Value(doc), &gs) || gs != js {
 			t.Errorf("String(%q) = %q, encoding/json %q", doc, gs, js)
 		}
-		if u, ok := unquote(s); !ok || u != js {
+		if u, _, ok := unquote(s); !ok || u != js {
 			t.Errorf("unquote(%q) = %q, %v; encoding/json %q", s, u, ok, js)
 		}
+		// StringLiteral reads the same text, and hands back the literal
+		// exactly when every reader reads it so: valid UTF-8 and no lone
+		// surrogate, which encoding/json reads as U+FFFD and others keep.
+		var ls string
+		lit, ok := StringLiteral(Value(doc), &ls)
+		if !ok || ls != js {
+			t.Errorf("StringLiteral(%q) reads %q, %v; encoding/json %q", doc, ls, ok, js)
+		}
+		copyable := utf8.ValidString(s) && !loneSurrogate(s)
+		if want := map[bool]string{true: doc}[copyable]; lit != want {
+			t.Errorf("StringLiteral(%q) = %q, want %q", doc, lit, want)
+		}
 	})
+}
+
+// loneSurrogate reports whether the escaped text s has a \u escape of a
+// surrogate that is not the first of a pair followed by the second.
+func loneSurrogate(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++
+			continue
+		}
+		r, _ := strconv.ParseUint(s[i+2:i+6], 16, 32)
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+12 > len(s) || s[i+6:i+8] != `\u` {
+				return true
+			}
+			r2, _ := strconv.ParseUint(s[i+8:i+12], 16, 32)
+			if r2 < 0xdc00 || r2 > 0xdfff {
+				return true
+			}
+			i += 6
+		}
+		i += 5
+	}
+	return false
 }
 
 // FuzzAppendString holds AppendString to json.Marshal, byte for byte.

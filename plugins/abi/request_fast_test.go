@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -60,6 +61,9 @@ func TestFastRequestNamesEveryField(t *testing.T) {
 		names []string
 	}{{reflect.TypeFor[native.Request](), requestNames}, {reflect.TypeFor[native.Message](), messageNames}, {reflect.TypeFor[native.Upstream](), upstreamNames}} {
 		for i := range c.typ.NumField() {
+			if !c.typ.Field(i).IsExported() { // not in the JSON form
+				continue
+			}
 			name := strings.Split(c.typ.Field(i).Tag.Get("json"), ",")[0]
 			if !slices.Contains(c.names, name) {
 				t.Errorf("%s.%s (%q) is not among the fast path's names", c.typ.Name(), c.typ.Field(i).Name, name)
@@ -105,6 +109,17 @@ func checkRequestOutput(t *testing.T, out []byte) {
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("%q: error %v, encoding/json says %v", out, err, wantErr)
 	}
+	if err == nil {
+		// A text read with its literal reads the same from the literal.
+		for _, m := range got.Request.Input {
+			if lit, ok := m.ContentJSON(); ok {
+				var s string
+				if json.Unmarshal([]byte(lit), &s) != nil || s != m.Content || !utf8.ValidString(lit) {
+					t.Fatalf("%q: content %q with the literal %s", out, m.Content, lit)
+				}
+			}
+		}
+	}
 	if err == nil && !reflect.DeepEqual(normRequest(got.Request), normRequest(want.Request)) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", out, got.Request, want.Request)
 	}
@@ -137,12 +152,15 @@ func referenceDecodeRequestOutput(out []byte) (RequestOutput, error) {
 }
 
 // normRequest makes empty and nil slices alike and compacts the schema, as
-// DecodeRequestOutput does after decoding.
+// DecodeRequestOutput does after decoding, and leaves out the texts'
+// literals (checked on their own in checkRequestOutput).
 func normRequest(r native.Request) native.Request {
 	if len(r.OutputSchema) > 0 {
 		r.OutputSchema = compact(r.OutputSchema)
 	}
+	r.Input = slices.Clone(r.Input)
 	for i := range r.Input {
+		r.Input[i].SetContentJSON("")
 		if len(r.Input[i].ToolCalls) == 0 {
 			r.Input[i].ToolCalls = nil
 		}
@@ -167,8 +185,10 @@ func BenchmarkDecodeRequestOutput(b *testing.B) {
 }
 
 // TestDecodedRolesDoNotHoldTheOutput: a request whose texts all have
-// escapes keeps no string inside the map_request output, so the output
-// (an agent's whole history) is not held by the roles until the run ends.
+// escapes keeps no role or text inside the map_request output, so the
+// roles do not hold the output (an agent's whole history) until the run
+// ends. (The texts' literals, native.Message.ContentJSON, do: that is
+// what copies them upstream; RATIONALE.md "Agent-sized bodies".)
 func TestDecodedRolesDoNotHoldTheOutput(t *testing.T) {
 	out := []byte(`{"request":{"input":[{"role":"system","content":"be\nbrief"},{"role":"user","content":"say \"hi\""},` +
 		`{"role":"assistant","content":"hi\tthere"},{"role":"developer","content":"a\\b"}]}}`)
@@ -183,5 +203,18 @@ func TestDecodedRolesDoNotHoldTheOutput(t *testing.T) {
 				t.Errorf("%q is read in place: it holds the output", s)
 			}
 		}
+	}
+}
+
+// TestNativeDecodeOfGarbageFailsTheCall: DecodeNativeRequestOutput
+// assumes JSON (the default mapping's own output); given anything else,
+// every prefix of an output here, it answers or fails, never panics.
+func TestNativeDecodeOfGarbageFailsTheCall(t *testing.T) {
+	out := `{"request":{"input":[{"role":"user","content":"a \"b\" \\"},{"role":"assistant","content":"c"}],"instructions":"i","stream":true},"echo":{"k":[1,{"x":"y"}]}}`
+	for n := range len(out) {
+		DecodeNativeRequestOutput([]byte(out[:n])) // a panic fails the test
+	}
+	if o, err := DecodeNativeRequestOutput([]byte(out)); err != nil || len(o.Request.Input) != 2 || o.Request.Input[0].Content != `a "b" \` {
+		t.Fatalf("%+v, %v", o, err)
 	}
 }

@@ -10,7 +10,10 @@
 // (plugins/ABI.md): changing a tag changes what plugins see.
 package native
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unsafe"
+)
 
 // Message is one input message of the native run request.
 type Message struct {
@@ -44,6 +47,42 @@ type Message struct {
 	// replayed, kept in the history but not sent to an upstream that
 	// cannot take it (parts.go).
 	Reasoning *Reasoning `json:"reasoning,omitempty"`
+
+	// contentJSON is Content as the JSON string literal it was decoded
+	// from (SetContentJSON), and contentAt and contentLen Content's data
+	// and length then: a writer copies the literal instead of escaping
+	// Content again, as long as Content is still that string
+	// (ContentJSON). Strings do not change, so the same data and length
+	// are the same text.
+	contentJSON string
+	contentAt   *byte
+	contentLen  int
+}
+
+// SetContentJSON records lit, a JSON string literal (quotes included), as
+// the form of m.Content to copy into JSON: every JSON reader must read it
+// as exactly m.Content (valid UTF-8, no raw control character, no escape
+// that decodes to anything else, such as a lone surrogate). The caller
+// vouches for that; a host decoder sets it for a text it has just read
+// from lit, so that an agent's history goes upstream by copying, not by a
+// second escaping (RATIONALE.md, "Agent-sized bodies"). An empty lit
+// clears it.
+func (m *Message) SetContentJSON(lit string) {
+	m.contentJSON, m.contentAt, m.contentLen = lit, nil, 0
+	if lit != "" {
+		m.contentAt, m.contentLen = unsafe.StringData(m.Content), len(m.Content)
+	}
+}
+
+// ContentJSON returns the literal SetContentJSON recorded, when m.Content
+// is still the string it was recorded for; ok is false when none was, or
+// when Content has been given another value since (a stage that rewrites
+// a message's text needs no care: the literal is then not used).
+func (m *Message) ContentJSON() (lit string, ok bool) {
+	if m.contentJSON == "" || unsafe.StringData(m.Content) != m.contentAt || len(m.Content) != m.contentLen {
+		return "", false
+	}
+	return m.contentJSON, true
 }
 
 // Request is the native run request a mapping plugin produces from a

@@ -1,10 +1,16 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/internal/jsonfast"
 
 	"github.com/runedge/runedge/runner"
@@ -200,6 +206,26 @@ func TestPlainBodyMatchesMarshal(t *testing.T) {
 		}
 	}
 	checkBody(t, "m", runner.ProviderRequest{}, true)
+	// Texts with the literal they were read from (jsonfast.StringLiteral,
+	// as the host's decoder reads a mapping's output) go as written.
+	lits := []string{`"plain"`, `"a\u003cb\u003e \u0026 <c>&"`, `"\/\"\\\b\f\n\r\t\u0000\u001f"`,
+		`"\ud83d\ude42 🙂 \u2028  "`, `"\u00e9\u6F22"`, `"bad \ud800 half"`, "\"bad \xff byte\"", `""`}
+	for _, lit := range lits {
+		m := runner.Message{Role: "user"}
+		l, ok := jsonfast.StringLiteral(jsonfast.Value(lit), &m.Content)
+		if !ok {
+			t.Fatalf("%s does not read", lit)
+		}
+		m.SetContentJSON(l)
+		checkBody(t, "m", runner.ProviderRequest{Messages: []runner.Message{{Role: "system", Content: "<x>"}, m}}, true)
+		// A text changed since it was read goes escaped afresh.
+		changed := m
+		changed.Content += "!"
+		if _, ok := changed.ContentJSON(); ok {
+			t.Errorf("%s: a changed text keeps its literal", lit)
+		}
+		checkBody(t, "m", runner.ProviderRequest{Messages: []runner.Message{changed}}, true)
+	}
 	for _, s := range strs {
 		checkBody(t, "m", runner.ProviderRequest{Messages: []runner.Message{{Role: "user", Content: "x"}},
 			Upstream: runner.Upstream{ReasoningEffort: s, PromptCacheKey: s, SafetyIdentifier: "s1", ServiceTier: s, User: s}}, true)
@@ -242,8 +268,33 @@ func checkBody(t *testing.T, model string, req runner.ProviderRequest, plain boo
 			w.ResponseFormat = &responseFormat{Type: "json_object"}
 		}
 		want, _ := json.Marshal(w)
-		if string(got) != string(want) {
+		if plain { // as json.Marshal writes it, < > & not escaped
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(w); err != nil {
+				t.Fatal(err)
+			}
+			want = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		}
+		literal := false
+		for i := range req.Messages {
+			if lit, ok := req.Messages[i].ContentJSON(); ok {
+				literal = true
+				if !bytes.Contains(got, []byte(`,"content":`+lit+`}`)) {
+					t.Errorf("content %s not copied into %s", lit, got)
+				}
+			}
+		}
+		if !literal && string(got) != string(want) {
 			t.Fatalf("body\n got %s\nwant %s", got, want)
+		}
+		var gotV, wantV any
+		if err := json.Unmarshal(got, &gotV); err != nil {
+			t.Fatalf("body %s: %v", got, err)
+		}
+		if err := json.Unmarshal(want, &wantV); err != nil || !reflect.DeepEqual(gotV, wantV) {
+			t.Fatalf("body\n got %s\nwant %s (%v)", got, want, err)
 		}
 		if _, ok := p.plainBody(req); ok != plain {
 			t.Errorf("plainBody ok = %v for %+v", ok, req)
@@ -273,5 +324,42 @@ func TestDecodeChunkReused(t *testing.T) {
 				t.Errorf("after %s, %s:\n got %+v\nwant %+v", prev, s, reused, fresh)
 			}
 		}
+	}
+}
+
+// BenchmarkAgentBody writes the upstream body of an agent's 400-message
+// history (mockupstream.AgentChat, 229 KB): "escaped" with each text
+// escaped afresh, "copied" with each text's literal as the host's decoder
+// records it (runner.Message.ContentJSON).
+func BenchmarkAgentBody(b *testing.B) {
+	var msgs []runner.Message
+	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
+		msg := runner.Message{Role: m.Get("role").Str}
+		lit, _ := jsonfast.StringLiteral(jsonfast.Value(m.Get("content").Raw), &msg.Content)
+		msg.SetContentJSON(lit)
+		msgs = append(msgs, msg)
+		return true
+	})
+	p := &Provider{cfg: Config{Model: "up-model"}}
+	for _, c := range []struct {
+		name    string
+		literal bool
+	}{{"escaped", false}, {"copied", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			req := runner.ProviderRequest{Messages: slices.Clone(msgs)}
+			for i := range req.Messages {
+				if !c.literal {
+					req.Messages[i].SetContentJSON("")
+				}
+			}
+			b.ReportAllocs()
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				if _, err := p.body(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

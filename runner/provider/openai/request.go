@@ -92,32 +92,49 @@ func schemaName(name string) string {
 }
 
 // plainBody appends the body of a request without tools, schema or tool
-// messages (nearly every request) byte for byte as json.Marshal writes
-// wireRequest, without its reflection (about 6 µs a request); ok is false
-// for the rest. TestPlainBodyMatchesMarshal holds the two together.
+// messages (nearly every request) as json.Marshal writes wireRequest,
+// without its reflection (about 6 µs a request); ok is false for the
+// rest. Two differences, neither one a reader sees: < > & are not escaped
+// (jsonfast.AppendStringPlain), and a text that came as a JSON string a
+// writer may copy (runner.Message.ContentJSON: the client's history, as
+// the mapping passed it) is copied as it came, not escaped again: for an
+// agent's 229 KB history, escaping was the body's whole cost
+// (RATIONALE.md, "Agent-sized bodies"). TestPlainBodyMatchesMarshal holds
+// the two together: the same bytes as json.Marshal without HTML escaping
+// where no text has a literal, the same JSON value where one has.
 func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 	if len(req.Tools) > 0 || len(req.OutputSchema) > 0 || req.JSONObject {
 		return nil, false
 	}
 	n := 64 + len(p.cfg.Model)
-	for _, m := range req.Messages {
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || len(m.Parts) > 0 || m.Role == runner.RoleReasoning {
 			return nil, false
 		}
-		n += 32 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
+		if lit, ok := m.ContentJSON(); ok {
+			n += 32 + len(m.Role) + len(lit)
+		} else {
+			n += 32 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
+		}
 	}
 	b = make([]byte, 0, n)
 	b = append(b, `{"model":`...)
-	b = jsonfast.AppendString(b, p.cfg.Model)
+	b = jsonfast.AppendStringPlain(b, p.cfg.Model)
 	b = append(b, `,"messages":[`...)
-	for i, m := range req.Messages {
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"role":`...)
-		b = jsonfast.AppendString(b, m.Role)
+		b = jsonfast.AppendStringPlain(b, m.Role)
 		b = append(b, `,"content":`...)
-		b = jsonfast.AppendString(b, m.Content)
+		if lit, ok := m.ContentJSON(); ok {
+			b = append(b, lit...) // the text as the client escaped it
+		} else {
+			b = jsonfast.AppendStringPlain(b, m.Content)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, ']')
@@ -142,7 +159,7 @@ func appendUpstream(b []byte, u runner.Upstream) []byte {
 		{`,"service_tier":`, u.ServiceTier}, {`,"user":`, u.User}} {
 		if f.v != "" {
 			b = append(b, f.key...)
-			b = jsonfast.AppendString(b, f.v)
+			b = jsonfast.AppendStringPlain(b, f.v)
 		}
 	}
 	return b
