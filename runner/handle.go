@@ -77,6 +77,11 @@ type Handle struct {
 	endMu      sync.RWMutex
 	agentEnded bool
 
+	// interrupts are the OnInterrupt watches, stopped by finish before
+	// it ends the run's context.
+	interruptMu sync.Mutex
+	interrupts  []func() bool
+
 	once     sync.Once
 	outcome  error         // what Finish returns
 	finished chan struct{} // closed when the outcome is recorded
@@ -210,6 +215,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	o := classify(h.ctx, res, err)
 	// Stop the agent before the write, so that the record can say how many
 	// provider calls it made: the cancelled context releases it at once.
+	h.stopInterrupts()
 	h.cancel(errFinished)
 	h.stopTimer()
 	<-h.done
