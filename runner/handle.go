@@ -80,6 +80,7 @@ type Handle struct {
 	// interrupts are the OnInterrupt watches, stopped by finish before
 	// it ends the run's context.
 	interruptMu sync.Mutex
+	interrupt   func() bool
 	interrupts  []func() bool
 
 	once     sync.Once

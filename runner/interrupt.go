@@ -38,7 +38,11 @@ func (h *Handle) OnInterrupt(f func()) (stop func() bool) {
 		}
 	})
 	h.interruptMu.Lock()
-	h.interrupts = append(h.interrupts, stop)
+	if h.interrupt == nil { // the run stage's one watch: no slice to allocate
+		h.interrupt = stop
+	} else {
+		h.interrupts = append(h.interrupts, stop)
+	}
 	h.interruptMu.Unlock()
 	return stop
 }
@@ -46,10 +50,13 @@ func (h *Handle) OnInterrupt(f func()) (stop func() bool) {
 // stopInterrupts cancels the OnInterrupt calls not made yet.
 func (h *Handle) stopInterrupts() {
 	h.interruptMu.Lock()
-	stops := h.interrupts
-	h.interrupts = nil
+	first, more := h.interrupt, h.interrupts
+	h.interrupt, h.interrupts = nil, nil
 	h.interruptMu.Unlock()
-	for _, stop := range stops {
+	if first != nil {
+		first()
+	}
+	for _, stop := range more {
 		stop()
 	}
 }
