@@ -164,6 +164,12 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	r := h.run
 	s.observer.RunStarted(&r)
+	if ia, ok := s.agent.(InlineAgent); ok && !spec.Request.Stream && !spec.Request.Background && !h.logged && ia.Inline(agentReq) {
+		// Its owner waits for the whole answer and the agent makes no call
+		// that waits: it runs when the owner first waits (Handle.inline).
+		h.pending = func() { h.execute(s.agent, agentReq) }
+		return h, nil
+	}
 	s.workers.run(func() { h.execute(s.agent, agentReq) })
 	return h, nil
 }
