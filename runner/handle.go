@@ -67,6 +67,12 @@ type Handle struct {
 	begun      time.Time
 	firstToken atomic.Int64
 
+	// pending, when set, is the agent's run not started yet: an inline
+	// run (InlineAgent), which the first of Events, Wait and Finish runs
+	// on its caller's goroutine (inline).
+	pending     func()
+	pendingOnce sync.Once
+
 	events chan Event
 	done   chan struct{} // closed when the agent has returned or was abandoned
 	res    Result        // set before done is closed
@@ -76,6 +82,12 @@ type Handle struct {
 	// events and done; emit holds it shared so no send hits a closed events.
 	endMu      sync.RWMutex
 	agentEnded bool
+
+	// interrupts are the OnInterrupt watches, stopped by finish before
+	// it ends the run's context.
+	interruptMu sync.Mutex
+	interrupt   func() bool
+	interrupts  []func() bool
 
 	once     sync.Once
 	outcome  error         // what Finish returns
@@ -138,13 +150,26 @@ func (h *Handle) Cancelled() <-chan struct{} { return h.ctx.Done() }
 
 // Events streams the agent's deltas when the request asked to stream. The
 // channel is closed when the agent has returned, streaming or not, so a
-// consumer can always range over it and then call Wait.
-func (h *Handle) Events() <-chan Event { return h.events }
+// consumer can always range over it and then call Wait. An inline run
+// runs here, and its channel is closed when Events returns.
+func (h *Handle) Events() <-chan Event {
+	h.inline()
+	return h.events
+}
 
 // Wait blocks until the agent has returned and gives its result.
 func (h *Handle) Wait() (Result, error) {
+	h.inline()
 	<-h.done
 	return h.res, h.err
+}
+
+// inline runs a pending inline run's agent on the caller's goroutine,
+// once; a caller that comes while it runs waits for it.
+func (h *Handle) inline() {
+	if h.pending != nil {
+		h.pendingOnce.Do(h.pending)
+	}
 }
 
 func (h *Handle) execute(agent Agent, req Request) {
@@ -210,8 +235,10 @@ func (h *Handle) finish(res *Result, err error) error {
 	o := classify(h.ctx, res, err)
 	// Stop the agent before the write, so that the record can say how many
 	// provider calls it made: the cancelled context releases it at once.
+	h.stopInterrupts()
 	h.cancel(errFinished)
 	h.stopTimer()
+	h.inline() // an inline run nobody waited for: it sees its context ended
 	<-h.done
 	attempts := h.res.Attempts
 	if res != nil {

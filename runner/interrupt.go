@@ -27,10 +27,36 @@ const ReasonClientStalled = "client_stalled"
 // cancel, the client's context. The owner uses it to unblock a write to a
 // client that stopped reading, so that no deadline waits for the write.
 // stop cancels the call; it is not made after Finish either.
+//
+// Finish stops the call before it ends the run's context: a watch that
+// saw the run end would start a goroutine only to find errFinished, one
+// per request (TestFinishStartsNoGoroutine).
 func (h *Handle) OnInterrupt(f func()) (stop func() bool) {
-	return context.AfterFunc(h.ctx, func() {
+	stop = context.AfterFunc(h.ctx, func() {
 		if !errors.Is(context.Cause(h.ctx), errFinished) {
 			f()
 		}
 	})
+	h.interruptMu.Lock()
+	if h.interrupt == nil { // the run stage's one watch: no slice to allocate
+		h.interrupt = stop
+	} else {
+		h.interrupts = append(h.interrupts, stop)
+	}
+	h.interruptMu.Unlock()
+	return stop
+}
+
+// stopInterrupts cancels the OnInterrupt calls not made yet.
+func (h *Handle) stopInterrupts() {
+	h.interruptMu.Lock()
+	first, more := h.interrupt, h.interrupts
+	h.interrupt, h.interrupts = nil, nil
+	h.interruptMu.Unlock()
+	if first != nil {
+		first()
+	}
+	for _, stop := range more {
+		stop()
+	}
 }

@@ -57,3 +57,25 @@ type Provider interface {
 type Agent interface {
 	Run(ctx context.Context, req Request, emit func(Event) error) (Result, error)
 }
+
+// InlineAgent is implemented by an agent that can say, per request, that
+// its run makes no call that waits (no network, no validation a schema
+// can pin) and returns as soon as its context ends. The service then runs
+// a run its owner waits for whole (not streamed, not in the background) on
+// the owner's goroutine, when the owner first waits for it (Events, Wait
+// or Finish), instead of handing it to a worker: at one connection each
+// hand-off woke an idle thread, twice per request (RATIONALE.md "The
+// agent on the request's goroutine").
+type InlineAgent interface {
+	Agent
+	Inline(req Request) bool
+}
+
+// InProcessProvider is implemented by a provider that answers in the
+// process (the offline one): no network call, nothing that outlives its
+// context. The reference agent runs such a provider's plain requests
+// inline (InlineAgent).
+type InProcessProvider interface {
+	Provider
+	InProcess() bool
+}

@@ -164,6 +164,12 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	r := h.run
 	s.observer.RunStarted(&r)
+	if ia, ok := s.agent.(InlineAgent); ok && !spec.Request.Stream && !spec.Request.Background && !h.logged && ia.Inline(agentReq) {
+		// Its owner waits for the whole answer and the agent makes no call
+		// that waits: it runs when the owner first waits (Handle.inline).
+		h.pending = func() { h.execute(s.agent, agentReq) }
+		return h, nil
+	}
 	s.workers.run(func() { h.execute(s.agent, agentReq) })
 	return h, nil
 }
@@ -216,14 +222,15 @@ func (s *Service) record(ctx context.Context, h *Handle, spec StartSpec) error {
 		return err
 	}
 	h.run.SessionID, h.run.ThreadID = sess, thread
-	run := h.run
-	err = s.store.StartRun(ctx, &run, newSession, newThread)
+	// The store reads the run and keeps nothing of it: no copy (448 bytes
+	// a request).
+	err = s.store.StartRun(ctx, &h.run, newSession, newThread)
 	if newSession && errors.Is(err, ErrSessionExists) {
 		// Two first runs of one conversation at once (freshConversation
 		// said fresh to both): the other opened the session first. This
 		// one joins it, if the session is the tenant's; the check of a
 		// run in a session is StartRun's own.
-		err = s.store.StartRun(ctx, &run, false, true)
+		err = s.store.StartRun(ctx, &h.run, false, true)
 	}
 	if err != nil {
 		if errors.Is(err, ErrNotFound) { // the named session is not the tenant's

@@ -16,10 +16,18 @@ type Agent struct {
 	p runner.Provider
 }
 
-var _ runner.Agent = (*Agent)(nil)
+var _ runner.InlineAgent = (*Agent)(nil)
 
 // New returns the reference agent for provider p.
 func New(p runner.Provider) *Agent { return &Agent{p: p} }
+
+// Inline implements runner.InlineAgent: a request with no output schema
+// nor json_object (whose validation runs here) to a provider that answers
+// in process.
+func (a *Agent) Inline(req runner.Request) bool {
+	p, ok := a.p.(runner.InProcessProvider)
+	return ok && p.InProcess() && len(req.OutputSchema) == 0 && !req.JSONObject
+}
 
 // Run asks the provider for the answer to req.
 //

@@ -40,8 +40,8 @@ func BenchmarkInstrumentationPerRequest(b *testing.B) {
 		start := time.Now()
 		m.Request(httproute.LabelChat, "POST", 200, "acme", time.Since(start))
 		m.RunFinished(r)
-		ts.observe("start", start)
-		ts.observe("finish", start)
+		ts.observe(m.storeStart, start)
+		ts.observe(m.storeFinish, start)
 	}
 }
 

@@ -54,6 +54,18 @@ type Metrics struct {
 	withheld *prometheus.CounterVec // type (toolmetrics.go)
 
 	sockets *prometheus.GaugeVec // [tenant]
+
+	// The children the request path observes, by their label values
+	// (series.go): requests and runs with the tenant last when labelled.
+	requestSeries  *series[prometheus.Counter]
+	durationSeries *series[prometheus.Observer]
+	runSeries      *series[prometheus.Counter]
+	ttftSeries     *series[prometheus.Observer]
+	tpotSeries     *series[prometheus.Observer]
+	tokenSeries    *series[prometheus.Observer]
+	spentSeries    *series[prometheus.Counter]
+	// storeStart and storeFinish are storeWrite's two ops.
+	storeStart, storeFinish prometheus.Observer
 }
 
 // Bucket boundaries: the GenAI conventions' advice, with finer steps below
@@ -138,6 +150,19 @@ func NewMetrics(tenantLabel bool) *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.plugins = runtime.NewMetrics(m.reg)
 	m.withheld = newWithheldCounter(m.reg)
+	tenantLabels := 0
+	if tenantLabel {
+		tenantLabels = 1
+	}
+	m.requestSeries = newSeries(3+tenantLabels, m.requests.WithLabelValues)
+	m.durationSeries = newSeries(1, m.duration.WithLabelValues)
+	m.runSeries = newSeries(3+tenantLabels, m.runs.WithLabelValues)
+	m.ttftSeries = newSeries(1, m.ttft.WithLabelValues)
+	m.tpotSeries = newSeries(1, m.tpot.WithLabelValues)
+	m.tokenSeries = newSeries(2+tenantLabels, m.tokens.WithLabelValues)
+	m.spentSeries = newSeries(2, m.spent.WithLabelValues)
+	m.storeStart = m.storeWrite.WithLabelValues("start")
+	m.storeFinish = m.storeWrite.WithLabelValues("finish")
 	return m
 }
 
@@ -166,15 +191,14 @@ func (m *Metrics) InFlight(svc *runner.Service) {
 
 // Request counts one answered HTTP request.
 func (m *Metrics) Request(endpoint, method string, status int, tenant string, d time.Duration) {
-	code := statusText(status)
+	l := labels{endpoint, method, statusText(status)}
 	if m.tenant {
-		m.requests.WithLabelValues(endpoint, method, code, m.tenantLabel(tenant)).Inc()
-	} else {
-		m.requests.WithLabelValues(endpoint, method, code).Inc()
+		l[3] = m.tenantLabel(tenant)
 	}
+	m.requestSeries.of(l).Inc()
 	// An upgrade's duration is its socket's life, not a request's.
 	if (endpoint == httproute.LabelChat || endpoint == httproute.LabelResponses) && status != 101 { // 101 Switching Protocols
-		m.duration.WithLabelValues(endpoint).Observe(d.Seconds())
+		m.durationSeries.of(labels{endpoint}).Observe(d.Seconds())
 	}
 }
 
@@ -242,15 +266,15 @@ func (m *Metrics) RunFinished(r *runner.Run) {
 	if m.off.Load() {
 		return
 	}
+	tenant := ""
 	if m.tenant {
-		m.runs.WithLabelValues(r.Endpoint, string(r.Status), r.StatusReason, m.tenantLabel(r.TenantID)).Inc()
-	} else {
-		m.runs.WithLabelValues(r.Endpoint, string(r.Status), r.StatusReason).Inc()
+		tenant = m.tenantLabel(r.TenantID)
 	}
+	m.runSeries.of(labels{r.Endpoint, string(r.Status), r.StatusReason, tenant}).Inc()
 	if r.FirstToken > 0 {
-		m.ttft.WithLabelValues(r.Endpoint).Observe(r.FirstToken.Seconds())
+		m.ttftSeries.of(labels{r.Endpoint}).Observe(r.FirstToken.Seconds())
 		if r.Usage != nil && r.Usage.OutputTokens > 1 && r.Elapsed > r.FirstToken {
-			m.tpot.WithLabelValues(r.Endpoint).Observe((r.Elapsed - r.FirstToken).Seconds() / float64(r.Usage.OutputTokens-1))
+			m.tpotSeries.of(labels{r.Endpoint}).Observe((r.Elapsed - r.FirstToken).Seconds() / float64(r.Usage.OutputTokens-1))
 		}
 	}
 	if r.Usage != nil {
@@ -258,11 +282,7 @@ func (m *Metrics) RunFinished(r *runner.Run) {
 			kind string
 			n    int
 		}{{"input", r.Usage.InputTokens}, {"output", r.Usage.OutputTokens}} {
-			if m.tenant {
-				m.tokens.WithLabelValues(r.Endpoint, u.kind, m.tenantLabel(r.TenantID)).Observe(float64(u.n))
-			} else {
-				m.tokens.WithLabelValues(r.Endpoint, u.kind).Observe(float64(u.n))
-			}
+			m.tokenSeries.of(labels{r.Endpoint, u.kind, tenant}).Observe(float64(u.n))
 		}
 		m.countSpent(r)
 	}
@@ -288,7 +308,7 @@ func (m *Metrics) countSpent(r *runner.Run) {
 		n    int64
 	}{{"input", int64(r.Usage.InputTokens)}, {"cached", cached}, {"output", int64(r.Usage.OutputTokens)}, {"reasoning", reasoning}} {
 		if u.n > 0 {
-			m.spent.WithLabelValues(tenant, u.kind).Add(float64(u.n))
+			m.spentSeries.of(labels{tenant, u.kind}).Add(float64(u.n))
 		}
 	}
 }

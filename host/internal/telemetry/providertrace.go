@@ -34,6 +34,13 @@ func TraceProvider(p runner.Provider, tracer trace.Tracer, system, model string)
 		model:  attribute.String("gen_ai.request.model", model)}
 }
 
+// InProcess implements runner.InProcessProvider when the traced provider
+// does: a span adds no call that waits.
+func (t *tracedProvider) InProcess() bool {
+	p, ok := t.Provider.(runner.InProcessProvider)
+	return ok && p.InProcess()
+}
+
 func (t *tracedProvider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
 	start := make([]attribute.KeyValue, 0, 6)
 	start = append(start, t.system, t.model, chatOperation,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/runedge/runedge/runner"
 )
 
@@ -28,9 +30,9 @@ func InstrumentStore(st runner.Store, m *Metrics) runner.Store {
 	return keepRelay(ts, st)
 }
 
-func (t *timedStore) observe(op string, start time.Time) {
+func (t *timedStore) observe(op prometheus.Observer, start time.Time) {
 	d := time.Since(start)
-	t.m.storeWrite.WithLabelValues(op).Observe(d.Seconds())
+	op.Observe(d.Seconds())
 	if !t.selfReport {
 		t.m.ObserveCommit(d, 1)
 	}
@@ -42,7 +44,7 @@ func (t *timedStore) StartRun(ctx context.Context, r *runner.Run, newSession, ne
 	}
 	start := time.Now()
 	err := t.Store.StartRun(ctx, r, newSession, newThread)
-	t.observe("start", start)
+	t.observe(t.m.storeStart, start)
 	return err
 }
 
@@ -52,6 +54,6 @@ func (t *timedStore) Transition(ctx context.Context, id string, tr runner.Transi
 	}
 	start := time.Now()
 	err := t.Store.Transition(ctx, id, tr)
-	t.observe("finish", start)
+	t.observe(t.m.storeFinish, start)
 	return err
 }

@@ -36,6 +36,10 @@ func New(cfg Config) *Provider { return &Provider{cfg: cfg} }
 // Name is "offline".
 func (p *Provider) Name() string { return "offline" }
 
+// InProcess implements runner.InProcessProvider: the answer is computed
+// here, and a token delay ends with the context.
+func (p *Provider) InProcess() bool { return true }
+
 // Generate answers "You said: <last user message>", word by word, or a
 // document for structured output. See the package README for directives.
 func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
