@@ -228,6 +228,9 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object [
 	}
 	object = runner.CompactObject(object, runner.OutputText(output))
 	pfx := s.prefix(runID, msgs)
+	// The terminal Transition keeps the run's output text by reference to
+	// the output item when it is that item's (itemref.OutputElided).
+	ctx = itemref.WithOutput(ctx, runID, output)
 	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
 		endResponse(p, runID, lease, object, output, msgs, pfx)
 		return nil
@@ -492,7 +495,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 			return notFound("response of run", runID)
 		}
 		for _, q := range []string{`DELETE FROM run_events WHERE run_id = $1`,
-			`UPDATE runs SET request = NULL, output = '' WHERE id = $1`} {
+			`UPDATE runs SET request = NULL, output = '', output_ref = FALSE WHERE id = $1`} {
 			if _, err := tx.Exec(ctx, q, runID); err != nil {
 				return wrap("delete response "+runID, err)
 			}

@@ -197,6 +197,12 @@ var migrations = []string{
 	// as a run's end does. The number is kept so that both stores count
 	// versions alike.
 	`SELECT 1;`,
+	// 15: a run's output text kept once (RATIONALE.md "Each item stored
+	// once"), as in the SQLite migration of the same number: output_ref
+	// says that the text is its response's first output item's, and
+	// runs.output is then empty. A run's end wrote the answer twice, in
+	// the run and in the output item, with the run's row over 900 bytes.
+	`ALTER TABLE runs ADD COLUMN output_ref BOOLEAN NOT NULL DEFAULT FALSE;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

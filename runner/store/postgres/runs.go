@@ -177,8 +177,8 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 				return err
 			}
 		}
-		tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = ''
-			WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '')`, before)
+		tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = '', output_ref = FALSE
+			WHERE ended_at < $1 AND (request IS NOT NULL OR output <> '' OR output_ref)`, before)
 		n = tag.RowsAffected()
 		return err
 	})

@@ -256,6 +256,9 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object [
 	if err != nil {
 		return ctx, runner.NotJoined
 	}
+	// The terminal Transition keeps the run's output text by reference to
+	// the output item when it is that item's (itemref.OutputElided).
+	ctx = itemref.WithOutput(ctx, runID, output)
 	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
 }
@@ -515,7 +518,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 		}
 		for _, q := range []string{`DELETE FROM run_events WHERE run_id = ?`,
 			`DELETE FROM run_requests WHERE seq = (SELECT seq FROM runs WHERE id = ?)`,
-			`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
+			`UPDATE runs SET request = NULL, output = '', output_ref = 0 WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
 				return err
 			}

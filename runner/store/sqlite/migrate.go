@@ -273,6 +273,12 @@ var migrations = []string{
 		seq     INTEGER PRIMARY KEY, -- runs.seq
 		request TEXT NOT NULL
 	);`,
+	// 15: a run's output text kept once (RATIONALE.md "Each item stored
+	// once"): output_ref says that the text is its response's first
+	// output item's (itemref.OutputElided), and runs.output is then
+	// empty. A run's end wrote the answer twice, in the run and in the
+	// output item.
+	`ALTER TABLE runs ADD COLUMN output_ref INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

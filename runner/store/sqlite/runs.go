@@ -249,12 +249,12 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 			}
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE ended_at < ?
-			AND (request IS NOT NULL OR output != '' OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
+			AND (request IS NOT NULL OR output != '' OR output_ref <> 0 OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
 			return err
 		}
 		for _, q := range []string{
 			`DELETE FROM run_requests WHERE seq IN (SELECT seq FROM runs WHERE ended_at < ?)`,
-			`UPDATE runs SET request = NULL, output = '' WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`,
+			`UPDATE runs SET request = NULL, output = '', output_ref = 0 WHERE ended_at < ? AND (request IS NOT NULL OR output != '' OR output_ref <> 0)`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, before); err != nil {
 				return err
