@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/internal/contract"
@@ -17,7 +19,10 @@ import (
 // output item; a run whose response was deleted while it ran, whose end
 // was written alone, whose answer is short or is not its output item's
 // text keeps the text itself. stored(t, s, runID) is the output text the
-// store keeps in the run's own row.
+// store keeps in the run's own row. The response's final object, which
+// repeats the output text, the echo's settings and the run's id
+// (runner.CompactObject), reads back byte for byte, with or without its
+// output item.
 func OutputOnce(t *testing.T, open func(t *testing.T) runner.Store, stored func(t *testing.T, s runner.Store, runID string) string) {
 	answer := long("answer")
 	for _, tc := range []struct {
@@ -51,6 +56,54 @@ func OutputOnce(t *testing.T, open func(t *testing.T) runner.Store, stored func(
 			}
 		})
 	}
+	t.Run("FinalObject", func(t *testing.T) {
+		s := open(t)
+		h := s.(runner.HistoryStore)
+		c := t.Context()
+		echo := `{"instructions":"be <brief>","metadata":{},"temperature":1,"tools":[{"type":"function","name":"f","parameters":{}}],"store":true}`
+		for _, tc := range []struct {
+			name   string
+			joined bool
+			items  bool // the response has an output item
+		}{{"Joined", true, true}, {"WrittenAlone", false, true}, {"NoOutputItem", true, false}} {
+			r := newRun("t1", runner.StatusRunning)
+			r.Endpoint = contract.EndpointResponses
+			r.SessionID, r.ThreadID = contract.OwnSessionID(r.ID), contract.OwnThreadID(r.ID)
+			if err := s.StartRun(c, r, false, false); err != nil {
+				t.Fatal(err)
+			}
+			in := []runner.Item{{ID: runner.InputItemID(r.ID, 0, "user"), RunID: r.ID, Message: runner.Message{Role: "user", Content: long("q")}}}
+			if err := h.BeginResponse(c, runner.ResponseRecord{RunID: r.ID, TenantID: "t1", Echo: []byte(echo)}, in); err != nil {
+				t.Fatal(err)
+			}
+			text, _ := json.Marshal(answer)
+			object := `{"id":"` + contract.ResponseID(r.ID) + `","instructions":"be <brief>","output":[{"id":"` + contract.MessageID(r.ID) +
+				`","content":[{"text":` + string(text) + `}]}],"output_text":` + string(text) + `,"store":true,"temperature":1,` +
+				`"tools":[{"type":"function","name":"f","parameters":{}}],"metadata":{"run_id":"` + r.ID + `"}}`
+			var out []runner.Item
+			if tc.items {
+				out = []runner.Item{{ID: contract.MessageID(r.ID), RunID: r.ID, Output: true, Message: runner.Message{Role: "assistant", Content: answer}}}
+			} else {
+				object = strings.Replace(object, string(text), `"other"`, 2)
+			}
+			ctx, ended := c, runner.NotJoined
+			if j, ok := s.(runner.HistoryJoiner); ok && tc.joined {
+				ctx, ended = j.JoinEnd(c, r.ID, 0, []byte(object), out)
+			}
+			if err := s.Transition(ctx, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(100), Output: answer}); err != nil {
+				t.Fatal(err)
+			}
+			if !ended() {
+				if err := h.EndResponse(c, r.ID, []byte(object), out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec, err := h.GetResponse(c, "t1", r.ID)
+			if err != nil || string(rec.Object) != object || string(rec.Echo) != echo {
+				t.Fatalf("%s: the response reads back as\n%s\n%s, %v; want\n%s\n%s", tc.name, rec.Object, rec.Echo, err, object, echo)
+			}
+		}
+	})
 	t.Run("DeleteForgets", func(t *testing.T) {
 		s := open(t)
 		h := s.(runner.HistoryStore)
