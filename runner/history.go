@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/internal/contract"
 )
@@ -252,73 +256,203 @@ func InputItemID(runID string, i int, role string) string {
 }
 
 // A stored response's final object repeats its output text (the message's
-// content part and output_text), and the output item holds it too. A store
+// content part and output_text), and the output item holds it too; it
+// repeats the request's settings that the response's echo, in the same
+// row, holds too (instructions and tools among them, often kilobytes), and
+// the run's id in each id it names (resp_X, msg_X, run_X, sess_X). A store
 // keeps the object compact: a header byte, then the object with each
-// occurrence of the text's JSON string replaced by one marker byte; it is
-// rebuilt from the output item on read. Header and markers are control
-// bytes, which JSON never holds raw, so a stored object is compact exactly
-// when it begins with the header. Two escapings are recognised: Go's
-// default (HTML characters as \u003c…) and the plain one.
+// occurrence of the text's JSON string replaced by one marker byte, each
+// top-level member that is one of the echo (`"key":value`, as the echo
+// writes it) by a marker byte and the member's index, and each occurrence
+// of the run id's X by a marker byte; it is rebuilt from the output item,
+// the echo and the run id on read. Header and markers
+// are control bytes, which JSON never holds raw, so a stored object is
+// compact exactly when it begins with the header. Two escapings of the
+// text are recognised: Go's default (HTML characters as \u003c…) and the
+// plain one.
 const (
 	compactHeader = '\x01'
 	markPlain     = '\x02'
 	markHTML      = '\x03'
+	// markEcho is followed by echoIndex plus the member's index.
+	markEcho  = '\x04'
+	echoIndex = 0x20
+	markID    = '\x05'
+	// idAbove: a shorter run id is left in.
+	idAbove = 8
+	// echoMembers: members past it are not referenced (the index byte
+	// stays printable ASCII).
+	echoMembers = 0x7f - echoIndex
 	// compactAbove: shorter texts are not worth the work.
 	compactAbove = 64
+	// echoAbove: a shorter member costs its marker as much.
+	echoAbove = 4
 )
 
-// CompactObject returns the stored form of a final Response object whose
-// output text is text: compact when the object holds the text's JSON
-// string, else object unchanged (also when the text is short or not valid
-// UTF-8, which JSON would not keep as is, or the object is not a JSON
-// object). ExpandObject(CompactObject(o, t), t) == o for every JSON o.
-func CompactObject(object []byte, text string) []byte {
-	if len(text) < compactAbove || !utf8.ValidString(text) || len(object) == 0 || object[0] != '{' ||
-		bytes.ContainsAny(object, "\x01\x02\x03") {
+// CompactObject returns the stored form of the final Response object of
+// run runID whose output text is text and whose response's echo is echo:
+// compact when the object holds the text's JSON string, a top-level member
+// of the echo among its own or the run's id, else object unchanged (also
+// when the object is not a JSON object). The text is left in when it is
+// short or not valid UTF-8, which JSON would not keep as is.
+// ExpandObject(CompactObject(o, r, t, e), r, t, e) == o for every JSON o.
+func CompactObject(object []byte, runID, text string, echo []byte) []byte {
+	if len(object) == 0 || object[0] != '{' || bytes.ContainsAny(object, "\x01\x02\x03\x04\x05") {
 		return object
 	}
-	for _, mark := range []byte{markPlain, markHTML} {
-		q := quoteJSON(text, mark == markHTML)
-		if n := bytes.Count(object, q); n > 0 {
-			out := make([]byte, 1, len(object)-n*(len(q)-1)+1)
-			out[0] = compactHeader
-			for {
-				i := bytes.Index(object, q)
+	// The spans of object to replace, each with its marker, taken in
+	// order, the first of overlapping ones winning: each marker stands
+	// for exactly the bytes it replaced.
+	type span struct {
+		at, n int
+		mark  [2]byte // mark[1] == 0: one byte
+	}
+	spans := make([]span, 0, 16)
+	if len(text) >= compactAbove && utf8.ValidString(text) {
+		for _, mark := range []byte{markPlain, markHTML} {
+			q := quoteJSON(text, mark == markHTML)
+			for off := 0; ; {
+				i := bytes.Index(object[off:], q)
 				if i < 0 {
 					break
 				}
-				out = append(append(out, object[:i]...), mark)
-				object = object[i+len(q):]
+				spans = append(spans, span{off + i, len(q), [2]byte{mark}})
+				off += i + len(q)
 			}
-			return append(out, object...)
+			if len(spans) > 0 {
+				break
+			}
 		}
 	}
-	return object
+	if id := idOf(runID); len(id) >= idAbove {
+		for off := 0; ; {
+			i := bytes.Index(object[off:], []byte(id))
+			if i < 0 {
+				break
+			}
+			spans = append(spans, span{off + i, len(id), [2]byte{markID}})
+			off += i + len(id)
+		}
+	}
+	if ms := membersOf(echo); len(ms) > 0 {
+		gjson.ParseBytes(object).ForEach(func(k, v gjson.Result) bool {
+			at, end := k.Index, v.Index+len(v.Raw)
+			if k.Index <= 0 || v.Index <= at || end > len(object) {
+				return true // no position known: left as is
+			}
+			if i := ms.index(object[at:end]); i >= 0 {
+				spans = append(spans, span{at, end - at, [2]byte{markEcho, byte(echoIndex + i)}})
+			}
+			return true
+		})
+	}
+	if len(spans) == 0 {
+		return object
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.at - b.at })
+	out := make([]byte, 1, len(object)+1)
+	out[0] = compactHeader
+	next := 0
+	for _, sp := range spans {
+		if sp.at < next {
+			continue // overlaps the one taken before
+		}
+		out = append(out, object[next:sp.at]...)
+		if sp.mark[1] == 0 {
+			out = append(out, sp.mark[0])
+		} else {
+			out = append(out, sp.mark[:]...)
+		}
+		next = sp.at + sp.n
+	}
+	return append(out, object[next:]...)
 }
 
-// IsCompact reports whether a stored object needs its output text back
-// (ExpandObject).
+// idOf is what a run's id adds to its prefix (the X of run_X), which the
+// ids of its response, output message and session repeat.
+func idOf(runID string) string { return strings.TrimPrefix(runID, contract.RunPrefix) }
+
+// members are the top-level members of an echo, each `"key":value` (the
+// key and the value as the echo writes them, nothing between them).
+type members []struct{ key, value string }
+
+// membersOf are echo's members, at most echoMembers of them; none when
+// echo is not a JSON object.
+func membersOf(echo []byte) members {
+	if len(echo) == 0 {
+		return nil
+	}
+	v := gjson.ParseBytes(echo)
+	if !v.IsObject() {
+		return nil
+	}
+	ms := make(members, 0, 16)
+	v.ForEach(func(k, v gjson.Result) bool {
+		ms = append(ms, struct{ key, value string }{k.Raw, v.Raw})
+		return len(ms) < echoMembers
+	})
+	return ms
+}
+
+// index is the index of the member that is m, byte for byte, -1 for none;
+// members shorter than echoAbove are not looked for.
+func (ms members) index(m []byte) int {
+	for i, e := range ms {
+		if n := len(e.key) + 1 + len(e.value); n == len(m) && n >= echoAbove &&
+			string(m[:len(e.key)]) == e.key && m[len(e.key)] == ':' && string(m[len(e.key)+1:]) == e.value {
+			return i
+		}
+	}
+	return -1
+}
+
+// IsCompact reports whether a stored object needs ExpandObject.
 func IsCompact(stored []byte) bool { return len(stored) > 0 && stored[0] == compactHeader }
 
+// NeedsText reports whether a compact object needs its output text back
+// (it was compacted against it), and so its output item.
+func NeedsText(stored []byte) bool {
+	return IsCompact(stored) && bytes.ContainsAny(stored, "\x02\x03")
+}
+
 // ExpandObject rebuilds the object CompactObject stored, given the same
-// text; any other stored object is returned as is.
-func ExpandObject(stored []byte, text string) []byte {
+// run id, text and echo; any other stored object is returned as is.
+func ExpandObject(stored []byte, runID, text string, echo []byte) []byte {
 	if !IsCompact(stored) {
 		return stored
 	}
 	stored = stored[1:]
-	out := make([]byte, 0, len(stored)+2*len(text)+64)
+	out := make([]byte, 0, len(stored)+2*len(text)+len(echo)+4*len(runID)+64)
 	var q [2][]byte
+	var ms members
 	for {
-		i := bytes.IndexAny(stored, "\x02\x03")
+		i := bytes.IndexAny(stored, "\x02\x03\x04\x05")
 		if i < 0 {
 			return append(out, stored...)
+		}
+		out = append(out, stored[:i]...)
+		if stored[i] == markID {
+			out = append(out, idOf(runID)...)
+			stored = stored[i+1:]
+			continue
+		}
+		if stored[i] == markEcho {
+			if ms == nil {
+				ms = membersOf(echo)
+			}
+			if i+1 < len(stored) {
+				if k := int(stored[i+1]) - echoIndex; k >= 0 && k < len(ms) {
+					out = append(append(append(out, ms[k].key...), ':'), ms[k].value...)
+				}
+			}
+			stored = stored[min(i+2, len(stored)):]
+			continue
 		}
 		k := int(stored[i] - markPlain)
 		if q[k] == nil {
 			q[k] = quoteJSON(text, stored[i] == markHTML)
 		}
-		out = append(append(out, stored[:i]...), q[k]...)
+		out = append(out, q[k]...)
 		stored = stored[i+1:]
 	}
 }

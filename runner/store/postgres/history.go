@@ -130,7 +130,7 @@ func (s *Store) begin(ctx context.Context, rec runner.ResponseRecord, input []ru
 		return nil, err
 	}
 	hashes, lens, h := itemref.Prefixes(msgs)
-	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs))
+	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs), rec.Echo)
 	b := &beginning{rec: rec, input: input, msgs: msgs}
 	if !itemref.Worth(msgs) {
 		return b, nil
@@ -185,7 +185,7 @@ func (s *Store) EndResponse(ctx context.Context, runID string, object []byte, ou
 	if err != nil {
 		return wrap("end response "+runID, err)
 	}
-	object = runner.CompactObject(object, runner.OutputText(output))
+	object = runner.CompactObject(object, runID, runner.OutputText(output), s.pending.Echo(runID))
 	pfx := s.prefix(runID, msgs)
 	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
 		endResponse(p, runID, 0, object, output, msgs, pfx)
@@ -226,8 +226,11 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object [
 	if err != nil {
 		return ctx, runner.NotJoined
 	}
-	object = runner.CompactObject(object, runner.OutputText(output))
+	object = runner.CompactObject(object, runID, runner.OutputText(output), s.pending.Echo(runID))
 	pfx := s.prefix(runID, msgs)
+	// The terminal Transition keeps the run's output text by reference to
+	// the output item when it is that item's (itemref.OutputElided).
+	ctx = itemref.WithOutput(ctx, runID, output)
 	ctx, r := s.writer.WithRider(ctx, func(_ context.Context, p *pipe) error {
 		endResponse(p, runID, lease, object, output, msgs, pfx)
 		return nil
@@ -290,7 +293,7 @@ func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner
 	if object != "" {
 		rec.Object = json.RawMessage(object)
 	}
-	if runner.IsCompact(rec.Object) {
+	if runner.NeedsText(rec.Object) {
 		// The output item is removed with the object (DeleteResponse,
 		// PurgeBefore); without it the host rebuilds the Response from
 		// the echo, as for a run without an object.
@@ -306,8 +309,10 @@ func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (runner
 			if err := json.Unmarshal([]byte(msg), &m); err != nil {
 				return rec, err
 			}
-			rec.Object = runner.ExpandObject(rec.Object, m.Content)
+			rec.Object = runner.ExpandObject(rec.Object, runID, m.Content, rec.Echo)
 		}
+	} else {
+		rec.Object = runner.ExpandObject(rec.Object, runID, "", rec.Echo)
 	}
 	return rec, nil
 }

@@ -215,6 +215,12 @@ var migrations = []string{
 		ADD COLUMN request_prefix INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX runs_request_hash ON runs(tenant_id, request_hash) WHERE request_hash IS NOT NULL;
 	CREATE INDEX runs_request_base ON runs(request_base) WHERE request_base IS NOT NULL;`,
+	// 16: a run's output text kept once (RATIONALE.md "Each item stored
+	// once"), as in the SQLite migration of the same number: output_ref
+	// says that the text is its response's first output item's, and
+	// runs.output is then empty. A run's end wrote the answer twice, in
+	// the run and in the output item, with the run's row over 900 bytes.
+	`ALTER TABLE runs ADD COLUMN output_ref BOOLEAN NOT NULL DEFAULT FALSE;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -64,5 +65,47 @@ func TestMigrateFromVersion6(t *testing.T) {
 	}
 	if n, err := s.MarkInterrupted(ctx, "h1", 9); err != nil || n != 1 {
 		t.Fatalf("MarkInterrupted(h1) = %d, %v; want run_live only", n, err)
+	}
+}
+
+// A database at schema version 14 is brought to the current one (16: a run's output text
+// kept once): a run that keeps its text reads it as before, and a
+// response's final object compacted the earlier way (its output text
+// only) reads back byte for byte.
+func TestMigrateFromVersion14(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.Schema(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("an answer of some length; ", 4)
+	qs := append([]string{}, migrations[:14]...)
+	qs = append(qs,
+		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
+		`INSERT INTO schema_version (version) VALUES (14)`,
+		`INSERT INTO runs (id, status, tenant_id, created_at, ended_at, output) VALUES ('run_old', 'completed', 'acme', 1, 2, '`+text+`')`,
+		`INSERT INTO responses (run_id, tenant_id, echo, object) VALUES ('run_old', 'acme', '{"store":true}', chr(1) || '{"id":"resp_old","store":true,"output_text":' || chr(2) || '}')`,
+		`INSERT INTO response_items (id, run_id, tenant_id, position, output, message) VALUES ('msg_old', 'run_old', 'acme', 0, TRUE, '{"role":"assistant","content":"`+text+`"}')`,
+	)
+	for _, q := range qs {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			conn.Close(ctx)
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r, err := s.GetRun(ctx, "acme", "run_old"); err != nil || r.Output != text {
+		t.Fatalf("old run: %q, %v", r.Output, err)
+	}
+	rec, err := s.GetResponse(ctx, "acme", "run_old")
+	if want := `{"id":"resp_old","store":true,"output_text":"` + text + `"}`; err != nil || string(rec.Object) != want {
+		t.Fatalf("old object: %s, %v; want %s", rec.Object, err, want)
 	}
 }

@@ -204,6 +204,31 @@ func TestSharedRequests(t *testing.T) {
 	})
 }
 
+func TestOutputOnce(t *testing.T) {
+	dsns := map[runner.Store]string{}
+	storetest.OutputOnce(t, func(t *testing.T) runner.Store {
+		dsn := pgtest.Schema(t)
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		dsns[s] = dsn
+		return s
+	}, func(t *testing.T, s runner.Store, runID string) string {
+		conn, err := pgx.Connect(t.Context(), dsns[s])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var out string
+		if err := conn.QueryRow(t.Context(), `SELECT output FROM runs WHERE id = $1`, runID).Scan(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
+}
+
 func TestHistoryProbe(t *testing.T) {
 	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }

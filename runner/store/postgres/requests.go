@@ -135,7 +135,7 @@ func dropRequests(ctx context.Context, tx pgx.Tx, sel string, arg any) (int64, e
 			return 0, err
 		}
 	}
-	tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = '', request_base = NULL, request_shared = 0, request_hash = NULL
-		WHERE id IN (`+sel+`) AND (request IS NOT NULL OR output <> '')`, arg)
+	tag, err := tx.Exec(ctx, `UPDATE runs SET request = NULL, output = '', output_ref = FALSE, request_base = NULL, request_shared = 0, request_hash = NULL
+		WHERE id IN (`+sel+`) AND (request IS NOT NULL OR output <> '' OR output_ref)`, arg)
 	return tag.RowsAffected(), err
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // runColumns is the column list every run query selects, in scanRun's order.
@@ -10,7 +11,13 @@ const runColumns = `id, status, status_reason, session_id, thread_id,
 	request_id, correlation_id, created_at, started_at, ended_at,
 	input_tokens, output_tokens, total_tokens, error_code, error_message,
 	request, output, attempts, duration_ms, ttft_ms, host_id, trace_id,
-	lease_token`
+	lease_token, ` + outputRefColumn
+
+// outputRefColumn is the stored message of the first output item of a run
+// whose output text is kept there (output_ref, itemref.OutputElided), NULL
+// for the others.
+const outputRefColumn = `CASE WHEN output_ref THEN (SELECT i.message FROM response_items i
+	WHERE i.run_id = runs.id AND i.output ORDER BY i.position LIMIT 1) END`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -22,14 +29,20 @@ func scanRun(row scanner) (runner.Run, error) {
 		errCode, errMsg *string
 		request         *string
 		attempts        int64
+		outputRef       *string
 	)
 	err := row.Scan(&r.ID, &status, &r.StatusReason, &r.SessionID, &r.ThreadID,
 		&r.Actor.ID, &r.Actor.Type, &r.Actor.Name, &r.TenantID, &r.Endpoint, &r.Model,
 		&r.RequestID, &r.CorrelationID, &r.CreatedAt, &r.StartedAt, &r.EndedAt,
 		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &attempts, &r.DurationMs, &r.TimeToFirstTokenMs, &r.HostID, &r.TraceID,
-		&r.LeaseToken)
+		&r.LeaseToken, &outputRef)
 	if err != nil {
 		return runner.Run{}, err
+	}
+	if outputRef != nil {
+		if r.Output, err = itemref.OutputText(*outputRef); err != nil {
+			return runner.Run{}, err
+		}
 	}
 	r.Object = "run"
 	r.Status = runner.Status(status)

@@ -8,18 +8,26 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // transitionSQL checks the lifecycle in the WHERE clause ($15 is the list
 // of states the target may come from), so concurrent writers on any host
 // race safely and the first terminal write wins. $16 fences it: the
 // writer's lease token (0: unfenced); a target other than queued or running
-// ends the lease.
+// ends the lease. $17 says that the output text is the first output item
+// of the response whose end rides on this write (itemref.OutputElided):
+// the run then keeps a reference to it (output_ref), unless the response
+// was deleted meanwhile, when its output items are not written.
 const transitionSQL = `UPDATE runs SET
 	status = $1, status_reason = $2,
 	started_at = COALESCE($3, started_at), ended_at = COALESCE($4, ended_at),
 	input_tokens = COALESCE($5, input_tokens), output_tokens = COALESCE($6, output_tokens),
-	total_tokens = COALESCE($7, total_tokens), output = COALESCE($8, output),
+	total_tokens = COALESCE($7, total_tokens),
+	output = CASE WHEN $17::bool AND EXISTS (SELECT 1 FROM responses WHERE run_id = $14 AND NOT deleted) THEN ''
+		ELSE COALESCE($8, output) END,
+	output_ref = CASE WHEN $17::bool THEN EXISTS (SELECT 1 FROM responses WHERE run_id = $14 AND NOT deleted)
+		ELSE output_ref END,
 	error_code = COALESCE($9, error_code), error_message = COALESCE($10, error_message),
 	attempts = COALESCE($11, attempts),
 	duration_ms = COALESCE($12, duration_ms), ttft_ms = COALESCE($13, ttft_ms),
@@ -48,7 +56,8 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 			return nil
 		}, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
-			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText, t.Lease)
+			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText, t.Lease,
+			itemref.OutputElided(ctx, id, t.Output))
 		if t.Ledger != nil {
 			writeLedger(p, t.Ledger, string(t.Status))
 		}

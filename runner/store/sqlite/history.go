@@ -118,7 +118,7 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 		return nil, nil, err
 	}
 	hashes, lens, h := itemref.Prefixes(msgs)
-	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs))
+	s.pending.Put(rec.RunID, rec.TenantID, h, itemref.Size(msgs), rec.Echo)
 	share := itemref.Shareable(rec.RunID, input)
 	var inHash any // the input's own hash, indexed when worth it
 	inCount := 0
@@ -203,7 +203,7 @@ func (s *Store) endOp(ctx context.Context, runID string, lease int64, object []b
 	if err != nil {
 		return nil, err
 	}
-	object = runner.CompactObject(object, runner.OutputText(output))
+	object = runner.CompactObject(object, runID, runner.OutputText(output), s.pending.Echo(runID))
 	sum, _, n, indexed := s.pending.Sum(runID, msgs)
 	return func(ctx context.Context, tx *wtx) error {
 		s.pending.Drop(runID)
@@ -256,6 +256,9 @@ func (s *Store) JoinEnd(ctx context.Context, runID string, lease int64, object [
 	if err != nil {
 		return ctx, runner.NotJoined
 	}
+	// The terminal Transition keeps the run's output text by reference to
+	// the output item when it is that item's (itemref.OutputElided).
+	ctx = itemref.WithOutput(ctx, runID, output)
 	ctx, r := s.writer.WithRider(ctx, op)
 	return ctx, r.Committed
 }
@@ -293,22 +296,25 @@ func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (_ runn
 	if object != "" {
 		rec.Object = json.RawMessage(object)
 	}
-	if runner.IsCompact(rec.Object) {
+	if runner.NeedsText(rec.Object) {
 		var msg string
 		err := s.r.QueryRowContext(ctx, outputTextSQL, runID).Scan(&msg)
-		rec.Object, err = expand(rec.Object, msg, err)
+		rec.Object, err = expand(rec.Object, runID, rec.Echo, msg, err)
 		if err != nil {
 			return rec, fmt.Errorf("runner/store/sqlite: get response %s: %w", runID, err)
 		}
+	} else {
+		rec.Object = runner.ExpandObject(rec.Object, runID, "", rec.Echo)
 	}
 	return rec, nil
 }
 
 // expand rebuilds a compact object from its output item's stored message
-// (msg, read with err). Without the item (it cannot be gone while the
-// object is there: both are removed together) the object is dropped, and
-// the host rebuilds the Response from the echo, as for a run without one.
-func expand(object []byte, msg string, err error) ([]byte, error) {
+// (msg, read with err), its run's id and its response's echo. Without the item (it
+// cannot be gone while the object is there: both are removed together)
+// the object is dropped, and the host rebuilds the Response from the echo,
+// as for a run without one.
+func expand(object []byte, runID string, echo []byte, msg string, err error) ([]byte, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -319,7 +325,7 @@ func expand(object []byte, msg string, err error) ([]byte, error) {
 	if err := json.Unmarshal([]byte(msg), &m); err != nil {
 		return nil, err
 	}
-	return runner.ExpandObject(object, m.Content), nil
+	return runner.ExpandObject(object, runID, m.Content, echo), nil
 }
 
 // itemsSQL are a response's items, its own and those it shares with its
@@ -522,7 +528,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 			return err
 		}
 		for _, q := range []string{`DELETE FROM run_events WHERE run_id = ?`,
-			`UPDATE runs SET request = NULL, output = '' WHERE id = ?`} {
+			`UPDATE runs SET request = NULL, output = '', output_ref = 0 WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, runID); err != nil {
 				return err
 			}

@@ -299,6 +299,12 @@ var migrations = []string{
 	ALTER TABLE run_requests15 RENAME TO run_requests;
 	CREATE INDEX run_requests_prefix ON run_requests(tenant_id, prefix_hash) WHERE prefix_hash IS NOT NULL;
 	CREATE INDEX run_requests_base ON run_requests(base_seq) WHERE base_seq IS NOT NULL;`,
+	// 16: a run's output text kept once (RATIONALE.md "Each item stored
+	// once"): output_ref says that the text is its response's first
+	// output item's (itemref.OutputElided), and runs.output is then
+	// empty. A run's end wrote the answer twice, in the run and in the
+	// output item.
+	`ALTER TABLE runs ADD COLUMN output_ref INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

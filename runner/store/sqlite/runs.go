@@ -266,7 +266,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 			}
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE ended_at < ?
-			AND (request IS NOT NULL OR output != '' OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
+			AND (request IS NOT NULL OR output != '' OR output_ref <> 0 OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
 			return err
 		}
 		// A younger run's request kept by reference to a purged one is
@@ -274,7 +274,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 		if err := dropRequests(ctx, tx, `SELECT seq FROM runs WHERE ended_at < ?`, before); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = '' WHERE ended_at < ? AND (request IS NOT NULL OR output != '')`, before)
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = '', output_ref = 0 WHERE ended_at < ? AND (request IS NOT NULL OR output != '' OR output_ref <> 0)`, before)
 		return err
 	})
 	if err != nil {

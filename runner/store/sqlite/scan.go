@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // runColumns is the column list every run query selects (FROM runs), in
@@ -14,7 +15,13 @@ const runColumns = `id, status, status_reason, session_id, thread_id,
 	request_id, correlation_id, created_at, started_at, ended_at,
 	input_tokens, output_tokens, total_tokens, error_code, error_message,
 	COALESCE(runs.request, (SELECT q.request FROM run_requests q WHERE q.seq = runs.seq)), output, attempts, duration_ms, ttft_ms, host_id, trace_id,
-	lease_token`
+	lease_token, ` + outputRefColumn
+
+// outputRefColumn is the stored message of the first output item of a run
+// whose output text is kept there (output_ref, itemref.OutputElided), NULL
+// for the others.
+const outputRefColumn = `CASE WHEN runs.output_ref <> 0 THEN (SELECT i.message FROM response_items i
+	WHERE i.run_id = runs.id AND i.output <> 0 ORDER BY i.position LIMIT 1) END`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -26,14 +33,20 @@ func scanRun(row scanner) (runner.Run, error) {
 		errCode, errMsg sql.NullString
 		request         sql.NullString
 		dur, ttft       sql.NullInt64
+		outputRef       sql.NullString
 	)
 	err := row.Scan(&r.ID, &r.Status, &r.StatusReason, &r.SessionID, &r.ThreadID,
 		&r.Actor.ID, &r.Actor.Type, &r.Actor.Name, &r.TenantID, &r.Endpoint, &r.Model,
 		&r.RequestID, &r.CorrelationID, &r.CreatedAt, &started, &ended,
 		&in, &out, &total, &errCode, &errMsg, &request, &r.Output, &r.Attempts, &dur, &ttft, &r.HostID, &r.TraceID,
-		&r.LeaseToken)
+		&r.LeaseToken, &outputRef)
 	if err != nil {
 		return runner.Run{}, err
+	}
+	if outputRef.Valid {
+		if r.Output, err = itemref.OutputText(outputRef.String); err != nil {
+			return runner.Run{}, err
+		}
 	}
 	r.Object = "run"
 	r.StartedAt = int64Ptr(started)

@@ -101,7 +101,11 @@ func insertRunCheckedSQL(check string) string {
 // states. The lifecycle check is in the WHERE clause (see Transition), and
 // so is the fence: its last two parameters are the writer's lease token
 // twice (0: unfenced). A target other than queued or running (live) ends
-// the lease.
+// the lease. The output text comes after a flag given twice: it is the
+// first output item of the response whose end rides on this write
+// (itemref.OutputElided), and the run then keeps a reference to it
+// (output_ref), unless the response was deleted meanwhile, when its
+// output items are not written.
 func transitionSQL(n int, live bool) string {
 	lease := ""
 	if !live {
@@ -111,7 +115,11 @@ func transitionSQL(n int, live bool) string {
 		status = ?, status_reason = ?,
 		started_at = COALESCE(?, started_at), ended_at = COALESCE(?, ended_at),
 		input_tokens = COALESCE(?, input_tokens), output_tokens = COALESCE(?, output_tokens),
-		total_tokens = COALESCE(?, total_tokens), output = COALESCE(?, output),
+		total_tokens = COALESCE(?, total_tokens),
+		output = CASE WHEN ? AND EXISTS (SELECT 1 FROM responses WHERE run_id = runs.id AND deleted = 0) THEN ''
+			ELSE COALESCE(?, output) END,
+		output_ref = CASE WHEN ? THEN EXISTS (SELECT 1 FROM responses WHERE run_id = runs.id AND deleted = 0)
+			ELSE output_ref END,
 		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
 		attempts = COALESCE(?, attempts),
 		duration_ms = COALESCE(?, duration_ms), ttft_ms = COALESCE(?, ttft_ms)` + lease + `

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
 // Transition moves run id to t.Status. The lifecycle check is part of the
@@ -24,9 +25,10 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
-	args := make([]any, 0, 16+len(ts.fromArgs))
+	ref := itemref.OutputElided(ctx, id, t.Output)
+	args := make([]any, 0, 18+len(ts.fromArgs))
 	args = append(args, ts.status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
-		in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
+		in, out, total, ref, nullableString(t.Output), ref, code, msg, nullableCount(t.Attempts),
 		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id)
 	args = append(args, ts.fromArgs...)
 	args = append(args, t.Lease, t.Lease)

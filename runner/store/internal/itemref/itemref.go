@@ -19,6 +19,7 @@
 package itemref
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding"
 	"encoding/binary"
@@ -142,9 +143,11 @@ func InputRun(id string) (runID string, ok bool) {
 
 // Pending keeps, between a response's first and last writes, the hash of
 // its input, so the last write indexes its input and output together (the
-// prefix the next turn of a resending client begins with). It is memory
-// only and bounded: a response whose entry is gone (another host ended
-// it, the map was full) is found by its input's hash alone.
+// prefix the next turn of a resending client begins with), and its echo,
+// which the last write compacts the final object against
+// (runner.CompactObject). It is memory only and bounded: a response whose
+// entry is gone (another host ended it, the map was full) is found by its
+// input's hash alone, and its object keeps the echo's members.
 type Pending struct {
 	mu sync.Mutex
 	m  map[string]pending
@@ -155,17 +158,19 @@ type pending struct {
 	state  []byte
 	n      int
 	bytes  int // the input's stored messages' size
+	echo   []byte
 }
 
 // maxPending bounds Pending: that many responses running at once.
 const maxPending = 1 << 14
 
-// Put keeps run runID's hash state after its input, of size bytes:
+// Put keeps run runID's hash state after its input, of size bytes, and a
+// copy of its echo:
 // Sum indexes nothing for a response whose input and output are below
 // MinBytes together. A later input then shares nothing of it, so a
 // session's first small turn is stored once more; every small stored
 // response would otherwise pay an index entry.
-func (p *Pending) Put(runID, tenant string, h *Hasher, size int) {
+func (p *Pending) Put(runID, tenant string, h *Hasher, size int, echo []byte) {
 	st, err := h.h.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return
@@ -178,7 +183,14 @@ func (p *Pending) Put(runID, tenant string, h *Hasher, size int) {
 	if len(p.m) >= maxPending {
 		clear(p.m)
 	}
-	p.m[runID] = pending{tenant, st, h.n, size}
+	p.m[runID] = pending{tenant, st, h.n, size, bytes.Clone(echo)}
+}
+
+// Echo is run runID's echo as Put kept it, nil when it was not kept.
+func (p *Pending) Echo(runID string) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m[runID].echo
 }
 
 // Sum returns run runID's hash of its input followed by msgs, the

@@ -74,14 +74,17 @@ func TestPrefixes(t *testing.T) {
 	}
 	var p Pending
 	_, _, h1 := Prefixes(msgs[:2])
-	p.Put("run_x", "t", h1, MinBytes)
+	p.Put("run_x", "t", h1, MinBytes, []byte(`{"k":1}`))
+	if e := p.Echo("run_x"); string(e) != `{"k":1}` {
+		t.Fatalf("Pending.Echo = %q", e)
+	}
 	sum, tenant, n, ok := p.Sum("run_x", msgs[2:])
 	if !ok || tenant != "t" || n != 3 || !bytes.Equal(sum, hashes[0]) {
 		t.Fatalf("Pending.Sum = %x %q %d %v", sum, tenant, n, ok)
 	}
 	// A response too small to begin a later input worth a lookup is not
 	// indexed.
-	p.Put("run_y", "t", h1, 2)
+	p.Put("run_y", "t", h1, 2, nil)
 	if _, _, _, ok := p.Sum("run_y", msgs[2:]); ok {
 		t.Fatal("a response of 3 bytes is indexed")
 	}
