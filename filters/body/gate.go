@@ -58,6 +58,13 @@ func (g *Gate) InFlight() int64 {
 	return g.used
 }
 
+// Waiting is the number of requests waiting for room.
+func (g *Gate) Waiting() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return int64(g.waiters.Len())
+}
+
 // held is bytes taken from a gate; release gives them back, once.
 type held struct {
 	once sync.Once

@@ -141,6 +141,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		s.stopPurge = startPurge(ctx, s.store, r, log)
 	}
 	s.metrics.InFlight(s.runs)
+	s.metrics.BytesInFlight(s.bodies.InFlight, s.bodies.Waiting)
 	s.shareRates(ctx)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)

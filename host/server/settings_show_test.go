@@ -132,6 +132,9 @@ func showMaxInFlight(t *testing.T, h *harness) {
 // then is a retryable 503; once the run ends it is served.
 func showBytesInFlight(t *testing.T, h *harness) {
 	holdRun(t, h, 1, slowInput)
+	if got, _ := sample(t, h.scrape(tokAdmin), "runedge_request_bytes_in_flight"); got != float64(len(slowInput)) {
+		t.Errorf("runedge_request_bytes_in_flight = %v beside the held run, want %d", got, len(slowInput))
+	}
 	began := time.Now()
 	res := h.do("POST", "/v1/responses", `{"model":"service","input":"over the bound"}`)
 	wantError(t, res, http.StatusServiceUnavailable, "api_error", "unavailable")
