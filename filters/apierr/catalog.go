@@ -46,6 +46,6 @@ var Catalog = []Entry{
 	{http.StatusInternalServerError, TypeServer, CodePluginError, "a plugin trapped, timed out or returned garbage (names the plugin)"},
 	{http.StatusInternalServerError, TypeServer, CodeInternal, "an unexpected failure before any run existed (detail in the log only)"},
 	{http.StatusBadGateway, TypeAPI, CodeProviderError, "the model provider failed"},
-	{http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, "shutting down, at the limit of runs in flight, or the run store cannot be reached, on any endpoint (with Retry-After)"},
+	{http.StatusServiceUnavailable, TypeAPI, CodeUnavailable, "shutting down, at the limit of runs or of request bytes in flight, or the run store cannot be reached, on any endpoint (with Retry-After)"},
 	{http.StatusGatewayTimeout, TypeAPI, CodeTimeout, "provider or run timeout"},
 }

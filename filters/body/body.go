@@ -23,6 +23,7 @@ type Body struct {
 	limit   int64
 	timeout time.Duration
 	get     bool // read the body of GET and HEAD requests too
+	gate    *Gate
 }
 
 var _ filters.Stage = (*Body)(nil)
@@ -41,20 +42,76 @@ func (b *Body) WithGET() *Body {
 	return &c
 }
 
+// Admitting returns a stage whose bodies are admitted by g (nil: no
+// bound): a body's bytes are taken before it is read when its length is
+// declared (after, when it is not) and given back when the rest of the
+// chain returns.
+func (b *Body) Admitting(g *Gate) *Body {
+	c := *b
+	c.gate = g
+	return &c
+}
+
 // Name implements filters.Stage.
 func (*Body) Name() string { return contract.StageBody }
 
 // Handle implements filters.Stage. Requests without a body (GET) pass.
 func (b *Body) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
 	if x.Body == nil && (b.get || x.Request.Method != http.MethodGet && x.Request.Method != http.MethodHead) {
-		body, err := b.read(x)
+		body, held, err := b.admitRead(ctx, x)
 		if err != nil {
 			return err
+		}
+		if held != nil {
+			defer held.release()
 		}
 		x.Body = body
 	}
 	return next.Handle(ctx, x)
 }
+
+// admitRead reads the body under the gate. A body of declared length is
+// admitted before it is read, so a request that waits holds no copy of it;
+// a read that outlasts readHold gives its bytes back (a client that
+// trickles its body must not keep others waiting) and takes them again once
+// the body is in. A body of unknown length is admitted once read.
+func (b *Body) admitRead(ctx context.Context, x *filters.Exchange) ([]byte, *held, error) {
+	n := x.Request.ContentLength
+	if b.gate == nil || n > b.limit {
+		body, err := b.read(x)
+		return body, nil, err
+	}
+	var h *held
+	var lapse *time.Timer
+	if n > 0 {
+		var err error
+		if h, err = b.gate.take(ctx, n); err != nil {
+			return nil, nil, err
+		}
+		lapse = time.AfterFunc(readHold, h.release)
+	}
+	body, err := b.read(x)
+	if lapse != nil && !lapse.Stop() {
+		h = nil // given back while the body was read
+	}
+	if err != nil {
+		if h != nil {
+			h.release()
+		}
+		return nil, nil, err
+	}
+	if h == nil && len(body) > 0 {
+		if h, err = b.gate.take(ctx, int64(len(body))); err != nil {
+			return nil, nil, err
+		}
+	}
+	return body, h, nil
+}
+
+// readHold is how long a body's read may hold the bytes it was admitted
+// with: a 230 KB body arrives in well under a millisecond from a local
+// client and in about 20 ms at 100 Mbit/s.
+const readHold = 250 * time.Millisecond
 
 func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	r := x.Request

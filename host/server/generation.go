@@ -93,7 +93,7 @@ func (s *Server) build(ctx context.Context, cfg *config.Config) (_ *generation, 
 		ch := cfg.Chains[key]
 		var d builtin.Deps
 		d.Auth, d.Runner, d.StreamWindow = a, s.runs, cfg.Plugins.StreamWindow.Std()
-		d.Body = bodystage.Setup(cfg.Limits.Config)
+		d.Body = bodystage.Setup(cfg.Limits.Config, s.bodies)
 		d.SSEKeepalive = cfg.Limits.KeepaliveInterval()
 		d.Tracer = s.tracing.Tracer()
 		d.Hold = hold

@@ -95,7 +95,7 @@ type apiDeps struct {
 
 func startRun(d apiDeps) (filters.Handler, error) {
 	h, err := builtin.NativeRun(builtin.Deps{Auth: d.auth, Runner: d.s.runs,
-		Body:   bodystage.Setup(d.cfg.Limits.Config),
+		Body:   bodystage.Setup(d.cfg.Limits.Config, d.s.bodies),
 		Tracer: d.s.tracing.Tracer()}, d.hs.StartRun(d.cfg.Limits.KeepaliveInterval()))
 	if err != nil {
 		return nil, fmt.Errorf("native run chain: %w", err)
@@ -104,7 +104,7 @@ func startRun(d apiDeps) (filters.Handler, error) {
 }
 
 func inputTokens(d apiDeps) (filters.Handler, error) {
-	h, err := d.hs.InputTokensChain(d.auth, bodystage.Setup(d.cfg.Limits.Config), d.g.stages[config.ChainResponses+"/"+StageMapRequest].p)
+	h, err := d.hs.InputTokensChain(d.auth, bodystage.Setup(d.cfg.Limits.Config, d.s.bodies), d.g.stages[config.ChainResponses+"/"+StageMapRequest].p)
 	if err != nil {
 		return nil, fmt.Errorf("chains.responses: %w", err)
 	}
@@ -135,7 +135,7 @@ func (s *Server) buildAPI(g *generation, a *auth.Auth, cfg *config.Config) error
 			var between []filters.Stage
 			switch o.body {
 			case readBody:
-				between = append(between, bodystage.Setup(cfg.Limits.Config))
+				between = append(between, bodystage.Setup(cfg.Limits.Config, s.bodies))
 			case getBody:
 				between = append(between, bodystage.New(4<<10, cfg.Limits.ReadBodyTimeout.Std()).WithGET())
 			}

@@ -131,6 +131,8 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 		{"runedge_store_commit_duration_seconds", nil, 10},
 		{"runedge_store_commit_batch_size", nil, 10},
 		{"runedge_runs_in_flight", nil, 0},
+		{"runedge_request_bytes_in_flight", nil, 0},
+		{"runedge_requests_waiting", nil, 0},
 	}
 	for _, c := range counts {
 		if got, _ := sample(t, f, c.name, c.labels...); got != c.want {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/filters/auth"
+	bodystage "github.com/runedge/runedge/filters/body"
 	"github.com/runedge/runedge/host/api"
 	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/host/internal/admin"
@@ -61,6 +62,10 @@ type Server struct {
 	// limits are the rate limits: on the server, not in a generation, so
 	// that a reload does not refill every bucket.
 	limits *auth.Limits
+	// bodies bound the request bytes processed at once
+	// (limits.max_bytes_in_flight): on the server, not in a generation, so
+	// that requests in flight across a reload count once.
+	bodies *bodystage.Gate
 	// budgets are the budgets' counters: on the server, not in a
 	// generation, so a reload keeps what was spent (usage.go).
 	budgets runner.BudgetCounter
@@ -86,7 +91,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), closeCtx: context.WithoutCancel(ctx), metrics: telemetry.NewMetrics(cfg.Metrics.TenantLabel),
+	s := &Server{cfg: cfg, log: log, limits: auth.NewLimits(0), bodies: bodystage.NewGate(cfg.Limits.MaxBytesInFlight, cfg.Limits.BytesInFlightWait.Std()), closeCtx: context.WithoutCancel(ctx), metrics: telemetry.NewMetrics(cfg.Metrics.TenantLabel),
 		uiRuns: ui.NewHub(), sockets: socket.NewHub(), ownKeys: compaction.ProcessKeys()}
 	defer func() {
 		if err != nil {
@@ -136,6 +141,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		s.stopPurge = startPurge(ctx, s.store, r, log)
 	}
 	s.metrics.InFlight(s.runs)
+	s.metrics.BytesInFlight(s.bodies.InFlight, s.bodies.Waiting)
 	s.shareRates(ctx)
 	if s.engine, err = runtime.NewEngine(ctx, s.engineConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)

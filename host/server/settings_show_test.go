@@ -127,6 +127,27 @@ func showMaxInFlight(t *testing.T, h *harness) {
 		http.StatusServiceUnavailable, "api_error", "unavailable")
 }
 
+// showBytesInFlight: beside a run whose 69-byte body is in flight, a
+// 43-byte body is over a bound of 100 bytes: it waits the configured wait,
+// then is a retryable 503; once the run ends it is served.
+func showBytesInFlight(t *testing.T, h *harness) {
+	holdRun(t, h, 1, slowInput)
+	if got, _ := sample(t, h.scrape(tokAdmin), "runedge_request_bytes_in_flight"); got != float64(len(slowInput)) {
+		t.Errorf("runedge_request_bytes_in_flight = %v beside the held run, want %d", got, len(slowInput))
+	}
+	began := time.Now()
+	res := h.do("POST", "/v1/responses", `{"model":"service","input":"over the bound"}`)
+	wantError(t, res, http.StatusServiceUnavailable, "api_error", "unavailable")
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	if el := time.Since(began); el < 200*time.Millisecond || el > 3*time.Second {
+		t.Errorf("refused after %s, want after the 200ms wait", el)
+	}
+	eventually(t, "the run ended", func() bool { return h.srv.Runs().InFlight() == 0 })
+	served(t, h, "a request once the run ended")
+}
+
 func showMaxInFlightPerTenant(t *testing.T, h *harness) {
 	holdRun(t, h, 1, slowInput, "x-service-tenant-id", "busy")
 	wantError(t, h.do("POST", "/v1/responses", `{"model":"service","input":"x"}`, "x-service-tenant-id", "busy"),

@@ -33,6 +33,7 @@ func (s *Server) release(g *generation) {
 // plugins are released once its requests in flight are done.
 func (s *Server) install(g *generation) {
 	s.limits.Configure(g.cfg.Limits.Rates())
+	s.bodies.Set(g.cfg.Limits.MaxBytesInFlight, g.cfg.Limits.BytesInFlightWait.Std())
 	s.meter(g.cfg)
 	s.metrics.SetTenants(g.cfg.LabelledTenants())
 	old := s.gen.Swap(g)

@@ -189,6 +189,20 @@ func (m *Metrics) InFlight(svc *runner.Service) {
 	}, func() float64 { return float64(svc.InFlight()) }))
 }
 
+// BytesInFlight registers the gauges of the request bytes a host
+// processes at once (limits.max_bytes_in_flight) and of the requests
+// waiting for room under it, read from the host's gate.
+func (m *Metrics) BytesInFlight(bytes, waiting func() int64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "runedge_request_bytes_in_flight",
+		Help: "Bytes of request bodies being processed, counted against limits.max_bytes_in_flight.",
+	}, func() float64 { return float64(bytes()) }))
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "runedge_requests_waiting",
+		Help: "Requests waiting, their bodies unread, for room under limits.max_bytes_in_flight.",
+	}, func() float64 { return float64(waiting()) }))
+}
+
 // Request counts one answered HTTP request.
 func (m *Metrics) Request(endpoint, method string, status int, tenant string, d time.Duration) {
 	l := labels{endpoint, method, statusText(status)}

@@ -23,6 +23,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/internal/contract"
 )
 
 // HeaderTraceID carries the request's trace id on every reply while
@@ -190,6 +191,10 @@ func Annotate(ctx context.Context, x *filters.Exchange, err error) {
 	}
 	if m := gjson.GetBytes(x.Body, "model"); m.Type == gjson.String {
 		attrs = append(attrs, attribute.String("gen_ai.request.model", m.Str))
+	} else if x.Body == nil && x.Run != nil && x.Endpoint != filters.Native {
+		// The run stage let go of the body; the model stage had let through
+		// only this model.
+		attrs = append(attrs, attribute.String("gen_ai.request.model", contract.ModelID))
 	}
 	if h := x.Run; h != nil {
 		r := h.Run()

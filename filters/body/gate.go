@@ -1,0 +1,134 @@
+package body
+
+import (
+	"container/list"
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/runedge/runedge/filters/apierr"
+)
+
+// Gate bounds the bytes of request bodies being processed at once on a
+// host. A request's processing is where its body is copied: the mapping's
+// output, the native request's texts, the recorded request, the upstream
+// body (about five copies of an agent-sized history), so the bytes a host
+// holds follow the bodies it processes at once, not its connections.
+//
+// A request takes its body's length from the gate before its body is read
+// (filters/body: Body.Admitting) and gives it back when its chain returns.
+// One that does not fit waits, first come first served; past the wait it
+// is refused with a retryable 503. A body larger than the whole bound is
+// processed alone. One Gate serves every configuration generation (a
+// reload changes its bound, not its count of what is in flight).
+type Gate struct {
+	mu      sync.Mutex
+	limit   int64
+	wait    time.Duration
+	used    int64
+	waiters list.List // of *waiter, in arrival order
+}
+
+type waiter struct {
+	n     int64
+	ready chan struct{} // closed when admitted
+}
+
+// NewGate returns a gate of limit bytes whose requests wait at most wait.
+func NewGate(limit int64, wait time.Duration) *Gate {
+	g := &Gate{}
+	g.Set(limit, wait)
+	return g
+}
+
+// Set changes the bound and the wait (a reload); requests in flight keep
+// what they took.
+func (g *Gate) Set(limit int64, wait time.Duration) {
+	g.mu.Lock()
+	g.limit, g.wait = max(limit, 1), wait
+	g.admit()
+	g.mu.Unlock()
+}
+
+// InFlight is the number of body bytes being processed now.
+func (g *Gate) InFlight() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.used
+}
+
+// Waiting is the number of requests waiting for room.
+func (g *Gate) Waiting() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return int64(g.waiters.Len())
+}
+
+// held is bytes taken from a gate; release gives them back, once.
+type held struct {
+	once sync.Once
+	g    *Gate
+	n    int64
+}
+
+func (h *held) release() {
+	h.once.Do(func() {
+		h.g.mu.Lock()
+		h.g.used -= h.n
+		h.g.admit()
+		h.g.mu.Unlock()
+	})
+}
+
+// take takes n bytes, waiting while they do not fit.
+func (g *Gate) take(ctx context.Context, n int64) (*held, error) {
+	g.mu.Lock()
+	n = min(n, g.limit)
+	if g.waiters.Len() == 0 && g.used+n <= g.limit {
+		g.used += n
+		g.mu.Unlock()
+		return &held{g: g, n: n}, nil
+	}
+	w := &waiter{n: n, ready: make(chan struct{})}
+	e := g.waiters.PushBack(w)
+	wait, limit := g.wait, g.limit
+	g.mu.Unlock()
+
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	var err error
+	select {
+	case <-w.ready:
+		return &held{g: g, n: n}, nil
+	case <-t.C:
+		err = apierr.Unavailable("this host is processing "+strconv.FormatInt(limit, 10)+" bytes of requests, its limit; retry later or on another host", 1, nil)
+	case <-ctx.Done():
+		err = apierr.Unavailable("the request ended while it waited for this host to process it", 1, ctx.Err())
+	}
+	g.mu.Lock()
+	select {
+	case <-w.ready: // admitted as the wait ended: give the bytes back
+		g.used -= n
+	default:
+		g.waiters.Remove(e)
+	}
+	g.admit() // those behind it may fit now
+	g.mu.Unlock()
+	return nil, err
+}
+
+// admit lets in the waiters at the front that fit, in order; the first
+// that does not fit stops the others, so a large body is not passed over
+// for ever. Called with mu held.
+func (g *Gate) admit() {
+	for e := g.waiters.Front(); e != nil; e = g.waiters.Front() {
+		w := e.Value.(*waiter)
+		if g.used > 0 && g.used+min(w.n, g.limit) > g.limit {
+			return
+		}
+		g.used += w.n
+		g.waiters.Remove(e)
+		close(w.ready)
+	}
+}
