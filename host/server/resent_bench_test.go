@@ -27,7 +27,12 @@ import (
 // all over the same; cpu-ns/turn the process's CPU per turn (server and
 // client, the size queries included). Each iteration is one whole
 // session.
-func BenchmarkResentSession(b *testing.B) {
+func BenchmarkResentSession(b *testing.B) { onStores(b, benchResent) }
+
+// onStores runs bench on SQLite's file and on PostgreSQL (when
+// RUNEDGE_TEST_PG_DSN is set), each through the real edge, with size
+// measuring the store as it grows.
+func onStores(b *testing.B, bench func(b *testing.B, h *harness, size func() int64)) {
 	b.Run("sqlite", func(b *testing.B) {
 		h := start(b, nil)
 		db, err := sql.Open("sqlite", "file:"+h.cfg.Path(h.cfg.Store.Path)+"?mode=ro")
@@ -35,7 +40,7 @@ func BenchmarkResentSession(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer db.Close()
-		benchResent(b, h, func() int64 {
+		bench(b, h, func() int64 {
 			// The database's pages in use, WAL included (a reader's
 			// view): what the file is once checkpointed.
 			var n int64
@@ -54,7 +59,7 @@ func BenchmarkResentSession(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer conn.Close(context.Background())
-		benchResent(b, h, func() int64 {
+		bench(b, h, func() int64 {
 			// Every table of the schema with its indexes and TOAST,
 			// after a plain VACUUM, as autovacuum keeps a live store:
 			// the row versions that every run's updates leave (its end,

@@ -1,19 +1,13 @@
 package server
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/internal/cputime"
-	"github.com/runedge/runedge/runner/store/postgres/pgtest"
 )
 
 // BenchmarkResentChat is BenchmarkResentSession's client as a chat
@@ -23,45 +17,7 @@ import (
 // run and its recorded request, which a turn of runner.SharedRequestMin
 // bytes or more keeps by reference to the turn before (RATIONALE.md
 // "Agent-sized bodies"). The metrics are BenchmarkResentSession's.
-func BenchmarkResentChat(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) {
-		h := start(b, nil)
-		db, err := sql.Open("sqlite", "file:"+h.cfg.Path(h.cfg.Store.Path)+"?mode=ro")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		benchResentChat(b, h, func() int64 {
-			var n int64
-			if err := db.QueryRow(`SELECT (page_count - freelist_count) * page_size
-				FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`).Scan(&n); err != nil {
-				b.Fatal(err)
-			}
-			return n
-		})
-	})
-	b.Run("postgres", func(b *testing.B) {
-		dsn := pgtest.Schema(b)
-		h := start(b, func(c *config.Config) { c.Store.Driver, c.Store.DSN = "postgres", dsn })
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		benchResentChat(b, h, func() int64 {
-			if _, err := conn.Exec(context.Background(), `VACUUM`); err != nil {
-				b.Fatal(err)
-			}
-			var n int64
-			if err := conn.QueryRow(context.Background(), `SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0)::bigint
-				FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-				WHERE n.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n); err != nil {
-				b.Fatal(err)
-			}
-			return n
-		})
-	})
-}
+func BenchmarkResentChat(b *testing.B) { onStores(b, benchResentChat) }
 
 func benchResentChat(b *testing.B, h *harness, size func() int64) {
 	client := &http.Client{}

@@ -155,58 +155,26 @@ func TestConversations(t *testing.T) {
 }
 
 func TestDedup(t *testing.T) {
-	dsns := map[runner.Store]string{}
-	storetest.Dedup(t, func(t *testing.T) runner.Store {
-		dsn := pgtest.Schema(t)
-		s, err := postgres.Open(t.Context(), dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		dsns[s] = dsn
-		return s
-	}, func(t *testing.T, s runner.Store, runID string) int {
-		conn, err := pgx.Connect(t.Context(), dsns[s])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		var n int
-		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM response_items WHERE run_id = $1`, runID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	})
+	open, peek := withPeek[int](`SELECT count(*) FROM response_items WHERE run_id = $1`)
+	storetest.Dedup(t, open, peek)
 }
 
 func TestSharedRequests(t *testing.T) {
-	dsns := map[runner.Store]string{}
-	storetest.SharedRequests(t, func(t *testing.T) runner.Store {
-		dsn := pgtest.Schema(t)
-		s, err := postgres.Open(t.Context(), dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		dsns[s] = dsn
-		return s
-	}, func(t *testing.T, s runner.Store, runID string) int {
-		conn, err := pgx.Connect(t.Context(), dsns[s])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		var n int
-		if err := conn.QueryRow(t.Context(), `SELECT COALESCE(octet_length(request), 0) FROM runs WHERE id = $1`, runID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	})
+	open, peek := withPeek[int](`SELECT COALESCE(octet_length(request), 0) FROM runs WHERE id = $1`)
+	storetest.SharedRequests(t, open, peek)
 }
 
 func TestOutputOnce(t *testing.T) {
+	open, peek := withPeek[string](`SELECT output FROM runs WHERE id = $1`)
+	storetest.OutputOnce(t, open, peek)
+}
+
+// withPeek returns a suite's store opener (a schema of its own, the
+// default commit window) and its look at a run's rows: query, given the
+// run id, on a connection of the store's own schema.
+func withPeek[T any](query string) (func(*testing.T) runner.Store, func(*testing.T, runner.Store, string) T) {
 	dsns := map[runner.Store]string{}
-	storetest.OutputOnce(t, func(t *testing.T) runner.Store {
+	open := func(t *testing.T) runner.Store {
 		dsn := pgtest.Schema(t)
 		s, err := postgres.Open(t.Context(), dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
 		if err != nil {
@@ -215,18 +183,20 @@ func TestOutputOnce(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		dsns[s] = dsn
 		return s
-	}, func(t *testing.T, s runner.Store, runID string) string {
+	}
+	peek := func(t *testing.T, s runner.Store, runID string) T {
 		conn, err := pgx.Connect(t.Context(), dsns[s])
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close(context.Background())
-		var out string
-		if err := conn.QueryRow(t.Context(), `SELECT output FROM runs WHERE id = $1`, runID).Scan(&out); err != nil {
+		var v T
+		if err := conn.QueryRow(t.Context(), query, runID).Scan(&v); err != nil {
 			t.Fatal(err)
 		}
-		return out
-	})
+		return v
+	}
+	return open, peek
 }
 
 func TestHistoryProbe(t *testing.T) {
