@@ -27,7 +27,9 @@ import (
 // all over the same; cpu-ns/turn the process's CPU per turn (server and
 // client, the size queries included). Each iteration is one whole
 // session.
-func BenchmarkResentSession(b *testing.B) { onStores(b, benchResent) }
+func BenchmarkResentSession(b *testing.B) {
+	onStores(b, func(b *testing.B, h *harness, size func() int64) { benchResent(b, h, size, resentSession) })
+}
 
 // onStores runs bench on SQLite's file and on PostgreSQL (when
 // RUNEDGE_TEST_PG_DSN is set), each through the real edge, with size
@@ -82,21 +84,23 @@ func onStores(b *testing.B, bench func(b *testing.B, h *harness, size func() int
 // resentTurns is a session's length.
 const resentTurns = 40
 
-func benchResent(b *testing.B, h *harness, size func() int64) {
+// benchResent plays sessions (play: one of them) and reports their
+// metrics: the first, not counted; then one per iteration.
+func benchResent(b *testing.B, h *harness, size func() int64, play func(client *http.Client, base string, session int) (distinct, sent int64, err error)) {
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
 	// One session first, not counted: a store in use is not empty, and
 	// an empty one's first rows pay each table's and index's first pages.
 	var grown, distinct, sent int64
 	session := 0
-	if _, _, err := resentSession(client, h.URL, session); err != nil {
+	if _, _, err := play(client, h.URL, session); err != nil {
 		b.Fatal(err)
 	}
 	cpu0 := cputime.Process()
 	for b.Loop() {
 		session++
 		before := size()
-		d, n, err := resentSession(client, h.URL, session)
+		d, n, err := play(client, h.URL, session)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/runedge/runedge/internal/cputime"
 )
 
 // BenchmarkResentChat is BenchmarkResentSession's client as a chat
@@ -17,31 +15,8 @@ import (
 // run and its recorded request, which a turn of runner.SharedRequestMin
 // bytes or more keeps by reference to the turn before (RATIONALE.md
 // "Agent-sized bodies"). The metrics are BenchmarkResentSession's.
-func BenchmarkResentChat(b *testing.B) { onStores(b, benchResentChat) }
-
-func benchResentChat(b *testing.B, h *harness, size func() int64) {
-	client := &http.Client{}
-	defer client.CloseIdleConnections()
-	var grown, distinct, sent int64
-	session := 0
-	if _, _, err := resentChatSession(client, h.URL, session); err != nil {
-		b.Fatal(err)
-	}
-	cpu0 := cputime.Process()
-	for b.Loop() {
-		session++
-		before := size()
-		d, n, err := resentChatSession(client, h.URL, session)
-		if err != nil {
-			b.Fatal(err)
-		}
-		distinct += d
-		sent += n
-		grown += size() - before
-	}
-	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N*resentTurns), "cpu-ns/turn")
-	b.ReportMetric(float64(grown)/float64(distinct), "store/distinct")
-	b.ReportMetric(float64(sent)/float64(distinct), "sent/distinct")
+func BenchmarkResentChat(b *testing.B) {
+	onStores(b, func(b *testing.B, h *harness, size func() int64) { benchResent(b, h, size, resentChatSession) })
 }
 
 // resentChatSession plays one chat session of resentTurns turns and
