@@ -16,6 +16,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/runner"
 )
 
 // Body is the body stage.
@@ -44,8 +45,8 @@ func (b *Body) WithGET() *Body {
 
 // Admitting returns a stage whose bodies are admitted by g (nil: no
 // bound): a body's bytes are taken before it is read when its length is
-// declared (after, when it is not) and given back when the rest of the
-// chain returns.
+// declared (after, when it is not) and given back once the run's request
+// has gone upstream (runner.Sent), or when the rest of the chain returns.
 func (b *Body) Admitting(g *Gate) *Body {
 	c := *b
 	c.gate = g
@@ -63,7 +64,10 @@ func (b *Body) Handle(ctx context.Context, x *filters.Exchange, next filters.Han
 			return err
 		}
 		if held != nil {
+			// Given back once the run's request has gone upstream
+			// (runner.Sent), or when the chain returns if it never does.
 			defer held.release()
+			ctx = runner.WithSent(ctx, held.release)
 		}
 		x.Body = body
 	}

@@ -97,6 +97,15 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 		apierr.RateLimitTokens{Limit: q.Limit, Remaining: q.Remaining, Reset: time.Until(q.Reset)}.Header(hd)
 	}
 	x.Run = h
+	if x.Endpoint != filters.Native {
+		// The run has its request (its agent's copy, the store's): the
+		// native request's texts, which point into the mapping's output,
+		// need not live while the model answers (runner.Sent gives the
+		// body's bytes in flight back then). Its tools stay: a Responses
+		// stream names a tool call as the client offered it. A native run
+		// keeps its input, which its run.created event echoes.
+		x.Native = runner.Request{Tools: x.Native.Tools}
+	}
 	// run_timeout, shutdown and a native cancel hold even while a write
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()

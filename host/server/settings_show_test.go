@@ -7,9 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,25 +131,87 @@ func showMaxInFlight(t *testing.T, h *harness) {
 		http.StatusServiceUnavailable, "api_error", "unavailable")
 }
 
-// showBytesInFlight: beside a run whose 69-byte body is in flight, a
-// 43-byte body is over a bound of 100 bytes: it waits the configured wait,
-// then is a retryable 503; once the run ends it is served.
-func showBytesInFlight(t *testing.T, h *harness) {
-	holdRun(t, h, 1, slowInput)
-	if got, _ := sample(t, h.scrape(tokAdmin), "runedge_request_bytes_in_flight"); got != float64(len(slowInput)) {
-		t.Errorf("runedge_request_bytes_in_flight = %v beside the held run, want %d", got, len(slowInput))
+// bytesInFlightCase: a request's bytes are held until its upstream
+// request is written. Its upstream reads nothing of a 3.5 MB body until
+// told (the write blocks in the socket); beside it a 43-byte body is over
+// a bound of the 3.5 MB and 10 bytes: it waits the configured wait, then is
+// a retryable 503. Once the upstream reads the body the bytes are given
+// back and a request is served. After a reload that raises the bound, a
+// request is served beside a held one.
+func bytesInFlightCase() settingCase {
+	big := `{"model":"service","input":"` + strings.Repeat("word ", 700000) + `"}`
+	var mu sync.Mutex
+	stall := make(chan struct{})
+	// hold starts a run whose upstream request is not written until the
+	// returned function is called (at the latest at the test's end).
+	hold := func(t *testing.T, h *harness) func() {
+		c := make(chan struct{})
+		mu.Lock()
+		stall = c
+		mu.Unlock()
+		holdRun(t, h, 1, big)
+		var once sync.Once
+		release := func() { once.Do(func() { close(c) }) }
+		t.Cleanup(release) // before holdRun's, which waits for the run
+		return release
 	}
-	began := time.Now()
-	res := h.do("POST", "/v1/responses", `{"model":"service","input":"over the bound"}`)
-	wantError(t, res, http.StatusServiceUnavailable, "api_error", "unavailable")
-	if res.Header.Get("Retry-After") == "" {
-		t.Error("no Retry-After")
+	return settingCase{
+		settings: []string{"limits.max_bytes_in_flight", "limits.bytes_in_flight_wait"},
+		doc: "limits: {max_body_bytes: 8388608, max_bytes_in_flight: " + strconv.Itoa(len(big)+10) + ", bytes_in_flight_wait: 200ms}\n" +
+			"provider: {kind: openai, openai: {base_url: $BASE, model: m, max_attempts: 1}}",
+		vars: func(t *testing.T) map[string]string {
+			// A small receive buffer: the write of an unread body blocks
+			// in the socket (loopback's buffers took 3.9 MB otherwise).
+			lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+				return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			}}
+			ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.ContentLength > 1<<20 {
+					mu.Lock()
+					c := stall
+					mu.Unlock()
+					<-c
+				}
+				io.Copy(io.Discard, r.Body)
+				wholeOf("ok")(w, r)
+			}))
+			srv.Listener.Close()
+			srv.Listener = ln
+			srv.Start()
+			t.Cleanup(srv.Close)
+			return map[string]string{"$BASE": srv.URL + "/v1"}
+		},
+		show: func(t *testing.T, h *harness) {
+			release := hold(t, h)
+			if got, _ := sample(t, h.scrape(tokAdmin), "runedge_request_bytes_in_flight"); got != float64(len(big)) {
+				t.Errorf("runedge_request_bytes_in_flight = %v beside the held run, want %d", got, len(big))
+			}
+			began := time.Now()
+			res := h.do("POST", "/v1/responses", `{"model":"service","input":"over the bound"}`)
+			wantError(t, res, http.StatusServiceUnavailable, "api_error", "unavailable")
+			if res.Header.Get("Retry-After") == "" {
+				t.Error("no Retry-After")
+			}
+			if el := time.Since(began); el < 200*time.Millisecond || el > 3*time.Second {
+				t.Errorf("refused after %s, want after the 200ms wait", el)
+			}
+			release()
+			eventually(t, "the bytes given back once the upstream read the body", func() bool {
+				got, _ := sample(t, h.scrape(tokAdmin), "runedge_request_bytes_in_flight")
+				return got == 0
+			})
+			served(t, h, "a request once the held one was sent")
+		},
+		reload: "limits: {max_bytes_in_flight: 67108864}",
+		reloaded: func(t *testing.T, h *harness) {
+			hold(t, h)
+			served(t, h, "a request beside a held one, the bound raised")
+		},
 	}
-	if el := time.Since(began); el < 200*time.Millisecond || el > 3*time.Second {
-		t.Errorf("refused after %s, want after the 200ms wait", el)
-	}
-	eventually(t, "the run ended", func() bool { return h.srv.Runs().InFlight() == 0 })
-	served(t, h, "a request once the run ended")
 }
 
 func showMaxInFlightPerTenant(t *testing.T, h *harness) {

@@ -206,11 +206,7 @@ var settingCases = []settingCase{
 		show: showMaxInFlightPerTenant},
 	{settings: []string{"limits.max_in_flight_per_token"}, doc: "limits: {max_in_flight_per_token: 1}\nprovider: {offline: {token_delay: 300ms}}",
 		show: showMaxInFlightPerToken},
-	{settings: []string{"limits.max_bytes_in_flight", "limits.bytes_in_flight_wait"}, doc: "limits: {max_bytes_in_flight: 100, bytes_in_flight_wait: 200ms}\nprovider: {offline: {token_delay: 300ms}}",
-		show: showBytesInFlight, reload: "limits: {max_bytes_in_flight: 100000}", reloaded: func(t *testing.T, h *harness) {
-			holdRun(t, h, 1, slowInput)
-			served(t, h, "a request beside a run in flight, the bound raised")
-		}},
+	bytesInFlightCase(),
 	{settings: []string{"limits.max_background"}, doc: "limits: {max_background: 1}\nprovider: {offline: {token_delay: 300ms}}", show: showMaxBackground},
 	{settings: []string{"limits.run_timeout"}, doc: "limits: {run_timeout: 300ms}\nprovider: {offline: {token_delay: 200ms}}", show: showRunTimeout},
 	{settings: []string{"limits.read_header_timeout"}, doc: "limits: {read_header_timeout: 500ms}", show: showReadHeaderTimeout},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,20 @@ var traceContext propagation.TraceContext
 func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func(runner.Event) error) (runner.Result, error) {
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	httpCtx := reqCtx
+	if sent := runner.SentHook(ctx); sent != nil {
+		// Once the request is written the run holds no copy of its body
+		// but this one (body, kept for a retry), and the host's bytes in
+		// flight need not count it while the model answers (runner.Sent).
+		httpCtx = httptrace.WithClientTrace(reqCtx, &httptrace.ClientTrace{
+			WroteRequest: func(w httptrace.WroteRequestInfo) {
+				if w.Err == nil {
+					sent()
+				}
+			},
+		})
+	}
+	req, err := http.NewRequestWithContext(httpCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return runner.Result{}, providerFailure(false, "cannot build the request").saying("%v", err)
 	}
