@@ -17,7 +17,9 @@ import (
 // holds follow the bodies it processes at once, not its connections.
 //
 // A request takes its body's length from the gate before its body is read
-// (filters/body: Body.Admitting) and gives it back when its chain returns.
+// (filters/body: Body.Admitting) and gives it back once its upstream
+// request has been written (runner.Sent), by when the request path holds
+// no copy of its body but the upstream one, or when its chain returns.
 // One that does not fit waits, first come first served; past the wait it
 // is refused with a retryable 503. A body larger than the whole bound is
 // processed alone. One Gate serves every configuration generation (a
