@@ -81,3 +81,30 @@ func (c countingConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
 	return c.Conn.Write(b)
 }
+
+// TestBurstOneWrite: a stream whose chunks all reach the edge together
+// (bench-edge's upstream writes its 20-chunk stream in one piece) goes to
+// the client in one write, though it is longer than net/http's 4 KiB
+// connection buffer, which spilled it in two (chat) or three (responses)
+// (hold.go).
+func TestBurstOneWrite(t *testing.T) {
+	var writes atomic.Int64
+	h := countingEdge(t, stream20Upstream(t, false), &writes)
+	for _, tc := range []struct{ path, body, end string }{
+		{"/v1/chat/completions", `{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`, "data: [DONE]\n\n"},
+		{"/v1/responses", `{"model":"service","stream":true,"input":"hello"}`, "event: response.completed\n"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			h.do("GET", "/v1/models", "").Body.Close() // open the connection
+			before := writes.Load()
+			b := postOK(t, h, tc.path, tc.body)
+			n := writes.Load() - before
+			if !bytes.Contains(b, []byte(tc.end)) || len(b) <= 4<<10 {
+				t.Fatalf("want a whole stream over 4 KiB, got %d bytes:\n%s", len(b), b)
+			}
+			if n != 1 {
+				t.Errorf("%d bytes took %d writes, want 1", len(b), n)
+			}
+		})
+	}
+}
