@@ -99,3 +99,19 @@ func (c *holdConn) send(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// CloseWrite sends what is kept, then half-closes the connection as
+// net/http does before it closes one whose request it did not read to the
+// end (so that the client gets the reply, not a reset).
+func (c *holdConn) CloseWrite() error {
+	if len(c.buf) > 0 {
+		c.held = false
+		if _, err := c.send(nil); err != nil {
+			return err
+		}
+	}
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -106,5 +107,53 @@ func TestBurstOneWrite(t *testing.T) {
 				t.Errorf("%d bytes took %d writes, want 1", len(b), n)
 			}
 		})
+	}
+}
+
+// TestHoldConnHalfCloses: the connection wrapper keeps the half-close
+// net/http makes before closing a connection whose request body it did
+// not read, which keeps the kernel from resetting the connection under
+// the reply; what it holds goes out first.
+func TestHoldConnHalfCloses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := holdListener{ln}.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c := <-accepted
+	if c == nil {
+		t.Fatal("accept failed")
+	}
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatalf("%T has no CloseWrite: net/http would close without its half-close", c)
+	}
+	hc := c.(*holdConn)
+	hc.Hold()
+	if _, err := c.Write([]byte("held")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(client) // EOF: the half-close
+	if err != nil || string(b) != "held" {
+		t.Fatalf("read %q, %v; want \"held\" then EOF", b, err)
 	}
 }
