@@ -36,7 +36,23 @@ type Reply struct {
 	deadline     time.Time
 	mu           sync.Mutex // orders Abort against armDeadline's update
 	aborted      atomic.Bool
+
+	hold Holder // nil: writes go out as net/http writes them
 }
+
+// Holder is the client connection of a reply that may hold a stream's
+// writes: between Hold and Release, what net/http writes to the connection
+// (a buffer that filled mid-burst) is kept, and Release sends it in one
+// write. The host gives one to HTTP/1 replies (SetHolder).
+type Holder interface {
+	Hold()
+	Release() error
+}
+
+// SetHolder lets Buffer hold the connection's writes until the next flush.
+// Call it before the first write; the caller ends a hold the handler left
+// (the end of the response goes out with what was held).
+func (r *Reply) SetHolder(h Holder) { r.hold = h }
 
 // SetWriteTimeout bounds every write and flush to d: a client that stops
 // reading for longer is cut off (the write fails with a timeout, see
@@ -169,10 +185,17 @@ func (r *Reply) EndStream() error {
 // TestEndStreamChunked fails if that ever grows past it.
 const chunkedAfter = 2048
 
-// flush sends what is buffered to the client.
+// flush sends what is buffered to the client: what net/http holds, and
+// with it, in the same write, what the connection held.
 func (r *Reply) flush() error {
 	r.flushed = true
-	return r.rc.Flush()
+	err := r.rc.Flush()
+	if r.hold != nil {
+		if herr := r.hold.Release(); err == nil {
+			err = herr
+		}
+	}
+	return err
 }
 
 // Event writes one SSE event ("event:" omitted when name is empty) and
@@ -221,6 +244,9 @@ func (r *Reply) Buffer(name string, data []byte) error {
 	r.frame = b
 	r.buffered += len(b)
 	r.armDeadline() // a full buffer writes through to the connection
+	if r.hold != nil {
+		r.hold.Hold() // a full buffer is kept until the flush
+	}
 	_, err := r.w.Write(b)
 	return err
 }

@@ -205,6 +205,13 @@ func (h *Handle) emit(ev Event) error {
 	if h.agentEnded { // abandoned: events is closed
 		return context.Cause(h.ctx)
 	}
+	// Room in the buffer (most events of a stream): a plain send, not the
+	// two-case select, which locks both channels.
+	select {
+	case h.events <- ev:
+		return nil
+	default:
+	}
 	select {
 	case h.events <- ev:
 		return nil

@@ -21,3 +21,25 @@ func TestEventsBufferedOnlyWhenStreaming(t *testing.T) {
 		h.discard()
 	}
 }
+
+// BenchmarkEmit is a stream's hand-off of one event from the agent to the
+// consumer, which reads as the edge does: whatever is waiting, in bursts
+// (the agent decodes a burst of chunks faster than they are framed).
+func BenchmarkEmit(b *testing.B) {
+	h := newHandle(context.Background(), &Service{}, Run{}, true)
+	defer h.discard()
+	done := make(chan struct{})
+	go func() {
+		for range h.events {
+		}
+		close(done)
+	}()
+	ev := Event{Delta: "x"}
+	for b.Loop() {
+		if err := h.emit(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	close(h.events)
+	<-done
+}

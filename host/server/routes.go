@@ -68,6 +68,10 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
 	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
 	x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
+	if hc, ok := r.Context().Value(holdKey{}).(*holdConn); ok && r.ProtoMajor == 1 {
+		x.Reply.SetHolder(hc)
+		defer hc.releaseNext()
+	}
 	err := h.Handle(r.Context(), x)
 	if err != nil {
 		s.fail(x, err)

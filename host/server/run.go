@@ -67,7 +67,7 @@ func (s *Server) Run(ctx context.Context, ls Listeners, watchers ...Watcher) err
 	var watching sync.WaitGroup
 
 	s.log.Info("runedge serving", "addr", ls.API.Addr().String())
-	g.Go(func() error { return serveErr("api", s.http.Serve(ls.API)) })
+	g.Go(func() error { return serveErr("api", s.http.Serve(holdListener{ls.API})) })
 	if ls.Admin != nil {
 		s.log.Info("runedge admin API", "addr", ls.Admin.Addr().String())
 		warnNonLoopback(s.log, ls.Admin.Addr())

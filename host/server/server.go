@@ -167,6 +167,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout.Std(),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       holdContext,
 	}
 	s.ops = admin.New(admin.Config{Host: adminHost{s}, Fail: s.fail, Start: cfg, Registry: s.metrics.Registry(), Runs: s.uiRuns, Log: log})
 	// The admin API streams nothing but the operator page's run stream,

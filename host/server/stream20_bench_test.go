@@ -5,6 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -26,18 +29,25 @@ import (
 // stream is the difference of the two cpu-ns/op of one run (the process's
 // CPU: client, server and upstream). The upstream writes the stream in one
 // piece, as bench-edge's mock does ("burst": its chunks reach the edge
-// together), or flushes each chunk, as a model does ("paced").
+// together), or flushes each chunk, as a model does ("paced"). "proxy" is
+// bench-edge's baseline in the same process: a do-nothing
+// httputil.ReverseProxy in front of the burst upstream, so
+// (chat − direct) / (proxy − direct) is bench-edge's "CPU per stream"
+// ratio from one run.
 func BenchmarkStream20(b *testing.B) {
 	burst := stream20Upstream(b, false)
 	paced := stream20Upstream(b, true)
 	chat := `{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+	direct := `{"model":"mock-model","stream":true,"messages":[{"role":"user","content":"hello"}]}`
 	var writes atomic.Int64 // the edges' writes to their clients
 	edgeBurst, edgePaced := countingEdge(b, burst, &writes), countingEdge(b, paced, &writes)
+	proxy := stream20Proxy(b, burst)
 	for _, bc := range []struct {
 		name, url, body string
 		conns           int
 	}{
-		{"direct", burst + "/v1/chat/completions", `{"model":"mock-model","stream":true,"messages":[{"role":"user","content":"hello"}]}`, 32},
+		{"direct", burst + "/v1/chat/completions", direct, 32},
+		{"proxy", proxy + "/v1/chat/completions", direct, 32},
 		{"chat", edgeBurst.URL + "/v1/chat/completions", chat, 32},
 		{"chat-paced", edgePaced.URL + "/v1/chat/completions", chat, 32},
 		{"responses", edgeBurst.URL + "/v1/responses", `{"model":"service","stream":true,"input":"hello"}`, 32},
@@ -110,4 +120,20 @@ func stream20Upstream(b testing.TB, paced bool) string {
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// stream20Proxy starts bench-edge's baseline in front of the upstream at
+// base (bench/edge's proxyHandler) and returns its URL.
+func stream20Proxy(tb testing.TB, base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := httputil.NewSingleHostReverseProxy(u)
+	p.FlushInterval = -1
+	tr := &http.Transport{MaxIdleConnsPerHost: 256}
+	p.Transport = tr
+	srv := httptest.NewServer(p)
+	tb.Cleanup(func() { srv.Close(); tr.CloseIdleConnections() })
+	return srv.URL
 }

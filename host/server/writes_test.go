@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -80,4 +81,79 @@ type countingConn struct {
 func (c countingConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
 	return c.Conn.Write(b)
+}
+
+// TestBurstOneWrite: a stream whose chunks all reach the edge together
+// (bench-edge's upstream writes its 20-chunk stream in one piece) goes to
+// the client in one write, though it is longer than net/http's 4 KiB
+// connection buffer, which spilled it in two (chat) or three (responses)
+// (hold.go).
+func TestBurstOneWrite(t *testing.T) {
+	var writes atomic.Int64
+	h := countingEdge(t, stream20Upstream(t, false), &writes)
+	for _, tc := range []struct{ path, body, end string }{
+		{"/v1/chat/completions", `{"model":"service","stream":true,"messages":[{"role":"user","content":"hello"}]}`, "data: [DONE]\n\n"},
+		{"/v1/responses", `{"model":"service","stream":true,"input":"hello"}`, "event: response.completed\n"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			h.do("GET", "/v1/models", "").Body.Close() // open the connection
+			before := writes.Load()
+			b := postOK(t, h, tc.path, tc.body)
+			n := writes.Load() - before
+			if !bytes.Contains(b, []byte(tc.end)) || len(b) <= 4<<10 {
+				t.Fatalf("want a whole stream over 4 KiB, got %d bytes:\n%s", len(b), b)
+			}
+			if n != 1 {
+				t.Errorf("%d bytes took %d writes, want 1", len(b), n)
+			}
+		})
+	}
+}
+
+// TestHoldConnHalfCloses: the connection wrapper keeps the half-close
+// net/http makes before closing a connection whose request body it did
+// not read, which keeps the kernel from resetting the connection under
+// the reply; what it holds goes out first.
+func TestHoldConnHalfCloses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := holdListener{ln}.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c := <-accepted
+	if c == nil {
+		t.Fatal("accept failed")
+	}
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatalf("%T has no CloseWrite: net/http would close without its half-close", c)
+	}
+	hc := c.(*holdConn)
+	hc.Hold()
+	if _, err := c.Write([]byte("held")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(client) // EOF: the half-close
+	if err != nil || string(b) != "held" {
+		t.Fatalf("read %q, %v; want \"held\" then EOF", b, err)
+	}
 }
