@@ -68,7 +68,11 @@ func (s *Server) handlerOf(op httproute.Op) http.HandlerFunc {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep filters.Endpoint, g *generation, h filters.Handler) {
 	x := &filters.Exchange{Endpoint: ep, Request: r, Reply: filters.NewReply(w, ep)}
 	x.Reply.SetWriteTimeout(g.cfg.Limits.WriteTimeout.Std())
-	if hc, ok := r.Context().Value(holdKey{}).(*holdConn); ok && r.ProtoMajor == 1 {
+	// HTTP/1.1 only: its stream is chunked, so net/http's end of the
+	// response is always one more write, which carries what a hold the
+	// handler left kept; an HTTP/1.0 stream ends by closing, with no
+	// write to carry it.
+	if hc, ok := r.Context().Value(holdKey{}).(*holdConn); ok && r.ProtoMajor == 1 && r.ProtoMinor >= 1 {
 		x.Reply.SetHolder(hc)
 		defer hc.releaseNext()
 	}
