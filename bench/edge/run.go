@@ -79,6 +79,7 @@ type measured struct {
 func runBench(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
 	runedge := fs.String("runedge", "bin/runedge", "the runedge binary")
+	runedgeB := fs.String("runedge-b", "", "a second runedge binary (the build before a change): each runedge target is also started from it, named with a -b suffix, and measured right after its twin in every round, so that two builds meet the same load")
 	d := fs.Duration("duration", 3*time.Second, "measured time per scenario and target")
 	warm := fs.Duration("warmup", 500*time.Millisecond, "warm-up per scenario and target")
 	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
@@ -148,8 +149,8 @@ func runBench(args []string) error {
 			drivers = append(drivers, d)
 		}
 	}
-	// startRunedge starts a runedge target; upURL "" is the offline provider.
-	startRunedge := func(name, drv, mapping, upURL string) error {
+	// startRunedgeOf starts bin as the runedge target name.
+	startRunedgeOf := func(bin, name, drv, mapping, upURL string) error {
 		addr, admin := freeAddr(), ""
 		if *profile != "" {
 			admin = freeAddr()
@@ -158,7 +159,7 @@ func runBench(args []string) error {
 		if err != nil {
 			return err
 		}
-		rc, err := startChild(pin, dir, "runedge-"+name, *runedge, "serve", "--config", cfg)
+		rc, err := startChild(pin, dir, "runedge-"+name, bin, "serve", "--config", cfg)
 		if err != nil {
 			return err
 		}
@@ -168,6 +169,14 @@ func runBench(args []string) error {
 		}
 		targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
 		return nil
+	}
+	// startRunedge starts a runedge target, and its twin from -runedge-b;
+	// upURL "" is the offline provider.
+	startRunedge := func(name, drv, mapping, upURL string) error {
+		if err := startRunedgeOf(*runedge, name, drv, mapping, upURL); err != nil || *runedgeB == "" {
+			return err
+		}
+		return startRunedgeOf(*runedgeB, name+"-b", drv, mapping, upURL)
 	}
 	defer func() {
 		for _, t := range targets[1:] {
