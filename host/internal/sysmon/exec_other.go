@@ -1,0 +1,7 @@
+//go:build !unix
+
+package sysmon
+
+import "errors"
+
+func execSelf([]string) error { return errors.ErrUnsupported }
