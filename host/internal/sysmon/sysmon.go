@@ -22,9 +22,9 @@
 // 10 ms and stays there. It is read once, at the process's start, so the
 // serving command runs itself again (the same process, execve) with
 // schedtrace set to its largest value, 2³¹−1 ms: a scheduler line on
-// standard error once per 24.8 days of the machine's uptime (the runtime
-// counts from boot), and a scheduler dump before the stack traces of a
-// fatal error. An operator who sets schedtrace in GODEBUG keeps it
+// standard error every 24.8 days, the first at start on a machine up
+// longer than that (the runtime counts from boot), and a scheduler dump
+// before the stack traces of a fatal error. An operator who sets schedtrace in GODEBUG keeps it
 // (schedtrace=0 turns this off).
 package sysmon
 
