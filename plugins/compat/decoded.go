@@ -49,7 +49,11 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	default:
 		return o, false
 	}
-	var input []nativewire.Message
+	// Room for a message every 512 bytes of the list: never more than
+	// the list holds when its messages are that long or longer, as an
+	// agent's are, and one allocation then where growing by doubling
+	// from one allocated and copied nearly twice the array.
+	input := make([]nativewire.Message, 0, len(messages)/512+1)
 	chat := ri.Endpoint.Is(EndpointChat)
 	messages.Elements(func(m value) bool {
 		input = append(input, nativewire.Message{})
