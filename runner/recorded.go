@@ -81,7 +81,11 @@ func appendPlainRequest(r *Request, bounds bool) ([]byte, []int, bool) {
 			b = append(b, `{"role":`...)
 			b = jsonfast.AppendString(b, r.Input[i].Role)
 			b = append(b, `,"content":`...)
-			b = jsonfast.AppendString(b, r.Input[i].Content)
+			if lit, ok := r.Input[i].ContentMarshaled(); ok {
+				b = append(b, lit...) // the same bytes, without escaping them again
+			} else {
+				b = jsonfast.AppendString(b, r.Input[i].Content)
+			}
 			b = append(b, '}')
 			if ends != nil {
 				ends = append(ends, len(b))

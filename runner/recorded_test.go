@@ -5,8 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/internal/cputime"
+	"github.com/runedge/runedge/internal/jsonfast"
 )
 
 // TestRecordedJSONMatchesMarshal: the recorded request written by hand is
@@ -37,6 +44,31 @@ func TestRecordedJSONMatchesMarshal(t *testing.T) {
 	}
 	check(Request{})
 	check(Request{Input: []Message{}})
+
+	// A text decoded with its literal (as the host's decoder reads an
+	// agent's history) is recorded as json.Marshal writes it, whatever
+	// form the literal had: copied when it is that form, escaped when not.
+	copied := 0
+	for _, s := range append(strs, "code:\n\tif a && b < c {\"x\"}") {
+		m, _ := json.Marshal(s)
+		for _, lit := range []string{string(m), string(jsonfast.AppendStringPlain(nil, s)),
+			strings.ReplaceAll(string(m), "n", `\u006e`), strings.ReplaceAll(string(m), `\n`, `\u000a`)} {
+			var msg Message
+			l, marshaled, ok := jsonfast.StringLiteralMarshaled(jsonfast.Value(lit), &msg.Content)
+			if !ok || msg.Content != s {
+				continue // a byte that is not UTF-8 read as U+FFFD
+			}
+			msg.Role = "user"
+			msg.SetContentJSONMarshaled(l, marshaled)
+			if _, ok := msg.ContentMarshaled(); ok {
+				copied++
+			}
+			check(Request{Input: []Message{msg}})
+		}
+	}
+	if copied == 0 {
+		t.Error("no literal was copied into the recorded request")
+	}
 
 	base := Request{Input: []Message{{Role: "user", Content: "hi"}}, Stream: true}
 	rt := reflect.TypeFor[Request]()
@@ -102,6 +134,35 @@ func BenchmarkRecordedJSON(b *testing.B) {
 			json.Marshal(&r)
 		}
 	})
+	// An agent's 400-message history (229 KB) as the host's decoder reads
+	// it: each text with its literal, copied when in json.Marshal's form
+	// ("agent"), and the same texts without their literals, escaped again
+	// ("agent-escaped").
+	var agent Request
+	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
+		msg := Message{Role: m.Get("role").Str}
+		lit, marshaled, _ := jsonfast.StringLiteralMarshaled(jsonfast.Value(m.Get("content").Raw), &msg.Content)
+		msg.SetContentJSONMarshaled(lit, marshaled)
+		agent.Input = append(agent.Input, msg)
+		return true
+	})
+	escaped := Request{Input: slices.Clone(agent.Input)}
+	for i := range escaped.Input {
+		escaped.Input[i].SetContentJSON("")
+	}
+	for _, c := range []struct {
+		name string
+		r    *Request
+	}{{"agent", &agent}, {"agent-escaped", &escaped}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				recordedJSON(c.r)
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
 
 // TestRecordedBounds: a recorded request of SharedRequestMin bytes or

@@ -73,6 +73,8 @@ func BenchmarkMapRequest(b *testing.B) {
 			// An agent's 400-message history (229 KB; RATIONALE.md
 			// "Agent-sized bodies").
 			{"chat-agent", filters.ChatCompletions, string(mockupstream.AgentChat("service", false))},
+			// The same history as a Responses input of 400 message items.
+			{"responses-agent", filters.Responses, string(mockupstream.AgentInput("service", false))},
 		} {
 			b.Run(p.name+"/"+c.name, func(b *testing.B) {
 				x, _ := filtertest.Exchange(c.ep, c.body)

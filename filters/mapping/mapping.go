@@ -56,6 +56,25 @@ func (m *Mapping) decode(out []byte) (abi.RequestOutput, error) {
 	return abi.DecodeRequestOutput(out)
 }
 
+// mapRequest runs map_request on in. The built-in default decodes an
+// agent's text history itself (runtime.Plugin.MapRequestNative), and out
+// is nil then; otherwise out is the plugin's output, for decode.
+func (m *Mapping) mapRequest(ctx context.Context, in *abi.RequestInput) (o abi.RequestOutput, out []byte, err error) {
+	if n, ok := m.plugin.(nativeMapper); ok && m.native {
+		return n.MapRequestNative(ctx, in)
+	}
+	out, err = m.plugin.MapRequest(ctx, in)
+	return o, out, err
+}
+
+// nativeMapper is a plugin that may decode its own map_request output
+// (*runtime.Plugin).
+type nativeMapper interface {
+	MapRequestNative(ctx context.Context, in *abi.RequestInput) (abi.RequestOutput, []byte, error)
+}
+
+var _ nativeMapper = (*runtime.Plugin)(nil)
+
 // WithHosted sets what the stage does with withheld hosted tools.
 func (m *Mapping) WithHosted(h Hosted) *Mapping {
 	m.hosted = h
@@ -75,11 +94,13 @@ func (m *Mapping) Name() string { return contract.StageMapRequest }
 // Handle implements filters.Stage.
 func (m *Mapping) Handle(ctx context.Context, x *filters.Exchange, next filters.Handler) error {
 	in := requestInput(x)
-	out, err := m.plugin.MapRequest(ctx, &in)
+	o, out, err := m.mapRequest(ctx, &in)
 	if err != nil {
 		return filters.PluginError(err)
 	}
-	o, err := m.decode(out)
+	if out != nil {
+		o, err = m.decode(out)
+	}
 	if err != nil {
 		// A schema nested too deeply for the decoder is the client's
 		// mistake, which the run stage (schema.Check) would refuse, but it

@@ -8,9 +8,11 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/filters/filtertest"
+	"github.com/runedge/runedge/internal/cputime"
 )
 
 func TestModel(t *testing.T) {
@@ -147,4 +149,20 @@ func BenchmarkDuplicateKey(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkModelAgent is the stage on an agent's 400-message history
+// (229 KB of code and prose with escapes).
+func BenchmarkModelAgent(b *testing.B) {
+	x, _ := filtertest.Exchange(filters.ChatCompletions, string(mockupstream.AgentChat("service", false)))
+	next := &filtertest.Next{}
+	m := New()
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		if err := m.Handle(context.Background(), x, next); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -157,44 +157,77 @@ func String(v Value, dst *string) bool {
 // null. v must come from a validated document (no raw control byte, only
 // well-formed escapes), as for every reader here.
 func StringLiteral(v Value, dst *string) (lit string, ok bool) {
+	lit, _, ok = StringLiteralMarshaled(v, dst)
+	return lit, ok
+}
+
+// StringLiteralMarshaled is StringLiteral that also reports whether lit
+// is, byte for byte, what AppendString writes for *dst (json.Marshal's
+// form), so that a writer bound to that form may copy it too. It is found
+// while unescaping, at no cost of its own, so it is reported for texts
+// with an escape only: a text without one is read in place, and marshaled
+// is false for it (AppendString of such a text is a copy with one check
+// a byte, what finding its form would cost). marshaled may be false for a
+// literal that is in that form; it is never true for one that is not.
+func StringLiteralMarshaled(v Value, dst *string) (lit string, marshaled, ok bool) {
 	switch {
 	case v.IsNull():
-		return "", true
+		return "", false, true
 	case !v.IsString():
-		return "", false
+		return "", false, false
 	}
 	raw := string(v[1 : len(v)-1])
 	if strings.IndexByte(raw, '\\') < 0 && utf8.ValidString(raw) {
 		*dst = raw
-		return string(v), true
+		return string(v), false, true
 	}
-	if s, clean, ok := unquote(raw); ok {
+	if s, form, ok := unquote(raw); ok {
 		*dst = s
-		if clean {
+		if form != unclean {
 			lit = string(v)
 		}
-		return lit, true
+		return lit, form == marshaledForm, true
 	}
-	return "", json.Unmarshal([]byte(v), dst) == nil
+	return "", false, json.Unmarshal([]byte(v), dst) == nil
 }
+
+// What unquote found of the text's form.
+const (
+	marshaledForm = iota // clean, and as AppendString writes it
+	clean                // every reader reads it as unquote does
+	unclean              // a byte that is not UTF-8 or a lone surrogate read as U+FFFD
+)
+
+// plainMarshaled[b] is true for the bytes AppendString writes as they
+// are: ASCII from the space on, less " \\ and the HTML characters < > &.
+var plainMarshaled = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
 
 // unquote unescapes a JSON string's text (without its quotes) as
 // encoding/json's unquote does, or reports false for what a valid string
-// cannot hold (a control byte, a quote, a broken escape). clean is false
-// when a byte that is not UTF-8 or a lone surrogate was read as U+FFFD.
-func unquote(s string) (_ string, clean, ok bool) {
-	clean = true
+// cannot hold (a control byte, a quote, a broken escape). form is unclean
+// when a byte that is not UTF-8 or a lone surrogate was read as U+FFFD,
+// marshaledForm when s is what AppendString writes for the text.
+func unquote(s string) (_ string, form int, ok bool) {
+	form = marshaledForm
 	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\\':
 			if i+1 >= len(s) {
-				return "", false, false
+				return "", 0, false
 			}
 			switch e := s[i+1]; e {
-			case '"', '\\', '/', '\'':
+			case '"', '\\':
 				b = append(b, e)
+			case '/', '\'':
+				b = append(b, e)
+				form = max(form, clean)
 			case 'b':
 				b = append(b, '\b')
 			case 'f':
@@ -208,7 +241,10 @@ func unquote(s string) (_ string, clean, ok bool) {
 			case 'u':
 				r := hex4(s[i+2:])
 				if r < 0 {
-					return "", false, false
+					return "", 0, false
+				}
+				if !marshaledEscape(s[i:i+6], r) {
+					form = max(form, clean)
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -219,35 +255,59 @@ func unquote(s string) (_ string, clean, ok bool) {
 							continue
 						}
 					}
-					r, clean = unicode.ReplacementChar, false
+					r, form = unicode.ReplacementChar, unclean
 				}
 				b = utf8.AppendRune(b, r)
 				continue
 			default:
-				return "", false, false
+				return "", 0, false
 			}
 			i += 2
 		case c == '"' || c < ' ':
-			return "", false, false
+			return "", 0, false
 		case c < utf8.RuneSelf:
+			if !plainMarshaled[c] { // < > &
+				form = max(form, clean)
+			}
 			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf && s[j] >= ' ' && s[j] != '\\' && s[j] != '"' {
+			for j < len(s) && plainMarshaled[s[j]] {
 				j++
 			}
 			b = append(b, s[i:j]...)
 			i = j
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
+			switch {
+			case r == utf8.RuneError && size == 1:
 				b = utf8.AppendRune(b, unicode.ReplacementChar)
-				clean = false
-			} else {
+				form = unclean
+			case r == '\u2028' || r == '\u2029':
+				b = append(b, s[i:i+size]...)
+				form = max(form, clean)
+			default:
 				b = append(b, s[i:i+size]...)
 			}
 			i += size
 		}
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), clean, true // b is not used again
+	return unsafe.String(unsafe.SliceData(b), len(b)), form, true // b is not used again
+}
+
+// marshaledEscape reports whether esc, a \u escape of r, is how
+// AppendString writes r: in lower-case hex, for a control byte without a
+// short form, an HTML character, U+2028 or U+2029.
+func marshaledEscape(esc string, r rune) bool {
+	switch {
+	case r < 0x20:
+		if r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
+			return false
+		}
+	case r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029':
+	default:
+		return false
+	}
+	const hex = "0123456789abcdef"
+	return esc[2] == hex[r>>12] && esc[3] == hex[r>>8&0xf] && esc[4] == hex[r>>4&0xf] && esc[5] == hex[r&0xf]
 }
 
 // hex4 reads the four hex digits s starts with (-1 if it does not).

@@ -117,8 +117,10 @@ func FuzzString(f *testing.F) {
 		if !String(Value(doc), &gs) || gs != js {
 			t.Errorf("String(%q) = %q, encoding/json %q", doc, gs, js)
 		}
-		if u, _, ok := unquote(s); !ok || u != js {
+		if u, form, ok := unquote(s); !ok || u != js {
 			t.Errorf("unquote(%q) = %q, %v; encoding/json %q", s, u, ok, js)
+		} else if marshaled, _ := json.Marshal(js); form == marshaledForm && string(marshaled) != doc {
+			t.Errorf("unquote(%q) says marshaled; json.Marshal writes %s", s, marshaled)
 		}
 		// StringLiteral reads the same text, and hands back the literal
 		// exactly when every reader reads it so: valid UTF-8 and no lone
@@ -131,6 +133,16 @@ func FuzzString(f *testing.F) {
 		copyable := utf8.ValidString(s) && !loneSurrogate(s)
 		if want := map[bool]string{true: doc}[copyable]; lit != want {
 			t.Errorf("StringLiteral(%q) = %q, want %q", doc, lit, want)
+		}
+		// StringLiteralMarshaled says the literal is json.Marshal's form
+		// only when it is, byte for byte.
+		var ms string
+		mlit, marshaled, ok := StringLiteralMarshaled(Value(doc), &ms)
+		if !ok || ms != js || mlit != lit {
+			t.Errorf("StringLiteralMarshaled(%q) = %q, %q, %v; want %q, %q", doc, mlit, ms, ok, lit, js)
+		}
+		if want := string(AppendString(nil, js)); marshaled && want != doc {
+			t.Errorf("StringLiteralMarshaled(%q) says marshaled; json.Marshal writes %s", doc, want)
 		}
 	})
 }
@@ -229,4 +241,36 @@ func BenchmarkWalkAgent(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// TestStringLiteralMarshaled: a text with escapes in json.Marshal's form
+// is reported so, and each way of writing the same text otherwise is not.
+func TestStringLiteralMarshaled(t *testing.T) {
+	for _, c := range []struct {
+		lit       string
+		marshaled bool
+	}{
+		{`"code:\n\tif a \u0026\u0026 b \u003c c {\"x\\\"}\b\f\r\u0001\u001f \u2028\u2029 é"`, true},
+		{`"no escape"`, false}, // read in place: not looked at
+		{`"a\/b"`, false},
+		{`"a\n<b"`, false},
+		{`"a\n&b"`, false},
+		{`"a\n>b"`, false},
+		{`"a\u003Cb"`, false},
+		{`"a\u000ab"`, false},
+		{`"a\u00e9b"`, false},
+		{`"a\n` + "\u2028" + `"`, false},
+		{`"a\ud83d\ude00"`, false},
+		{`"a\ufffd"`, false},
+		{`"a\n` + "\xff" + `"`, false},
+	} {
+		var s string
+		lit, marshaled, ok := StringLiteralMarshaled(Value(c.lit), &s)
+		if !ok || marshaled != c.marshaled {
+			t.Errorf("StringLiteralMarshaled(%s): marshaled %v, %v; want %v", c.lit, marshaled, ok, c.marshaled)
+		}
+		if marshaled && (lit != c.lit || string(AppendString(nil, s)) != c.lit) {
+			t.Errorf("StringLiteralMarshaled(%s) = %s; AppendString writes %s", c.lit, lit, AppendString(nil, s))
+		}
+	}
 }

@@ -186,10 +186,12 @@ func fastRequest(v jsonfast.Value, r *native.Request) bool {
 						return ok
 					case 1:
 						// The literal, when copyable, goes upstream as
-						// it is (native.Message.ContentJSON): an
-						// agent's history copied, not escaped again.
-						lit, ok := jsonfast.StringLiteral(v, &m.Content)
-						m.SetContentJSON(lit)
+						// it is (native.Message.ContentJSON), and into
+						// the recorded request when it is json.Marshal's
+						// form: an agent's history copied, not escaped
+						// again.
+						lit, marshaled, ok := jsonfast.StringLiteralMarshaled(v, &m.Content)
+						m.SetContentJSONMarshaled(lit, marshaled)
 						return ok
 					case 2:
 						return jsonfast.String(v, &m.Ref)

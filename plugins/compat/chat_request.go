@@ -16,7 +16,36 @@ type chatBody struct {
 // mapChatRequest maps a chat.completions body to the native request and the
 // echo {"include_usage"} that the streaming reply needs later.
 func mapChatRequest(body value) ([]byte, error) {
-	var b chatBody
+	b, n, includeUsage, err := readChatBody(body)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b.messages)+len(n.format.schema)+128)
+	out = append(out, `{"request":{"input":[`...)
+	out, count, err := appendChatMessages(out, b.messages)
+	if err != nil {
+		return nil, err
+	}
+	if count == 0 {
+		return nil, invalid("messages", "messages must contain at least one message with content")
+	}
+	return appendChatRest(out, &n, includeUsage), nil
+}
+
+// appendChatRest closes the input array and appends the request's
+// options and the echo.
+func appendChatRest(out []byte, n *native, includeUsage bool) []byte {
+	out = append(out, ']')
+	out = n.appendOptions(out)
+	if includeUsage {
+		return append(out, `,"echo":{"include_usage":true}}`...)
+	}
+	return append(out, `,"echo":{"include_usage":false}}`...)
+}
+
+// readChatBody reads and checks everything in a chat.completions body but
+// its messages, which it checks is an array.
+func readChatBody(body value) (b chatBody, n native, includeUsage bool, err error) {
 	body.Members(func(k, v value) bool {
 		switch {
 		case k.Is("messages"):
@@ -51,36 +80,18 @@ func mapChatRequest(body value) ([]byte, error) {
 		return true
 	})
 	if b.other != nil {
-		return nil, b.other
+		return b, n, false, b.other
 	}
-
-	var n native
-	var includeUsage bool
 	if err := b.readOptions(&n, &includeUsage); err != nil {
-		return nil, err
+		return b, n, false, err
 	}
 	if b.messages == "" {
-		return nil, invalid("messages", "messages is required")
+		return b, n, false, invalid("messages", "messages is required")
 	}
 	if !b.messages.IsArray() {
-		return nil, invalid("messages", "messages must be an array of message objects")
+		return b, n, false, invalid("messages", "messages must be an array of message objects")
 	}
-
-	out := make([]byte, 0, len(b.messages)+len(n.format.schema)+128)
-	out = append(out, `{"request":{"input":[`...)
-	out, count, err := appendChatMessages(out, b.messages)
-	if err != nil {
-		return nil, err
-	}
-	if count == 0 {
-		return nil, invalid("messages", "messages must contain at least one message with content")
-	}
-	out = append(out, ']')
-	out = n.appendOptions(out)
-	if includeUsage {
-		return append(out, `,"echo":{"include_usage":true}}`...), nil
-	}
-	return append(out, `,"echo":{"include_usage":false}}`...), nil
+	return b, n, includeUsage, nil
 }
 
 // readOptions checks everything but messages and fills n and includeUsage.

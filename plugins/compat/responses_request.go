@@ -58,6 +58,33 @@ func (b *responsesBody) refuse(k, v value) {
 // echo of request settings that the Response object must repeat.
 func mapResponsesRequest(body value) ([]byte, error) {
 	var b responsesBody
+	n, err := readResponsesBody(body, &b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(b.echoed[contract.EchoTools])+512)
+	out = append(out, `{"request":{"input":[`...)
+	out, err = appendResponsesInput(out, b.input, n.tools.all)
+	if err != nil {
+		return nil, err
+	}
+	return appendResponsesRest(out, &b, &n), nil
+}
+
+// appendResponsesRest closes the input array and appends the request's
+// options and the echo.
+func appendResponsesRest(out []byte, b *responsesBody, n *native) []byte {
+	out = append(out, ']')
+	out = n.appendOptions(out)
+	out = append(out, `,"echo":`...)
+	out = b.echoed.appendTo(out, n.instructions, n.maxOutput, b.text)
+	return append(out, '}')
+}
+
+// readResponsesBody reads and checks everything in a Responses body but
+// its input, into b.
+func readResponsesBody(body value, b *responsesBody) (native, error) {
+	var n native
 	e := &b.echoed
 	body.Members(func(k, v value) bool {
 		switch {
@@ -80,37 +107,25 @@ func mapResponsesRequest(body value) ([]byte, error) {
 
 	if b.refused != "" {
 		name := b.refusedName.Str()
-		return nil, unsupported(name, name+" is not supported by this service")
+		return n, unsupported(name, name+" is not supported by this service")
 	}
-	var n native
 	if err := b.readOptions(&n); err != nil {
-		return nil, err
+		return n, err
 	}
 	if err := e.check(); err != nil {
-		return nil, err
+		return n, err
 	}
 	if err := e.readState(&n); err != nil {
-		return nil, err
+		return n, err
 	}
 	var err error
 	if n.tools, err = readTools(e[contract.EchoTools], e[contract.EchoToolChoice], e[contract.EchoParallelToolCalls], false); err != nil {
-		return nil, err
+		return n, err
 	}
 	if err = e.readFields(&n); err != nil {
-		return nil, err
+		return n, err
 	}
-
-	out := make([]byte, 0, len(b.input)+2*len(b.instructions)+len(n.format.schema)+len(b.text)+len(e[contract.EchoTools])+512)
-	out = append(out, `{"request":{"input":[`...)
-	out, err = appendResponsesInput(out, b.input, n.tools.all)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, ']')
-	out = n.appendOptions(out)
-	out = append(out, `,"echo":`...)
-	out = e.appendTo(out, n.instructions, n.maxOutput, b.text)
-	return append(out, '}'), nil
+	return n, nil
 }
 
 // readOptions checks everything but input and the echoed settings.

@@ -32,7 +32,8 @@ const Version = "builtin"
 // field), everything else a fault (a 500 naming the plugin).
 func Hooks() runtime.NativeHooks {
 	return runtime.NativeHooks{MapRequest: MapRequest, MapResult: MapResult,
-		MapRequestView: MapRequestView, MapResultView: compat.MapResultView}
+		MapRequestView: MapRequestView, MapResultView: compat.MapResultView,
+		MapRequestDecoded: compat.MapRequestDecoded}
 }
 
 // MapRequest is the default map_request.

@@ -30,6 +30,12 @@ type NativeHooks struct {
 	// so a hook must not keep it to reuse.
 	MapRequestView func(abi.RequestView) ([]byte, error)
 	MapResultView  func(abi.ResultView) ([]byte, error)
+	// MapRequestDecoded, when set beside MapRequestView, is
+	// MapRequestView with its output decoded (abi.DecodeNativeRequestOutput)
+	// for the inputs it takes (ok true), without the output written and
+	// read back; it declines the others, and every input MapRequestView
+	// refuses, which then go to MapRequestView (Plugin.MapRequestNative).
+	MapRequestDecoded func(abi.RequestView) (o abi.RequestOutput, ok bool)
 }
 
 // Native returns a Plugin whose hooks run as Go code in the host, with the
@@ -52,6 +58,9 @@ func (e *Engine) Native(name, version string, hooks NativeHooks, opts Options) (
 	p.native = [hookCount]NativeHook{MapRequest: hooks.MapRequest, MapResult: hooks.MapResult, MapStream: hooks.MapStream}
 	if hooks.MapRequest != nil {
 		p.viewRequest = hooks.MapRequestView
+		if p.viewRequest != nil {
+			p.decodeRequest = hooks.MapRequestDecoded
+		}
 	}
 	if hooks.MapResult != nil {
 		p.viewResult = hooks.MapResultView
@@ -118,6 +127,33 @@ func (p *Plugin) MapRequest(ctx context.Context, in *abi.RequestInput) ([]byte, 
 	}
 	v, buf := in.View(nil)
 	return p.viewed(MapRequest, len(buf)+len(in.Body), func() ([]byte, error) { return p.viewRequest(v) })
+}
+
+// MapRequestNative is MapRequest for the host's own decoding of the
+// output: a native plugin with a decoding hook (NativeHooks.MapRequestDecoded:
+// the built-in default) returns the decoded request for the inputs that
+// hook takes, and out nil; for the others, and for any other plugin, out
+// is MapRequest's output, to be decoded by the caller. One call either
+// way, in the metrics, the input limit and the errors.
+func (p *Plugin) MapRequestNative(ctx context.Context, in *abi.RequestInput) (o abi.RequestOutput, out []byte, err error) {
+	if p.decodeRequest == nil {
+		out, err = p.MapRequest(ctx, in)
+		return o, out, err
+	}
+	v, buf := in.View(nil)
+	out, err = p.viewed(MapRequest, len(buf)+len(in.Body), func() ([]byte, error) {
+		var ok bool
+		if o, ok = p.decodeRequest(v); ok {
+			return nil, nil
+		}
+		o = abi.RequestOutput{}
+		out, err := p.viewRequest(v)
+		if err == nil && out == nil {
+			out = []byte{} // an output, if an empty one: the caller decodes it
+		}
+		return out, err
+	})
+	return o, out, err
 }
 
 // MapResult runs map_result on in. A native plugin with a view hook

@@ -97,7 +97,10 @@ type Plugin struct {
 	// (NativeHooks.MapRequestView, MapResultView), nil when it has none.
 	viewRequest func(abi.RequestView) ([]byte, error)
 	viewResult  func(abi.ResultView) ([]byte, error)
-	metrics     *pluginMetrics // nil: no metrics
+	// decodeRequest is the native plugin's NativeHooks.MapRequestDecoded
+	// (nil: none).
+	decodeRequest func(abi.RequestView) (abi.RequestOutput, bool)
+	metrics       *pluginMetrics // nil: no metrics
 }
 
 // Name returns the plugin's name, as used in errors.

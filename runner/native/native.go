@@ -57,6 +57,9 @@ type Message struct {
 	contentJSON string
 	contentAt   *byte
 	contentLen  int
+	// contentMarshaled says contentJSON is also json.Marshal's form of
+	// Content (SetContentJSONMarshaled).
+	contentMarshaled bool
 }
 
 // SetContentJSON records lit, a JSON string literal (quotes included), as
@@ -68,10 +71,19 @@ type Message struct {
 // second escaping (RATIONALE.md, "Agent-sized bodies"). An empty lit
 // clears it.
 func (m *Message) SetContentJSON(lit string) {
-	m.contentJSON, m.contentAt, m.contentLen = lit, nil, 0
+	m.contentJSON, m.contentAt, m.contentLen, m.contentMarshaled = lit, nil, 0, false
 	if lit != "" {
 		m.contentAt, m.contentLen = unsafe.StringData(m.Content), len(m.Content)
 	}
+}
+
+// SetContentJSONMarshaled is SetContentJSON, and marshaled says lit is
+// also exactly what json.Marshal writes for m.Content (the caller vouches
+// for that too): a writer bound to that form, as the recorded request is,
+// copies it then (ContentMarshaled).
+func (m *Message) SetContentJSONMarshaled(lit string, marshaled bool) {
+	m.SetContentJSON(lit)
+	m.contentMarshaled = marshaled && lit != ""
 }
 
 // ContentJSON returns the literal SetContentJSON recorded, when m.Content
@@ -83,6 +95,15 @@ func (m *Message) ContentJSON() (lit string, ok bool) {
 		return "", false
 	}
 	return m.contentJSON, true
+}
+
+// ContentMarshaled is ContentJSON for a literal that is also json.Marshal's
+// form of m.Content (SetContentJSONMarshaled).
+func (m *Message) ContentMarshaled() (lit string, ok bool) {
+	if !m.contentMarshaled {
+		return "", false
+	}
+	return m.ContentJSON()
 }
 
 // Request is the native run request a mapping plugin produces from a

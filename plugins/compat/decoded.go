@@ -1,0 +1,140 @@
+//go:build !wasip1
+
+package compat
+
+import (
+	"unicode/utf8"
+
+	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/jsonfast"
+	"github.com/runedge/runedge/plugins/abi"
+	nativewire "github.com/runedge/runedge/runner/native"
+)
+
+// MapRequestDecoded is MapRequestView followed by the host's decoding of
+// its output (abi.DecodeNativeRequestOutput), for the host that runs this
+// package natively, without the output's input messages written as JSON
+// and read back: each message's text is read from the client's body
+// directly. It takes the shape an agent resends every turn: a chat
+// completion whose messages are all text (a role other than tool, a
+// string content, no tool calls), or a Responses request whose input is
+// a list of message items with a string content and no phase; for any
+// other body, and for any body MapRequestView would refuse, ok is false
+// and the caller maps it through MapRequestView, so that every error
+// comes from one place. Where ok is true the request is the one the two
+// steps give, message for message with the same literals
+// (FuzzMapRequestDecoded). The request's strings share the body's memory.
+func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
+	if !ri.Body.IsObject() {
+		return o, false
+	}
+	var messages value
+	var out []byte
+	switch {
+	case ri.Endpoint.Is(EndpointChat):
+		b, n, includeUsage, err := readChatBody(ri.Body)
+		if err != nil {
+			return o, false
+		}
+		messages = b.messages
+		out = appendChatRest(placeholder(len(n.format.schema)), &n, includeUsage)
+	case ri.Endpoint.Is(EndpointResponses):
+		var b responsesBody
+		n, err := readResponsesBody(ri.Body, &b)
+		if err != nil || !b.input.IsArray() {
+			return o, false
+		}
+		messages = b.input
+		out = appendResponsesRest(placeholder(len(n.format.schema)+len(b.text)+len(b.echoed[contract.EchoTools])), &b, &n)
+	default:
+		return o, false
+	}
+	// Room for a message every 512 bytes of the list: never more than
+	// the list holds when its messages are that long or longer, as an
+	// agent's are, and one allocation then where growing by doubling
+	// from one allocated and copied nearly twice the array.
+	input := make([]nativewire.Message, 0, len(messages)/512+1)
+	chat := ri.Endpoint.Is(EndpointChat)
+	messages.Elements(func(m value) bool {
+		input = append(input, nativewire.Message{})
+		ok = decodeTextMessage(m, chat, &input[len(input)-1])
+		return ok
+	})
+	if !ok || len(input) == 0 {
+		return o, false
+	}
+	// The options as MapRequestView writes them, decoded by the same
+	// reader, around one placeholder message that the texts replace.
+	o, err := abi.DecodeNativeRequestOutput(out)
+	if err != nil || len(o.Request.Input) != 1 {
+		return abi.RequestOutput{}, false
+	}
+	if _, fast := o.Request.Input[0].ContentJSON(); !fast {
+		// The decoder read this request with encoding/json (tools, a
+		// schema), which keeps no literal: nor do the texts then.
+		for i := range input {
+			input[i].SetContentJSON("")
+		}
+	}
+	o.Request.Input = input
+	return o, true
+}
+
+// placeholder starts a map_request output whose input is one empty
+// message, with room for n bytes of options.
+func placeholder(n int) []byte {
+	out := make([]byte, 0, 128+n)
+	return append(out, `{"request":{"input":[{"role":"user","content":""}`...)
+}
+
+// decodeTextMessage reads message m into msg when it is text only, as
+// appendChatMessage (chat) or appendInputItem writes it and the host's
+// decoder reads it back: the role as a constant, the content with its
+// literal when every reader reads that as the text. It reports false for
+// anything else.
+func decodeTextMessage(m value, chat bool, msg *nativewire.Message) bool {
+	if !m.IsObject() {
+		return false
+	}
+	var typ, role, content, toolCalls, phase value
+	m.Members(func(k, v value) bool {
+		switch {
+		case k.Is("role"):
+			role = v
+		case k.Is("content"):
+			content = v
+		case k.Is("tool_calls"):
+			toolCalls = v
+		case k.Is("type"):
+			typ = v
+		case k.Is("phase"):
+			phase = v
+		}
+		return true
+	})
+	var r string
+	var ok bool
+	if chat {
+		r, ok = chatRole(role)
+		ok = ok && r != "tool" && (toolCalls.IsNull() || toolCalls == "[]")
+	} else {
+		r, ok = responsesRole(role)
+		ok = ok && (typ.IsNull() || typ.Is("message")) && phase.IsNull()
+	}
+	if !ok || !content.IsString() {
+		return false
+	}
+	lit, marshaled, ok := jsonfast.StringLiteralMarshaled(jsonfast.Value(content), &msg.Content)
+	if !ok {
+		return false
+	}
+	if lit == "" && !utf8.ValidString(content.Escaped()) {
+		// The JSON path writes such a text escaped afresh, bytes that
+		// are not UTF-8 as \ufffd, and that literal reaches the upstream:
+		// left to it.
+		return false
+	}
+	msg.Role = r
+	msg.SetContentJSONMarshaled(lit, marshaled)
+	return true
+}
