@@ -29,3 +29,6 @@ func BenchmarkCreateAndFinishRun(b *testing.B) {
 		storetest.BenchConcurrently(b, func() { createAndFinish(b, s) })
 	})
 }
+
+// BenchmarkSamePrefix: storetest.BenchSamePrefix on PostgreSQL.
+func BenchmarkSamePrefix(b *testing.B) { storetest.BenchSamePrefix(b, openTemp(b)) }

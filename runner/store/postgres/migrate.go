@@ -221,6 +221,12 @@ var migrations = []string{
 	// runs.output is then empty. A run's end wrote the answer twice, in
 	// the run and in the output item, with the run's row over 900 bytes.
 	`ALTER TABLE runs ADD COLUMN output_ref BOOLEAN NOT NULL DEFAULT FALSE;`,
+	// 17: a request's base found by one row per hash (requests.go), as in
+	// the SQLite migration of the same number: the index orders each
+	// hash's runs by depth, so the lookup stops at the first instead of
+	// reading every run that sent the same request.
+	`DROP INDEX runs_request_hash;
+	CREATE INDEX runs_request_hash ON runs(tenant_id, request_hash, request_depth) WHERE request_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -25,9 +25,15 @@ import (
 // commits before it and is written whole by it, or waits and finds the
 // base emptied.
 const (
-	findRequestBaseSQL = `SELECT id, request_prefix, request_depth FROM runs
-		WHERE tenant_id = $1 AND request_hash = ANY($2::bytea[]) AND request_hash IS NOT NULL
-		ORDER BY request_prefix DESC, request_depth LIMIT 1`
+	// Runs that share a hash share its prefix, so the index (migration
+	// 17) gives each hash's shallowest first and the lookup reads one row
+	// per hash, however many runs sent the same request
+	// (BenchmarkSamePrefix).
+	findRequestBaseSQL = `SELECT r.id, r.request_prefix, r.request_depth FROM unnest($2::bytea[]) AS h(v)
+		CROSS JOIN LATERAL (SELECT id, request_prefix, request_depth FROM runs
+			WHERE tenant_id = $1 AND request_hash = h.v AND request_hash IS NOT NULL
+			ORDER BY request_depth LIMIT 1) r
+		ORDER BY r.request_prefix DESC, r.request_depth LIMIT 1`
 	// chainSQL reads a run's request and its bases', the run's first, at
 	// most itemref.RequestDepth; a base is of the same tenant.
 	chainSQL = `WITH RECURSIVE chain(id, base, shared, tenant, request, n) AS (

@@ -153,3 +153,6 @@ func BenchmarkSharedRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSamePrefix: storetest.BenchSamePrefix on SQLite.
+func BenchmarkSamePrefix(b *testing.B) { storetest.BenchSamePrefix(b, openTemp(b)) }

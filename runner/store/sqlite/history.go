@@ -28,17 +28,26 @@ const groupedItems = 256
 const (
 	insertResponseSQL = `INSERT INTO responses (run_id, tenant_id, previous_run_id, background, echo, base_run_id, base_count,
 		input_hash, input_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	// windowParams are findBaseSQL's hash parameters.
-	windowParams = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+	// windowHashes is itemref.Window rows of a hash, the parameters ?2
+	// to ?33 (?1 is the tenant), for a lookup to seek each in an index.
+	windowHashes = `WITH h(v) AS (VALUES (?2), (?3), (?4), (?5), (?6), (?7), (?8), (?9), (?10), (?11), (?12), (?13), (?14),
+		(?15), (?16), (?17), (?18), (?19), (?20), (?21), (?22), (?23), (?24), (?25), (?26), (?27), (?28), (?29), (?30),
+		(?31), (?32), (?33)) `
 	// A base is the response of the tenant, not forgotten, whose items
 	// begin with the longest of the input's prefixes (itemref.Window
-	// hashes, NULL for those the input has not).
-	findBaseSQL = `SELECT run_id, prefix_count AS n FROM responses
-		WHERE tenant_id = ? AND prefix_hash IN (` + windowParams + `) AND prefix_hash IS NOT NULL AND forgotten = 0
+	// hashes, NULL for those the input has not). Responses that share a
+	// hash share its prefix, so one of them per hash is enough: the
+	// lookup reads at most two rows per hash however many responses of
+	// the tenant began alike (BenchmarkSamePrefix).
+	findBaseSQL = windowHashes + `SELECT run_id, n FROM (
+		SELECT r.run_id, r.prefix_count AS n FROM h JOIN responses r ON r.run_id = (
+			SELECT q.run_id FROM responses q WHERE q.tenant_id = ?1 AND q.prefix_hash = h.v AND q.prefix_hash IS NOT NULL
+			AND q.forgotten = 0 LIMIT 1)
 		UNION ALL
-		SELECT run_id, input_count FROM responses
-		WHERE tenant_id = ? AND input_hash IN (` + windowParams + `) AND input_hash IS NOT NULL AND forgotten = 0
-		ORDER BY n DESC LIMIT 1`
+		SELECT r.run_id, r.input_count FROM h JOIN responses r ON r.run_id = (
+			SELECT q.run_id FROM responses q WHERE q.tenant_id = ?1 AND q.input_hash = h.v AND q.input_hash IS NOT NULL
+			AND q.forgotten = 0 LIMIT 1)
+		) ORDER BY n DESC LIMIT 1`
 	useBaseSQL    = `UPDATE responses SET refs = refs + 1, ref_max = max(ref_max, ?) WHERE run_id = ?`
 	insertItemSQL = `INSERT INTO response_items (id, run_id, tenant_id, position, output, message)
 		VALUES (?, ?, ?, ?, ?, ?)`
@@ -162,10 +171,10 @@ func (s *Store) beginOp(ctx context.Context, rec runner.ResponseRecord, input []
 // findBase returns the response whose first items are the longest of the
 // input's hashed prefixes, and how many they are ("", 0: none).
 func (s *Store) findBase(ctx context.Context, tx *wtx, tenantID string, hashes [][]byte, lens []int) (string, int, error) {
-	args := make([]any, 2*(1+itemref.Window))
-	args[0], args[1+itemref.Window] = tenantID, tenantID
+	args := make([]any, 1+itemref.Window)
+	args[0] = tenantID
 	for i, h := range hashes {
-		args[1+i], args[2+itemref.Window+i] = h, h
+		args[1+i] = h
 	}
 	var base string
 	var n int

@@ -305,6 +305,12 @@ var migrations = []string{
 	// empty. A run's end wrote the answer twice, in the run and in the
 	// output item.
 	`ALTER TABLE runs ADD COLUMN output_ref INTEGER NOT NULL DEFAULT 0;`,
+	// 17: a request's base found by one row per hash (requests.go): the
+	// prefix index orders each hash's rows by depth, so the lookup stops
+	// at the first instead of reading every run that sent the same
+	// request.
+	`DROP INDEX run_requests_prefix;
+	CREATE INDEX run_requests_prefix ON run_requests(tenant_id, prefix_hash, depth) WHERE prefix_hash IS NOT NULL;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

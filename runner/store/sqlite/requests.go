@@ -18,10 +18,14 @@ import (
 const (
 	// A base is the longest indexed prefix of the tenant among the
 	// request's hashed ones (itemref.Window hashes, NULL for those it has
-	// not), the shallowest of equals.
-	findRequestBaseSQL = `SELECT seq, prefix_len, depth FROM run_requests
-		WHERE tenant_id = ? AND prefix_hash IN (` + windowParams + `) AND prefix_hash IS NOT NULL
-		ORDER BY prefix_len DESC, depth LIMIT 1`
+	// not), the shallowest of equals. Rows that share a hash share its
+	// prefix, so the index (migration 17) gives each hash's shallowest
+	// first and the lookup reads one row per hash, however many runs sent
+	// the same request (BenchmarkSamePrefix).
+	findRequestBaseSQL = windowHashes + `SELECT r.seq, r.prefix_len, r.depth FROM h JOIN run_requests r ON r.seq = (
+		SELECT q.seq FROM run_requests q WHERE q.tenant_id = ?1 AND q.prefix_hash = h.v AND q.prefix_hash IS NOT NULL
+		ORDER BY q.depth LIMIT 1)
+		ORDER BY r.prefix_len DESC, r.depth LIMIT 1`
 	insertSharedRequestSQL = `INSERT INTO run_requests (seq, base_seq, shared, depth, tenant_id, prefix_hash, prefix_len, request)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	// chainSQL reads a request's row and its bases', the request's first,

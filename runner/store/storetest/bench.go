@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -82,4 +83,39 @@ func BenchConcurrently(b *testing.B, op func()) {
 		}
 	})
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(n.Load()), "cpu-ns/op")
+}
+
+// BenchSamePrefix is a run's two writes whose recorded request (20 KB,
+// its messages' ends given) is one prior earlier runs of the tenant
+// recorded too: a client's retries, a job that sends the same document
+// each time, or a benchmark's fixed body. The lookup of the request's
+// base must not read every one of them: cpu-ns/op at prior=1000 is that
+// at prior=10 when it does not.
+func BenchSamePrefix(b *testing.B, s runner.Store) {
+	var req []byte
+	var bounds []int
+	req = append(req, `{"input":[`...)
+	for i := 0; len(req) < 20<<10; i++ {
+		if i > 0 {
+			req = append(req, ',')
+		}
+		req = append(req, `{"role":"system","content":"Answer in the house style; cite the handbook's section for every rule you apply. "}`...)
+		bounds = append(bounds, len(req))
+	}
+	turn := func(last string) *runner.Run {
+		r := BenchOwnRun()
+		q := append(append([]byte{}, req...), `,{"role":"user","content":"`+last+`"}`...)
+		r.RequestBounds = append(bounds[:len(bounds):len(bounds)], len(q))
+		r.Request = append(q, `],"stream":false}`...)
+		return r
+	}
+	for _, prior := range []int{10, 1000} {
+		b.Run("prior="+strconv.Itoa(prior), func(b *testing.B) {
+			same := "the same question, asked from " + b.Name()
+			for range prior {
+				CreateAndFinish(b, s, turn(same), false, false)
+			}
+			BenchSequentially(b, func() { CreateAndFinish(b, s, turn(same), false, false) })
+		})
+	}
 }
