@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -85,7 +86,7 @@ func runBench(args []string) error {
 	pgEnv := fs.String("pg-dsn-env", "RUNEDGE_BENCH_PG_DSN", "variable holding a PostgreSQL DSN (empty: SQLite only)")
 	profile := fs.String("profile", "", "write a CPU profile of each runedge target per scenario into this folder, and a heap profile and /proc smaps_rollup taken near the end of the measured interval")
 	traceIt := fs.Bool("trace", false, "with -profile: take an execution trace (runtime/trace, for go tool trace) of each runedge target per scenario instead of a CPU profile")
-	only := fs.String("scenarios", "", "run only the scenarios whose name contains this (e.g. \"1 conn\")")
+	only := fs.String("scenarios", "", "run only the scenarios whose name matches this regular expression, unanchored: a plain substring (\"1 conn\") or alternatives (\"128 conns|agent, 32\"); the selected ones run in the whole run's order")
 	drv := fs.String("drivers", "sqlite,postgres", "the stores to measure runedge with")
 	mappings := fs.String("mappings", "native", "the default mapping's builds to measure runedge with: native (the built-in, the default), wasm (its WebAssembly build), or both (native,wasm); each is a target per driver")
 	offline := fs.Bool("offline", true, "also measure runedge as `make run` serves it (offline provider, SQLite, the native default) against the mock upstream called directly, a bare Go handler")
@@ -93,6 +94,10 @@ func runBench(args []string) error {
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
 	extraFile := fs.String("config-extra", "", "a YAML file appended to every runedge target's configuration (sections the generated file has not: usage, actors, …)")
 	fs.Parse(args)
+	selected, err := regexp.Compile(*only)
+	if err != nil {
+		return fmt.Errorf("-scenarios: %w", err)
+	}
 	var extra string
 	if *extraFile != "" {
 		b, err := os.ReadFile(*extraFile)
@@ -215,7 +220,7 @@ func runBench(args []string) error {
 		}
 		direct := map[string]loadResult{}
 		for _, sc := range scenarios {
-			if !strings.Contains(sc.name, *only) {
+			if !selected.MatchString(sc.name) {
 				continue
 			}
 			body := sc.body("service")

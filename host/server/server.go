@@ -21,6 +21,7 @@ import (
 	"github.com/runedge/runedge/host/internal/admin"
 	"github.com/runedge/runedge/host/internal/admin/ui"
 	"github.com/runedge/runedge/host/internal/gcfloor"
+	"github.com/runedge/runedge/host/internal/heaptrim"
 	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/host/server/internal/socket"
 	"github.com/runedge/runedge/plugins/runtime"
@@ -57,6 +58,7 @@ type Server struct {
 	stopRates func()
 	// stopFloor ends this server's GC heap floor (host.heap_floor_bytes).
 	stopFloor func()
+	stopTrim  func()
 	// xdsChains are the chains a control plane applied (under swapMu).
 	xdsChains map[string]config.Chain
 	// limits are the rate limits: on the server, not in a generation, so
@@ -159,6 +161,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if s.stopFloor, floorOn = gcfloor.Start(cfg.Host.HeapFloorBytes); floorOn {
 		log.Debug("gc heap floor", "bytes", cfg.Host.HeapFloorBytes)
 	}
+	// A burst's heap back to the OS once the host is quiet (RATIONALE.md,
+	// "Peak RSS: what a host holds").
+	s.stopTrim = heaptrim.Start(time.Second, 4<<20)
 	s.http = &http.Server{
 		Handler: telemetry.Observe(s.routes(), s.metrics, s.tracing, s.log),
 		// Headers have a deadline here; the body has its own in the body
@@ -203,6 +208,9 @@ func (s *Server) close(ctx context.Context) {
 	}
 	if s.stopRates != nil {
 		s.stopRates()
+	}
+	if s.stopTrim != nil {
+		s.stopTrim()
 	}
 	if s.stopFloor != nil {
 		s.stopFloor()

@@ -117,9 +117,12 @@ func runArgs(r *runner.Run, req []byte) ([]any, error) {
 	}
 	in, out, total := usageArgs(r.Usage)
 	code, msg := errorArgs(r.Error)
+	// The request as bytes, not a string: pgx encodes either into the
+	// batch, and a string would be one more copy of an agent-sized body
+	// alive until the commit.
 	var request any
 	if len(req) > 0 {
-		request = string(req)
+		request = req
 	}
 	return []any{
 		r.ID, string(r.Status), r.StatusReason, r.SessionID, r.ThreadID,

@@ -1,0 +1,113 @@
+// Package heaptrim gives the heap a burst left behind back to the
+// operating system once the host has fallen quiet.
+//
+// The Go runtime keeps freed heap pages resident and returns them at a pace
+// set at each collection, towards what the last collection's heap needed.
+// A host that falls quiet after a burst runs no collection for minutes
+// (the runtime forces one every two), so it keeps the burst's heap — its
+// freed pages, its goroutines' stacks, the garbage allocated since the last
+// cycle — all that time, and the next burst finds it still resident.
+//
+// Start looks at the heap every interval. When no collection has run for
+// two intervals in a row (the host allocates less than its heap goal's
+// headroom in that time: quiet) and what a collection would give back (the
+// heap not live at the last mark, and the free pages still resident) is at
+// least min, it calls debug.FreeOSMemory: one collection that returns
+// every free page. A busy host collects several times a second and is
+// never trimmed; a quiet one is trimmed at most once per collection it
+// ran on its own.
+package heaptrim
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// quietTicks is how many intervals in a row must pass without a
+// collection before the heap is trimmed.
+const quietTicks = 2
+
+// Start looks at the heap every interval until stop is called (stop
+// returns once the watcher has ended); interval ≤ 0 does nothing.
+func Start(interval time.Duration, min uint64) (stop func()) {
+	if interval <= 0 {
+		return func() {}
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tr := trimmer{min: min}
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if tr.tick(read()) {
+				debug.FreeOSMemory()
+				cycles, _ := read()
+				tr.trimmed(cycles)
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			<-exited
+		})
+	}
+}
+
+// trimmer decides, tick by tick, when to trim.
+type trimmer struct {
+	min    uint64
+	cycles uint64 // collections completed at the last tick
+	quiet  int    // ticks in a row without a collection
+	done   bool   // trimmed since the host's last collection
+}
+
+// tick records the collections completed and the reclaimable bytes at
+// this tick and reports whether to trim now.
+func (t *trimmer) tick(cycles, reclaimable uint64) bool {
+	if cycles != t.cycles {
+		t.cycles, t.quiet, t.done = cycles, 0, false
+		return false
+	}
+	t.quiet++
+	return !t.done && t.quiet >= quietTicks && reclaimable >= t.min
+}
+
+// trimmed records a trim and the collections completed after it: the
+// trim's own collection is not the host's, and the next trim waits for
+// one of the host's.
+func (t *trimmer) trimmed(cycles uint64) { t.cycles, t.done = cycles, true }
+
+var names = []string{
+	"/gc/cycles/total:gc-cycles",
+	"/gc/heap/live:bytes",
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/heap/free:bytes",
+}
+
+// read returns the collections completed and the heap bytes a collection
+// and a scavenge would give back: the bytes in objects and spans beyond
+// those live at the last mark, and the free pages not yet returned.
+func read() (cycles, reclaimable uint64) {
+	s := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	v := func(i int) uint64 { return s[i].Value.Uint64() }
+	held := v(2) + v(3) + v(4)
+	if live := v(1); held > live {
+		reclaimable = held - live
+	}
+	return v(0), reclaimable
+}

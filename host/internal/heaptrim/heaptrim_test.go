@@ -1,0 +1,124 @@
+package heaptrim
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTrimmerTrimsOnlyAQuietHost(t *testing.T) {
+	const mb = 1 << 20
+	tr := trimmer{min: 4 * mb}
+	steps := []struct {
+		name        string
+		cycles      uint64
+		reclaimable uint64
+		want        bool
+	}{
+		{"first look", 10, 30 * mb, false},
+		{"a busy host collects between looks", 14, 30 * mb, false},
+		{"still busy", 19, 30 * mb, false},
+		{"one quiet look is not enough", 19, 30 * mb, false},
+		{"two quiet looks and a heap to give back", 19, 30 * mb, true},
+	}
+	for _, s := range steps {
+		if got := tr.tick(s.cycles, s.reclaimable); got != s.want {
+			t.Fatalf("%s: tick(%d, %d) = %v, want %v", s.name, s.cycles, s.reclaimable, got, s.want)
+		}
+	}
+	tr.trimmed(20) // the trim's own collection
+	for i, s := range []struct {
+		name        string
+		cycles      uint64
+		reclaimable uint64
+		want        bool
+	}{
+		{"quiet after a trim", 20, 8 * mb, false},
+		{"still quiet: one trim per collection of the host's", 20, 8 * mb, false},
+		{"the host collects", 21, 8 * mb, false},
+		{"quiet once", 21, 8 * mb, false},
+		{"quiet, but too little to give back", 21, 3 * mb, false},
+		{"quiet, enough to give back", 21, 5 * mb, true},
+	} {
+		if got := tr.tick(s.cycles, s.reclaimable); got != s.want {
+			t.Fatalf("after the trim, step %d (%s): tick(%d, %d) = %v, want %v", i, s.name, s.cycles, s.reclaimable, got, s.want)
+		}
+	}
+}
+
+func released() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// sink keeps a burst's allocations from being optimised away.
+var sink [][]byte
+
+// burst allocates as a busy host does: many collections, each marking
+// about live bytes, the last one while the burst still runs.
+func burst(live int) {
+	const chunk = 64 << 10
+	window := make([][]byte, live/chunk)
+	for i := range 8 * len(window) {
+		window[i%len(window)] = make([]byte, chunk)
+	}
+	sink = window
+	sink = nil
+}
+
+// TestStartGivesABurstsHeapBack: after a burst, with no collection since,
+// the heap the burst left is returned within a few intervals. Without
+// Start nothing collects, and the runtime's scavenger keeps what the last
+// cycle's heap needed.
+func TestStartGivesABurstsHeapBack(t *testing.T) {
+	burst(24 << 20)
+	before := released()
+	stop := Start(20*time.Millisecond, 4<<20)
+	defer stop()
+	deadline := time.Now().Add(2 * time.Second)
+	for released() < before+16<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("released %d MiB since the burst, want at least 16", (released()-before)>>20)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStartLeavesABusyHostAlone: while the host collects between looks,
+// no trim runs (a trim is a collection of its own: the count would grow
+// faster than the load's).
+func TestStartLeavesABusyHostAlone(t *testing.T) {
+	var ms runtime.MemStats
+	stop := Start(250*time.Millisecond, 1)
+	defer stop()
+	runtime.ReadMemStats(&ms)
+	forced := ms.NumForcedGC
+	until := time.Now().Add(1500 * time.Millisecond)
+	ring := make([][]byte, 1024)
+	for i := 0; time.Now().Before(until); i++ {
+		ring[i%len(ring)] = make([]byte, 1024) // a collection every few MB
+	}
+	sink = ring
+	sink = nil
+	stop()
+	runtime.ReadMemStats(&ms)
+	if ms.NumForcedGC != forced {
+		t.Fatalf("%d forced collections while the host was busy, want none", ms.NumForcedGC-forced)
+	}
+}
+
+// TestStopEndsTheWatcher: stop returns once the watcher has ended (the
+// server's Close leaves nothing running), and a second stop is harmless.
+func TestStopEndsTheWatcher(t *testing.T) {
+	stop := Start(time.Millisecond, 4<<20)
+	time.Sleep(5 * time.Millisecond)
+	stop()
+	buf := make([]byte, 1<<20)
+	if st := string(buf[:runtime.Stack(buf, true)]); strings.Contains(st, "heaptrim.Start.func") {
+		t.Fatalf("the watcher still runs after stop:\n%s", st)
+	}
+	stop()
+}
