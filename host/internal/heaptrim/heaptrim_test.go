@@ -11,12 +11,15 @@ import (
 func TestTrimmerTrimsOnlyAQuietHost(t *testing.T) {
 	const mb = 1 << 20
 	tr := trimmer{min: 4 * mb}
-	steps := []struct {
+	// A step is one look: the collections so far, what would come back,
+	// and whether the trimmer trims.
+	type step struct {
 		name        string
 		cycles      uint64
 		reclaimable uint64
 		want        bool
-	}{
+	}
+	steps := []step{
 		{"first look", 10, 30 * mb, false},
 		{"a busy host collects between looks", 14, 30 * mb, false},
 		{"still busy", 19, 30 * mb, false},
@@ -29,12 +32,7 @@ func TestTrimmerTrimsOnlyAQuietHost(t *testing.T) {
 		}
 	}
 	tr.trimmed(20) // the trim's own collection
-	for i, s := range []struct {
-		name        string
-		cycles      uint64
-		reclaimable uint64
-		want        bool
-	}{
+	for i, s := range []step{
 		{"quiet after a trim", 20, 8 * mb, false},
 		{"still quiet: one trim per collection of the host's", 20, 8 * mb, false},
 		{"the host collects", 21, 8 * mb, false},
