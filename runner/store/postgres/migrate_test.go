@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,15 +18,7 @@ import (
 // live run.
 func TestMigrateFromVersion6(t *testing.T) {
 	ctx := t.Context()
-	dsn := pgtest.Schema(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := append([]string{}, migrations[:6]...)
-	qs = append(qs,
-		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
-		`INSERT INTO schema_version (version) VALUES (6)`,
+	s := openAtVersion(t, 6,
 		`INSERT INTO sessions (id, tenant_id, created_at) VALUES ('sess_old', 'acme', 1)`,
 		`INSERT INTO threads (id, session_id, tenant_id, created_at) VALUES ('thread_old', 'sess_old', 'acme', 1)`,
 		`INSERT INTO runs (id, status, session_id, thread_id, tenant_id, created_at, output, host_id)
@@ -33,19 +26,6 @@ func TestMigrateFromVersion6(t *testing.T) {
 		`INSERT INTO runs (id, status, session_id, thread_id, tenant_id, created_at, host_id)
 			VALUES ('run_live', 'running', 'sess_old', 'thread_old', 'acme', 2, 'h1')`,
 	)
-	for _, q := range qs {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			conn.Close(ctx)
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	conn.Close(ctx)
-
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	if r, err := s.GetRun(ctx, "acme", "run_old"); err != nil || r.Output != "hello" || r.ThreadID != "thread_old" {
 		t.Fatalf("old run: %+v, %v", r, err)
 	}
@@ -68,39 +48,18 @@ func TestMigrateFromVersion6(t *testing.T) {
 	}
 }
 
-// A database at schema version 14 is brought to the current one (16: a run's output text
-// kept once): a run that keeps its text reads it as before, and a
+// A database at schema version 14 is brought to the current one (16
+// keeps a run's output text once): a run that keeps its text reads it as before, and a
 // response's final object compacted the earlier way (its output text
 // only) reads back byte for byte.
 func TestMigrateFromVersion14(t *testing.T) {
 	ctx := t.Context()
-	dsn := pgtest.Schema(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	text := strings.Repeat("an answer of some length; ", 4)
-	qs := append([]string{}, migrations[:14]...)
-	qs = append(qs,
-		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
-		`INSERT INTO schema_version (version) VALUES (14)`,
+	s := openAtVersion(t, 14,
 		`INSERT INTO runs (id, status, tenant_id, created_at, ended_at, output) VALUES ('run_old', 'completed', 'acme', 1, 2, '`+text+`')`,
 		`INSERT INTO responses (run_id, tenant_id, echo, object) VALUES ('run_old', 'acme', '{"store":true}', chr(1) || '{"id":"resp_old","store":true,"output_text":' || chr(2) || '}')`,
 		`INSERT INTO response_items (id, run_id, tenant_id, position, output, message) VALUES ('msg_old', 'run_old', 'acme', 0, TRUE, '{"role":"assistant","content":"`+text+`"}')`,
 	)
-	for _, q := range qs {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			conn.Close(ctx)
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	conn.Close(ctx)
-
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	if r, err := s.GetRun(ctx, "acme", "run_old"); err != nil || r.Output != text {
 		t.Fatalf("old run: %q, %v", r.Output, err)
 	}
@@ -108,4 +67,33 @@ func TestMigrateFromVersion14(t *testing.T) {
 	if want := `{"id":"resp_old","store":true,"output_text":"` + text + `"}`; err != nil || string(rec.Object) != want {
 		t.Fatalf("old object: %s, %v; want %s", rec.Object, err, want)
 	}
+}
+
+// openAtVersion brings a new schema to version v (the first v
+// migrations) holding what seed inserts, then opens it, which migrates it
+// to the current version; the store is closed when the test ends.
+func openAtVersion(t *testing.T, v int, seed ...string) *Store {
+	t.Helper()
+	ctx := t.Context()
+	dsn := pgtest.Schema(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append(append([]string{}, migrations[:v]...),
+		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
+		`INSERT INTO schema_version (version) VALUES (`+strconv.Itoa(v)+`)`)
+	for _, q := range append(qs, seed...) {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			conn.Close(ctx)
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

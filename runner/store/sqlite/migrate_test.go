@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,29 +14,8 @@ import (
 // A file written by a binary at schema version 1 (before attempts were
 // recorded) opens, is brought forward, and its runs read attempts 0.
 func TestMigrateFromVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v1.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		migrations[0],
-		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
-		`INSERT INTO schema_version (version) VALUES (1)`,
-		`INSERT INTO runs (id, status, tenant_id, created_at) VALUES ('run_old', 'completed', 'acme', 1)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			db.Close()
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAtVersion(t, 1,
+		`INSERT INTO runs (id, status, tenant_id, created_at) VALUES ('run_old', 'completed', 'acme', 1)`)
 	r, err := s.GetRun(t.Context(), "", "run_old")
 	if err != nil {
 		t.Fatal(err)
@@ -57,15 +37,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 // the old ones.
 func TestMigrateFromVersion6(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "v6.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := append([]string{}, migrations[:6]...)
-	qs = append(qs,
-		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
-		`INSERT INTO schema_version (version) VALUES (6)`,
+	s := openAtVersion(t, 6,
 		`INSERT INTO sessions (id, tenant_id, created_at) VALUES ('sess_old', 'acme', 1)`,
 		`INSERT INTO threads (id, session_id, tenant_id, created_at) VALUES ('thread_old', 'sess_old', 'acme', 1)`,
 		`INSERT INTO runs (seq, id, status, session_id, thread_id, tenant_id, created_at, output, attempts, host_id, trace_id)
@@ -73,19 +45,6 @@ func TestMigrateFromVersion6(t *testing.T) {
 		`INSERT INTO runs (seq, id, status, session_id, thread_id, tenant_id, created_at, host_id)
 			VALUES (41, 'run_live', 'running', 'sess_old', 'thread_old', 'acme', 2, 'h1')`,
 	)
-	for _, q := range qs {
-		if _, err := db.Exec(q); err != nil {
-			db.Close()
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	r, err := s.GetRun(ctx, "acme", "run_old")
 	if err != nil {
 		t.Fatal(err)
@@ -143,38 +102,17 @@ func TestMigrateFromVersion6(t *testing.T) {
 	}
 }
 
-// A file at schema version 14 is brought to the current one (16: a run's output text kept
-// once): a run that keeps its text reads it as before, and a response's
+// A file at schema version 14 is brought to the current one (16 keeps a
+// run's output text once): a run that keeps its text reads it as before, and a response's
 // final object compacted the earlier way (its output text only) reads
 // back byte for byte.
 func TestMigrateFromVersion14(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v14.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	text := strings.Repeat("an answer of some length; ", 4)
-	qs := append([]string{}, migrations[:14]...)
-	qs = append(qs,
-		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
-		`INSERT INTO schema_version (version) VALUES (14)`,
+	s := openAtVersion(t, 14,
 		`INSERT INTO runs (id, status, tenant_id, created_at, ended_at, output) VALUES ('run_old', 'completed', 'acme', 1, 2, '`+text+`')`,
 		`INSERT INTO responses (run_id, tenant_id, echo, object) VALUES ('run_old', 'acme', '{"store":true}', char(1) || '{"id":"resp_old","store":true,"output_text":' || char(2) || '}')`,
 		`INSERT INTO response_items (id, run_id, tenant_id, position, output, message) VALUES ('msg_old', 'run_old', 'acme', 0, 1, '{"role":"assistant","content":"`+text+`"}')`,
 	)
-	for _, q := range qs {
-		if _, err := db.Exec(q); err != nil {
-			db.Close()
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	if r, err := s.GetRun(t.Context(), "acme", "run_old"); err != nil || r.Output != text {
 		t.Fatalf("old run: %q, %v", r.Output, err)
 	}
@@ -182,4 +120,32 @@ func TestMigrateFromVersion14(t *testing.T) {
 	if want := `{"id":"resp_old","store":true,"output_text":"` + text + `"}`; err != nil || string(rec.Object) != want {
 		t.Fatalf("old object: %s, %v; want %s", rec.Object, err, want)
 	}
+}
+
+// openAtVersion writes a file at schema version v (the first v
+// migrations) holding what seed inserts, then opens it, which migrates it
+// to the current version; the store is closed when the test ends.
+func openAtVersion(t *testing.T, v int, seed ...string) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "v"+strconv.Itoa(v)+".db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append(append([]string{}, migrations[:v]...),
+		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
+		`INSERT INTO schema_version (version) VALUES (`+strconv.Itoa(v)+`)`)
+	for _, q := range append(qs, seed...) {
+		if _, err := db.Exec(q); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
