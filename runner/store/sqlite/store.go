@@ -90,14 +90,19 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	if err := createPrivate(path); err != nil {
 		return nil, err
 	}
-	w, err := openDB(path, url.Values{
+	wq := url.Values{
 		// wal_autocheckpoint(0): the checkpointer goroutine does it, so no
 		// request's commit carries a checkpoint and its fsyncs.
 		"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)", "wal_autocheckpoint(0)"},
 		// Write transactions take the lock at BEGIN, so two of them can
 		// never deadlock upgrading from a read lock.
 		"_txlock": {"immediate"},
-	})
+	}
+	// The writer appends a commit's WAL frames in one write (walvfs.go).
+	if v := walVFS(); v != "" {
+		wq.Set("vfs", v)
+	}
+	w, err := openDB(path, wq)
 	if err != nil {
 		return nil, err
 	}

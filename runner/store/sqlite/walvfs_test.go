@@ -1,0 +1,87 @@
+//go:build linux
+
+package sqlite
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runedge/runedge/runner"
+	"github.com/runedge/runedge/runner/store/storetest"
+)
+
+// writeCalls is the process's count of write system calls so far
+// (/proc/self/io's syscw: write, pwrite64 and the like).
+func writeCalls(t *testing.T) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/io")
+	if err != nil {
+		t.Skip("no /proc/self/io:", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "syscw: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no syscw in /proc/self/io")
+	return 0
+}
+
+// A run's two commits, one caller at a time, write the WAL with one
+// system call each: SQLite writes every frame as two (its header, its
+// page), and a run's start is three frames and its end two, so the unix
+// VFS made about ten writes per run where the gathering one makes two.
+func TestCommitWritesTheWALOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s, err := OpenWith(t.Context(), path, Options{CheckpointEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	run := func() {
+		r := storetest.BenchOwnRun()
+		if err := s.StartRun(t.Context(), r, false, false); err != nil {
+			t.Fatal(err)
+		}
+		ended := r.CreatedAt + 1
+		if err := s.Transition(t.Context(), r.ID, runner.Transition{
+			Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
+			Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4}, Lease: r.LeaseToken,
+			Ledger: &runner.UsageEntry{RunID: r.ID, TenantID: r.TenantID, ActorID: r.Actor.ID, Token: "app", Model: "offline", At: ended, InputTokens: 1, OutputTokens: 3},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 { // the file's first pages and the WAL's header
+		run()
+	}
+	const runs = 200
+	w0, g0 := writeCalls(t), walWrites.Load()
+	for range runs {
+		run()
+	}
+	w, g := writeCalls(t)-w0, walWrites.Load()-g0
+	t.Logf("%d runs: %d write system calls (%.2f a run), %d of the WAL through the VFS", runs, w, float64(w)/runs, g)
+	if w > 3*runs {
+		t.Errorf("%d write system calls for %d runs (%.2f a run), want at most 3 a run: the commits' frames are not gathered", w, runs, float64(w)/runs)
+	}
+	// What was written reads back, on the readers (the unix VFS).
+	got, _, err := s.ListRuns(t.Context(), runner.ListQuery{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || got[0].Status != runner.StatusCompleted {
+		t.Fatalf("listed %d runs, the first %+v", len(got), got)
+	}
+}
