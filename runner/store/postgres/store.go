@@ -120,15 +120,50 @@ func (s *Store) CommitStats() (batches, writes int64) { return s.writer.Stats() 
 // Refusals must therefore happen on the server, as statement errors (see
 // insertRunNewSessionSQL); callbacks only read results (rows affected). Four to
 // five round trips per request became one per batch.
-type pipe struct{ b pgx.Batch }
+type pipe struct {
+	b pgx.Batch
+	// sizes are the bytes of each queued statement's text and binary
+	// arguments, and bytes their sum (splitBytes).
+	sizes []int
+	bytes int
+}
 
 // exec queues a statement whose result needs no check.
-func (p *pipe) exec(sql string, args ...any) { p.b.Queue(sql, args...) }
+func (p *pipe) exec(sql string, args ...any) {
+	p.b.Queue(sql, args...)
+	p.sized(args)
+}
 
 // check queues a statement and a check of its result.
 func (p *pipe) check(fn func(pgconn.CommandTag) error, sql string, args ...any) {
 	p.b.Queue(sql, args...).Exec(fn)
+	p.sized(args)
 }
+
+// sized records the bytes of the statement just queued.
+func (p *pipe) sized(args []any) {
+	n := 0
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			n += len(v)
+		case []byte:
+			n += len(v)
+		}
+	}
+	p.sizes = append(p.sizes, n)
+	p.bytes += n
+}
+
+// splitBytes bounds what one round trip of a group commit sends. pgx
+// encodes a whole batch into its connection's write buffer, which grows by
+// doubling and is dropped after the flush: nine agent-sized requests were
+// about 2 MiB of buffer, and the halves before it, live while the batch
+// was sent (RATIONALE.md "Bytes in flight"). A batch of more is sent in
+// parts of about this size inside one explicit transaction on one
+// connection: the same atomicity as one implicit transaction, a round trip
+// more per part.
+const splitBytes = 512 << 10
 
 type txDriver struct{ pool *pgxpool.Pool }
 
@@ -138,7 +173,12 @@ func (d txDriver) Commit(ctx context.Context, p *pipe) error {
 	if p.b.Len() == 0 {
 		return nil
 	}
-	err := d.pool.SendBatch(ctx, &p.b).Close()
+	var err error
+	if p.bytes > splitBytes && p.b.Len() > 1 {
+		err = d.commitInParts(ctx, p)
+	} else {
+		err = d.pool.SendBatch(ctx, &p.b).Close()
+	}
 	if err == nil {
 		return nil
 	}
@@ -147,6 +187,48 @@ func (d txDriver) Commit(ctx context.Context, p *pipe) error {
 		return groupcommit.OpFailed(err) // one write's fault: retried alone
 	}
 	return err
+}
+
+// commitInParts sends p's statements in parts of about splitBytes, the
+// first opening a transaction and the last committing it, on one
+// connection. A part that fails rolls the transaction back; a connection
+// left in an unknown state is closed, not returned to the pool.
+func (d txDriver) commitInParts(ctx context.Context, p *pipe) (err error) {
+	c, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if _, rerr := c.Exec(rctx, "ROLLBACK"); rerr != nil {
+				c.Conn().Close(rctx) // the pool drops a closed connection
+			}
+			cancel()
+		}
+		c.Release()
+	}()
+	q := p.b.QueuedQueries
+	for start := 0; start < len(q); {
+		var part pgx.Batch
+		if start == 0 {
+			part.Queue("BEGIN")
+		}
+		end, n := start, 0
+		for end < len(q) && (end == start || n+p.sizes[end] <= splitBytes) {
+			n += p.sizes[end]
+			end++
+		}
+		part.QueuedQueries = append(part.QueuedQueries, q[start:end]...)
+		if end == len(q) {
+			part.Queue("COMMIT")
+		}
+		if err = c.SendBatch(ctx, &part).Close(); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
 }
 
 func (d txDriver) Rollback(context.Context, *pipe) {}
