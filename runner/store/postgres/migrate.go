@@ -227,6 +227,14 @@ var migrations = []string{
 	// reading every run that sent the same request.
 	`DROP INDEX runs_request_hash;
 	CREATE INDEX runs_request_hash ON runs(tenant_id, request_hash, request_depth) WHERE request_hash IS NOT NULL;`,
+	// 18: a tenant's forget generation (probe.go), as in the SQLite
+	// migration of the same number: one row per tenant, raised in the
+	// transaction of every write that removes items a host's history
+	// cache may hold.
+	`CREATE TABLE history_gens (
+		tenant_id TEXT PRIMARY KEY,
+		gen       BIGINT NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -202,3 +202,7 @@ func withPeek[T any](query string) (func(*testing.T) runner.Store, func(*testing
 func TestHistoryProbe(t *testing.T) {
 	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
+
+func TestForgetGeneration(t *testing.T) {
+	storetest.ForgetGeneration(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}

@@ -542,7 +542,10 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 				return err
 			}
 		}
-		return release(ctx, tx, runID)
+		if err := release(ctx, tx, runID); err != nil {
+			return err
+		}
+		return forgot(ctx, tx, tenantID)
 	})
 	if err != nil && !errors.Is(err, runner.ErrNotFound) {
 		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)

@@ -311,6 +311,14 @@ var migrations = []string{
 	// request.
 	`DROP INDEX run_requests_prefix;
 	CREATE INDEX run_requests_prefix ON run_requests(tenant_id, prefix_hash, depth) WHERE prefix_hash IS NOT NULL;`,
+	// 18: a tenant's forget generation (probe.go): one row per tenant,
+	// raised in the transaction of every write that removes items a
+	// host's history cache may hold, so a cached history is checked by
+	// reading one row instead of counting what it holds.
+	`CREATE TABLE history_gens (
+		tenant_id TEXT PRIMARY KEY,
+		gen       INTEGER NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL
