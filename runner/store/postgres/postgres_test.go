@@ -206,3 +206,7 @@ func TestHistoryProbe(t *testing.T) {
 func TestForgetGeneration(t *testing.T) {
 	storetest.ForgetGeneration(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
+
+func TestResponseLink(t *testing.T) {
+	storetest.ResponseLink(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}

@@ -47,11 +47,15 @@ func (s *Store) ChainCounts(ctx context.Context, tenantID, runID string, maxTurn
 	return turns, items, withItems, nil
 }
 
+// forgetGenSQL is a tenant's forget generation, prepared (stmts.go): every
+// turn that continues a kept history reads it.
+const forgetGenSQL = `SELECT gen FROM history_gens WHERE tenant_id = ?`
+
 // ForgetGeneration implements runner.HistoryProbe: the tenant's row of
 // history_gens, 0 while it has none.
 func (s *Store) ForgetGeneration(ctx context.Context, tenantID string) (gen int64, err error) {
 	defer outage(&err)
-	err = s.r.QueryRowContext(ctx, `SELECT gen FROM history_gens WHERE tenant_id = ?`, tenantID).Scan(&gen)
+	err = s.st.forgetGen.QueryRowContext(ctx, tenantID).Scan(&gen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -174,4 +175,66 @@ func ForgetGeneration(t *testing.T, open func(t *testing.T) runner.Store) {
 		return nil
 	})
 	changed("delete a conversation", func() error { return cs.DeleteConversation(c, "t2", "sess_gt2") }, "t2")
+}
+
+// ResponseLink checks runner.ResponseLinker: the link of a stored,
+// undeleted response of the tenant, what GetResponse and GetRun give of
+// it, and ErrNotFound otherwise.
+func ResponseLink(t *testing.T, open func(t *testing.T) runner.Store) {
+	s := open(t)
+	h, _ := s.(runner.HistoryStore)
+	l, ok := s.(runner.ResponseLinker)
+	if !ok || h == nil {
+		t.Fatalf("%T does not implement runner.ResponseLinker and HistoryStore", s)
+	}
+	c := ctx(t)
+	first := newRun("t1", runner.StatusRunning)
+	first.SessionID, first.ThreadID = contract.OwnSessionID(first.ID), contract.OwnThreadID(first.ID)
+	next := newRun("t1", runner.StatusRunning)
+	next.SessionID, next.ThreadID = first.SessionID, first.ThreadID
+	for i, r := range []*runner.Run{first, next} {
+		if err := s.StartRun(c, r, false, false); err != nil {
+			t.Fatal(err)
+		}
+		rec := runner.ResponseRecord{RunID: r.ID, TenantID: "t1", Echo: []byte(`{"k":1}`)}
+		if i == 1 {
+			rec.PreviousRunID = first.ID
+		}
+		if err := h.BeginResponse(c, rec, []runner.Item{{ID: "msg_in_" + r.ID, RunID: r.ID, Message: runner.Message{Role: "user", Content: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		run  *runner.Run
+		prev string
+	}{{first, ""}, {next, first.ID}} {
+		got, err := l.ResponseLink(c, "t1", tc.run.ID)
+		want := runner.ResponseLink{PreviousRunID: tc.prev, SessionID: first.SessionID, ThreadID: first.ThreadID}
+		if err != nil || got != want {
+			t.Fatalf("ResponseLink(%s) = %+v, %v; want %+v", tc.run.ID, got, err, want)
+		}
+		rec, err := h.GetResponse(c, "t1", tc.run.ID)
+		if err != nil || rec.PreviousRunID != got.PreviousRunID {
+			t.Fatalf("GetResponse(%s) = %+v, %v; the link says %+v", tc.run.ID, rec, err, got)
+		}
+	}
+	if _, err := l.ResponseLink(c, "t2", next.ID); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("ResponseLink of another tenant's response: %v, want ErrNotFound", err)
+	}
+	if _, err := l.ResponseLink(c, "t1", runner.NewID(contract.RunPrefix)); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("ResponseLink of an unknown response: %v, want ErrNotFound", err)
+	}
+	plain := newRun("t1", runner.StatusRunning) // a run that is no response
+	if err := s.StartRun(c, plain, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ResponseLink(c, "t1", plain.ID); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("ResponseLink of a run that is no response: %v, want ErrNotFound", err)
+	}
+	if err := h.DeleteResponse(c, "t1", next.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ResponseLink(c, "t1", next.ID); !errors.Is(err, runner.ErrNotFound) {
+		t.Errorf("ResponseLink of a deleted response: %v, want ErrNotFound", err)
+	}
 }
