@@ -18,7 +18,8 @@ import (
 // Why one number suffices. What an entry holds can change in two ways
 // only. Items are removed: a response deleted or purged (forgotten), a
 // conversation deleted, one of its items deleted; every such write
-// raises the generation of the tenant in its own transaction, so a
+// raises the generation of the tenant in its own transaction (the
+// stores' schema does, by triggers, so no path can forget to), so a
 // reader never sees the removal without the new generation. Or items
 // are added: a conversation's are appended after all the others (the
 // cache reads what follows the last item it holds, every turn), and a

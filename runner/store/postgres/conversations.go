@@ -92,9 +92,6 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, sessionID stri
 		if _, err := tx.Exec(ctx, `DELETE FROM conversation_items WHERE session_id = $1`, sessionID); err != nil {
 			return wrap("delete conversation "+sessionID, err)
 		}
-		if err := forgot(ctx, tx, tenantID); err != nil {
-			return wrap("delete conversation "+sessionID, err)
-		}
 		return nil
 	}))
 }
@@ -175,21 +172,16 @@ func (s *Store) GetConversationItem(ctx context.Context, tenantID, sessionID, it
 
 // DeleteConversationItem implements runner.ConversationStore.
 func (s *Store) DeleteConversationItem(ctx context.Context, tenantID, sessionID, itemID string) error {
-	return txErr("conversation", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM conversation_items WHERE session_id = $1 AND id = $2
-			AND EXISTS (SELECT 1 FROM conversations WHERE session_id = $1 AND tenant_id = $3 AND NOT deleted)`,
-			sessionID, itemID, tenantID)
-		if err != nil {
-			return wrap("delete conversation item "+itemID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return notFound("conversation item", itemID)
-		}
-		if err := forgot(ctx, tx, tenantID); err != nil {
-			return wrap("delete conversation item "+itemID, err)
-		}
-		return nil
-	}))
+	tag, err := s.pool.Exec(ctx, `DELETE FROM conversation_items WHERE session_id = $1 AND id = $2
+		AND EXISTS (SELECT 1 FROM conversations WHERE session_id = $1 AND tenant_id = $3 AND NOT deleted)`,
+		sessionID, itemID, tenantID)
+	if err != nil {
+		return wrap("delete conversation item "+itemID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("conversation item", itemID)
+	}
+	return nil
 }
 
 // txErr is the error of a transaction: the store's own (not found, an

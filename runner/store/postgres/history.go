@@ -535,9 +535,6 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) erro
 		if err := release(ctx, tx, runID); err != nil {
 			return wrap("delete response "+runID, err)
 		}
-		if err := forgot(ctx, tx, tenantID); err != nil {
-			return wrap("delete response "+runID, err)
-		}
 		return nil
 	})
 }

@@ -55,21 +55,3 @@ func (s *Store) ForgetGeneration(ctx context.Context, tenantID string) (int64, e
 	}
 	return gen, nil
 }
-
-// forgot raises the forget generation of tenants (runner.HistoryProbe),
-// inside the transaction that removes their items: every write that
-// deletes or forgets a response, deletes a conversation or one of its
-// items calls it, last, so a reader sees the removal and the new
-// generation at once. The rows are taken in tenants' order (sorted by
-// the caller when there are several), after every other row the
-// transaction locks, so two removals never wait on each other's
-// generation in a cycle.
-func forgot(ctx context.Context, tx pgx.Tx, tenants ...string) error {
-	for _, t := range tenants {
-		if _, err := tx.Exec(ctx, `INSERT INTO history_gens (tenant_id, gen) VALUES ($1, 1)
-			ON CONFLICT (tenant_id) DO UPDATE SET gen = history_gens.gen + 1`, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}

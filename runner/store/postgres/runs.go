@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/runedge/runedge/runner"
@@ -193,16 +192,12 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		const old = `SELECT id FROM runs WHERE ended_at < $1`
 		rows, err := tx.Query(ctx, `UPDATE responses SET forgotten = TRUE, prefix_hash = NULL, input_hash = NULL WHERE NOT forgotten AND run_id IN (`+old+`)
-			RETURNING run_id, tenant_id`, before)
+			RETURNING run_id`, before)
 		if err != nil {
 			return err
 		}
-		var forget, tenants []string
-		var id, tenant string
-		if _, err := pgx.ForEachRow(rows, []any{&id, &tenant}, func() error {
-			forget, tenants = append(forget, id), append(tenants, tenant)
-			return nil
-		}); err != nil {
+		forget, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
 			return err
 		}
 		for _, q := range []string{
@@ -223,11 +218,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 		// A younger run's request kept by reference to a purged one is
 		// written whole first (dropRequests).
 		n, err = dropRequests(ctx, tx, `SELECT id FROM runs WHERE ended_at < $1`, before)
-		if err != nil {
-			return err
-		}
-		slices.Sort(tenants)
-		return forgot(ctx, tx, slices.Compact(tenants)...)
+		return err
 	})
 	if err != nil {
 		return 0, wrap("purge", err)

@@ -100,10 +100,8 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, sessionID stri
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("conversation", sessionID)
 		}
-		if _, err = tx.ExecContext(ctx, `DELETE FROM conversation_items WHERE session_id = ?`, sessionID); err != nil {
-			return err
-		}
-		return forgot(ctx, tx, tenantID)
+		_, err = tx.ExecContext(ctx, `DELETE FROM conversation_items WHERE session_id = ?`, sessionID)
+		return err
 	})
 }
 
@@ -195,6 +193,6 @@ func (s *Store) DeleteConversationItem(ctx context.Context, tenantID, sessionID,
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("conversation item", itemID)
 		}
-		return forgot(ctx, tx, tenantID)
+		return nil
 	})
 }

@@ -564,10 +564,7 @@ func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) (err
 				return err
 			}
 		}
-		if err := release(ctx, tx, runID); err != nil {
-			return err
-		}
-		return forgot(ctx, tx, tenantID)
+		return release(ctx, tx, runID)
 	})
 	if err != nil && !errors.Is(err, runner.ErrNotFound) {
 		return fmt.Errorf("runner/store/sqlite: delete response %s: %w", runID, err)

@@ -64,18 +64,3 @@ func (s *Store) ForgetGeneration(ctx context.Context, tenantID string) (gen int6
 	}
 	return gen, nil
 }
-
-// forgot raises the forget generation of tenants (runner.HistoryProbe),
-// inside the transaction that removes their items: every write that
-// deletes or forgets a response, deletes a conversation or one of its
-// items calls it, last, so a reader sees the removal and the new
-// generation at once.
-func forgot(ctx context.Context, tx *wtx, tenants ...string) error {
-	for _, t := range tenants {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO history_gens (tenant_id, gen) VALUES (?, 1)
-			ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1`, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
@@ -234,19 +233,18 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 	var n int64
 	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		const old = `SELECT id FROM runs WHERE ended_at < ?`
-		var forget, tenants []string
-		rows, err := tx.c.QueryContext(ctx, `SELECT run_id, tenant_id FROM responses WHERE forgotten = 0 AND run_id IN (`+old+`)`, before)
+		var forget []string
+		rows, err := tx.c.QueryContext(ctx, `SELECT run_id FROM responses WHERE forgotten = 0 AND run_id IN (`+old+`)`, before)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			var id, tenant string
-			if err := rows.Scan(&id, &tenant); err != nil {
+			var id string
+			if err := rows.Scan(&id); err != nil {
 				rows.Close()
 				return err
 			}
 			forget = append(forget, id)
-			tenants = append(tenants, tenant)
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -266,10 +264,6 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 			if err := release(ctx, tx, id); err != nil {
 				return err
 			}
-		}
-		slices.Sort(tenants)
-		if err := forgot(ctx, tx, slices.Compact(tenants)...); err != nil {
-			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE ended_at < ?
 			AND (request IS NOT NULL OR output != '' OR output_ref <> 0 OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
