@@ -32,8 +32,8 @@ import (
 // the entry with a generation older than the store's, never trusted. An
 // entry made under the generation the store still has therefore holds
 // what the store would read, on any host. Entries are keyed by tenant and
-// immutable ids, and a host of one tenant's removal empties no other
-// tenant's entries.
+// immutable ids, and one tenant's removals empty no other tenant's
+// entries.
 
 // HistoryProbe tells, without reading messages, what a history holds. A
 // store that has it lets the service keep replayed history in memory
@@ -76,14 +76,13 @@ type cacheKey struct{ tenant, id string }
 const entryOverhead = 160
 
 // replayed is what replaying a response's chain gave: the agent's
-// messages, oldest first, the chain's responses (oldest first, each
-// holding items) and how many items they held. Its msgs are shared by
+// messages, oldest first, and the chain's responses (oldest first, each
+// holding items, its output among them). Its msgs are shared by
 // every turn that uses the entry and never modified: callers get a copy
 // (replayCopy).
 type replayed struct {
-	msgs  []Message
-	runs  []string
-	items int
+	msgs []Message
+	runs []string
 	// gen is the tenant's forget generation read before the items were.
 	gen int64
 	// raw is the stored bytes of the items (the store's history bound
@@ -136,7 +135,7 @@ func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRe
 		}
 		if final(its) && !hasRefs(its) {
 			runs := append(p.runs[:len(p.runs):len(p.runs)], prevRun)
-			e := replayed{runs: runs, items: p.items + len(its), raw: p.raw + rawBytes(its), gen: gen}
+			e := replayed{runs: runs, raw: p.raw + rawBytes(its), gen: gen}
 			if limit > 0 && e.raw > limit {
 				// The items the store would read, as many bytes as it
 				// counts: refused as its read would be, without reading
@@ -171,7 +170,7 @@ func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRe
 	}
 	if with == turns && turns < MaxTurns && len(its) == items && !hasRefs(its) {
 		if runs := runsOf(its); len(runs) == with && allFinal(its) {
-			e := replayed{msgs: in[:len(in):len(in)], runs: runs, items: items, raw: rawBytes(its), gen: gen}
+			e := replayed{msgs: in[:len(in):len(in)], runs: runs, raw: rawBytes(its), gen: gen}
 			s.chains.Put(key, e, e.cost())
 			return replayCopy(in, extra), nil
 		}
