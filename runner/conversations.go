@@ -98,8 +98,8 @@ const conversationPage = 100
 
 // ReadConversation returns the items of a tenant's conversation, oldest
 // first, for a turn that continues it. A host keeps what it read last
-// (historycache.go) and reads only the items added since, once the store
-// counts the items it kept as still there. It is the history bound's reader
+// (historycache.go) and reads only the items added since, once the store's
+// forget generation says none was removed. It is the history bound's reader
 // for conversations: it stops at the first item past MaxHistoryBytes
 // (HistoryBounds, limits.history.max_history_bytes, the bound
 // previous_response_id's replay has) with a *BoundError naming
@@ -112,22 +112,26 @@ func (s *Service) ReadConversation(ctx context.Context, tenantID, session string
 	key := cacheKey{tenantID, session}
 	var out []json.RawMessage
 	after := ""
-	if e, ok := s.convItems.Get(key); ok && s.probe != nil {
-		// The items up to the last one read are those read when there are
-		// as many (HistoryProbe): only what follows is read.
-		n, err := s.probe.ConversationCount(ctx, tenantID, session, e.last)
+	var gen int64
+	if s.probe != nil {
+		// Read before any item is (HistoryProbe): what is read under it
+		// is what the store holds while it stays the same.
+		g, err := s.probe.ForgetGeneration(ctx, tenantID)
 		if err != nil {
 			return nil, err
 		}
-		if n == len(e.items) {
-			out = make([]json.RawMessage, len(e.items), len(e.items)+2)
-			copy(out, e.items)
-			after = e.last
-		}
+		gen = g
+	}
+	if e, ok := s.convItems.Get(key); ok && s.probe != nil && e.gen == gen {
+		// No item was removed since those were read, and items are only
+		// appended after the others: only what follows is read.
+		out = make([]json.RawMessage, len(e.items), len(e.items)+2)
+		copy(out, e.items)
+		after = e.last
 	}
 	items, last, err := s.readConversation(ctx, tenantID, session, after, out)
 	if errors.Is(err, ErrNotFound) && after != "" {
-		// The last item read was deleted since it was counted.
+		// The last item read was deleted after the generation was read.
 		items, last, err = s.readConversation(ctx, tenantID, session, "", nil)
 	}
 	if err != nil || s.probe == nil {
@@ -144,15 +148,17 @@ func (s *Service) ReadConversation(ctx context.Context, tenantID, session string
 	// Shared with the caller, at its full capacity (an append copies it):
 	// the items are read only (the request mapping maps them).
 	items = items[:len(items):len(items)]
-	s.convItems.Put(key, convRead{items: items, last: last}, size)
+	s.convItems.Put(key, convRead{items: items, last: last, gen: gen}, size)
 	return items, nil
 }
 
 // convRead is what a host last read of a conversation: its items, oldest
-// first, the last one's id last. items is shared and never modified.
+// first, the last one's id last, under the tenant's forget generation gen.
+// items is shared and never modified.
 type convRead struct {
 	items []json.RawMessage
 	last  string
+	gen   int64
 }
 
 // readConversation appends to out the items of the conversation after

@@ -159,6 +159,44 @@ func (s *Service) joinEnd(ctx context.Context, runID string, lease int64, object
 	return ctx, NotJoined
 }
 
+// ResponseLink is what continuing a stored response needs of it: the run
+// of its own previous_response_id ("" for a first turn) and its run's
+// session and thread.
+type ResponseLink struct {
+	PreviousRunID, SessionID, ThreadID string
+}
+
+// ResponseLinker is implemented by a HistoryStore that reads a
+// ResponseLink in one lookup of two rows. Without it a turn reads the
+// response's record (GetResponse, which rebuilds its final object) and
+// its run (GetRun, which rebuilds its recorded request): about a fifth of
+// a previous_response_id turn's CPU for three ids.
+type ResponseLinker interface {
+	// ResponseLink returns the link of runID, a stored, undeleted
+	// response of tenant whose run is the tenant's; ErrNotFound when it
+	// is not one.
+	ResponseLink(ctx context.Context, tenantID, runID string) (ResponseLink, error)
+}
+
+// responseLink is ResponseLinker's lookup, or GetResponse's and GetRun's.
+func (s *Service) responseLink(ctx context.Context, tenantID, runID string) (ResponseLink, error) {
+	if s.linker != nil {
+		return s.linker.ResponseLink(ctx, tenantID, runID)
+	}
+	rec, err := s.history.GetResponse(ctx, tenantID, runID)
+	if err != nil {
+		return ResponseLink{}, err
+	}
+	prev, err := s.store.GetRun(ctx, tenantID, runID)
+	if err != nil {
+		return ResponseLink{}, err
+	}
+	if prev.TenantID != tenantID {
+		return ResponseLink{}, ErrNotFound
+	}
+	return ResponseLink{PreviousRunID: rec.PreviousRunID, SessionID: prev.SessionID, ThreadID: prev.ThreadID}, nil
+}
+
 // MaxTurns bounds how many earlier responses previous_response_id replays.
 const MaxTurns = 256
 
@@ -202,22 +240,15 @@ func (s *Service) prepare(ctx context.Context, spec *StartSpec, replay bool) ([]
 	if !ok {
 		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
 	}
-	rec, err := s.history.GetResponse(ctx, spec.TenantID, prevRun)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
-		}
-		return nil, "", err
-	}
-	prev, err := s.store.GetRun(ctx, spec.TenantID, prevRun)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	link, err := s.responseLink(ctx, spec.TenantID, prevRun)
+	if errors.Is(err, ErrNotFound) {
+		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
+	} else if err != nil {
 		return nil, "", err // the store failed: not the client's mistake
 	}
-	if err != nil || prev.TenantID != spec.TenantID {
-		return nil, "", fmt.Errorf("%w: %q", ErrPreviousResponseNotFound, req.PreviousResponseID)
-	}
+	rec := ResponseRecord{RunID: prevRun, TenantID: spec.TenantID, PreviousRunID: link.PreviousRunID}
 	if spec.SessionID == "" && spec.ThreadID == "" {
-		spec.SessionID, spec.ThreadID = prev.SessionID, prev.ThreadID
+		spec.SessionID, spec.ThreadID = link.SessionID, link.ThreadID
 	}
 	if !replay {
 		return input, prevRun, nil

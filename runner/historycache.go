@@ -11,41 +11,50 @@ import (
 // agent's messages of each response it replayed, by run id) and what it
 // last read of a conversation (its items, by session), so the next turn
 // reads from the store only what was added since. A cache entry is never
-// trusted on its own: every use first asks the store, in one query that
-// reads no message, how many items the history holds (HistoryProbe), and
-// an entry is used only when the counts are the ones it was made with.
-// Items of a response or of a conversation are only ever added or
-// removed, never rewritten (a deleted response, a purged one, a deleted
-// conversation item), and the counts are such that an addition or a
-// removal on any host changes them (HistoryProbe's documentation), so a
-// cache miss, another host's write and a delete are all correct by
-// construction. Entries are keyed by tenant and immutable ids.
+// trusted on its own: every use first asks the store, in one read of one
+// row, for the tenant's forget generation (HistoryProbe), and an entry is
+// used only when it is the one the entry was made under.
+//
+// Why one number suffices. What an entry holds can change in two ways
+// only. Items are removed: a response deleted or purged (forgotten), a
+// conversation deleted, one of its items deleted; every such write
+// raises the generation of the tenant in its own transaction (the
+// stores' schema does, by triggers, so no path can forget to), so a
+// reader never sees the removal without the new generation. Or items
+// are added: a conversation's are appended after all the others (the
+// cache reads what follows the last item it holds, every turn), and a
+// response's output is written at its end, once, all items in one write,
+// possibly after an entry was made (a background response, one
+// continued while it still ran, a cancelled one whose end comes late).
+// So a chain entry takes only responses that hold an output item: their
+// items are final, and can then only be removed. The generation is read
+// before the items an entry is made of: a removal between the two leaves
+// the entry with a generation older than the store's, never trusted. An
+// entry made under the generation the store still has therefore holds
+// what the store would read, on any host. Entries are keyed by tenant and
+// immutable ids, and one tenant's removals empty no other tenant's
+// entries.
 
 // HistoryProbe tells, without reading messages, what a history holds. A
 // store that has it lets the service keep replayed history in memory
 // between turns (historyCache); without it every turn reads everything.
 type HistoryProbe interface {
+	// ForgetGeneration returns tenant's forget generation: a number that
+	// every write removing items of tenant's history raises in its own
+	// transaction (deleting or purging a response, deleting a
+	// conversation or one of its items), and no other write changes.
+	// Items written are never rewritten: a response's input at its start,
+	// its output at its end in one write; a conversation's after all its
+	// others. So while the generation is the same, every item read
+	// before is still there, as it was read.
+	ForgetGeneration(ctx context.Context, tenantID string) (int64, error)
 	// ChainCounts walks the previous_response_id chain back from runID,
 	// a stored, undeleted response of tenant, at most maxTurns responses
 	// (as HistoryStore.Conversation does), and returns how many responses
 	// it walked, how many items they hold, and how many of them hold at
-	// least one item. A response's items are written once (its input at
-	// the start, its output at the end) and removed all at once (deleted
-	// or purged), and never come back: so when the counts are equal at
-	// two times, the items are the same. ErrNotFound: runID is not such
-	// a response.
+	// least one item. ErrNotFound: runID is not such a response. A host
+	// counts a chain once, when it first keeps it.
 	ChainCounts(ctx context.Context, tenantID, runID string, maxTurns int) (turns, items, withItems int, err error)
-	// ItemCounts returns how many items the responses runIDs hold, and
-	// how many of them hold at least one: the same check as ChainCounts
-	// for responses already known, in index lookups rather than a walk.
-	ItemCounts(ctx context.Context, runIDs []string) (items, withItems int, err error)
-	// ConversationCount returns how many items of tenant's undeleted
-	// conversation come up to and including the item upTo, in the
-	// conversation's order; 0 when upTo is no longer one of them. Items
-	// are appended after the others or deleted, never rewritten: the
-	// count is the one an earlier read saw exactly when the items up to
-	// upTo are those it read.
-	ConversationCount(ctx context.Context, tenantID, sessionID, upTo string) (int, error)
 }
 
 // historyCacheBytes bounds what a host keeps of replayed chains and of
@@ -67,14 +76,15 @@ type cacheKey struct{ tenant, id string }
 const entryOverhead = 160
 
 // replayed is what replaying a response's chain gave: the agent's
-// messages, oldest first, the chain's responses (oldest first, each
-// holding items) and how many items they held. Its msgs are shared by
+// messages, oldest first, and the chain's responses (oldest first, each
+// holding items, its output among them). Its msgs are shared by
 // every turn that uses the entry and never modified: callers get a copy
 // (replayCopy).
 type replayed struct {
-	msgs  []Message
-	runs  []string
-	items int
+	msgs []Message
+	runs []string
+	// gen is the tenant's forget generation read before the items were.
+	gen int64
 	// raw is the stored bytes of the items (the store's history bound
 	// counts them).
 	raw int
@@ -89,68 +99,61 @@ func replayCopy(msgs []Message, extra int) []Message {
 }
 
 // replayHistory is the previous_response_id replay of prevRun (rec its
-// record), from this host's cache when the store's counts say it holds
-// what the store holds: the entry of prevRun itself, or that of the
-// response before it and prevRun's own items. extra is room the caller
-// will append. A chain whose items hold references, one with a deleted or
-// purged response, or one longer than MaxTurns, is replayed from the
-// store every turn (resolver.replay).
-//
-// Only a chain whose every response holds items is kept. Its responses
-// then can only gain items (an output written late) or lose all of theirs
-// for good (deleted, purged): so when they all still hold items and hold
-// as many as the entry was made with, they hold what it was made of.
+// record), from this host's cache when the store's forget generation is
+// the one the entry was made under: the entry of prevRun itself, or that
+// of the response before it and prevRun's own items. extra is room the
+// caller will append. A chain whose items hold references, one with a
+// deleted or purged response, one longer than MaxTurns, or one with a
+// response whose output is not written (still running, failed, cancelled
+// before an answer), is replayed from the store every turn
+// (resolver.replay).
 func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRecord, prevRun string, extra int) ([]Message, error) {
 	if s.probe == nil {
 		return r.replay(ctx, prevRun)
 	}
 	key := cacheKey{r.tenant, prevRun}
 	limit := r.bounds.MaxHistoryBytes
-	if e, ok := s.chains.Get(key); ok {
-		items, with, err := s.probe.ItemCounts(ctx, e.runs)
-		if err != nil {
-			return nil, err
-		}
-		if items == e.items && with == len(e.runs) && (limit == 0 || e.raw <= limit) {
+	e, hit := s.chains.Get(key)
+	p, parent := s.chains.Get(cacheKey{r.tenant, rec.PreviousRunID})
+	parent = parent && rec.PreviousRunID != "" && len(p.runs)+1 < MaxTurns
+	// Read before any item is: a removal after it leaves what is read
+	// under a generation older than the store's.
+	gen, err := s.probe.ForgetGeneration(ctx, r.tenant)
+	if err != nil {
+		return nil, err
+	}
+	if hit {
+		if e.gen == gen && (limit == 0 || e.raw <= limit) {
 			return replayCopy(e.msgs, extra), nil
 		}
 		s.chains.Remove(key)
 	}
-	if p, ok := s.chains.Get(cacheKey{r.tenant, rec.PreviousRunID}); ok && rec.PreviousRunID != "" && len(p.runs)+1 < MaxTurns {
-		// prevRun's items are read before they are counted: what was
-		// counted is then at least what was read, and equal counts mean
-		// the parent's items and prevRun's are those read.
+	if parent && p.gen == gen {
 		its, err := s.history.ResponseItems(ctx, prevRun)
 		if err != nil {
 			return nil, err
 		}
-		if len(its) > 0 && !hasRefs(its) {
+		if final(its) && !hasRefs(its) {
 			runs := append(p.runs[:len(p.runs):len(p.runs)], prevRun)
-			items, with, err := s.probe.ItemCounts(ctx, runs)
-			if err != nil {
-				return nil, err
-			}
-			e := replayed{runs: runs, items: p.items + len(its), raw: p.raw + rawBytes(its)}
-			if items == e.items && with == len(runs) && limit > 0 && e.raw > limit {
+			e := replayed{runs: runs, raw: p.raw + rawBytes(its), gen: gen}
+			if limit > 0 && e.raw > limit {
 				// The items the store would read, as many bytes as it
 				// counts: refused as its read would be, without reading
 				// the chain again.
 				return nil, historyBoundError(ErrHistoryTooLarge, limit)
 			}
-			if items == e.items && with == len(runs) {
-				e.msgs = replayCopy(p.msgs, len(its))
-				for _, it := range its {
-					e.msgs = append(e.msgs, it.Message)
-				}
-				// The parent's entry is superseded: a chain goes on from its
-				// newest response, and each entry holds every message of
-				// its chain, so keeping them all would cost the square of
-				// the chain. A turn that continues the parent again (a
-				// regenerated answer) reads it once more.
-				s.chains.Remove(cacheKey{r.tenant, rec.PreviousRunID})
-				s.chains.Put(key, e, e.cost())
-				return replayCopy(e.msgs, extra), nil
+			e.msgs = replayCopy(p.msgs, len(its))
+			for _, it := range its {
+				e.msgs = append(e.msgs, it.Message)
 			}
+			// The parent's entry is superseded: a chain goes on from its
+			// newest response, and each entry holds every message of
+			// its chain, so keeping them all would cost the square of
+			// the chain. A turn that continues the parent again (a
+			// regenerated answer) reads it once more.
+			s.chains.Remove(cacheKey{r.tenant, rec.PreviousRunID})
+			s.chains.Put(key, e, e.cost())
+			return replayCopy(e.msgs, extra), nil
 		}
 	}
 	// Counted before it is read: a chain that changed in between is not
@@ -166,13 +169,41 @@ func (s *Service) replayHistory(ctx context.Context, r *resolver, rec ResponseRe
 		return nil, err
 	}
 	if with == turns && turns < MaxTurns && len(its) == items && !hasRefs(its) {
-		if runs := runsOf(its); len(runs) == with {
-			e := replayed{msgs: in[:len(in):len(in)], runs: runs, items: items, raw: rawBytes(its)}
+		if runs := runsOf(its); len(runs) == with && allFinal(its) {
+			e := replayed{msgs: in[:len(in):len(in)], runs: runs, raw: rawBytes(its), gen: gen}
 			s.chains.Put(key, e, e.cost())
 			return replayCopy(in, extra), nil
 		}
 	}
 	return in, nil
+}
+
+// final reports whether its, one response's items, are all it will ever
+// hold: its output is written (HistoryProbe), which it is, with the rest
+// of the output, in one write at the response's end.
+func final(its []Item) bool {
+	for _, it := range its {
+		if it.Output {
+			return true
+		}
+	}
+	return false
+}
+
+// allFinal is final for each response of its (grouped by response, as a
+// chain's items come).
+func allFinal(its []Item) bool {
+	for i := 0; i < len(its); {
+		j := i + 1
+		for j < len(its) && its[j].RunID == its[i].RunID {
+			j++
+		}
+		if !final(its[i:j]) {
+			return false
+		}
+		i = j
+	}
+	return true
 }
 
 // cost is what the entry counts for in its cache.

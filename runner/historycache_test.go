@@ -333,3 +333,104 @@ func TestReplayCacheBound(t *testing.T) {
 	}
 	t.Fatal("the chain was never refused")
 }
+
+// TestReplayCacheLateOutput: a response continued while it still runs
+// gains its output later (its end, one write); a host that replayed the
+// chain before then replays the output once it is there, as the store
+// has it, and so does a turn that continues the chain further.
+func TestReplayCacheLateOutput(t *testing.T) {
+	e := newEnv(t)
+	b := openEnv(t, e.path) // another host on the same store
+	input := func(svc *runner.Service, prev string) string {
+		t.Helper()
+		in, release, err := svc.Input(t.Context(), "acme", "", runner.Request{
+			Input: []runner.Message{{Role: "user", Content: "next"}}, PreviousResponseID: prev})
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return texts(in)
+	}
+	start := func(prev, say string) (*runner.Handle, string) {
+		t.Helper()
+		sp := responseSpec(runner.Message{Role: "user", Content: say})
+		sp.Request.PreviousResponseID = prev
+		h, err := e.svc.Start(t.Context(), sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, contract.ResponseID(h.Run().ID)
+	}
+	done := func(h *runner.Handle) {
+		t.Helper()
+		if _, _, err := finish(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h1, r1 := start("", "say 1")
+	done(h1)
+	h2, r2 := start(r1, "say 2")
+	// Continued, on host A, while r2 runs: r2 has its input only.
+	early := input(e.svc, r2)
+	if !strings.Contains(early, "say 2") || strings.Count(early, "assistant:") != 1 {
+		t.Fatalf("a running response's chain: %s", early)
+	}
+	done(h2)
+	// Its output is there now: host A replays it, as a host that never
+	// kept the chain does.
+	if got, want := input(e.svc, r2), input(b.svc, r2); got != want || strings.Count(got, "assistant:") != 2 {
+		t.Fatalf("after r2's end, host A replays\n%s\nthe store holds\n%s", got, want)
+	}
+	h3, r3 := start(r2, "say 3")
+	done(h3)
+	if got, want := input(e.svc, r3), input(b.svc, r3); got != want || strings.Count(got, "assistant:") != 3 {
+		t.Fatalf("the next turn: host A replays\n%s\nthe store holds\n%s", got, want)
+	}
+}
+
+// TestReplayCachePurgedElsewhere: retention on another host forgets the
+// responses of a chain host A keeps whole: host A replays what the store
+// holds, not what it kept.
+func TestReplayCachePurgedElsewhere(t *testing.T) {
+	a := newEnv(t)
+	reads := &chainReads{HistoryStore: a.store}
+	svcA, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, History: reads,
+		Agent: agent.New(offline.New(offline.Config{}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := openEnv(t, a.path)
+	input := func(svc *runner.Service, prev string) string {
+		t.Helper()
+		in, release, err := svc.Input(t.Context(), "acme", "", runner.Request{
+			Input: []runner.Message{{Role: "user", Content: "next"}}, PreviousResponseID: prev})
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return texts(in)
+	}
+	prev := ""
+	for i := range 4 {
+		sp := responseSpec(runner.Message{Role: "user", Content: fmt.Sprintf("say %d", i)})
+		sp.Request.PreviousResponseID = prev
+		h, err := svcA.Start(t.Context(), sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := finish(h); err != nil {
+			t.Fatal(err)
+		}
+		prev = contract.ResponseID(h.Run().ID)
+	}
+	before := reads.n.Load()
+	if got := input(svcA, prev); !strings.Contains(got, "say 0") || reads.n.Load() != before {
+		t.Fatalf("host A does not keep the chain (%d whole reads): %s", reads.n.Load()-before, got)
+	}
+	if _, err := b.store.PurgeBefore(t.Context(), 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := input(svcA, prev), input(b.svc, prev); got != want || strings.Contains(got, "say") {
+		t.Fatalf("after a purge on another host, host A replays\n%s\nthe store holds\n%s", got, want)
+	}
+}

@@ -114,6 +114,7 @@ type Service struct {
 	lease    *leasing       // nil: runs hold no lease
 
 	probe  HistoryProbe                   // nil: history is read whole every turn
+	linker ResponseLinker                 // nil: GetResponse and GetRun (history.go)
 	chains *lru.Cache[cacheKey, replayed] // replayed chains by response (historycache.go)
 	// convItems: conversations' items by session, as last read
 	// (conversations.go).
@@ -169,6 +170,12 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	}
 	if s.probe == nil {
 		s.probe, _ = s.history.(HistoryProbe)
+	}
+	// A wrapped history (tracing) may hide the linker; the probe is the
+	// store itself (ServiceConfig.Probe).
+	s.linker, _ = s.history.(ResponseLinker)
+	if s.linker == nil {
+		s.linker, _ = s.probe.(ResponseLinker)
 	}
 	s.chains = lru.New[cacheKey, replayed](historyCacheBytes)
 	s.convItems = lru.New[cacheKey, convRead](historyCacheBytes)

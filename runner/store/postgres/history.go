@@ -495,6 +495,25 @@ func (s *Store) sharedItem(ctx context.Context, tenantID, id string) ([]runner.I
 	return nil, nil
 }
 
+var _ runner.ResponseLinker = (*Store)(nil)
+
+// ResponseLink implements runner.ResponseLinker: the response's row and
+// its run's, by their primary keys, neither the final object nor the
+// recorded request.
+func (s *Store) ResponseLink(ctx context.Context, tenantID, runID string) (runner.ResponseLink, error) {
+	var l runner.ResponseLink
+	err := s.pool.QueryRow(ctx, `SELECT r.previous_run_id, u.session_id, u.thread_id
+		FROM responses r JOIN runs u ON u.id = r.run_id AND u.tenant_id = r.tenant_id
+		WHERE r.run_id = $1 AND r.tenant_id = $2 AND NOT r.deleted`, runID, tenantID).Scan(&l.PreviousRunID, &l.SessionID, &l.ThreadID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, notFound("response of run", runID)
+	}
+	if err != nil {
+		return l, wrap("link of response "+runID, err)
+	}
+	return l, nil
+}
+
 // DeleteResponse implements runner.HistoryStore. What the response
 // shares with responses based on it stays theirs (release).
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {

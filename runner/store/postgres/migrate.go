@@ -227,6 +227,41 @@ var migrations = []string{
 	// reading every run that sent the same request.
 	`DROP INDEX runs_request_hash;
 	CREATE INDEX runs_request_hash ON runs(tenant_id, request_hash, request_depth) WHERE request_hash IS NOT NULL;`,
+	// 18: a tenant's forget generation (probe.go), as in the SQLite
+	// migration of the same number: one row per tenant, raised in the
+	// transaction of every write that removes items a host's history
+	// cache may hold, by the schema (triggers), so that no removal can
+	// forget to, whatever build wrote it (hosts of two builds share the
+	// database during an upgrade). The triggers are deferred to the
+	// commit: a removal takes its tenants' rows after every other row it
+	// locks, so two removals never wait on each other in a cycle through
+	// them. An item's trigger leaves a conversation deleted in the same
+	// transaction to the conversation's.
+	`CREATE TABLE history_gens (
+		tenant_id TEXT PRIMARY KEY,
+		gen       BIGINT NOT NULL
+	);
+	CREATE FUNCTION history_forgot() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO history_gens (tenant_id, gen) VALUES (NEW.tenant_id, 1)
+			ON CONFLICT (tenant_id) DO UPDATE SET gen = history_gens.gen + 1;
+		RETURN NULL;
+	END $$;
+	CREATE FUNCTION history_item_forgot() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO history_gens (tenant_id, gen)
+			SELECT tenant_id, 1 FROM conversations WHERE session_id = OLD.session_id AND NOT deleted
+			ON CONFLICT (tenant_id) DO UPDATE SET gen = history_gens.gen + 1;
+		RETURN NULL;
+	END $$;
+	CREATE CONSTRAINT TRIGGER responses_forgotten AFTER UPDATE OF forgotten ON responses
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+		WHEN (NEW.forgotten AND NOT OLD.forgotten) EXECUTE PROCEDURE history_forgot();
+	CREATE CONSTRAINT TRIGGER conversations_deleted AFTER UPDATE OF deleted ON conversations
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+		WHEN (NEW.deleted AND NOT OLD.deleted) EXECUTE PROCEDURE history_forgot();
+	CREATE CONSTRAINT TRIGGER conversation_items_deleted AFTER DELETE ON conversation_items
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE PROCEDURE history_item_forgot();`,
 }
 
 // SchemaVersion is the schema version this binary writes.

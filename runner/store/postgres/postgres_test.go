@@ -202,3 +202,11 @@ func withPeek[T any](query string) (func(*testing.T) runner.Store, func(*testing
 func TestHistoryProbe(t *testing.T) {
 	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
+
+func TestForgetGeneration(t *testing.T) {
+	storetest.ForgetGeneration(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
+func TestResponseLink(t *testing.T) {
+	storetest.ResponseLink(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}

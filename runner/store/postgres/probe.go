@@ -2,14 +2,18 @@ package postgres
 
 import (
 	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/runedge/runedge/runner"
 )
 
 // The history probe (runner.HistoryProbe) lets a host keep replayed
-// history between turns: each turn counts what the history holds, from
-// the indexes (response_items_run, conversation_items_seq), instead of
-// reading every message again.
+// history between turns: each turn reads the tenant's forget generation,
+// one row of history_gens, instead of reading every message again; a
+// chain is counted, from the indexes (response_items_run), only when a
+// host first keeps it.
 
 var _ runner.HistoryProbe = (*Store)(nil)
 
@@ -38,28 +42,16 @@ func (s *Store) ChainCounts(ctx context.Context, tenantID, runID string, maxTurn
 	return turns, items, withItems, nil
 }
 
-// ConversationCount implements runner.HistoryProbe: a count over
-// conversation_items_seq.
-func (s *Store) ConversationCount(ctx context.Context, tenantID, sessionID, upTo string) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT COUNT(*)::int FROM conversation_items
-		WHERE session_id = $1 AND seq <= (SELECT seq FROM conversation_items WHERE session_id = $1 AND id = $2)
-		AND EXISTS (SELECT 1 FROM conversations WHERE session_id = $1 AND tenant_id = $3 AND NOT deleted)`,
-		sessionID, upTo, tenantID).Scan(&n)
-	if err != nil {
-		return 0, wrap("count conversation "+sessionID, err)
+// ForgetGeneration implements runner.HistoryProbe: the tenant's row of
+// history_gens, 0 while it has none.
+func (s *Store) ForgetGeneration(ctx context.Context, tenantID string) (int64, error) {
+	var gen int64
+	err := s.pool.QueryRow(ctx, `SELECT gen FROM history_gens WHERE tenant_id = $1`, tenantID).Scan(&gen)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
 	}
-	return n, nil
-}
-
-// ItemCounts implements runner.HistoryProbe: one lookup per response in
-// response_items_run.
-func (s *Store) ItemCounts(ctx context.Context, runIDs []string) (items, withItems int, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT COUNT(*)::int, COUNT(DISTINCT i.run_id)::int FROM response_items i
-		JOIN responses r ON r.run_id = i.run_id AND NOT r.forgotten
-		WHERE i.run_id = ANY($1)`, runIDs).Scan(&items, &withItems)
 	if err != nil {
-		return 0, 0, wrap("count items", err)
+		return 0, wrap("forget generation of "+tenantID, err)
 	}
-	return items, withItems, nil
+	return gen, nil
 }

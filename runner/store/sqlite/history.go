@@ -318,6 +318,28 @@ func (s *Store) GetResponse(ctx context.Context, tenantID, runID string) (_ runn
 	return rec, nil
 }
 
+var _ runner.ResponseLinker = (*Store)(nil)
+
+// responseLinkSQL reads a response's link (runner.ResponseLinker): its
+// row and its run's, by their primary keys, neither the final object nor
+// the recorded request.
+const responseLinkSQL = `SELECT r.previous_run_id, u.session_id, u.thread_id
+	FROM responses r JOIN runs u ON u.id = r.run_id AND u.tenant_id = r.tenant_id
+	WHERE r.run_id = ? AND r.tenant_id = ? AND r.deleted = 0`
+
+// ResponseLink implements runner.ResponseLinker.
+func (s *Store) ResponseLink(ctx context.Context, tenantID, runID string) (l runner.ResponseLink, err error) {
+	defer outage(&err)
+	err = s.st.responseLink.QueryRowContext(ctx, runID, tenantID).Scan(&l.PreviousRunID, &l.SessionID, &l.ThreadID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, notFound("response of run", runID)
+	}
+	if err != nil {
+		return l, fmt.Errorf("runner/store/sqlite: link of response %s: %w", runID, err)
+	}
+	return l, nil
+}
+
 // expand rebuilds a compact object from its output item's stored message
 // (msg, read with err), its run's id and its response's echo. Without the item (it
 // cannot be gone while the object is there: both are removed together)
@@ -358,7 +380,7 @@ const noLimit = "4611686018427387904"
 // ResponseItems implements runner.HistoryStore.
 func (s *Store) ResponseItems(ctx context.Context, runID string) (_ []runner.Item, err error) {
 	defer outage(&err)
-	rows, err := s.r.QueryContext(ctx, itemsSQL, runID)
+	rows, err := s.st.responseItems.QueryContext(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("items: %w", err)
 	}
@@ -367,7 +389,7 @@ func (s *Store) ResponseItems(ctx context.Context, runID string) (_ []runner.Ite
 
 // inputMessages are the stored messages of run runID's input items.
 func (s *Store) inputMessages(ctx context.Context, runID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, itemsSQL, runID)
+	rows, err := s.st.responseItems.QueryContext(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

@@ -311,6 +311,37 @@ var migrations = []string{
 	// request.
 	`DROP INDEX run_requests_prefix;
 	CREATE INDEX run_requests_prefix ON run_requests(tenant_id, prefix_hash, depth) WHERE prefix_hash IS NOT NULL;`,
+	// 18: a tenant's forget generation (probe.go): one row per tenant,
+	// raised in the transaction of every write that removes items a
+	// host's history cache may hold, so a kept history is checked by
+	// reading one row instead of counting what it holds. The schema
+	// raises it (triggers), so no removal can forget to, whatever build
+	// wrote it: a response forgotten (deleted, purged: its items go with
+	// it, release), a conversation deleted, an item of a conversation
+	// that is not deleted.
+	`CREATE TABLE history_gens (
+		tenant_id TEXT PRIMARY KEY,
+		gen       INTEGER NOT NULL
+	);
+	CREATE TRIGGER responses_forgotten AFTER UPDATE OF forgotten ON responses
+		WHEN NEW.forgotten <> 0 AND OLD.forgotten = 0
+	BEGIN
+		INSERT INTO history_gens (tenant_id, gen) VALUES (NEW.tenant_id, 1)
+			ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
+	END;
+	CREATE TRIGGER conversations_deleted AFTER UPDATE OF deleted ON conversations
+		WHEN NEW.deleted <> 0 AND OLD.deleted = 0
+	BEGIN
+		INSERT INTO history_gens (tenant_id, gen) VALUES (NEW.tenant_id, 1)
+			ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
+	END;
+	CREATE TRIGGER conversation_items_deleted AFTER DELETE ON conversation_items
+		WHEN EXISTS (SELECT 1 FROM conversations WHERE session_id = OLD.session_id AND deleted = 0)
+	BEGIN
+		INSERT INTO history_gens (tenant_id, gen)
+			SELECT tenant_id, 1 FROM conversations WHERE session_id = OLD.session_id
+			ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
+	END;`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -2,16 +2,18 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/runedge/runedge/runner"
 )
 
 // The history probe (runner.HistoryProbe) lets a host keep replayed
-// history between turns: each turn counts what the history holds, from
-// the indexes alone (response_items_run, conversation_items_seq), instead
-// of reading every message again.
+// history between turns: each turn reads the tenant's forget generation,
+// one row of history_gens, instead of reading every message again; a
+// chain is counted, from the indexes alone (response_items_run), only
+// when a host first keeps it.
 
 var _ runner.HistoryProbe = (*Store)(nil)
 
@@ -45,33 +47,20 @@ func (s *Store) ChainCounts(ctx context.Context, tenantID, runID string, maxTurn
 	return turns, items, withItems, nil
 }
 
-// ConversationCount implements runner.HistoryProbe: a count over
-// conversation_items_seq.
-func (s *Store) ConversationCount(ctx context.Context, tenantID, sessionID, upTo string) (n int, err error) {
-	defer outage(&err)
-	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversation_items
-		WHERE session_id = ? AND seq <= (SELECT seq FROM conversation_items WHERE session_id = ? AND id = ?)
-		AND EXISTS (SELECT 1 FROM conversations WHERE session_id = ? AND tenant_id = ? AND deleted = 0)`,
-		sessionID, sessionID, upTo, sessionID, tenantID).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("runner/store/sqlite: count conversation %s: %w", sessionID, err)
-	}
-	return n, nil
-}
+// forgetGenSQL is a tenant's forget generation, prepared (stmts.go): every
+// turn that continues a kept history reads it.
+const forgetGenSQL = `SELECT gen FROM history_gens WHERE tenant_id = ?`
 
-// ItemCounts implements runner.HistoryProbe: one lookup per response in
-// response_items_run, the ids passed as one JSON array.
-func (s *Store) ItemCounts(ctx context.Context, runIDs []string) (items, withItems int, err error) {
+// ForgetGeneration implements runner.HistoryProbe: the tenant's row of
+// history_gens, 0 while it has none.
+func (s *Store) ForgetGeneration(ctx context.Context, tenantID string) (gen int64, err error) {
 	defer outage(&err)
-	ids, err := json.Marshal(runIDs)
-	if err != nil {
-		return 0, 0, err
+	err = s.st.forgetGen.QueryRowContext(ctx, tenantID).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
 	}
-	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT i.run_id) FROM response_items i
-		JOIN responses r ON r.run_id = i.run_id AND r.forgotten = 0
-		WHERE i.run_id IN (SELECT value FROM json_each(?))`, string(ids)).Scan(&items, &withItems)
 	if err != nil {
-		return 0, 0, fmt.Errorf("runner/store/sqlite: count items: %w", err)
+		return 0, fmt.Errorf("runner/store/sqlite: forget generation of %s: %w", tenantID, err)
 	}
-	return items, withItems, nil
+	return gen, nil
 }

@@ -45,6 +45,14 @@ func TestHistoryProbe(t *testing.T) {
 	storetest.HistoryProbe(t, func(t *testing.T) runner.Store { return openTemp(t) })
 }
 
+func TestForgetGeneration(t *testing.T) {
+	storetest.ForgetGeneration(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
+func TestResponseLink(t *testing.T) {
+	storetest.ResponseLink(t, func(t *testing.T) runner.Store { return openTemp(t) })
+}
+
 func TestOpenCreatesDirectoryAndUsesWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nested", "deeper", "runs.db")
 	s, err := sqlite.Open(t.Context(), path)

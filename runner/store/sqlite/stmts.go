@@ -160,6 +160,8 @@ type stmts struct {
 
 	// On the readers.
 	getRun, getRunOfTenant, threadSession *sql.Stmt
+	// The response history's and its probe's (history.go, probe.go).
+	responseItems, responseLink, forgetGen *sql.Stmt
 
 	all []*sql.Stmt // everything above, for close
 	raw []*rawStmt
@@ -232,6 +234,9 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.getRun = prep(r, getRunSQL)
 	st.getRunOfTenant = prep(r, getRunOfTenantSQL)
 	st.threadSession = prep(r, threadSessionSQL)
+	st.responseItems = prep(r, itemsSQL)
+	st.responseLink = prep(r, responseLinkSQL)
+	st.forgetGen = prep(r, forgetGenSQL)
 	return st, err
 }
 
