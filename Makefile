@@ -80,7 +80,7 @@ test: vet
 # plain `go test`). One "package:Target" per entry; add yours to the list
 # (TestEveryFuzzTargetRuns in docs/ holds the list to the tree).
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput ./plugins/abi:FuzzViewIsTheParsedEnvelope ./runner/schema:FuzzCheckBoundsValidation ./plugins/abi:FuzzParseStreamInput ./plugins/guestjson:FuzzValue ./plugins/guestjson:FuzzAppendJSONString ./plugins/guestjson:FuzzAppendStringValue ./plugins/compat:FuzzMapRequestOutputIsJSON ./plugins/compat:FuzzMapRequestDecoded ./examples/plugins/redact/redact:FuzzStream ./runner/schema:FuzzNumbersOnTheBytes ./internal/jsondepth:FuzzScanMatchesReference ./internal/jsonfast:FuzzAppendString ./internal/jsonfast:FuzzString
+FUZZ_TARGETS := ./plugins/runtime:FuzzInstrument ./runner/provider/openai:FuzzDecodeChunk ./plugins/abi:FuzzNormalizeResult ./plugins/abi:FuzzDecodeRequestOutput ./plugins/abi:FuzzViewIsTheParsedEnvelope ./runner/schema:FuzzCheckBoundsValidation ./plugins/abi:FuzzParseStreamInput ./plugins/guestjson:FuzzValue ./plugins/guestjson:FuzzAppendJSONString ./plugins/guestjson:FuzzAppendStringValue ./plugins/compat:FuzzMapRequestOutputIsJSON ./plugins/compat:FuzzMapRequestDecoded ./examples/plugins/redact/redact:FuzzStream ./runner/schema:FuzzNumbersOnTheBytes ./internal/jsondepth:FuzzScanMatchesReference ./internal/jsonfast:FuzzAppendString ./internal/jsonfast:FuzzString ./runner/provider/offline:FuzzFieldCount
 
 # A target fails when it writes a failing input; scripts/fuzz-short.sh
 # says why a bare "context deadline exceeded" is retried instead.
