@@ -55,9 +55,10 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	// from one allocated and copied nearly twice the array.
 	input := make([]nativewire.Message, 0, len(messages)/512+1)
 	chat := ri.Endpoint.Is(EndpointChat)
+	var texts jsonfast.Arena // the unescaped texts, a few chunks for all
 	messages.Elements(func(m value) bool {
 		input = append(input, nativewire.Message{})
-		ok = decodeTextMessage(m, chat, &input[len(input)-1])
+		ok = decodeTextMessage(m, chat, &input[len(input)-1], &texts)
 		return ok
 	})
 	if !ok || len(input) == 0 {
@@ -91,8 +92,8 @@ func placeholder(n int) []byte {
 // appendChatMessage (chat) or appendInputItem writes it and the host's
 // decoder reads it back: the role as a constant, the content with its
 // literal when every reader reads that as the text. It reports false for
-// anything else.
-func decodeTextMessage(m value, chat bool, msg *nativewire.Message) bool {
+// anything else. A text with an escape is unescaped into texts.
+func decodeTextMessage(m value, chat bool, msg *nativewire.Message, texts *jsonfast.Arena) bool {
 	if !m.IsObject() {
 		return false
 	}
@@ -124,7 +125,7 @@ func decodeTextMessage(m value, chat bool, msg *nativewire.Message) bool {
 	if !ok || !content.IsString() {
 		return false
 	}
-	lit, marshaled, ok := jsonfast.StringLiteralMarshaled(jsonfast.Value(content), &msg.Content)
+	lit, marshaled, ok := jsonfast.StringLiteralMarshaledIn(jsonfast.Value(content), &msg.Content, texts)
 	if !ok {
 		return false
 	}
