@@ -53,6 +53,7 @@ type Exchange struct {
 	// Set by model.
 	Stream       bool
 	IncludeUsage bool
+	members      members // SetMembers, Member
 
 	// Set by map-request: the native run request, and the plugin's opaque
 	// echo object handed back to the result mapping.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 )
 
@@ -20,8 +21,8 @@ const MinThreshold = 1000
 // entry without a threshold is refused rather than given one: the server's
 // default would be a share of the model's context window, which runedge
 // does not know (as with truncation "auto").
-func threshold(body []byte) (int, error) {
-	v := gjson.GetBytes(body, "context_management")
+func threshold(x *filters.Exchange) (int, error) {
+	v := x.Member("context_management")
 	if !v.Exists() || v.Type == gjson.Null {
 		return 0, nil
 	}

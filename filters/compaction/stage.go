@@ -75,7 +75,7 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 		prepare(x)
 		return next.Handle(ctx, x)
 	}
-	limit, err := threshold(x.Body)
+	limit, err := threshold(x)
 	if err != nil {
 		return err
 	}

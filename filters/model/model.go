@@ -5,7 +5,10 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -13,6 +16,7 @@ import (
 	"github.com/runedge/runedge/filters"
 	"github.com/runedge/runedge/filters/apierr"
 	"github.com/runedge/runedge/internal/contract"
+	"github.com/runedge/runedge/internal/jsondepth"
 	"github.com/runedge/runedge/internal/metadata"
 )
 
@@ -35,22 +39,34 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	if len(x.Body) == 0 {
 		return apierr.InvalidBody("", "the request body is empty; send a JSON object")
 	}
-	// Before anything parses the body (gjson's validator recurses too).
-	if err := checkDepth(x.Endpoint, x.Body); err != nil {
-		return err
-	}
-	if !gjson.ValidBytes(x.Body) {
-		return apierr.InvalidBody("", "the request body is not valid JSON")
-	}
-	// Read in place (gjson.ParseBytes copies the body): nothing the stage
-	// keeps refers to it, and no stage writes into a body.
-	obj := gjson.Parse(unsafe.String(unsafe.SliceData(x.Body), len(x.Body)))
-	if !obj.IsObject() {
-		return apierr.InvalidBody("", "the request body must be a JSON object")
+	// The depth, the validity and the top level in one pass; a body it
+	// refuses is read again, check by check, for the error that names
+	// the fault.
+	var f [len(topNames)]gjson.Result
+	var k string
+	var dup, ok bool
+	x.SetMembers(func(add func(key, raw string, at int)) bool {
+		f, k, dup, ok = readValidTop(x.Body, add)
+		return ok && !dup
+	})
+	if !ok {
+		// Before anything parses the body (gjson's validator recurses too).
+		if err := checkDepth(x.Endpoint, x.Body); err != nil {
+			return err
+		}
+		if !gjson.ValidBytes(x.Body) {
+			return apierr.InvalidBody("", "the request body is not valid JSON")
+		}
+		// Read in place (gjson.ParseBytes copies the body): nothing the stage
+		// keeps refers to it, and no stage writes into a body.
+		obj := gjson.Parse(unsafe.String(unsafe.SliceData(x.Body), len(x.Body)))
+		if !obj.IsObject() {
+			return apierr.InvalidBody("", "the request body must be a JSON object")
+		}
+		f, k, dup = readTop(obj.ForEach)
 	}
 	// The edge reads the first of two equal keys and a plugin may read the
 	// last: the edge would check one "messages" and the agent run another.
-	f, k, dup := readTop(obj)
 	if dup {
 		return apierr.InvalidBody(k, "the request body has the key %q twice", k)
 	}
@@ -140,17 +156,17 @@ func includesReasoning(include gjson.Result) bool {
 	return found
 }
 
-// readTop reads the body's top level in one pass: the members named in
+// readTop reads the body's top level (each is its gjson walk): the members named in
 // topNames (absent ones are the zero Result, as gjson.Get gives them), and
 // a key that appears twice, if any. Keys are compared unescaped
 // ("mod\u0065l" is "model"), as gjson.Get matches them. Bodies have a
 // handful of top-level keys, so a slice on the stack is searched until it
 // is full, then a map takes over.
-func readTop(obj gjson.Result) (fields [len(topNames)]gjson.Result, key string, dup bool) {
+func readTop(each func(func(k, v gjson.Result) bool)) (fields [len(topNames)]gjson.Result, key string, dup bool) {
 	var small [32]string
 	seen := small[:0]
 	var many map[string]struct{}
-	obj.ForEach(func(k, v gjson.Result) bool {
+	each(func(k, v gjson.Result) bool {
 		for i, n := range topNames {
 			if k.Str == n {
 				fields[i] = v
@@ -180,4 +196,51 @@ func readTop(obj gjson.Result) (fields [len(topNames)]gjson.Result, key string, 
 		return true
 	})
 	return fields, key, dup
+}
+
+// readValidTop is readTop of a body that jsondepth.Valid accepts (valid
+// JSON as gjson reads it, nesting no deeper than MaxBodyDepth) and that is
+// an object, read in the same pass: each member as gjson's walk gives it,
+// in place (a member readTop does not keep is given without its value).
+// ok is false for any other body, which the caller reads again check by
+// check (FuzzReadValidTopMatchesGjson). add, when not nil, is given each
+// member readTop reads, with its key unescaped and its value in place
+// (filters.Exchange.SetMembers).
+func readValidTop(body []byte, add func(key, raw string, at int)) (fields [len(topNames)]gjson.Result, key string, dup, ok bool) {
+	type span struct{ k, v, kAt, vAt int }
+	var small [32]span
+	members := small[:0]
+	valid := jsondepth.Valid(body, MaxBodyDepth, func(k, v []byte, kAt, vAt int) bool {
+		members = append(members, span{len(k), len(v), kAt, vAt})
+		return true
+	})
+	if !valid {
+		return fields, "", false, false
+	}
+	if i := bytes.IndexFunc(body, func(r rune) bool { return r > ' ' }); i < 0 || body[i] != '{' {
+		return fields, "", false, false
+	}
+	str := unsafe.String(unsafe.SliceData(body), len(body))
+	fields, key, dup = readTop(func(each func(k, v gjson.Result) bool) {
+		for _, m := range members {
+			lit := str[m.kAt : m.kAt+m.k]
+			k := gjson.Result{Type: gjson.String, Raw: lit, Str: lit[1 : len(lit)-1], Index: m.kAt}
+			if strings.IndexByte(lit, '\\') >= 0 {
+				k.Str = gjson.Parse(lit).Str
+			}
+			raw := str[m.vAt : m.vAt+m.v]
+			if add != nil {
+				add(k.Str, raw, m.vAt)
+			}
+			var v gjson.Result
+			if slices.Contains(topNames[:], k.Str) {
+				v = gjson.Parse(raw)
+				v.Index = m.vAt
+			}
+			if !each(k, v) {
+				return
+			}
+		}
+	})
+	return fields, key, dup, true
 }

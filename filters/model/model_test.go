@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"errors"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -143,7 +145,7 @@ func BenchmarkDuplicateKey(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, dup := readTop(obj); dup {
+				if _, _, dup := readTop(obj.ForEach); dup {
 					b.Fatal("dup")
 				}
 			}
@@ -166,3 +168,59 @@ func BenchmarkModelAgent(b *testing.B) {
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
+
+// FuzzReadValidTopMatchesGjson holds the stage's one pass to the three
+// readings it stands for: a body it takes is one that the depth check and
+// gjson.Valid pass and that is an object, and its top level reads as
+// gjson's walk reads it, member for member; a body they all pass, it
+// takes.
+func FuzzReadValidTopMatchesGjson(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"service","messages":[{"role":"user","content":"a"}],"stream":true,"stream_options":{"include_usage":true}}`,
+		` {"mod\u0065l":"service","model":"x"} `, `{"model":"service","input":"hi","metadata":{"a":"b"},"include":["reasoning.encrypted_content"]}`,
+		`{"stream":1.5e3,"input":[],"messages":null}`, `[1]`, `"x"`, `{"a":1,}`, `{"model":"\u00e9\n"}`, `{}`,
+		`{"model":"service","messages":[[[[[[[[1]]]]]]]]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(mockupstream.AgentChat("service", false))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fields, key, dup, ok := readValidTop(body, nil)
+		obj := gjson.ParseBytes(body)
+		want := checkDepth(filters.ChatCompletions, body) == nil && gjson.ValidBytes(body) && obj.IsObject()
+		if ok != want {
+			t.Fatalf("readValidTop(%q) ok = %v, the three checks %v", body, ok, want)
+		}
+		if !ok {
+			return
+		}
+		wf, wk, wdup := readTop(obj.ForEach)
+		if !reflect.DeepEqual(fields, wf) || key != wk || dup != wdup {
+			t.Fatalf("readValidTop(%q) = %v %q %v\ngjson's walk: %v %q %v", body, fields, key, dup, wf, wk, wdup)
+		}
+		if dup {
+			return
+		}
+		// The members it records read as gjson.GetBytes reads them.
+		x := &filters.Exchange{Body: body}
+		x.SetMembers(func(add func(key, raw string, at int)) bool {
+			_, _, _, ok := readValidTop(body, add)
+			return ok
+		})
+		names := append([]string{"model", "context_management", "absent"}, topNames[:]...)
+		obj.ForEach(func(k, _ gjson.Result) bool {
+			names = append(names, k.Str)
+			return true
+		})
+		for _, n := range names {
+			if !plainName.MatchString(n) {
+				continue // gjson reads it as a path
+			}
+			if got, want := x.Member(n), gjson.GetBytes(body, n); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: Member(%q) = %#v, gjson.GetBytes %#v", body, n, got, want)
+			}
+		}
+	})
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)

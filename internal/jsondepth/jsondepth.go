@@ -1,4 +1,5 @@
-// Package jsondepth finds where JSON nests too deeply, without decoding it.
+// Package jsondepth finds where JSON nests too deeply, without decoding it,
+// and checks a body's validity and depth in one pass (Valid).
 // A decoder recurses (or allocates) per level, and clients may send 450,000
 // levels in a 1 MB body: other parsers on the way (a plugin's, a
 // client's reading the echo) crash on that. A byte scan costs about a

@@ -170,6 +170,14 @@ func StringLiteral(v Value, dst *string) (lit string, ok bool) {
 // a byte, what finding its form would cost). marshaled may be false for a
 // literal that is in that form; it is never true for one that is not.
 func StringLiteralMarshaled(v Value, dst *string) (lit string, marshaled, ok bool) {
+	return StringLiteralMarshaledIn(v, dst, nil)
+}
+
+// StringLiteralMarshaledIn is StringLiteralMarshaled that unescapes a text
+// into a, when not nil: the texts of a message list share a few
+// allocations instead of one each (an agent's history is hundreds of
+// texts with escapes), and each of them keeps its chunk alive.
+func StringLiteralMarshaledIn(v Value, dst *string, a *Arena) (lit string, marshaled, ok bool) {
 	switch {
 	case v.IsNull():
 		return "", false, true
@@ -181,7 +189,7 @@ func StringLiteralMarshaled(v Value, dst *string) (lit string, marshaled, ok boo
 		*dst = raw
 		return string(v), false, true
 	}
-	if s, form, ok := unquote(raw); ok {
+	if s, form, ok := a.unquote(raw); ok {
 		*dst = s
 		if form != unclean {
 			lit = string(v)
@@ -213,14 +221,54 @@ var plainMarshaled = func() (t [256]bool) {
 // when a byte that is not UTF-8 or a lone surrogate was read as U+FFFD,
 // marshaledForm when s is what AppendString writes for the text.
 func unquote(s string) (_ string, form int, ok bool) {
+	b, form, ok := unquoteAppend(make([]byte, 0, len(s)+2*utf8.UTFMax), s)
+	if !ok {
+		return "", 0, false
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), form, true // b is not used again
+}
+
+// Arena is memory that StringLiteralMarshaledIn unescapes texts into, in
+// chunks of arenaChunk bytes; a text longer than a quarter of one gets an
+// allocation of its own. The zero Arena is ready; a nil one is no arena.
+type Arena struct{ b []byte }
+
+const arenaChunk = 16 << 10
+
+// unquote is unquote into a's chunk, or alone when a is nil.
+func (a *Arena) unquote(s string) (_ string, form int, ok bool) {
+	if a == nil || len(s) > arenaChunk/4 {
+		return unquote(s)
+	}
+	if cap(a.b)-len(a.b) < len(s)+2*utf8.UTFMax {
+		a.b = make([]byte, 0, arenaChunk)
+	}
+	start := len(a.b)
+	b, form, ok := unquoteAppend(a.b, s)
+	if !ok {
+		return "", 0, false
+	}
+	text := b[start:len(b):len(b)]
+	if unsafe.SliceData(b) == unsafe.SliceData(a.b) {
+		a.b = b // the text stays where it is: the chunk's next text goes after it
+	}
+	// else: b grew out of the chunk (bytes that are not UTF-8 written as
+	// U+FFFD take three bytes each), and the text is in b's new array.
+	if len(text) == 0 {
+		return "", form, true
+	}
+	return unsafe.String(&text[0], len(text)), form, true
+}
+
+// unquoteAppend is unquote appending the text to b.
+func unquoteAppend(b []byte, s string) (_ []byte, form int, ok bool) {
 	form = marshaledForm
-	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\\':
 			if i+1 >= len(s) {
-				return "", 0, false
+				return nil, 0, false
 			}
 			switch e := s[i+1]; e {
 			case '"', '\\':
@@ -241,7 +289,7 @@ func unquote(s string) (_ string, form int, ok bool) {
 			case 'u':
 				r := hex4(s[i+2:])
 				if r < 0 {
-					return "", 0, false
+					return nil, 0, false
 				}
 				if !marshaledEscape(s[i:i+6], r) {
 					form = max(form, clean)
@@ -260,11 +308,11 @@ func unquote(s string) (_ string, form int, ok bool) {
 				b = utf8.AppendRune(b, r)
 				continue
 			default:
-				return "", 0, false
+				return nil, 0, false
 			}
 			i += 2
 		case c == '"' || c < ' ':
-			return "", 0, false
+			return nil, 0, false
 		case c < utf8.RuneSelf:
 			if !plainMarshaled[c] { // < > &
 				form = max(form, clean)
@@ -290,7 +338,7 @@ func unquote(s string) (_ string, form int, ok bool) {
 			i += size
 		}
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), form, true // b is not used again
+	return b, form, true
 }
 
 // marshaledEscape reports whether esc, a \u escape of r, is how

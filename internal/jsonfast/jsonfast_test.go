@@ -274,3 +274,82 @@ func TestStringLiteralMarshaled(t *testing.T) {
 		}
 	}
 }
+
+// FuzzArena holds StringLiteralMarshaledIn to StringLiteralMarshaled: the
+// texts of s (cut at each '|', repeated to fill chunks, long ones among
+// them) read through one arena are what each reads alone, and a text
+// read later leaves the earlier ones as they were.
+func FuzzArena(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s + "|" + s + `|x\n` + "|bad \xff\xfe\xfd")
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var a Arena
+		type read struct {
+			text, lit         string
+			marshaled, ok     bool
+			wantText, wantLit string
+		}
+		var reads []read
+		parts := strings.Split(s, "|")
+		parts = append(parts, strings.Repeat(s, 1+arenaChunk/4/(len(s)+1))) // longer than a chunk takes
+		for range 1 + 2*arenaChunk/(len(s)+1) {
+			parts = append(parts, parts[len(reads)%len(parts)])
+			if len(reads) > 2000 {
+				break
+			}
+			for _, p := range parts[len(parts)-1:] {
+				doc := Value(`"` + p + `"`)
+				var r read
+				var wm, wok bool
+				r.lit, r.marshaled, r.ok = StringLiteralMarshaledIn(doc, &r.text, &a)
+				r.wantLit, wm, wok = StringLiteralMarshaled(doc, &r.wantText)
+				if r.ok != wok || r.text != r.wantText || r.lit != r.wantLit || r.marshaled != wm {
+					t.Fatalf("%q: in an arena %q %q %v %v, alone %q %q %v %v", doc, r.text, r.lit, r.marshaled, r.ok, r.wantText, r.wantLit, wm, wok)
+				}
+				reads = append(reads, r)
+			}
+		}
+		for _, r := range reads {
+			if r.text != r.wantText {
+				t.Fatalf("a text read in the arena became %q, was %q", r.text, r.wantText)
+			}
+		}
+	})
+}
+
+// BenchmarkArenaAgent reads the texts of an agent-sized history, alone and
+// through one arena per history.
+func BenchmarkArenaAgent(b *testing.B) {
+	var lits []Value
+	type msg struct{}
+	var msgs []msg
+	Members(Doc(string(mockupstream.AgentChat("service", false))), []string{"messages"}, func(_ int, v Value) bool {
+		return Array(v, &msgs, func(m Value, _ *msg) bool {
+			return Members(m, []string{"content"}, func(_ int, c Value) bool {
+				lits = append(lits, c)
+				return true
+			})
+		})
+	})
+	if len(lits) != mockupstream.AgentMessages {
+		b.Fatal(len(lits))
+	}
+	texts := make([]string, len(lits))
+	for _, arena := range []bool{false, true} {
+		b.Run(map[bool]string{false: "alone", true: "arena"}[arena], func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				var a *Arena
+				if arena {
+					a = new(Arena)
+				}
+				for i, l := range lits {
+					StringLiteralMarshaledIn(l, &texts[i], a)
+				}
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -55,9 +55,12 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	// from one allocated and copied nearly twice the array.
 	input := make([]nativewire.Message, 0, len(messages)/512+1)
 	chat := ri.Endpoint.Is(EndpointChat)
-	messages.Elements(func(m value) bool {
+	var texts jsonfast.Arena // the unescaped texts, a few chunks for all
+	var f textFields
+	messages.ObjectElements(f.member, func(m value) bool {
 		input = append(input, nativewire.Message{})
-		ok = decodeTextMessage(m, chat, &input[len(input)-1])
+		ok = f.decode(m, chat, &input[len(input)-1], &texts)
+		f = textFields{}
 		return ok
 	})
 	if !ok || len(input) == 0 {
@@ -87,31 +90,35 @@ func placeholder(n int) []byte {
 	return append(out, `{"request":{"input":[{"role":"user","content":""}`...)
 }
 
-// decodeTextMessage reads message m into msg when it is text only, as
-// appendChatMessage (chat) or appendInputItem writes it and the host's
-// decoder reads it back: the role as a constant, the content with its
-// literal when every reader reads that as the text. It reports false for
-// anything else.
-func decodeTextMessage(m value, chat bool, msg *nativewire.Message) bool {
+// textFields are the members of a message that decode reads, the last
+// of each as Members gives them (member).
+type textFields struct{ typ, role, content, toolCalls, phase value }
+
+func (f *textFields) member(k, v value) {
+	switch {
+	case k.Is("role"):
+		f.role = v
+	case k.Is("content"):
+		f.content = v
+	case k.Is("tool_calls"):
+		f.toolCalls = v
+	case k.Is("type"):
+		f.typ = v
+	case k.Is("phase"):
+		f.phase = v
+	}
+}
+
+// decode reads message m, whose members f holds, into msg when it is
+// text only, as appendChatMessage (chat) or appendInputItem writes it and
+// the host's decoder reads it back: the role as a constant, the content
+// with its literal when every reader reads that as the text. It reports
+// false for anything else. A text with an escape is unescaped into texts.
+func (f *textFields) decode(m value, chat bool, msg *nativewire.Message, texts *jsonfast.Arena) bool {
 	if !m.IsObject() {
 		return false
 	}
-	var typ, role, content, toolCalls, phase value
-	m.Members(func(k, v value) bool {
-		switch {
-		case k.Is("role"):
-			role = v
-		case k.Is("content"):
-			content = v
-		case k.Is("tool_calls"):
-			toolCalls = v
-		case k.Is("type"):
-			typ = v
-		case k.Is("phase"):
-			phase = v
-		}
-		return true
-	})
+	typ, role, content, toolCalls, phase := f.typ, f.role, f.content, f.toolCalls, f.phase
 	var r string
 	var ok bool
 	if chat {
@@ -124,7 +131,7 @@ func decodeTextMessage(m value, chat bool, msg *nativewire.Message) bool {
 	if !ok || !content.IsString() {
 		return false
 	}
-	lit, marshaled, ok := jsonfast.StringLiteralMarshaled(jsonfast.Value(content), &msg.Content)
+	lit, marshaled, ok := jsonfast.StringLiteralMarshaledIn(jsonfast.Value(content), &msg.Content, texts)
 	if !ok {
 		return false
 	}

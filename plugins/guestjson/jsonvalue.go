@@ -134,6 +134,64 @@ func (v Value) Elements(fn func(val Value) bool) {
 	}
 }
 
+// ObjectElements is Elements of a list of objects in one walk: for each
+// element, member is called with each of its members, as Members calls
+// fn, and then done with the element, as Elements calls fn, until done
+// returns false. An element that is not an object goes to done alone.
+// Elements finds where an element ends before fn reads it, so a reader of
+// members read every string of an element twice: on an agent's history,
+// every text (RATIONALE.md, "Agent-sized bodies").
+func (v Value) ObjectElements(member func(key, val Value), done func(elem Value) bool) {
+	if !v.IsArray() {
+		return
+	}
+	s := string(v)
+	i := skipSpace(s, 1)
+	for i < len(s) && s[i] != ']' {
+		end := -1
+		if s[i] == '{' {
+			end = walkMembers(s, i, member)
+		}
+		if end < 0 { // not an object, or not one that ends where its members do
+			end = skipValue(s, i)
+		}
+		if end == i || !done(Value(s[i:end])) {
+			return
+		}
+		if i = skipSpace(s, end); i >= len(s) || s[i] != ',' {
+			return
+		}
+		i = skipSpace(s, i+1)
+	}
+}
+
+// walkMembers calls fn with the members of the object at s[i] and
+// returns where it ends, -1 when its members do not end at its brace.
+func walkMembers(s string, i int, fn func(key, val Value)) int {
+	i = skipSpace(s, i+1)
+	for i < len(s) && s[i] == '"' {
+		keyEnd := skipString(s, i)
+		key := Value(s[i:keyEnd])
+		if i = skipSpace(s, keyEnd); i >= len(s) || s[i] != ':' {
+			return -1
+		}
+		i = skipSpace(s, i+1)
+		end := skipValue(s, i)
+		if end == i {
+			return -1
+		}
+		fn(key, Value(s[i:end]))
+		if i = skipSpace(s, end); i >= len(s) || s[i] != ',' {
+			break
+		}
+		i = skipSpace(s, i+1)
+	}
+	if i >= len(s) || s[i] != '}' {
+		return -1
+	}
+	return i + 1
+}
+
 // Get returns the member key of an object (the last one, if repeated, as
 // when members are collected in a loop).
 func (v Value) Get(key string) Value {

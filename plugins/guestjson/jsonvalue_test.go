@@ -69,7 +69,49 @@ func FuzzValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		decodeValue(Parse(doc))
 		checkAgainstEncodingJSON(t, doc)
+		checkObjectElements(t, doc)
 	})
+}
+
+// checkObjectElements holds ObjectElements to Elements and Members on a
+// valid document: the same elements, each after the same members; and
+// reads any input without panicking.
+func checkObjectElements(t *testing.T, doc string) {
+	t.Helper()
+	v := Parse(doc)
+	var got []string
+	v.ObjectElements(func(k, val Value) { got = append(got, "  "+string(k)+":"+string(val)) },
+		func(elem Value) bool {
+			got = append(got, string(elem))
+			return true
+		})
+	if !json.Valid([]byte(doc)) {
+		return
+	}
+	var want []string
+	v.Elements(func(elem Value) bool {
+		elem.Members(func(k, val Value) bool {
+			want = append(want, "  "+string(k)+":"+string(val))
+			return true
+		})
+		want = append(want, string(elem))
+		return true
+	})
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: ObjectElements\n%q\nElements and Members\n%q", doc, got, want)
+	}
+}
+
+func TestObjectElements(t *testing.T) {
+	for _, doc := range []string{`[]`, `[{}]`, ` [ { "a" : 1 , "b" : [ {"c":"}"} ] } , 2 , "x" , { } ] `, `[{"a":"\"},"b":1}]`,
+		`[{"role":"user","content":"say \"hi\"\n"},{"role":"assistant","content":"ok"}]`, `{"a":1}`, `[{"a":1]`, `[{"a"}]`, `[{`} {
+		checkObjectElements(t, doc)
+	}
+	var n int
+	Parse(`[{"a":1},{"b":2},{"c":3}]`).ObjectElements(func(Value, Value) {}, func(Value) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("done returned false and the walk went on: %d elements", n)
+	}
 }
 
 func TestValueAccessors(t *testing.T) {

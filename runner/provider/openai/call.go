@@ -1,8 +1,8 @@
 package openai
 
 import (
-	"bytes"
 	"context"
+	"io"
 	"mime"
 	"net/http"
 	"net/http/httptrace"
@@ -21,7 +21,7 @@ var traceContext propagation.TraceContext
 // context, so the run ending (client gone, cancel, run timeout) closes the
 // upstream connection at once; the first-byte and idle watchdogs cancel
 // the same context with a timeout failure as the cause.
-func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func(runner.Event) error) (runner.Result, error) {
+func (p *Provider) call(ctx context.Context, body *upstreamBody, stream bool, emit func(runner.Event) error) (runner.Result, error) {
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	httpCtx := reqCtx
@@ -37,10 +37,14 @@ func (p *Provider) call(ctx context.Context, body []byte, stream bool, emit func
 			},
 		})
 	}
-	req, err := http.NewRequestWithContext(httpCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(httpCtx, http.MethodPost, p.endpoint, body.reader())
 	if err != nil {
 		return runner.Result{}, providerFailure(false, "cannot build the request").saying("%v", err)
 	}
+	// As for a bytes.Reader: the length known, and the body read again
+	// from its start when the transport retries on a fresh connection.
+	req.ContentLength = int64(body.n)
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "runedge")

@@ -3,9 +3,11 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"slices"
 	"testing"
+	"testing/iotest"
 
 	"github.com/tidwall/gjson"
 
@@ -296,8 +298,19 @@ func checkBody(t *testing.T, model string, req runner.ProviderRequest, plain boo
 		if err := json.Unmarshal(want, &wantV); err != nil || !reflect.DeepEqual(gotV, wantV) {
 			t.Fatalf("body\n got %s\nwant %s (%v)", got, want, err)
 		}
-		if _, ok := p.plainBody(req); ok != plain {
-			t.Errorf("plainBody ok = %v for %+v", ok, req)
+		if _, ok := p.plainParts(req); ok != plain {
+			t.Errorf("plainParts ok = %v for %+v", ok, req)
+		}
+		// The transport reads the same bytes, whatever its reads' sizes.
+		ub, err := p.upstreamBody(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ub.n != len(got) {
+			t.Errorf("the body's length %d, its bytes %d", ub.n, len(got))
+		}
+		if err := iotest.TestReader(ub.reader(), got); err != nil {
+			t.Errorf("reading the body: %v", err)
 		}
 	}
 }
@@ -328,9 +341,10 @@ func TestDecodeChunkReused(t *testing.T) {
 }
 
 // BenchmarkAgentBody writes the upstream body of an agent's 400-message
-// history (mockupstream.AgentChat, 229 KB): "escaped" with each text
-// escaped afresh, "copied" with each text's literal as the host's decoder
-// records it (runner.Message.ContentJSON).
+// history (mockupstream.AgentChat, 229 KB) and reads it as the transport
+// does, 32 KiB at a time: "escaped" with each text escaped afresh,
+// "copied" with each text's literal as the host's decoder records it
+// (runner.Message.ContentJSON).
 func BenchmarkAgentBody(b *testing.B) {
 	var msgs []runner.Message
 	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
@@ -352,11 +366,16 @@ func BenchmarkAgentBody(b *testing.B) {
 					req.Messages[i].SetContentJSON("")
 				}
 			}
+			buf := make([]byte, 32<<10)
 			b.ReportAllocs()
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				if _, err := p.body(req); err != nil {
+				body, err := p.upstreamBody(req)
+				if err != nil {
 					b.Fatal(err)
+				}
+				if n, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{body.reader()}, buf); err != nil || n != int64(body.n) {
+					b.Fatal(n, err)
 				}
 			}
 			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")

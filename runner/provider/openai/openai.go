@@ -66,12 +66,13 @@ func (p *Provider) Close() { p.client.CloseIdleConnections() }
 // 429 or 5xx, or the stream broke — and only while nothing has been passed
 // to emit: once a delta has gone on, a retry would repeat or contradict it.
 func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
-	body, err := p.body(req)
+	body, err := p.upstreamBody(req)
 	if err != nil {
 		return runner.Result{}, fmt.Errorf("%w: openai upstream: cannot encode the request: %v", runner.ErrProvider, err)
 	}
-	// req is not used past this point: the messages it holds are in body,
-	// and a long call keeps one copy of them, not two.
+	// req is not used past this point: the messages it holds are in body
+	// (copied, or the client's literals that the run holds anyway), and a
+	// long call keeps one copy of them, not two.
 	stream := req.Stream
 	emitted := false
 	tracked := func(ev runner.Event) error {

@@ -35,7 +35,7 @@ func TestWireParts(t *testing.T) {
 		t.Errorf("wire\n got %s\nwant %s", b, want)
 	}
 	p := &Provider{cfg: Config{Model: "m"}}
-	if _, ok := p.plainBody(runner.ProviderRequest{Messages: msgs[:2]}); ok {
+	if _, ok := p.plainParts(runner.ProviderRequest{Messages: msgs[:2]}); ok {
 		t.Error("a request with parts or reasoning took the plain path")
 	}
 }

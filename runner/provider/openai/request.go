@@ -44,12 +44,30 @@ type jsonSchema struct {
 	Schema json.RawMessage `json:"schema"`
 }
 
-// body encodes req for the upstream. It is built once per Generate and
-// reused by retries.
+// body encodes req for the upstream, in one array.
 func (p *Provider) body(req runner.ProviderRequest) ([]byte, error) {
-	if b, ok := p.plainBody(req); ok {
+	b, err := p.upstreamBody(req)
+	if err != nil {
+		return nil, err
+	}
+	return b.bytes(), nil
+}
+
+// upstreamBody encodes req for the upstream. It is built once per
+// Generate and read again by each retry.
+func (p *Provider) upstreamBody(req runner.ProviderRequest) (*upstreamBody, error) {
+	if b, ok := p.plainParts(req); ok {
 		return b, nil
 	}
+	b, err := p.marshaledBody(req)
+	if err != nil {
+		return nil, err
+	}
+	return wholeBody(b), nil
+}
+
+// marshaledBody is json.Marshal of req's wireRequest.
+func (p *Provider) marshaledBody(req runner.ProviderRequest) ([]byte, error) {
 	u := req.Upstream
 	w := wireRequest{Model: p.cfg.Model, Messages: wireMessages(req.Messages), Stream: req.Stream,
 		MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools), ReasoningEffort: u.ReasoningEffort,
@@ -91,34 +109,38 @@ func schemaName(name string) string {
 	return clean
 }
 
-// plainBody appends the body of a request without tools, schema or tool
+// plainParts writes the body of a request without tools, schema or tool
 // messages (nearly every request) as json.Marshal writes wireRequest,
 // without its reflection (about 6 µs a request); ok is false for the
 // rest. Two differences, neither one a reader sees: < > & are not escaped
 // (jsonfast.AppendStringPlain), and a text that came as a JSON string a
 // writer may copy (runner.Message.ContentJSON: the client's history, as
-// the mapping passed it) is copied as it came, not escaped again: for an
+// the mapping passed it) goes as it came, not escaped again: for an
 // agent's 229 KB history, escaping was the body's whole cost
-// (RATIONALE.md, "Agent-sized bodies"). TestPlainBodyMatchesMarshal holds
+// (RATIONALE.md, "Agent-sized bodies"). Such a text is not copied either:
+// the body points at it (upstreamBody). TestPlainBodyMatchesMarshal holds
 // the two together: the same bytes as json.Marshal without HTML escaping
 // where no text has a literal, the same JSON value where one has.
-func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
+func (p *Provider) plainParts(req runner.ProviderRequest) (_ *upstreamBody, ok bool) {
 	if len(req.Tools) > 0 || len(req.OutputSchema) > 0 || req.JSONObject {
 		return nil, false
 	}
 	n := 64 + len(p.cfg.Model)
+	lits := 0
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || len(m.Parts) > 0 || m.Role == runner.RoleReasoning {
 			return nil, false
 		}
-		if lit, ok := m.ContentJSON(); ok {
-			n += 32 + len(m.Role) + len(lit)
+		if _, ok := m.ContentJSON(); ok {
+			n += 32 + len(m.Role)
+			lits++
 		} else {
 			n += 32 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
 		}
 	}
-	b = make([]byte, 0, n)
+	out := &upstreamBody{parts: make([]bodyPart, 0, lits)}
+	b := make([]byte, 0, n)
 	b = append(b, `{"model":`...)
 	b = jsonfast.AppendStringPlain(b, p.cfg.Model)
 	b = append(b, `,"messages":[`...)
@@ -131,7 +153,8 @@ func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 		b = jsonfast.AppendStringPlain(b, m.Role)
 		b = append(b, `,"content":`...)
 		if lit, ok := m.ContentJSON(); ok {
-			b = append(b, lit...) // the text as the client escaped it
+			out.head = b
+			out.addLiteral(lit) // the text as the client escaped it
 		} else {
 			b = jsonfast.AppendStringPlain(b, m.Content)
 		}
@@ -148,7 +171,9 @@ func (p *Provider) plainBody(req runner.ProviderRequest) (b []byte, ok bool) {
 		b = strconv.AppendInt(b, int64(req.MaxOutputTokens), 10)
 	}
 	b = appendUpstream(b, req.Upstream)
-	return append(b, '}'), true
+	out.head = append(b, '}')
+	out.n += len(out.head)
+	return out, true
 }
 
 // appendUpstream appends the upstream settings that are set, in

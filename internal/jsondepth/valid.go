@@ -1,0 +1,248 @@
+package jsondepth
+
+// Valid reports whether b is one JSON value that gjson.Valid accepts (the
+// model stage's validity check), nesting no deeper than limit levels as
+// Exceeds counts them, in one pass over b. When b is an object, member is
+// called for each of its top-level members in order, with the key's
+// literal (quotes included) and the value's raw bytes and their offsets in
+// b; member returns false to stop the walk, and Valid then reports false.
+//
+// It is the model stage's three readings of a body (Exceeds, gjson.Valid,
+// and gjson's walk of the top level) done in one pass: on an agent's
+// history each of them reads every byte. A false answer says nothing
+// about why; the caller checks again with those three to find and name
+// the fault (FuzzValidMatchesGjson holds the two to the same answer).
+func Valid(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool) bool {
+	v := validator{b: b, limit: limit}
+	i := v.ws(0)
+	if i < len(b) && b[i] == '{' {
+		i = v.object(i+1, 1, member)
+	} else {
+		i = v.value(i, 0)
+	}
+	if i < 0 {
+		return false
+	}
+	return v.ws(i) == len(b)
+}
+
+type validator struct {
+	b     []byte
+	limit int
+}
+
+// plain[c] is true for a byte a string holds as it is: not a quote, a
+// backslash or a control byte (gjson accepts any other byte, UTF-8 or
+// not).
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// ws skips JSON whitespace from i.
+func (v *validator) ws(i int) int {
+	for i < len(v.b) {
+		switch v.b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// value reads the value at i (whitespace before it skipped) of an
+// enclosing depth and returns the offset after it, -1 when it is not
+// valid or nests too deeply.
+func (v *validator) value(i, depth int) int {
+	i = v.ws(i)
+	if i >= len(v.b) {
+		return -1
+	}
+	switch c := v.b[i]; c {
+	case '{':
+		return v.object(i+1, depth+1, nil)
+	case '[':
+		return v.array(i+1, depth+1)
+	case '"':
+		return v.str(i + 1)
+	case 't':
+		return v.word(i+1, "rue")
+	case 'f':
+		return v.word(i+1, "alse")
+	case 'n':
+		return v.word(i+1, "ull")
+	default:
+		if c == '-' || c >= '0' && c <= '9' {
+			return v.number(i)
+		}
+		return -1
+	}
+}
+
+func (v *validator) word(i int, rest string) int {
+	if len(v.b)-i >= len(rest) && string(v.b[i:i+len(rest)]) == rest {
+		return i + len(rest)
+	}
+	return -1
+}
+
+// str reads a string's text from i (after its opening quote) as gjson's
+// validstring does: no control byte, only JSON's escapes.
+func (v *validator) str(i int) int {
+	b := v.b
+	for {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+			if i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				for range 4 {
+					i++
+					if i >= len(b) || !isHex(b[i]) {
+						return -1
+					}
+				}
+				i++
+			default:
+				return -1
+			}
+		default: // a control byte
+			return -1
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// number reads a number from i as gjson's validnumber does: JSON's
+// grammar, whatever byte follows it (the caller's next read refuses a
+// wrong one).
+func (v *validator) number(i int) int {
+	b := v.b
+	digits := func(i int) int {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b) || b[i] < '0' || b[i] > '9':
+		return -1
+	case b[i] == '0':
+		i++
+	default:
+		i = digits(i)
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return -1
+		}
+		i = digits(i)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return -1
+		}
+		i = digits(i)
+	}
+	return i
+}
+
+// object reads an object's members from i (after its brace), at depth;
+// member, when not nil, is called for each of them.
+func (v *validator) object(i, depth int, member func(key, value []byte, keyAt, valueAt int) bool) int {
+	if depth > v.limit {
+		return -1
+	}
+	b := v.b
+	i = v.ws(i)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		k := i
+		if i = v.str(i + 1); i < 0 {
+			return -1
+		}
+		ke := i
+		if i = v.ws(i); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		at := v.ws(i + 1)
+		if i = v.value(at, depth); i < 0 {
+			return -1
+		}
+		if member != nil && !member(b[k:ke], b[at:i], k, at) {
+			return -1
+		}
+		if i = v.ws(i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i = v.ws(i + 1)
+		default:
+			return -1
+		}
+	}
+}
+
+// array reads an array's values from i (after its bracket), at depth.
+func (v *validator) array(i, depth int) int {
+	if depth > v.limit {
+		return -1
+	}
+	b := v.b
+	i = v.ws(i)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i = v.value(i, depth); i < 0 {
+			return -1
+		}
+		if i = v.ws(i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ']':
+			return i + 1
+		case ',':
+			i++
+		default:
+			return -1
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package openai
+
+import (
+	"io"
+)
+
+// upstreamBody is a request body as it is written: head holds every byte
+// that is not a copied literal, and each part's literal goes in before
+// head[at:]. A plain body (plainParts) points at the client's texts
+// instead of copying them into one 230 KB array for an agent's history
+// (RATIONALE.md, "Agent-sized bodies"); the transport reads it in pieces
+// (reader), as it read a bytes.Reader, once per attempt.
+type upstreamBody struct {
+	head  []byte
+	parts []bodyPart
+	n     int // the whole length
+}
+
+type bodyPart struct {
+	at  int // where in head the literal goes
+	lit string
+}
+
+// wholeBody is a body of bytes alone.
+func wholeBody(b []byte) *upstreamBody { return &upstreamBody{head: b, n: len(b)} }
+
+// addLiteral appends lit to the body, after the head written so far.
+func (b *upstreamBody) addLiteral(lit string) {
+	b.parts = append(b.parts, bodyPart{len(b.head), lit})
+	b.n += len(lit)
+}
+
+// bytes is the body in one array.
+func (b *upstreamBody) bytes() []byte {
+	if len(b.parts) == 0 {
+		return b.head
+	}
+	out := make([]byte, 0, b.n)
+	at := 0
+	for _, p := range b.parts {
+		out = append(append(out, b.head[at:p.at]...), p.lit...)
+		at = p.at
+	}
+	return append(out, b.head[at:]...)
+}
+
+// reader reads the body from its start.
+func (b *upstreamBody) reader() io.Reader { return &bodyReader{b: b} }
+
+type bodyReader struct {
+	b    *upstreamBody
+	head int // the next byte of head
+	part int // the next part
+	lit  int // the next byte of its literal, once head is at it
+}
+
+func (r *bodyReader) Read(p []byte) (n int, err error) {
+	b := r.b
+	for n < len(p) {
+		if r.part < len(b.parts) && r.head == b.parts[r.part].at {
+			lit := b.parts[r.part].lit
+			c := copy(p[n:], lit[r.lit:])
+			n += c
+			if r.lit += c; r.lit == len(lit) {
+				r.part, r.lit = r.part+1, 0
+			}
+			continue
+		}
+		end := len(b.head)
+		if r.part < len(b.parts) {
+			end = b.parts[r.part].at
+		}
+		if r.head == end {
+			return n, io.EOF
+		}
+		c := copy(p[n:], b.head[r.head:end])
+		n += c
+		r.head += c
+	}
+	return n, nil
+}
