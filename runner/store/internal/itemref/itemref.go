@@ -46,6 +46,7 @@ const MinBytes = 512
 type Hasher struct {
 	h hash.Hash
 	n int
+	l [binary.MaxVarintLen64]byte // a length's varint, not an allocation each
 }
 
 // NewHasher starts a hash of an empty list.
@@ -53,16 +54,14 @@ func NewHasher() *Hasher { return &Hasher{h: sha256.New()} }
 
 // Add appends a stored message.
 func (h *Hasher) Add(msg string) {
-	var l [binary.MaxVarintLen64]byte
-	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
+	h.h.Write(h.l[:binary.PutUvarint(h.l[:], uint64(len(msg)))])
 	h.h.Write([]byte(msg))
 	h.n++
 }
 
 // AddBytes appends a message given as bytes, as Add does.
 func (h *Hasher) AddBytes(msg []byte) {
-	var l [binary.MaxVarintLen64]byte
-	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
+	h.h.Write(h.l[:binary.PutUvarint(h.l[:], uint64(len(msg)))])
 	h.h.Write(msg)
 	h.n++
 }
