@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -152,4 +153,32 @@ func BenchmarkRequestPrefixes(b *testing.B) {
 			c.RequestPrefixes("t", req, bounds)
 		}
 	})
+}
+
+// Sessions of several tenants share a store's cache at once: each hash is
+// still the uncached one (run with -race).
+func TestRequestCacheConcurrent(t *testing.T) {
+	var c RequestCache
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			req := []byte(`{"input":[`)
+			var bounds []int
+			for i := range 40 {
+				if i > 0 {
+					req = append(req, ',')
+				}
+				req = append(req, fmt.Sprintf(`{"role":"user","content":"%d"}`, i%3)...)
+				bounds = append(bounds, len(req))
+				whole := append(slices.Clone(req), ']', '}')
+				got, _ := c.RequestPrefixes(fmt.Sprint("t", g%3), whole, bounds)
+				want, _ := RequestPrefixes(whole, bounds)
+				if !bytes.Equal(got[0], want[0]) {
+					t.Errorf("tenant %d, %d messages: not the uncached hash", g%3, i+1)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
