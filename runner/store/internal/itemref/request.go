@@ -161,7 +161,9 @@ const maxRequestCache = 1 << 12
 // of: of the last Window prefixes, it returns those from that one on (the
 // longest first, as ever; hashes[0] is of the whole input's prefix). An
 // earlier request of the tenant had that prefix as its whole input, and
-// its row indexes it, so the shorter ones would find no better base.
+// its row indexes it, so the shorter ones would find no better base; when
+// that row is gone (deleted, purged, its write failed), the request finds
+// a base among the longer ones or is kept whole, as a new session's is.
 func (c *RequestCache) RequestPrefixes(tenant string, request []byte, bounds []int) (hashes [][]byte, lens []int) {
 	if len(bounds) == 0 || bounds[len(bounds)-1] > len(request) {
 		return nil, nil
