@@ -72,7 +72,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	// One of runner.SharedRequestMin bytes or more with its input's
 	// bounds may be kept by reference to an earlier run's (requests.go).
 	if itemref.SharesRequest(r, req) {
-		if hashes, lens := itemref.RequestPrefixes(req, r.RequestBounds); hashes != nil {
+		if hashes, lens := s.requests.RequestPrefixes(r.TenantID, req, r.RequestBounds); hashes != nil {
 			base, n, depth, err := s.findRequestBase(ctx, r.TenantID, hashes)
 			if err != nil {
 				return wrap("start run "+r.ID, err)

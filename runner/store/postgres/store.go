@@ -47,6 +47,9 @@ type Store struct {
 	// pending keeps the hash of each running response's input for its
 	// last write (itemref).
 	pending itemref.Pending
+	// requests keeps the hash state of recent recorded requests' inputs,
+	// so a resent history is not hashed again (itemref.RequestCache).
+	requests itemref.RequestCache
 	// afterRequestLookup, set by tests only, runs between a request's
 	// base lookup and its write (requests.go).
 	afterRequestLookup func()

@@ -31,7 +31,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	var shared *sharedRequest
 	req := itemref.Elided(ctx, r)
 	if itemref.SharesRequest(r, req) {
-		if hashes, lens := itemref.RequestPrefixes(req, r.RequestBounds); hashes != nil {
+		if hashes, lens := s.requests.RequestPrefixes(r.TenantID, req, r.RequestBounds); hashes != nil {
 			shared = &sharedRequest{req, hashes, lens}
 		}
 	}

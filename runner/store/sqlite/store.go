@@ -57,6 +57,9 @@ type Store struct {
 	// pending keeps the hash of each running response's input for its
 	// last write (itemref).
 	pending itemref.Pending
+	// requests keeps the hash state of recent recorded requests' inputs,
+	// so a resent history is not hashed again (itemref.RequestCache).
+	requests itemref.RequestCache
 	// apart is the size over which a run's recorded request is a row of
 	// run_requests, not in the run's row (StartRun, migration 14).
 	apart int

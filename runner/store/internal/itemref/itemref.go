@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
@@ -46,6 +47,7 @@ const MinBytes = 512
 type Hasher struct {
 	h hash.Hash
 	n int
+	l [binary.MaxVarintLen64]byte // a length's varint, not an allocation each
 }
 
 // NewHasher starts a hash of an empty list.
@@ -53,16 +55,16 @@ func NewHasher() *Hasher { return &Hasher{h: sha256.New()} }
 
 // Add appends a stored message.
 func (h *Hasher) Add(msg string) {
-	var l [binary.MaxVarintLen64]byte
-	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
-	h.h.Write([]byte(msg))
+	h.h.Write(h.l[:binary.PutUvarint(h.l[:], uint64(len(msg)))])
+	// Not a copy: a Writer neither modifies nor retains what it is given
+	// (io.Writer), and []byte(msg) copied every stored message each turn.
+	h.h.Write(unsafe.Slice(unsafe.StringData(msg), len(msg)))
 	h.n++
 }
 
 // AddBytes appends a message given as bytes, as Add does.
 func (h *Hasher) AddBytes(msg []byte) {
-	var l [binary.MaxVarintLen64]byte
-	h.h.Write(l[:binary.PutUvarint(l[:], uint64(len(msg)))])
+	h.h.Write(h.l[:binary.PutUvarint(h.l[:], uint64(len(msg)))])
 	h.h.Write(msg)
 	h.n++
 }
@@ -82,10 +84,14 @@ func (h *Hasher) AppendSum(b []byte) []byte { return h.h.Sum(b) }
 func Prefixes(msgs []string) (hashes [][]byte, lens []int, h *Hasher) {
 	h = NewHasher()
 	first := max(1, len(msgs)-Window+1)
+	n := len(msgs) - first + 1
+	sums := make([]byte, 0, n*sha256.Size) // one allocation for the hashes
+	hashes, lens = make([][]byte, 0, n), make([]int, 0, n)
 	for i, m := range msgs {
 		h.Add(m)
 		if i+1 >= first {
-			hashes = append(hashes, h.Sum())
+			sums = h.AppendSum(sums)
+			hashes = append(hashes, sums[len(sums)-sha256.Size:len(sums):len(sums)])
 			lens = append(lens, i+1)
 		}
 	}

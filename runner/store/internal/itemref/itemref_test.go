@@ -2,7 +2,11 @@ package itemref
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/runedge/runedge/runner"
@@ -87,5 +91,43 @@ func TestPrefixes(t *testing.T) {
 	p.Put("run_y", "t", h1, 2, nil)
 	if _, _, _, ok := p.Sum("run_y", msgs[2:]); ok {
 		t.Fatal("a response of 3 bytes is indexed")
+	}
+}
+
+// BenchmarkPrefixes hashes the prefixes of a 400-item, 229 KB input.
+func BenchmarkPrefixes(b *testing.B) {
+	msgs := make([]string, 400)
+	size := 0
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("code\n\t", 94))
+		size += len(msgs[i])
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		Prefixes(msgs)
+	}
+}
+
+// Prefixes hashes each prefix as the length-delimited concatenation of
+// its messages, the longest first, the last Window of them.
+func TestPrefixesReference(t *testing.T) {
+	msgs := make([]string, Window+5)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("é\n", i*13))
+	}
+	hashes, lens, _ := Prefixes(msgs)
+	if len(hashes) != Window || lens[0] != len(msgs) || lens[Window-1] != len(msgs)-Window+1 {
+		t.Fatalf("%d hashes, lengths %v", len(hashes), lens)
+	}
+	for k, n := range lens {
+		var b []byte
+		for _, m := range msgs[:n] {
+			b = binary.AppendUvarint(b, uint64(len(m)))
+			b = append(b, m...)
+		}
+		if want := sha256.Sum256(b); !bytes.Equal(hashes[k], want[:]) {
+			t.Fatalf("the hash of the first %d messages is not theirs", n)
+		}
 	}
 }

@@ -2,6 +2,10 @@ package itemref
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -57,4 +61,124 @@ func TestRequestPrefixes(t *testing.T) {
 	if h, _ := RequestPrefixes(a, []int{12, 99}); h != nil {
 		t.Fatal("a bound past the request, yet hashes")
 	}
+}
+
+// A session's requests, each its predecessor's input and more, hash
+// through the cache as RequestPrefixes does: every hash it returns is the
+// uncached one of the same prefix, the first of the whole input, and a
+// cached state serves only the same bytes of the same tenant.
+func TestRequestCache(t *testing.T) {
+	var c RequestCache
+	session := func(tenant string, msgs []string, mark byte) (hits int) {
+		for turn := 1; turn <= len(msgs); turn++ {
+			req := []byte(`{"input":[`)
+			var bounds []int
+			for i, m := range msgs[:turn] {
+				if i > 0 {
+					req = append(req, ',')
+				}
+				req = append(req, m...)
+				bounds = append(bounds, len(req))
+			}
+			req = append(req, `],"turn":`...)
+			req = append(req, mark, '}')
+			before := c.hits
+			got, glens := c.RequestPrefixes(tenant, req, bounds)
+			want, wlens := RequestPrefixes(req, bounds)
+			if len(got) == 0 || len(got) > len(want) {
+				t.Fatalf("turn %d: %d hashes, uncached %d", turn, len(got), len(want))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], want[i]) || glens[i] != wlens[i] {
+					t.Fatalf("turn %d: hash %d (of %d bytes) is not the uncached one (of %d)", turn, i, glens[i], wlens[i])
+				}
+			}
+			if c.hits > before {
+				hits++
+			}
+			// The same request again: its whole input is cached.
+			if again, _ := c.RequestPrefixes(tenant, req, bounds); len(again) != 1 || !bytes.Equal(again[0], want[0]) {
+				t.Fatalf("turn %d again: %d hashes", turn, len(again))
+			}
+		}
+		return hits
+	}
+	msgs := make([]string, 50)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf(`{"role":"user","content":"message %d %s"}`, i, strings.Repeat("x", i*37))
+	}
+	if hits := session("t1", msgs, 'a'); hits != len(msgs)-1 {
+		t.Fatalf("a growing session hit the cache %d times of %d", hits, len(msgs)-1)
+	}
+	// Another tenant's session with the same messages starts cold.
+	if hits := session("t2", msgs[:1], 'b'); hits != 0 {
+		t.Fatal("a tenant's request found another's cached state")
+	}
+	// The same lengths and count with other bytes from the fourth message
+	// on: the first three are cached, the rest hash as they are (the
+	// comparison with the uncached hashes in session).
+	other := slices.Clone(msgs)
+	other[3] = strings.Replace(other[3], "message", "massage", 1)
+	session("t1", other[:6], 'c')
+}
+
+// BenchmarkRequestPrefixes hashes a 400-message, 229 KB request's
+// prefixes, whole and through the cache after the turn before (the same
+// input less its last two messages).
+func BenchmarkRequestPrefixes(b *testing.B) {
+	var req []byte
+	var bounds []int
+	req = append(req, `{"input":[`...)
+	for i := range 400 {
+		if i > 0 {
+			req = append(req, ',')
+		}
+		req = append(req, fmt.Sprintf(`{"role":"user","content":"%s"}`, strings.Repeat("code\n\t", 94))...)
+		bounds = append(bounds, len(req))
+	}
+	req = append(req, `]}`...)
+	b.Run("whole", func(b *testing.B) {
+		b.SetBytes(int64(len(req)))
+		for b.Loop() {
+			RequestPrefixes(req, bounds)
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		b.SetBytes(int64(len(req)))
+		for b.Loop() {
+			b.StopTimer()
+			var c RequestCache
+			c.RequestPrefixes("t", req, bounds[:len(bounds)-2])
+			b.StartTimer()
+			c.RequestPrefixes("t", req, bounds)
+		}
+	})
+}
+
+// Sessions of several tenants share a store's cache at once: each hash is
+// still the uncached one (run with -race).
+func TestRequestCacheConcurrent(t *testing.T) {
+	var c RequestCache
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			req := []byte(`{"input":[`)
+			var bounds []int
+			for i := range 40 {
+				if i > 0 {
+					req = append(req, ',')
+				}
+				req = append(req, fmt.Sprintf(`{"role":"user","content":"%d"}`, i%3)...)
+				bounds = append(bounds, len(req))
+				whole := append(slices.Clone(req), ']', '}')
+				got, _ := c.RequestPrefixes(fmt.Sprint("t", g%3), whole, bounds)
+				want, _ := RequestPrefixes(whole, bounds)
+				if !bytes.Equal(got[0], want[0]) {
+					t.Errorf("tenant %d, %d messages: not the uncached hash", g%3, i+1)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
