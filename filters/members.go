@@ -53,3 +53,13 @@ func (x *Exchange) Member(name string) gjson.Result {
 	}
 	return gjson.Result{}
 }
+
+// DropBody lets the body go: x.Body and the members SetMembers recorded,
+// whose values point into it. The run stage calls it once the body is
+// mapped, so that a run that outlives its request (a background run
+// waiting on its upstream) does not keep the client's body alive through
+// them.
+func (x *Exchange) DropBody() {
+	x.Body = nil
+	x.members = members{}
+}

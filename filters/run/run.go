@@ -71,7 +71,7 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	}
 	// The body is mapped: from here the run holds the native request, and
 	// an agent-sized body (230 KB) does not wait out the run beside it.
-	x.Body = nil
+	x.DropBody()
 	h, err := s.svc.Start(ctx, spec)
 	if err != nil {
 		if c := conversationOf(x); c != nil && errors.Is(err, runner.ErrNotFound) {
