@@ -83,11 +83,17 @@ type Handle struct {
 	endMu      sync.RWMutex
 	agentEnded bool
 
-	// interrupts are the OnInterrupt watches, stopped by finish before
-	// it ends the run's context.
-	interruptMu sync.Mutex
-	interrupt   func() bool
-	interrupts  []func() bool
+	// interrupts are the OnInterrupt calls, stopped by finish before it
+	// ends the run's context (interruptsDone: none is added after).
+	// watchStop stops the run's one watch of its context, for them and
+	// for the abandon watch (interrupt.go, abandon.go); agentReturned:
+	// the agent is back, the abandon watch has nothing left to do.
+	interruptMu    sync.Mutex
+	interrupt      interruptWatch // the first, in place
+	interrupts     []*interruptWatch
+	interruptsDone bool
+	agentReturned  bool
+	watchStop      func() bool
 
 	once     sync.Once
 	outcome  error         // what Finish returns
@@ -173,7 +179,7 @@ func (h *Handle) inline() {
 }
 
 func (h *Handle) execute(agent Agent, req Request) {
-	stop := h.watchAbandon()
+	h.watchAbandon()
 	var res Result
 	var err error
 	defer func() {
@@ -181,7 +187,7 @@ func (h *Handle) execute(agent Agent, req Request) {
 			h.svc.log.Error("runner: agent panicked", "run_id", h.run.ID, "panic", p, "stack", string(debug.Stack()))
 			res, err = Result{}, fmt.Errorf("agent panicked: %v", p)
 		}
-		stop()
+		h.returned()
 		h.end(res, err)
 	}()
 	res, err = agent.Run(h.ctx, req, h.emit)
