@@ -15,18 +15,41 @@ import (
 const abandonAfter = 250 * time.Millisecond
 
 // watchAbandon arranges for the run to stop waiting for its agent
-// abandonAfter once its context ends. It returns the function that
-// cancels the watch when the agent returned in time.
-func (h *Handle) watchAbandon() (stop func() bool) {
-	return context.AfterFunc(h.ctx, func() {
-		t := time.NewTimer(abandonAfter)
-		defer t.Stop()
-		select {
-		case <-h.done:
-		case <-t.C:
-			h.abandon()
-		}
-	})
+// abandonAfter once its context ends, through the run's one watch of its
+// context (interrupt.go). The agent's goroutine calls returned when the
+// agent is back.
+func (h *Handle) watchAbandon() {
+	h.interruptMu.Lock()
+	h.armLocked()
+	h.interruptMu.Unlock()
+}
+
+// returned notes that the agent is back: once the owner has stopped the
+// OnInterrupt calls too, the run's watch is stopped.
+func (h *Handle) returned() {
+	h.interruptMu.Lock()
+	h.agentReturned = true
+	if h.interruptsDone && h.watchStop != nil {
+		h.watchStop()
+	}
+	h.interruptMu.Unlock()
+}
+
+// awaitAgent waits abandonAfter for the agent once the run's context has
+// ended, then abandons it.
+func (h *Handle) awaitAgent() {
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	t := time.NewTimer(abandonAfter)
+	defer t.Stop()
+	select {
+	case <-h.done:
+	case <-t.C:
+		h.abandon()
+	}
 }
 
 // abandon ends the agent's side of the run without the agent: the result

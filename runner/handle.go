@@ -56,10 +56,14 @@ type Handle struct {
 	// leases missing or ended and report them lost.
 	leased, ending atomic.Bool
 
-	parent    context.Context // the request's context, for the terminal write
-	ctx       context.Context // the run's context: parent + cancel cause + deadline
-	cancel    context.CancelCauseFunc
-	stopTimer context.CancelFunc
+	parent context.Context // the request's context, for the terminal write
+	ctx    context.Context // the run's context: parent + cancel cause
+	cancel context.CancelCauseFunc
+	// timer ends ctx at run_timeout with the service's timedOut cause (nil:
+	// no timeout). A timer, not context.WithTimeoutCause: that would be a
+	// second context under the first, each with its own children, for a
+	// deadline nothing on the run's path reads (the cause says timeout).
+	timer *time.Timer
 
 	// begun is when the run was admitted (monotonic); firstToken is the
 	// offset of the agent's first text delta from it, in nanoseconds (0:
@@ -83,11 +87,17 @@ type Handle struct {
 	endMu      sync.RWMutex
 	agentEnded bool
 
-	// interrupts are the OnInterrupt watches, stopped by finish before
-	// it ends the run's context.
-	interruptMu sync.Mutex
-	interrupt   func() bool
-	interrupts  []func() bool
+	// interrupts are the OnInterrupt calls, stopped by finish before it
+	// ends the run's context (interruptsDone: none is added after).
+	// watchStop stops the run's one watch of its context, for them and
+	// for the abandon watch (interrupt.go, abandon.go); agentReturned:
+	// the agent is back, the abandon watch has nothing left to do.
+	interruptMu    sync.Mutex
+	interrupt      interruptWatch // the first, in place
+	interrupts     []*interruptWatch
+	interruptsDone bool
+	agentReturned  bool
+	watchStop      func() bool
 
 	once     sync.Once
 	outcome  error         // what Finish returns
@@ -96,9 +106,10 @@ type Handle struct {
 
 func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle {
 	ctx, cancel := context.WithCancelCause(parent)
-	stop := context.CancelFunc(func() {})
+	var timer *time.Timer
 	if s.timeout > 0 {
-		ctx, stop = context.WithTimeoutCause(ctx, s.timeout, s.timedOut)
+		timedOut := s.timedOut
+		timer = time.AfterFunc(s.timeout, func() { cancel(timedOut) })
 	}
 	// Only a streaming run sends on events (emit); any other only closes
 	// it, so its channel needs no buffer: half a kilobyte less per request.
@@ -108,10 +119,17 @@ func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle
 	}
 	return &Handle{
 		svc: s, run: run, stream: stream, begun: time.Now(),
-		parent: parent, ctx: ctx, cancel: cancel, stopTimer: stop,
+		parent: parent, ctx: ctx, cancel: cancel, timer: timer,
 		events:   make(chan Event, buf),
 		done:     make(chan struct{}),
 		finished: make(chan struct{}),
+	}
+}
+
+// stopTimer stops the run_timeout timer.
+func (h *Handle) stopTimer() {
+	if h.timer != nil {
+		h.timer.Stop()
 	}
 }
 
@@ -173,7 +191,7 @@ func (h *Handle) inline() {
 }
 
 func (h *Handle) execute(agent Agent, req Request) {
-	stop := h.watchAbandon()
+	h.watchAbandon()
 	var res Result
 	var err error
 	defer func() {
@@ -181,7 +199,7 @@ func (h *Handle) execute(agent Agent, req Request) {
 			h.svc.log.Error("runner: agent panicked", "run_id", h.run.ID, "panic", p, "stack", string(debug.Stack()))
 			res, err = Result{}, fmt.Errorf("agent panicked: %v", p)
 		}
-		stop()
+		h.returned()
 		h.end(res, err)
 	}()
 	res, err = agent.Run(h.ctx, req, h.emit)

@@ -70,3 +70,28 @@ func TestOnInterruptCalledWhenInterrupted(t *testing.T) {
 	}
 	finish(h)
 }
+
+// OnInterrupt still calls its function when the run is interrupted after
+// its agent returned and before Finish (a reply being written): the run's
+// one watch of its context serves the calls and the abandon watch, and
+// the agent's return must not stop it.
+func TestOnInterruptAfterAgentReturned(t *testing.T) {
+	e := newEnv(t)
+	reqCtx, hangUp := context.WithCancel(t.Context())
+	h, err := e.svc.Start(reqCtx, spec("hello", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	interrupted := make(chan struct{})
+	defer h.OnInterrupt(func() { close(interrupted) })()
+	if _, err := h.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	hangUp()
+	select {
+	case <-interrupted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnInterrupt not called after the client went away")
+	}
+	finish(h)
+}

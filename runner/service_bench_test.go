@@ -37,8 +37,10 @@ func benchServiceRun(b *testing.B, stream bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		stop := h.OnInterrupt(func() {}) // as the run stage does (filters/run)
 		if _, _, err := finish(h); err != nil {
 			b.Fatal(err)
 		}
+		stop()
 	}
 }
