@@ -56,14 +56,10 @@ type Handle struct {
 	// leases missing or ended and report them lost.
 	leased, ending atomic.Bool
 
-	parent context.Context // the request's context, for the terminal write
-	ctx    context.Context // the run's context: parent + cancel cause
-	cancel context.CancelCauseFunc
-	// timer ends ctx at run_timeout with the service's timedOut cause (nil:
-	// no timeout). A timer, not context.WithTimeoutCause: that would be a
-	// second context under the first, each with its own children, for a
-	// deadline nothing on the run's path reads (the cause says timeout).
-	timer *time.Timer
+	parent    context.Context // the request's context, for the terminal write
+	ctx       context.Context // the run's context: parent + cancel cause + deadline
+	cancel    context.CancelCauseFunc
+	stopTimer context.CancelFunc
 
 	// begun is when the run was admitted (monotonic); firstToken is the
 	// offset of the agent's first text delta from it, in nanoseconds (0:
@@ -106,10 +102,9 @@ type Handle struct {
 
 func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle {
 	ctx, cancel := context.WithCancelCause(parent)
-	var timer *time.Timer
+	stop := context.CancelFunc(func() {})
 	if s.timeout > 0 {
-		timedOut := s.timedOut
-		timer = time.AfterFunc(s.timeout, func() { cancel(timedOut) })
+		ctx, stop = context.WithTimeoutCause(ctx, s.timeout, s.timedOut)
 	}
 	// Only a streaming run sends on events (emit); any other only closes
 	// it, so its channel needs no buffer: half a kilobyte less per request.
@@ -119,17 +114,10 @@ func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle
 	}
 	return &Handle{
 		svc: s, run: run, stream: stream, begun: time.Now(),
-		parent: parent, ctx: ctx, cancel: cancel, timer: timer,
+		parent: parent, ctx: ctx, cancel: cancel, stopTimer: stop,
 		events:   make(chan Event, buf),
 		done:     make(chan struct{}),
 		finished: make(chan struct{}),
-	}
-}
-
-// stopTimer stops the run_timeout timer.
-func (h *Handle) stopTimer() {
-	if h.timer != nil {
-		h.timer.Stop()
 	}
 }
 

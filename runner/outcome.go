@@ -40,10 +40,6 @@ func classify(ctx context.Context, res *Result, err error) outcome {
 		case errors.As(cause, &cc):
 			return outcome{status: StatusCancelled, reason: cc.reason,
 				err: fmt.Errorf("%w: %s", ErrCancelled, cc.reason)}
-		case errors.Is(cause, ErrTimeout):
-			// run_timeout: the run's timer cancelled it with the
-			// service's timedOut (handle.go).
-			return failed(ReasonTimeout, cause)
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			terr := cause
 			if !errors.Is(terr, ErrTimeout) {
