@@ -199,10 +199,15 @@ func (s *Stage) openReasoning(tenant string, in []runner.Message) ([]runner.Mess
 // not a conversation) is dropped, and an item that does not open is a 400
 // naming conversation.
 func (s *Stage) openHistory(tenant string, in []runner.Message) ([]runner.Message, error) {
-	kept := make([]runner.Message, 0, len(in))
-	for _, m := range in {
-		if m.Role != roleTrigger {
-			kept = append(kept, m)
+	// Copied only when there is a trigger to take out: open copies what it
+	// changes, and a long history copied every turn made each turn dearer.
+	kept := in
+	if slices.ContainsFunc(in, func(m runner.Message) bool { return m.Role == roleTrigger }) {
+		kept = make([]runner.Message, 0, len(in))
+		for _, m := range in {
+			if m.Role != roleTrigger {
+				kept = append(kept, m)
+			}
 		}
 	}
 	out, _, err := s.open(tenant, kept)

@@ -61,7 +61,7 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	if x.Endpoint != filters.Responses || !bytes.Contains(x.Body, conversationKey) {
 		return next.Handle(ctx, x)
 	}
-	c := gjson.GetBytes(x.Body, "conversation")
+	c := x.Member("conversation")
 	if !c.Exists() || c.Type == gjson.Null {
 		return next.Handle(ctx, x)
 	}
@@ -72,7 +72,7 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	if id == "" || (c.Type != gjson.String && !c.IsObject()) {
 		return apierr.InvalidBody("conversation", "conversation must be a conversation id or an object with its id")
 	}
-	if p := gjson.GetBytes(x.Body, "previous_response_id"); p.Exists() && p.Type != gjson.Null {
+	if p := x.Member("previous_response_id"); p.Exists() && p.Type != gjson.Null {
 		return apierr.InvalidBody("conversation", "previous_response_id and conversation cannot be used together: a conversation already holds the earlier turns")
 	}
 	cs := s.svc.Conversations()
@@ -91,7 +91,7 @@ func (s *Stage) Handle(ctx context.Context, x *filters.Exchange, next filters.Ha
 	if !s.compact {
 		taken = inConversation(ctx, cs, tenant, session)
 	}
-	input, err := newInput(gjson.GetBytes(x.Body, "input"), taken)
+	input, err := newInput(x.Member("input"), taken)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -174,10 +176,35 @@ type mappedKey struct {
 
 // mappedItems is a conversation's items as last mapped and the messages
 // they became. Both are shared and never modified: mapConversation returns
-// msgs itself, at its full capacity, so an append copies it.
+// msgs at its full length, so an append copies it.
 type mappedItems struct {
 	items []json.RawMessage
-	msgs  []runner.Message
+	// msgs may have room past its length, in an array shared with the
+	// entries before it: tail says how much of it is taken.
+	msgs []runner.Message
+	tail *atomic.Int64
+}
+
+// extend returns e's messages followed by more. Its slice's room is used
+// when no turn took it yet (the conversation's next turn; of two that
+// continue the same turn, the first): what earlier turns got ends where
+// their slices end, so writing past e's length changes nothing they read.
+// Otherwise the messages are copied into an array with room for about as
+// many more, so that a conversation's turns copy its history a number of
+// times that grows with the log of its length, not with it.
+func (e mappedItems) extend(more []runner.Message) ([]runner.Message, *atomic.Int64) {
+	n := len(e.msgs)
+	if len(more) == 0 && e.tail != nil {
+		return e.msgs, e.tail
+	}
+	if e.tail != nil && cap(e.msgs)-n >= len(more) && e.tail.CompareAndSwap(int64(n), int64(n+len(more))) {
+		return append(e.msgs, more...), e.tail
+	}
+	out := make([]runner.Message, 0, 2*(n+len(more))+8)
+	out = append(append(out, e.msgs...), more...)
+	tail := new(atomic.Int64)
+	tail.Store(int64(len(out)))
+	return out, tail
 }
 
 // mapConversation maps a conversation's items (history), checking their
@@ -190,11 +217,11 @@ type mappedItems struct {
 func (m *Mapping) mapConversation(ctx context.Context, x *filters.Exchange, session string, items []json.RawMessage) ([]runner.Message, error) {
 	a := x.Identity.Actor
 	key := mappedKey{x.Identity.TenantID, session, a.ID, a.Type, a.Name}
-	var prev []runner.Message
+	var prev mappedItems
 	k := 0
 	if e, ok := m.mapped.Get(key); ok && len(e.items) <= len(items) &&
 		(len(e.items) == len(items) || startsTurn(items[len(e.items)])) && samePrefix(e.items, items) {
-		prev, k = e.msgs, len(e.items)
+		prev, k = e, len(e.items)
 	}
 	msgs, err := m.history(ctx, x, items[k:])
 	if err != nil {
@@ -203,19 +230,17 @@ func (m *Mapping) mapConversation(ctx context.Context, x *filters.Exchange, sess
 	if err := checkMedia(m.media, x, msgs, true); err != nil {
 		return nil, err
 	}
-	out := make([]runner.Message, 0, len(prev)+len(msgs))
-	out = append(append(out, prev...), msgs...)
+	out, tail := prev.extend(msgs)
 	size := 0
 	for _, it := range items {
 		size += 2*len(it) + 64
 	}
 	// Neither is copied again: the items are the run service's, read for
 	// this turn, and the messages are read only (the run copies them into
-	// the agent's input, the compaction stage into its own). A copy of a
-	// 400-message history is 58 KB, and the collector's work with it grew
-	// every turn.
-	m.mapped.Put(key, mappedItems{items: items[:len(items):len(items)], msgs: out}, size)
-	return out, nil
+	// the agent's input). A copy of a 400-message history is 74 KB, and
+	// the collector's work with it grew every turn.
+	m.mapped.Put(key, mappedItems{items: items[:len(items):len(items)], msgs: out, tail: tail}, size+(cap(out)-len(out))*int(unsafe.Sizeof(runner.Message{})))
+	return out[:len(out):len(out)], nil
 }
 
 // samePrefix reports whether items begins with prefix, byte for byte

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -29,14 +30,75 @@ func lastUserText(msgs []runner.Message) string {
 	return ""
 }
 
-// countWords is the input token count: words across all messages.
+// countWords is the input token count: words across all messages. A
+// message of memoMin bytes or more is counted once (wordMemo): a long
+// conversation's history comes again at every turn, and counting it again
+// made each turn dearer than the one before.
 func countWords(msgs []runner.Message) int {
 	n := 0
-	for _, m := range msgs {
-		n += fieldCount(m.Content)
+	var long []int // indexes of the messages wordMemo may hold
+	for i, m := range msgs {
+		if len(m.Content) < memoMin {
+			n += fieldCount(m.Content)
+		} else {
+			long = append(long, i)
+		}
+	}
+	if len(long) == 0 {
+		return n
+	}
+	var miss []int
+	wordMemo.mu.Lock()
+	for _, i := range long {
+		if c, ok := wordMemo.n[msgs[i].Content]; ok {
+			n += c
+		} else {
+			miss = append(miss, i)
+		}
+	}
+	wordMemo.mu.Unlock()
+	if len(miss) == 0 {
+		return n
+	}
+	counted := make([]int, len(miss))
+	for j, i := range miss {
+		counted[j] = fieldCount(msgs[i].Content)
+		n += counted[j]
+	}
+	wordMemo.mu.Lock()
+	defer wordMemo.mu.Unlock()
+	for j, i := range miss {
+		s := msgs[i].Content
+		if wordMemo.bytes+len(s) > memoBytes {
+			clear(wordMemo.n)
+			wordMemo.bytes = 0
+		}
+		if _, ok := wordMemo.n[s]; !ok {
+			// A copy: the content may be a view of a larger buffer, which
+			// the key would keep, or of one that is used again.
+			wordMemo.n[strings.Clone(s)] = counted[j]
+			wordMemo.bytes += len(s) + 64
+		}
 	}
 	return n
 }
+
+// memoMin is the least content wordMemo keeps: a shorter one is counted in
+// about the time its lookup takes.
+const memoMin = 256
+
+// memoBytes bounds what wordMemo keeps (its contents' bytes); when full it
+// starts again empty.
+const memoBytes = 8 << 20
+
+// wordMemo is the word count of the long message contents counted lately,
+// by content: a string key is hashed and compared at memory speed, many
+// times faster than the count.
+var wordMemo = struct {
+	mu    sync.Mutex
+	n     map[string]int
+	bytes int
+}{n: map[string]int{}}
 
 // fieldCount is len(strings.Fields(s)) without making the fields. Every
 // turn counts the whole input again, so a long conversation's history is

@@ -28,6 +28,38 @@ func TestFieldCountMatchesFields(t *testing.T) {
 	}
 }
 
+// TestCountWordsKept counts long messages, kept by their content after
+// the first count, as strings.Fields does: again, changed to other words
+// of the same length, and once what is kept has been dropped.
+func TestCountWordsKept(t *testing.T) {
+	want := func(msgs []runner.Message) int {
+		n := 0
+		for _, m := range msgs {
+			n += len(strings.Fields(m.Content))
+		}
+		return n
+	}
+	msgs := []runner.Message{{Content: "short one"}, {Content: strings.Repeat("a long message of many words\u00a0", 20)},
+		{Content: strings.Repeat("x", memoMin)}, {Content: strings.Repeat("one two ", 100)}}
+	for range 2 {
+		if got := countWords(msgs); got != want(msgs) {
+			t.Fatalf("countWords = %d; strings.Fields gives %d", got, want(msgs))
+		}
+	}
+	// The same length, other words: a content is kept by its bytes.
+	msgs[3].Content = strings.Repeat("onetwo  ", 100)
+	if got := countWords(msgs); got != want(msgs) {
+		t.Fatalf("countWords after a change = %d; strings.Fields gives %d", got, want(msgs))
+	}
+	// Filling what is kept starts it again.
+	big := []runner.Message{{Content: strings.Repeat("w ", memoBytes/4)}, {Content: strings.Repeat("v ", memoBytes/4+1)}}
+	for range 2 {
+		if got := countWords(append(big, msgs...)); got != want(big)+want(msgs) {
+			t.Fatalf("countWords past the bound = %d; want %d", got, want(big)+want(msgs))
+		}
+	}
+}
+
 func FuzzFieldCount(f *testing.F) {
 	for _, s := range fieldCases {
 		f.Add(s)

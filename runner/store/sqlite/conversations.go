@@ -52,8 +52,26 @@ func insertConvItems(ctx context.Context, tx *wtx, session string, items []runne
 // GetConversation implements runner.ConversationStore.
 func (s *Store) GetConversation(ctx context.Context, tenantID, sessionID string) (_ runner.Conversation, err error) {
 	defer outage(&err)
-	return getConversation(ctx, s.r, tenantID, sessionID)
+	return getConversation(ctx, stmtQueryer{s.st.getConversation}, tenantID, sessionID)
 }
+
+// stmtQueryer is a prepared statement as a queryer of its own query.
+type stmtQueryer struct{ st *sql.Stmt }
+
+func (q stmtQueryer) QueryRowContext(ctx context.Context, _ string, args ...any) *sql.Row {
+	return q.st.QueryRowContext(ctx, args...)
+}
+
+// The statements of a conversation's turn (GetConversation, and
+// ConversationItems from the start or after an item, oldest first), which
+// the request path runs several times a turn; prepared (stmts.go).
+const (
+	getConversationSQL = `SELECT created_at, metadata FROM conversations
+		WHERE session_id = ? AND tenant_id = ? AND deleted = 0`
+	convItemSeqSQL    = `SELECT seq FROM conversation_items WHERE session_id = ? AND id = ?`
+	convItemsSQL      = `SELECT id, data FROM conversation_items WHERE session_id = ? ORDER BY seq ASC LIMIT ?`
+	convItemsAfterSQL = `SELECT id, data FROM conversation_items WHERE session_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`
+)
 
 type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -62,8 +80,7 @@ type queryer interface {
 func getConversation(ctx context.Context, q queryer, tenantID, sessionID string) (runner.Conversation, error) {
 	c := runner.Conversation{SessionID: sessionID, TenantID: tenantID}
 	var meta string
-	err := q.QueryRowContext(ctx, `SELECT created_at, metadata FROM conversations
-		WHERE session_id = ? AND tenant_id = ? AND deleted = 0`, sessionID, tenantID).Scan(&c.CreatedAt, &meta)
+	err := q.QueryRowContext(ctx, getConversationSQL, sessionID, tenantID).Scan(&c.CreatedAt, &meta)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return c, notFound("conversation", sessionID)
@@ -119,29 +136,33 @@ func (s *Store) AppendConversationItems(ctx context.Context, tenantID, sessionID
 // ConversationItems implements runner.ConversationStore.
 func (s *Store) ConversationItems(ctx context.Context, tenantID, sessionID, after string, limit int, desc bool) (_ []runner.ConversationItem, _ bool, err error) {
 	defer outage(&err)
-	if _, err := getConversation(ctx, s.r, tenantID, sessionID); err != nil {
+	if _, err := getConversation(ctx, stmtQueryer{s.st.getConversation}, tenantID, sessionID); err != nil {
 		return nil, false, err
 	}
-	cmp, order := ">", "ASC"
-	if desc {
-		cmp, order = "<", "DESC"
-	}
-	args := []any{sessionID}
-	q := `SELECT id, data FROM conversation_items WHERE session_id = ?`
+	var seq int64
 	if after != "" {
-		var seq int64
-		err := s.r.QueryRowContext(ctx, `SELECT seq FROM conversation_items WHERE session_id = ? AND id = ?`, sessionID, after).Scan(&seq)
+		err := s.st.convItemSeq.QueryRowContext(ctx, sessionID, after).Scan(&seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, false, notFound("conversation item", after)
 		} else if err != nil {
 			return nil, false, err
 		}
-		q += ` AND seq ` + cmp + ` ?`
-		args = append(args, seq)
 	}
-	q += ` ORDER BY seq ` + order + ` LIMIT ?`
-	args = append(args, limit+1)
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	var rows *sql.Rows
+	switch {
+	case desc:
+		args := []any{sessionID}
+		q := `SELECT id, data FROM conversation_items WHERE session_id = ?`
+		if after != "" {
+			q += ` AND seq < ?`
+			args = append(args, seq)
+		}
+		rows, err = s.r.QueryContext(ctx, q+` ORDER BY seq DESC LIMIT ?`, append(args, limit+1)...)
+	case after == "":
+		rows, err = s.st.convItems.QueryContext(ctx, sessionID, limit+1)
+	default:
+		rows, err = s.st.convItemsAfter.QueryContext(ctx, sessionID, seq, limit+1)
+	}
 	if err != nil {
 		return nil, false, err
 	}

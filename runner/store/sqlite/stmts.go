@@ -162,6 +162,8 @@ type stmts struct {
 	getRun, getRunOfTenant, threadSession *sql.Stmt
 	// The response history's and its probe's (history.go, probe.go).
 	responseItems, responseLink, forgetGen *sql.Stmt
+	// A conversation's turn's (conversations.go).
+	getConversation, convItemSeq, convItems, convItemsAfter *sql.Stmt
 
 	all []*sql.Stmt // everything above, for close
 	raw []*rawStmt
@@ -237,6 +239,10 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.responseItems = prep(r, itemsSQL)
 	st.responseLink = prep(r, responseLinkSQL)
 	st.forgetGen = prep(r, forgetGenSQL)
+	st.getConversation = prep(r, getConversationSQL)
+	st.convItemSeq = prep(r, convItemSeqSQL)
+	st.convItems = prep(r, convItemsSQL)
+	st.convItemsAfter = prep(r, convItemsAfterSQL)
 	return st, err
 }
 
