@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/runedge/runedge/internal/jsonfast"
@@ -33,7 +34,19 @@ func recordedJSON(r *Request) ([]byte, error) {
 // input message ends in it (Run.RequestBounds): written by hand, as it
 // writes them; from json.Marshal, found by walking its input array.
 func recordedWithBounds(r *Request, bounds bool) ([]byte, []int, error) {
-	if b, ends, ok := appendPlainRequest(r, bounds); ok {
+	return recordedInto(r, bounds, false)
+}
+
+// recordedPooled is recordedWithBounds whose request, when it is of
+// SharedRequestMin bytes or more, is written into a buffer from
+// recordedPool; the caller gives it back (putRecorded) once nothing reads
+// it.
+func recordedPooled(r *Request, bounds bool) ([]byte, []int, error) {
+	return recordedInto(r, bounds, true)
+}
+
+func recordedInto(r *Request, bounds, pooled bool) ([]byte, []int, error) {
+	if b, ends, ok := appendPlainRequest(r, bounds, pooled); ok {
 		return b, ends, nil
 	}
 	c := *r
@@ -49,8 +62,9 @@ func recordedWithBounds(r *Request, bounds bool) ([]byte, []int, error) {
 
 // appendPlainRequest writes r in json.Marshal's form, or reports false
 // when r has a field it does not write. With bounds, a request of
-// SharedRequestMin bytes or more also gets its messages' ends.
-func appendPlainRequest(r *Request, bounds bool) ([]byte, []int, bool) {
+// SharedRequestMin bytes or more also gets its messages' ends; pooled,
+// such a request is written into a buffer from recordedPool.
+func appendPlainRequest(r *Request, bounds, pooled bool) ([]byte, []int, bool) {
 	if len(r.OutputSchema) > 0 || r.SchemaName != "" || r.JSONObject || len(r.Tools) > 0 || !r.ToolChoice.IsZero() ||
 		r.ParallelToolCalls != nil || r.MaxToolCalls != 0 || r.Upstream != (Upstream{}) || len(r.WithheldTools) > 0 {
 		return nil, nil, false
@@ -64,7 +78,13 @@ func appendPlainRequest(r *Request, bounds bool) ([]byte, []int, bool) {
 		}
 		n += 24 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
 	}
-	b := make([]byte, 0, n)
+	var b []byte
+	if pooled && n >= SharedRequestMin {
+		b = recordedBuf()
+	}
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
 	var ends []int
 	if bounds && n >= SharedRequestMin && len(r.Input) > 0 {
 		ends = make([]int, 0, len(r.Input))
@@ -119,3 +139,32 @@ func appendPlainRequest(r *Request, bounds bool) ([]byte, []int, bool) {
 	}
 	return b, ends, true
 }
+
+// recordedPool holds the buffers of recorded requests of
+// SharedRequestMin bytes or more that Start gave back: a run's recorded
+// request is read by the store's start write and let go of once that
+// write committed (groupcommit.Writer.Do returns only then; both drivers
+// copy what they bind), so an agent-sized request's 240 KB is written
+// into the buffer of a request before it rather than allocated and
+// zeroed each turn. RATIONALE.md "Agent-sized bodies".
+var recordedPool sync.Pool // *[]byte
+
+// recordedBuf returns a pooled buffer, or nil.
+func recordedBuf() []byte {
+	if p, ok := recordedPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putRecorded gives b back for a later request; nothing may hold b.
+func putRecorded(b []byte) {
+	if cap(b) < SharedRequestMin || cap(b) > maxPooledRecorded {
+		return
+	}
+	b = b[:0]
+	recordedPool.Put(&b)
+}
+
+// maxPooledRecorded bounds a pooled buffer: a larger request's is let go.
+const maxPooledRecorded = 4 << 20

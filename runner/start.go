@@ -152,7 +152,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	h.leased.Store(true)
 	// The request's JSON is in the store now; a run that waits on its
-	// provider (for minutes, in the background) need not hold a copy.
+	// provider (for minutes, in the background) need not hold a copy, and
+	// its buffer serves a later request's (recordedPool).
+	putRecorded(h.run.Request)
 	h.run.Request, h.run.RequestBounds = nil, nil
 	if h.stored && !begun() {
 		if err := s.history.BeginResponse(ctx, rec, input); err != nil {
@@ -197,7 +199,7 @@ func (s *Service) setUp(ctx context.Context, h *Handle, spec *StartSpec) (Reques
 	// A stored response keeps its input as its items and the request
 	// without it (itemref.Elide): only other runs record their input's
 	// ends for a store to share (Run.RequestBounds).
-	reqJSON, bounds, err := recordedWithBounds(&recorded, !h.stored)
+	reqJSON, bounds, err := recordedPooled(&recorded, !h.stored)
 	if err != nil {
 		return Request{}, "", fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
