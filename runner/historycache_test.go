@@ -341,16 +341,7 @@ func TestReplayCacheBound(t *testing.T) {
 func TestReplayCacheLateOutput(t *testing.T) {
 	e := newEnv(t)
 	b := openEnv(t, e.path) // another host on the same store
-	input := func(svc *runner.Service, prev string) string {
-		t.Helper()
-		in, release, err := svc.Input(t.Context(), "acme", "", runner.Request{
-			Input: []runner.Message{{Role: "user", Content: "next"}}, PreviousResponseID: prev})
-		release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return texts(in)
-	}
+	input := func(svc *runner.Service, prev string) string { return nextInput(t, svc, prev) }
 	start := func(prev, say string) (*runner.Handle, string) {
 		t.Helper()
 		sp := responseSpec(runner.Message{Role: "user", Content: say})
@@ -400,16 +391,7 @@ func TestReplayCachePurgedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := openEnv(t, a.path)
-	input := func(svc *runner.Service, prev string) string {
-		t.Helper()
-		in, release, err := svc.Input(t.Context(), "acme", "", runner.Request{
-			Input: []runner.Message{{Role: "user", Content: "next"}}, PreviousResponseID: prev})
-		release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return texts(in)
-	}
+	input := func(svc *runner.Service, prev string) string { return nextInput(t, svc, prev) }
 	prev := ""
 	for i := range 4 {
 		sp := responseSpec(runner.Message{Role: "user", Content: fmt.Sprintf("say %d", i)})
@@ -433,4 +415,17 @@ func TestReplayCachePurgedElsewhere(t *testing.T) {
 	if got, want := input(svcA, prev), input(b.svc, prev); got != want || strings.Contains(got, "say") {
 		t.Fatalf("after a purge on another host, host A replays\n%s\nthe store holds\n%s", got, want)
 	}
+}
+
+// nextInput is the agent's input, as texts, for a turn of tenant acme
+// that says "next" after the response prev, as svc builds it.
+func nextInput(t *testing.T, svc *runner.Service, prev string) string {
+	t.Helper()
+	in, release, err := svc.Input(t.Context(), "acme", "", runner.Request{
+		Input: []runner.Message{{Role: "user", Content: "next"}}, PreviousResponseID: prev})
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return texts(in)
 }
