@@ -88,8 +88,10 @@ func countWords(msgs []runner.Message) int {
 const memoMin = 256
 
 // memoBytes bounds what wordMemo keeps (its contents' bytes); when full it
-// starts again empty.
-const memoBytes = 8 << 20
+// starts again empty. A 200-turn conversation of 560-byte messages is
+// about 112 KB, so it holds some eighteen at once: enough for the offline
+// provider, whose host is held to 64 MiB of peak RSS.
+const memoBytes = 2 << 20
 
 // wordMemo is the word count of the long message contents counted lately,
 // by content: a string key is hashed and compared at memory speed, many
