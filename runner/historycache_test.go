@@ -43,25 +43,9 @@ func texts(msgs []runner.Message) string {
 func TestReplayCacheAcrossHosts(t *testing.T) {
 	a := newEnv(t)
 	reads := &chainReads{HistoryStore: a.store}
-	svcA, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, History: reads,
-		Agent: agent.New(offline.New(offline.Config{}))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svcA := offlineService(t, runner.ServiceConfig{Store: a.store, History: reads})
 	b := openEnv(t, a.path) // another host on the same store
-	turn := func(svc *runner.Service, prev, say string) string {
-		t.Helper()
-		sp := responseSpec(runner.Message{Role: "user", Content: say})
-		sp.Request.PreviousResponseID = prev
-		h, err := svc.Start(t.Context(), sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := finish(h); err != nil {
-			t.Fatal(err)
-		}
-		return contract.ResponseID(h.Run().ID)
-	}
+	turn := func(svc *runner.Service, prev, say string) string { return finishedTurn(t, svc, prev, say) }
 	// input is what svc gives the agent continuing prev.
 	input := func(svc *runner.Service, tenant, prev string) (string, error) {
 		t.Helper()
@@ -74,12 +58,7 @@ func TestReplayCacheAcrossHosts(t *testing.T) {
 	// that never replayed the chain reads from the store.
 	same := func(prev string) string {
 		t.Helper()
-		fresh, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: b.store,
-			Agent: agent.New(offline.New(offline.Config{}))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := input(fresh, "acme", prev)
+		want, err := input(offlineService(t, runner.ServiceConfig{Store: b.store}), "acme", prev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,11 +193,7 @@ func (c *convReads) ConversationItems(ctx context.Context, tenantID, sessionID, 
 func TestConversationCacheAcrossHosts(t *testing.T) {
 	a := newEnv(t)
 	reads := &convReads{ConversationStore: a.store}
-	svcA, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, Conversations: reads,
-		Agent: agent.New(offline.New(offline.Config{}))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svcA := offlineService(t, runner.ServiceConfig{Store: a.store, Conversations: reads})
 	b := openEnv(t, a.path)
 	item := func(i int) runner.ConversationItem {
 		id := fmt.Sprintf("msg_%03d", i)
@@ -302,11 +277,7 @@ func TestReplayCacheBound(t *testing.T) {
 		in, release, err := a.svc.Input(t.Context(), "acme", "", runner.Request{
 			Input: []runner.Message{{Role: "user", Content: say}}, PreviousResponseID: prev})
 		release()
-		fresh, ferr := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, Bounds: bounds,
-			Agent: agent.New(offline.New(offline.Config{}))})
-		if ferr != nil {
-			t.Fatal(ferr)
-		}
+		fresh := offlineService(t, runner.ServiceConfig{Store: a.store, Bounds: bounds})
 		want, release2, werr := fresh.Input(t.Context(), "acme", "", runner.Request{
 			Input: []runner.Message{{Role: "user", Content: say}}, PreviousResponseID: prev})
 		release2()
@@ -320,16 +291,7 @@ func TestReplayCacheBound(t *testing.T) {
 			}
 			return
 		}
-		sp := responseSpec(runner.Message{Role: "user", Content: say})
-		sp.Request.PreviousResponseID = prev
-		h, err := a.svc.Start(t.Context(), sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := finish(h); err != nil {
-			t.Fatal(err)
-		}
-		prev = contract.ResponseID(h.Run().ID)
+		prev = finishedTurn(t, a.svc, prev, say)
 	}
 	t.Fatal("the chain was never refused")
 }
@@ -385,25 +347,12 @@ func TestReplayCacheLateOutput(t *testing.T) {
 func TestReplayCachePurgedElsewhere(t *testing.T) {
 	a := newEnv(t)
 	reads := &chainReads{HistoryStore: a.store}
-	svcA, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: a.store, History: reads,
-		Agent: agent.New(offline.New(offline.Config{}))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svcA := offlineService(t, runner.ServiceConfig{Store: a.store, History: reads})
 	b := openEnv(t, a.path)
 	input := func(svc *runner.Service, prev string) string { return nextInput(t, svc, prev) }
 	prev := ""
 	for i := range 4 {
-		sp := responseSpec(runner.Message{Role: "user", Content: fmt.Sprintf("say %d", i)})
-		sp.Request.PreviousResponseID = prev
-		h, err := svcA.Start(t.Context(), sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := finish(h); err != nil {
-			t.Fatal(err)
-		}
-		prev = contract.ResponseID(h.Run().ID)
+		prev = finishedTurn(t, svcA, prev, fmt.Sprintf("say %d", i))
 	}
 	before := reads.n.Load()
 	if got := input(svcA, prev); !strings.Contains(got, "say 0") || reads.n.Load() != before {
@@ -428,4 +377,32 @@ func nextInput(t *testing.T, svc *runner.Service, prev string) string {
 		t.Fatal(err)
 	}
 	return texts(in)
+}
+
+// offlineService is a service over cfg's stores with the offline agent,
+// as another host (or the same host anew) builds it.
+func offlineService(t *testing.T, cfg runner.ServiceConfig) *runner.Service {
+	t.Helper()
+	cfg.Agent = agent.New(offline.New(offline.Config{}))
+	svc, err := runner.NewService(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// finishedTurn runs a turn of tenant acme that says say after the
+// response prev on svc, to its end, and returns its response id.
+func finishedTurn(t *testing.T, svc *runner.Service, prev, say string) string {
+	t.Helper()
+	sp := responseSpec(runner.Message{Role: "user", Content: say})
+	sp.Request.PreviousResponseID = prev
+	h, err := svc.Start(t.Context(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := finish(h); err != nil {
+		t.Fatal(err)
+	}
+	return contract.ResponseID(h.Run().ID)
 }
