@@ -73,7 +73,6 @@ const tailFrames = 256
 // checkpoint runs one checkpoint and returns the frames the log held; a
 // failure is retried at the next tick.
 func (c *checkpointer) checkpoint(ctx context.Context, mode string) (int, error) {
-	defer holdSpareP()() // its fsyncs must not hold the process's only P (sparep.go)
 	var busy, logPages, done int
 	err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logPages, &done)
 	if err != nil {
