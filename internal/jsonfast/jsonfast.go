@@ -262,12 +262,10 @@ func (a *Arena) unquote(s string) (_ string, form int, ok bool) {
 // and written eight bytes at a time while b has room for eight more, and
 // a one-letter escape read in the same loop; whether the text holds one
 // of the HTML characters < > & (which AppendString escapes) is asked of
-// the whole text at the end, three IndexByte calls. An agent's history is
-// mostly text with an escape some thirteen bytes apart, which a byte loop
-// with a table lookup and an append (a memmove call) per run read at
-// about the same cost a byte as eight bytes tested for seven kinds of
-// byte: the CPU cost fell by a fifth only with the HTML test taken out of
-// the loop (RATIONALE.md, "Agent-sized bodies").
+// the whole text at the end, three IndexByte calls: with the HTML test in
+// the word loop too, eight bytes cost what the byte loop (a table lookup a
+// byte, an append a run) did. An agent's history is mostly text with an
+// escape some thirteen bytes apart (RATIONALE.md, "Agent-sized bodies").
 func unquoteAppend(b []byte, s string) (_ []byte, form int, ok bool) {
 	form = marshaledForm
 	for i := 0; i < len(s); {
