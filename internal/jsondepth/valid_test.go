@@ -1,7 +1,10 @@
 package jsondepth
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -97,4 +100,45 @@ func BenchmarkThreeAgent(b *testing.B) {
 		gjson.ParseBytes(agent).ForEach(func(_, _ gjson.Result) bool { return true })
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// TestStopsMarksTheFirst: in any eight bytes, the first mark stops puts
+// is on the first quote, backslash or control byte, every byte value at
+// every place, behind plain bytes and behind others.
+func TestStopsMarksTheFirst(t *testing.T) {
+	stop := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
+	first := func(w [8]byte) int {
+		for k, c := range w {
+			if stop(c) {
+				return k
+			}
+		}
+		return 8
+	}
+	check := func(w [8]byte) {
+		got := 8
+		if m := stops(binary.LittleEndian.Uint64(w[:])); m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if want := first(w); got != want {
+			t.Fatalf("stops(%q): first mark at %d, want %d", w, got, want)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for k := range 8 {
+		for c := range 256 {
+			for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x20, 0x21, '"' + 1, '\\' + 1, 0x00} {
+				var w [8]byte
+				for j := range w {
+					w[j] = fill
+				}
+				w[k] = byte(c)
+				check(w)
+				for j := k + 1; j < 8; j++ {
+					w[j] = byte(rnd.IntN(256))
+				}
+				check(w)
+			}
+		}
+	}
 }

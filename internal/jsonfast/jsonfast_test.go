@@ -1,7 +1,10 @@
 package jsonfast
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -352,4 +355,76 @@ func BenchmarkArenaAgent(b *testing.B) {
 			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// TestStopsMarksTheFirst: in any eight bytes, the first mark of stops
+// is on the first byte unquoteAppend must read alone, every byte value at
+// every place, behind plain bytes and behind others.
+func TestStopsMarksTheFirst(t *testing.T) {
+	stop := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	check := func(w [8]byte) {
+		word := binary.LittleEndian.Uint64(w[:])
+		got, want := 8, 8
+		if m := stops(word); m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		for k, c := range w {
+			if stop(c) {
+				want = k
+				break
+			}
+		}
+		if got != want || load64(string(w[:]), 0) != word {
+			t.Fatalf("%q: first mark at %d, want %d", w, got, want)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for k := range 8 {
+		for c := range 256 {
+			for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x20, 0x21, '"' + 1, '\\' + 1, 0x00} {
+				var w [8]byte
+				for j := range w {
+					w[j] = fill
+				}
+				w[k] = byte(c)
+				check(w)
+				for j := k + 1; j < 8; j++ {
+					w[j] = byte(rnd.IntN(256))
+				}
+				check(w)
+			}
+		}
+	}
+}
+
+// BenchmarkUnquoteAgent is the unescaping pass alone over the texts of an
+// agent-sized history (216 KB, an escape every thirteen bytes), into one
+// buffer: what BenchmarkArenaAgent costs less its allocations.
+func BenchmarkUnquoteAgent(b *testing.B) {
+	var texts []string
+	type msg struct{}
+	var msgs []msg
+	Members(Doc(string(mockupstream.AgentChat("service", false))), []string{"messages"}, func(_ int, v Value) bool {
+		return Array(v, &msgs, func(m Value, _ *msg) bool {
+			return Members(m, []string{"content"}, func(_ int, c Value) bool {
+				texts = append(texts, string(c[1:len(c)-1]))
+				return true
+			})
+		})
+	})
+	n := 0
+	for _, t := range texts {
+		n += len(t)
+	}
+	b.SetBytes(int64(n))
+	buf := make([]byte, 0, 64<<10)
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		for _, t := range texts {
+			if _, _, ok := unquoteAppend(buf[:0], t); !ok {
+				b.Fatal(t)
+			}
+		}
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
