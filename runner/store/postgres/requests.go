@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
 
@@ -18,12 +19,13 @@ import (
 // prefix by tenant, for the runs after it to find.
 //
 // The base is looked up before the write, on the pool; the insert locks
-// the base's row FOR SHARE and keeps the request by reference only if
-// the base still holds its request, otherwise whole: it carries the whole
-// request, and the database cuts the shared bytes off. A purge or delete
+// the base's row FOR SHARE and carries only the rest of the request (the
+// bytes past the shared ones: a resent 230 KB history sends a few hundred
+// bytes, not the whole body twice encoded by pgx). A purge or delete
 // locks the rows it empties first (dropRequests), so an insert either
 // commits before it and is written whole by it, or waits and finds the
-// base emptied.
+// base emptied: it then fails on the server (request_shared NULL, see
+// baseGone), and StartRun writes the whole request, with no base.
 const (
 	// Runs that share a hash share its prefix, so the index (migration
 	// 17) gives each hash's shallowest first and the lookup reads one row
@@ -44,37 +46,66 @@ const (
 		) SELECT shared, request FROM chain ORDER BY n`
 )
 
-// insertRunSharedSQL is insertRunSQL(session) for a request that may be
-// kept by reference: $31 the base (NULL: none), $32 the bytes it shares,
-// $33 the depth it would have, $34 and $35 the hash and length of the
-// request's input prefix.
-// It is insertRunSQL's text with three parts replaced; a change there
-// that leaves one of them out fails at start (every test).
-func insertRunSharedSQL(session string) string {
-	q := insertRunSQL(session)
-	const ok = `EXISTS (SELECT 1 FROM b)`
-	for _, r := range [][2]string{
+// insertRunIndexedSQL is insertRunSQL(session) for a request kept whole
+// that indexes the hash ($31) and length ($32) of its input's prefix, for
+// the runs after it to find.
+func insertRunIndexedSQL(session string) string {
+	return replaceIn(insertRunSQL(session), [][2]string{
+		{`lease_token, lease_expires
+	) VALUES`, `lease_token, lease_expires, request_hash, request_prefix
+	) VALUES`},
+		{`$29, $30)`, `$29, $30, $31, $32)`},
+	})
+}
+
+// insertRunTailSQL is insertRunSQL(session) for a request kept by
+// reference to base $31, found before the write: $22 is the request past
+// its first $32 bytes, the base's, $33 the depth it has, $34 and $35 the
+// hash and length of its input's prefix. The database never sees the
+// shared bytes. The insert locks the base's row FOR SHARE; a base emptied
+// since it was looked up leaves request_shared NULL, which the column
+// refuses (baseGone): the batch aborts, group commit retries its writes
+// alone, and StartRun writes this one whole (insertRunIndexedSQL).
+func insertRunTailSQL(session string) string {
+	q := replaceIn(insertRunSQL(session), [][2]string{
 		{`lease_token, lease_expires
 	) VALUES`, `lease_token, lease_expires, request_base, request_shared, request_depth, request_hash, request_prefix
 	) VALUES`},
-		{`$21, $22, $23`, `$21, CASE WHEN ` + ok + `
-		THEN chr(2) || convert_from(substring(convert_to($22, 'UTF8') FROM $32::int + 1), 'UTF8') ELSE $22 END, $23`},
-		{`$29, $30)`, `$29, $30, (SELECT id FROM b), CASE WHEN ` + ok + ` THEN $32::int ELSE 0 END,
-		CASE WHEN ` + ok + ` THEN $33::int ELSE 0 END, $34, $35)`},
-	} {
+		{`$21, $22, $23`, `$21, chr(2) || $22::text, $23`},
+		{`$29, $30)`, `$29, $30, (SELECT id FROM b), CASE WHEN EXISTS (SELECT 1 FROM b) THEN $32::int END,
+		$33::int, $34, $35)`},
+	})
+	return `WITH b AS (SELECT id FROM runs WHERE id = $31 AND tenant_id = $9 AND request IS NOT NULL FOR SHARE) ` + q
+}
+
+// replaceIn is q with each pair's first replaced by its second: a change
+// of insertRunSQL that leaves one of them out fails at start (every
+// test).
+func replaceIn(q string, pairs [][2]string) string {
+	for _, r := range pairs {
 		if strings.Count(q, r[0]) != 1 {
 			panic("runner/store/postgres: insertRunSQL no longer has " + r[0])
 		}
 		q = strings.Replace(q, r[0], r[1], 1)
 	}
-	return `WITH b AS (SELECT id FROM runs WHERE id = $31 AND tenant_id = $9 AND request IS NOT NULL FOR SHARE) ` + q
+	return q
 }
 
 var (
-	insertRunSharedPlainSQL      = insertRunSharedSQL(`$4`)
-	insertRunSharedNewSessionSQL = insertRunSharedSQL(newSessionCheck)
-	insertRunSharedInSessionSQL  = insertRunSharedSQL(inSessionCheck)
+	insertRunIndexedPlainSQL      = insertRunIndexedSQL(`$4`)
+	insertRunIndexedNewSessionSQL = insertRunIndexedSQL(newSessionCheck)
+	insertRunIndexedInSessionSQL  = insertRunIndexedSQL(inSessionCheck)
+	insertRunTailPlainSQL         = insertRunTailSQL(`$4`)
+	insertRunTailNewSessionSQL    = insertRunTailSQL(newSessionCheck)
+	insertRunTailInSessionSQL     = insertRunTailSQL(inSessionCheck)
 )
+
+// baseGone reports the refusal of an insertRunTailSQL whose base no
+// longer held its request when the insert locked it.
+func baseGone(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23502" && pe.TableName == "runs" && pe.ColumnName == "request_shared"
+}
 
 // findRequestBase returns the run whose request begins with the longest
 // of hashes' prefixes, how many bytes that is and the depth of its

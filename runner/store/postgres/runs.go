@@ -62,15 +62,21 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	if err != nil {
 		return err
 	}
-	insert := insertRunPlainSQL
+	which := 0 // plain, new session, in session
 	switch {
 	case newSession:
-		insert = insertRunNewSessionSQL
+		which = 1
 	case newThread:
-		insert = insertRunInSessionSQL
+		which = 2
 	}
+	insert := [...]string{insertRunPlainSQL, insertRunNewSessionSQL, insertRunInSessionSQL}[which]
 	// One of runner.SharedRequestMin bytes or more with its input's
-	// bounds may be kept by reference to an earlier run's (requests.go).
+	// bounds may be kept by reference to an earlier run's (requests.go):
+	// the write then carries only what follows the base's bytes, and the
+	// whole request (whole, with its own SQL) only if the base was
+	// emptied in between.
+	var whole []any
+	var wholeSQL string
 	if itemref.SharesRequest(r, req) {
 		if hashes, lens := s.requests.RequestPrefixes(r.TenantID, req, r.RequestBounds); hashes != nil {
 			base, n, depth, err := s.findRequestBase(ctx, r.TenantID, hashes)
@@ -80,25 +86,29 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 			if s.afterRequestLookup != nil {
 				s.afterRequestLookup()
 			}
-			var baseArg any
+			indexed := append(args[:len(args):len(args)], hashes[0], lens[0])
+			indexedSQL := [...]string{insertRunIndexedPlainSQL, insertRunIndexedNewSessionSQL, insertRunIndexedInSessionSQL}[which]
 			if base != "" && depth+1 < itemref.RequestDepth && n > 0 && n <= len(req) {
-				baseArg = base
-			}
-			args = append(args, baseArg, n, depth+1, hashes[0], lens[0])
-			switch insert {
-			case insertRunPlainSQL:
-				insert = insertRunSharedPlainSQL
-			case insertRunNewSessionSQL:
-				insert = insertRunSharedNewSessionSQL
-			default:
-				insert = insertRunSharedInSessionSQL
+				whole, wholeSQL = indexed, indexedSQL
+				tail := append([]any(nil), args...)
+				tail[requestArg] = req[n:]
+				args = append(tail, base, n, depth+1, hashes[0], lens[0])
+				insert = [...]string{insertRunTailPlainSQL, insertRunTailNewSessionSQL, insertRunTailInSessionSQL}[which]
+			} else {
+				args, insert = indexed, indexedSQL
 			}
 		}
 	}
-	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		p.exec(insert, args...)
-		return nil
-	})
+	write := func(sql string, args []any) error {
+		return s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+			p.exec(sql, args...)
+			return nil
+		})
+	}
+	err = write(insert, args)
+	if whole != nil && baseGone(err) {
+		err = write(wholeSQL, whole)
+	}
 	if err != nil {
 		if noSession(err) {
 			if newSession {
@@ -110,6 +120,10 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	}
 	return nil
 }
+
+// requestArg is the index of the recorded request in runArgs' values
+// ($22).
+const requestArg = 21
 
 func runArgs(r *runner.Run, req []byte) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
