@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,9 +32,12 @@ const (
 	// 17) gives each hash's shallowest first and the lookup reads one row
 	// per hash, however many runs sent the same request
 	// (BenchmarkSamePrefix).
-	findRequestBaseSQL = `SELECT r.id, r.request_prefix, r.request_depth FROM unnest($2::bytea[]) AS h(v)
+	// The hashes come as one bytea of 32-byte hashes: pgx encodes a
+	// [][]byte array by reflection, element by element, which was half
+	// the lookup's CPU in runedge.
+	findRequestBaseSQL = `SELECT r.id, r.request_prefix, r.request_depth FROM generate_series(0, length($2::bytea) / 32 - 1) AS h(i)
 		CROSS JOIN LATERAL (SELECT id, request_prefix, request_depth FROM runs
-			WHERE tenant_id = $1 AND request_hash = h.v AND request_hash IS NOT NULL
+			WHERE tenant_id = $1 AND request_hash = substring($2::bytea FROM h.i * 32 + 1 FOR 32) AND request_hash IS NOT NULL
 			ORDER BY request_depth LIMIT 1) r
 		ORDER BY r.request_prefix DESC, r.request_depth LIMIT 1`
 	// chainSQL reads a run's request and its bases', the run's first, at
@@ -113,7 +117,14 @@ func baseGone(err error) bool {
 func (s *Store) findRequestBase(ctx context.Context, tenantID string, hashes [][]byte) (string, int, int, error) {
 	var base string
 	var n, depth int
-	err := s.pool.QueryRow(ctx, findRequestBaseSQL, tenantID, hashes).Scan(&base, &n, &depth)
+	joined := make([]byte, 0, len(hashes)*sha256.Size)
+	for _, h := range hashes {
+		if len(h) != sha256.Size {
+			return "", 0, 0, fmt.Errorf("a request prefix hash of %d bytes", len(h))
+		}
+		joined = append(joined, h...)
+	}
+	err := s.pool.QueryRow(ctx, findRequestBaseSQL, tenantID, joined).Scan(&base, &n, &depth)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", 0, 0, nil
 	}
