@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,14 +20,16 @@ import (
 // runner.SharedRequestMin bytes or more indexes the hash of its input's
 // prefix by tenant, for the runs after it to find.
 //
-// The base is looked up before the write, on the pool; the insert locks
+// The base is looked up before the write, in the host's memory of recent
+// bases (baseCache) or on the pool; the insert locks
 // the base's row FOR SHARE and carries only the rest of the request (the
 // bytes past the shared ones: a resent 230 KB history sends a few hundred
 // bytes, not the whole body twice encoded by pgx). A purge or delete
 // locks the rows it empties first (dropRequests), so an insert either
 // commits before it and is written whole by it, or waits and finds the
 // base emptied: it then fails on the server (request_shared NULL, see
-// baseGone), and StartRun writes the whole request, with no base.
+// baseGone), and StartRun asks the database for another base (when the
+// emptied one came from memory) or writes the whole request.
 const (
 	// Runs that share a hash share its prefix, so the index (migration
 	// 17) gives each hash's shallowest first and the lookup reads one row
@@ -69,7 +72,8 @@ func insertRunIndexedSQL(session string) string {
 // shared bytes. The insert locks the base's row FOR SHARE; a base emptied
 // since it was looked up leaves request_shared NULL, which the column
 // refuses (baseGone): the batch aborts, group commit retries its writes
-// alone, and StartRun writes this one whole (insertRunIndexedSQL).
+// alone, and startShared looks again or writes this one whole
+// (insertRunIndexedSQL).
 func insertRunTailSQL(session string) string {
 	q := replaceIn(insertRunSQL(session), [][2]string{
 		{`lease_token, lease_expires
@@ -129,6 +133,93 @@ func (s *Store) findRequestBase(ctx context.Context, tenantID string, hashes [][
 		return "", 0, 0, nil
 	}
 	return base, n, depth, err
+}
+
+// bases remembers, per tenant and prefix hash, a run that indexes it:
+// the runs this host wrote and the bases it found. A resending session's
+// next turn on the same host finds its base here, without the lookup's
+// round trip (the largest part of StartRun once the request's shared
+// bytes stayed home: RATIONALE.md "The shared bytes stay home").
+// It may be stale, and needs no invalidation: the insert checks the base
+// on the server (insertRunTailSQL), and a base emptied since is forgotten
+// here when its insert is refused, and the database asked (startShared).
+// What it may miss is a longer prefix
+// another host wrote (a session whose turns move between hosts): that
+// run is then kept against an older turn, a longer rest, never wrongly.
+// Bounded (maxBaseCache entries of about 150 bytes); the zero value is
+// ready.
+type baseCache struct {
+	mu sync.Mutex
+	m  map[baseKey]requestBase
+}
+
+type baseKey struct {
+	tenant string
+	hash   [sha256.Size]byte
+}
+
+// requestBase is a run whose request begins with prefix bytes that hash
+// to its key, and the depth of its own reference (0: kept whole).
+type requestBase struct {
+	id            string
+	prefix, depth int
+}
+
+const maxBaseCache = 1 << 12
+
+// find returns the base of the longest of hashes (the longest first,
+// lens their lengths) that the cache holds.
+func (c *baseCache) find(tenant string, hashes [][]byte, lens []int) (requestBase, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, h := range hashes {
+		if len(h) != sha256.Size {
+			return requestBase{}, false
+		}
+		if b, ok := c.m[baseKey{tenant, [sha256.Size]byte(h)}]; ok && b.prefix == lens[i] {
+			return b, true
+		}
+	}
+	return requestBase{}, false
+}
+
+// keep remembers b as a base for the prefix hash of tenant, unless a
+// shallower one is known: the runs after it then share that one.
+func (c *baseCache) keep(tenant string, hash []byte, b requestBase) {
+	if len(hash) != sha256.Size || b.id == "" {
+		return
+	}
+	k := baseKey{tenant, [sha256.Size]byte(hash)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[k]; ok && old.depth <= b.depth {
+		return
+	}
+	if c.m == nil || len(c.m) >= maxBaseCache {
+		c.m = make(map[baseKey]requestBase)
+	}
+	c.m[k] = b
+}
+
+// keepFound remembers the base the database found for one of hashes.
+func (c *baseCache) keepFound(tenant string, hashes [][]byte, lens []int, b requestBase) {
+	for i, n := range lens {
+		if b.id != "" && n == b.prefix {
+			c.keep(tenant, hashes[i], b)
+			return
+		}
+	}
+}
+
+// forget drops run id, found emptied, as a base of tenant's.
+func (c *baseCache) forget(tenant, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, b := range c.m {
+		if k.tenant == tenant && b.id == id {
+			delete(c.m, k)
+		}
+	}
 }
 
 // rowsQueryer is the pool or a transaction.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,15 +103,24 @@ func TestSharedRequestBaseEmptiedDuringWrite(t *testing.T) {
 				if err := first.Transition(t.Context(), base.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: &end}); err != nil {
 					t.Fatal(err)
 				}
-				lookups := 0
-				postgres.SetAfterRequestLookup(second, func() {
-					tc.empty(t, first, base)
-					lookups++
+				// The host that wrote the base finds it in its memory,
+				// is refused, and asks the database, which has none
+				// left; another host asks the database first.
+				var lookups []bool // cached or not
+				postgres.SetAfterRequestLookup(second, func(cached bool) {
+					if len(lookups) == 0 {
+						tc.empty(t, first, base)
+					}
+					lookups = append(lookups, cached)
 				})
 				r := start(second, 40)
 				postgres.SetAfterRequestLookup(second, nil)
-				if lookups != 1 {
-					t.Fatalf("%d lookups ran, want 1: the request was not one to share", lookups)
+				want := []bool{false}
+				if host == "SameHost" {
+					want = []bool{true, false}
+				}
+				if !slices.Equal(lookups, want) {
+					t.Fatalf("lookups (from memory or not) %v, want %v", lookups, want)
 				}
 				for _, want := range []runner.Run{base, r} {
 					got, err := second.GetRun(t.Context(), "t1", want.ID)
@@ -127,11 +137,24 @@ func TestSharedRequestBaseEmptiedDuringWrite(t *testing.T) {
 				if n := ownBytes(r.ID); n != len(r.Request) {
 					t.Fatalf("the turn written after its base was emptied stores %d bytes, want its whole %d", n, len(r.Request))
 				}
-				// The next turns, on either host, share the whole one, each
-				// keeping only its own bytes.
-				for _, s := range []*postgres.Store{second, first} {
+				// The next turns, on either host, share the whole one or
+				// the turn after it, each keeping only its own bytes; the
+				// writing host finds them in its memory, and a host whose
+				// memory holds the emptied base is refused once and asks
+				// the database.
+				for i, s := range []*postgres.Store{second, first} {
 					msgs = append(msgs, msgs[len(msgs)-2], msgs[len(msgs)-1])
+					lookups = nil
+					postgres.SetAfterRequestLookup(s, func(cached bool) { lookups = append(lookups, cached) })
 					next := start(s, len(msgs))
+					postgres.SetAfterRequestLookup(s, nil)
+					want := []bool{true}
+					if i == 1 && host == "OtherHost" {
+						want = []bool{true, false}
+					}
+					if !slices.Equal(lookups, want) {
+						t.Errorf("turn %d: lookups (from memory or not) %v, want %v", i, lookups, want)
+					}
 					got, err := s.GetRun(t.Context(), "t1", next.ID)
 					if err != nil || !bytes.Equal(got.Request, next.Request) {
 						t.Fatalf("the next turn reads back %d bytes (%v), want %d", len(got.Request), err, len(next.Request))
