@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/host/config"
 	"github.com/runedge/runedge/internal/cputime"
+	"github.com/runedge/runedge/runner/store/postgres/pgtest"
 )
 
 // BenchmarkAgentTurn is bench-edge's agent-sized scenario in one process:
@@ -22,6 +24,8 @@ import (
 // the openai provider) and through a do-nothing httputil.ReverseProxy, both
 // in front of the same mock upstream (mockupstream.Handler) on real
 // sockets. "direct" is the same client calling the upstream itself.
+// chat-32conns-postgres is chat-32conns with the edge's store on
+// PostgreSQL (RUNEDGE_TEST_PG_DSN; the server's own CPU is not counted).
 //
 // Each op is one block of requests per target in turn (direct, proxy,
 // edge), with the process's CPU (getrusage) read around each block, so the
@@ -42,15 +46,25 @@ func BenchmarkAgentTurn(b *testing.B) {
 		path       string
 		edge, bare []byte // the body to the edge; to the proxy and upstream
 		conns      int
+		postgres   bool
 	}{
-		{"chat", "/v1/chat/completions", mockupstream.AgentChat("service", false), mockupstream.AgentChat("mock-model", false), 1},
-		{"chat-stream", "/v1/chat/completions", mockupstream.AgentChat("service", true), mockupstream.AgentChat("mock-model", true), 1},
-		{"chat-32conns", "/v1/chat/completions", mockupstream.AgentChat("service", false), mockupstream.AgentChat("mock-model", false), 32},
+		{"chat", "/v1/chat/completions", mockupstream.AgentChat("service", false), mockupstream.AgentChat("mock-model", false), 1, false},
+		{"chat-stream", "/v1/chat/completions", mockupstream.AgentChat("service", true), mockupstream.AgentChat("mock-model", true), 1, false},
+		{"chat-32conns", "/v1/chat/completions", mockupstream.AgentChat("service", false), mockupstream.AgentChat("mock-model", false), 32, false},
+		{"chat-32conns-postgres", "/v1/chat/completions", mockupstream.AgentChat("service", false), mockupstream.AgentChat("mock-model", false), 32, true},
 		// The proxy forwards the same history as a chat completion: what a
 		// Responses request becomes upstream.
-		{"responses", "/v1/responses", mockupstream.AgentInput("service", false), mockupstream.AgentChat("mock-model", false), 1},
+		{"responses", "/v1/responses", mockupstream.AgentInput("service", false), mockupstream.AgentChat("mock-model", false), 1, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			edge := edge
+			if bc.postgres {
+				dsn := pgtest.Schema(b)
+				edge = start(b, func(c *config.Config) {
+					viaOpenAI(up+"/v1", nil)(c)
+					c.Store.Driver, c.Store.DSN = "postgres", dsn
+				})
+			}
 			per := 8 // requests per connection per block
 			if bc.conns > 1 {
 				per = 2

@@ -62,43 +62,26 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	if err != nil {
 		return err
 	}
-	insert := insertRunPlainSQL
+	which := 0 // plain, new session, in session
 	switch {
 	case newSession:
-		insert = insertRunNewSessionSQL
+		which = 1
 	case newThread:
-		insert = insertRunInSessionSQL
+		which = 2
 	}
+	insert := [...]string{insertRunPlainSQL, insertRunNewSessionSQL, insertRunInSessionSQL}[which]
 	// One of runner.SharedRequestMin bytes or more with its input's
 	// bounds may be kept by reference to an earlier run's (requests.go).
+	var hashes [][]byte
+	var lens []int
 	if itemref.SharesRequest(r, req) {
-		if hashes, lens := s.requests.RequestPrefixes(r.TenantID, req, r.RequestBounds); hashes != nil {
-			base, n, depth, err := s.findRequestBase(ctx, r.TenantID, hashes)
-			if err != nil {
-				return wrap("start run "+r.ID, err)
-			}
-			if s.afterRequestLookup != nil {
-				s.afterRequestLookup()
-			}
-			var baseArg any
-			if base != "" && depth+1 < itemref.RequestDepth && n > 0 && n <= len(req) {
-				baseArg = base
-			}
-			args = append(args, baseArg, n, depth+1, hashes[0], lens[0])
-			switch insert {
-			case insertRunPlainSQL:
-				insert = insertRunSharedPlainSQL
-			case insertRunNewSessionSQL:
-				insert = insertRunSharedNewSessionSQL
-			default:
-				insert = insertRunSharedInSessionSQL
-			}
-		}
+		hashes, lens = s.requests.RequestPrefixes(r.TenantID, req, r.RequestBounds)
 	}
-	err = s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		p.exec(insert, args...)
-		return nil
-	})
+	if hashes != nil {
+		err = s.startShared(ctx, r, req, args, which, hashes, lens)
+	} else {
+		err = s.write(ctx, insert, args)
+	}
 	if err != nil {
 		if noSession(err) {
 			if newSession {
@@ -110,6 +93,66 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	}
 	return nil
 }
+
+// startShared writes run r, whose request req may be kept by reference
+// to the base of one of hashes (their prefixes lens bytes long, the
+// longest first): the write carries only the bytes past the base's. The
+// base comes from the host's memory of recent ones (s.bases), else from
+// the database. A base emptied since is refused by the insert (baseGone):
+// one the memory gave is forgotten and the database asked, and when the
+// database's went too the run is written whole.
+func (s *Store) startShared(ctx context.Context, r *runner.Run, req []byte, args []any, which int, hashes [][]byte, lens []int) error {
+	b, cached := s.bases.find(r.TenantID, hashes, lens)
+	for {
+		if !cached {
+			var err error
+			if b.id, b.prefix, b.depth, err = s.findRequestBase(ctx, r.TenantID, hashes); err != nil {
+				return err
+			}
+			s.bases.keepFound(r.TenantID, hashes, lens, b)
+		}
+		if s.afterRequestLookup != nil {
+			s.afterRequestLookup(cached)
+		}
+		if b.id == "" || b.depth+1 >= itemref.RequestDepth || b.prefix <= 0 || b.prefix > len(req) {
+			break
+		}
+		tail := append([]any(nil), args...)
+		tail[requestArg] = req[b.prefix:]
+		tail = append(tail, b.id, b.prefix, b.depth+1, hashes[0], lens[0])
+		err := s.write(ctx, [...]string{insertRunTailPlainSQL, insertRunTailNewSessionSQL, insertRunTailInSessionSQL}[which], tail)
+		if !baseGone(err) {
+			if err == nil {
+				s.bases.keep(r.TenantID, hashes[0], requestBase{r.ID, lens[0], b.depth + 1})
+			}
+			return err
+		}
+		s.bases.forget(r.TenantID, b.id)
+		if !cached {
+			break
+		}
+		cached = false
+	}
+	whole := append(args[:len(args):len(args)], hashes[0], lens[0])
+	err := s.write(ctx, [...]string{insertRunIndexedPlainSQL, insertRunIndexedNewSessionSQL, insertRunIndexedInSessionSQL}[which], whole)
+	if err == nil {
+		s.bases.keep(r.TenantID, hashes[0], requestBase{r.ID, lens[0], 0})
+	}
+	return err
+}
+
+// write queues one statement on the group-commit writer and waits for
+// its batch's commit.
+func (s *Store) write(ctx context.Context, sql string, args []any) error {
+	return s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		p.exec(sql, args...)
+		return nil
+	})
+}
+
+// requestArg is the index of the recorded request in runArgs' values
+// ($22).
+const requestArg = 21
 
 func runArgs(r *runner.Run, req []byte) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {

@@ -50,9 +50,13 @@ type Store struct {
 	// requests keeps the hash state of recent recorded requests' inputs,
 	// so a resent history is not hashed again (itemref.RequestCache).
 	requests itemref.RequestCache
+	// bases keeps the bases of recent requests, so that a resending
+	// session's next turn skips the lookup (requests.go).
+	bases baseCache
 	// afterRequestLookup, set by tests only, runs between a request's
-	// base lookup and its write (requests.go).
-	afterRequestLookup func()
+	// base lookup and its write (requests.go), told whether the base
+	// came from bases.
+	afterRequestLookup func(cached bool)
 }
 
 var (
