@@ -144,6 +144,22 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		input = inputItems(h.run.ID, spec.Request.Input)
 		rctx, begun = s.joinBegin(ctx, rec, input)
 	}
+	// The agent does what reads the input before the start commits
+	// (PreparingAgent): a run waiting for its start then holds what that
+	// made (an upstream request that points at the client's texts), not
+	// the input too, and neither does this frame. A run its owner runs
+	// inline (an in-process provider) is not prepared.
+	inline := false
+	if ia, ok := s.agent.(InlineAgent); ok && !spec.Request.Stream && !spec.Request.Background && !h.logged {
+		inline = ia.Inline(agentReq)
+	}
+	var prepared PreparedRun
+	if pa, ok := s.agent.(PreparingAgent); ok && !inline {
+		if prepared, ok = pa.Prepare(agentReq); ok {
+			agentReq = Request{}
+			spec.Request.Input, spec.History, spec.Context, spec.LoadHistory = nil, nil, nil, nil
+		}
+	}
 	if err := s.record(rctx, h, spec); err != nil {
 		h.unreserve(ctx)
 		h.discard()
@@ -166,10 +182,14 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	r := h.run
 	s.observer.RunStarted(&r)
-	if ia, ok := s.agent.(InlineAgent); ok && !spec.Request.Stream && !spec.Request.Background && !h.logged && ia.Inline(agentReq) {
+	if inline {
 		// Its owner waits for the whole answer and the agent makes no call
 		// that waits: it runs when the owner first waits (Handle.inline).
 		h.pending = func() { h.execute(s.agent, agentReq) }
+		return h, nil
+	}
+	if prepared != nil {
+		s.workers.run(func() { h.execute(prepared, Request{}) })
 		return h, nil
 	}
 	s.workers.run(func() { h.execute(s.agent, agentReq) })
