@@ -71,6 +71,38 @@ type InlineAgent interface {
 	Inline(req Request) bool
 }
 
+// PreparedRun is the rest of a run that an agent or a provider prepared
+// before the run's start was committed (PreparingAgent,
+// PreparingProvider): called once, like Agent.Run with the request it was
+// prepared from, which it no longer reads.
+type PreparedRun func(ctx context.Context, emit func(Event) error) (Result, error)
+
+// Run implements Agent: r, whatever the request.
+func (r PreparedRun) Run(ctx context.Context, _ Request, emit func(Event) error) (Result, error) {
+	return r(ctx, emit)
+}
+
+// PreparingAgent is implemented by an agent that can do the work that
+// reads a request's input before the run's row is committed: the run
+// then waits for its start to commit holding what that work made (the
+// reference agent over an HTTP upstream: the upstream request, which
+// points at the client's texts) rather than the input it was made from
+// (an agent-sized history's decoded texts and message array, some 320 KB;
+// RATIONALE.md "Bytes in flight"). Prepare reports false when it has
+// nothing to prepare for req; the service then calls Run as before.
+type PreparingAgent interface {
+	Agent
+	Prepare(req Request) (PreparedRun, bool)
+}
+
+// PreparingProvider is implemented by a provider that can write its
+// upstream request before the call (PreparingAgent): the PreparedRun it
+// returns is Generate of req, req no longer read.
+type PreparingProvider interface {
+	Provider
+	Prepare(req ProviderRequest) (PreparedRun, bool)
+}
+
 // InProcessProvider is implemented by a provider that answers in the
 // process (the offline one): no network call, nothing that outlives its
 // context. The reference agent runs such a provider's plain requests

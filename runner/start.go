@@ -128,6 +128,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	h.meterAt = s.meter()
 	if h.meterAt.Quota != nil {
 		if err := h.reserve(ctx, h.meterAt, agentReq); err != nil {
+			putRecorded(h.run.Request) // never read by the store
 			h.discard()
 			s.release(h)
 			return nil, err
@@ -144,18 +145,36 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		input = inputItems(h.run.ID, spec.Request.Input)
 		rctx, begun = s.joinBegin(ctx, rec, input)
 	}
-	if err := s.record(rctx, h, spec); err != nil {
+	// The agent does what reads the input before the start commits
+	// (PreparingAgent): a run waiting for its start then holds what that
+	// made (an upstream request that points at the client's texts), not
+	// the input too, and neither does this frame. A run its owner runs
+	// inline (an in-process provider) is not prepared.
+	inline := false
+	if ia, ok := s.agent.(InlineAgent); ok && !spec.Request.Stream && !spec.Request.Background && !h.logged {
+		inline = ia.Inline(agentReq)
+	}
+	var prepared PreparedRun
+	if pa, ok := s.agent.(PreparingAgent); ok && !inline {
+		if prepared, ok = pa.Prepare(agentReq); ok {
+			agentReq = Request{}
+			spec.Request.Input, spec.History, spec.Context, spec.LoadHistory = nil, nil, nil, nil
+		}
+	}
+	err = s.record(rctx, h, spec)
+	// The request's JSON is in the store now, or its write failed; either
+	// way the store's write has returned and reads it no more. A run that
+	// waits on its provider (for minutes, in the background) need not hold
+	// a copy, and its buffer serves a later request's (recordedBuf).
+	putRecorded(h.run.Request)
+	h.run.Request, h.run.RequestBounds = nil, nil
+	if err != nil {
 		h.unreserve(ctx)
 		h.discard()
 		s.release(h)
 		return nil, err
 	}
 	h.leased.Store(true)
-	// The request's JSON is in the store now; a run that waits on its
-	// provider (for minutes, in the background) need not hold a copy, and
-	// its buffer serves a later request's (recordedPool).
-	putRecorded(h.run.Request)
-	h.run.Request, h.run.RequestBounds = nil, nil
 	if h.stored && !begun() {
 		if err := s.history.BeginResponse(ctx, rec, input); err != nil {
 			// The run row exists: end it as failed rather than leave it
@@ -166,10 +185,14 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	r := h.run
 	s.observer.RunStarted(&r)
-	if ia, ok := s.agent.(InlineAgent); ok && !spec.Request.Stream && !spec.Request.Background && !h.logged && ia.Inline(agentReq) {
+	if inline {
 		// Its owner waits for the whole answer and the agent makes no call
 		// that waits: it runs when the owner first waits (Handle.inline).
 		h.pending = func() { h.execute(s.agent, agentReq) }
+		return h, nil
+	}
+	if prepared != nil {
+		s.workers.run(func() { h.execute(prepared, Request{}) })
 		return h, nil
 	}
 	s.workers.run(func() { h.execute(s.agent, agentReq) })

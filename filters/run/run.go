@@ -72,6 +72,17 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 	// The body is mapped: from here the run holds the native request, and
 	// an agent-sized body (230 KB) does not wait out the run beside it.
 	x.DropBody()
+	if x.Endpoint != filters.Native {
+		// The run has its request (spec): the native request's texts,
+		// which point into the mapping's output, need not live while the
+		// run's start commits, once its agent has prepared its upstream
+		// request (runner.PreparingAgent), nor while the model answers
+		// (runner.Sent gives the body's bytes in flight back then). Its
+		// tools stay: a Responses stream names a tool call as the client
+		// offered it. A native run keeps its input, which its run.created
+		// event echoes.
+		x.Native = runner.Request{Tools: x.Native.Tools}
+	}
 	h, err := s.svc.Start(ctx, spec)
 	if err != nil {
 		if c := conversationOf(x); c != nil && errors.Is(err, runner.ErrNotFound) {
@@ -97,15 +108,6 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 		apierr.RateLimitTokens{Limit: q.Limit, Remaining: q.Remaining, Reset: time.Until(q.Reset)}.Header(hd)
 	}
 	x.Run = h
-	if x.Endpoint != filters.Native {
-		// The run has its request (its agent's copy, the store's): the
-		// native request's texts, which point into the mapping's output,
-		// need not live while the model answers (runner.Sent gives the
-		// body's bytes in flight back then). Its tools stay: a Responses
-		// stream names a tool call as the client offered it. A native run
-		// keeps its input, which its run.created event echoes.
-		x.Native = runner.Request{Tools: x.Native.Tools}
-	}
 	// run_timeout, shutdown and a native cancel hold even while a write
 	// to a client that stopped reading blocks: the write is cut short.
 	defer h.OnInterrupt(x.Reply.Abort)()

@@ -16,7 +16,10 @@ type Agent struct {
 	p runner.Provider
 }
 
-var _ runner.InlineAgent = (*Agent)(nil)
+var (
+	_ runner.InlineAgent    = (*Agent)(nil)
+	_ runner.PreparingAgent = (*Agent)(nil)
+)
 
 // New returns the reference agent for provider p.
 func New(p runner.Provider) *Agent { return &Agent{p: p} }
@@ -58,24 +61,7 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 			return runner.Result{}, fmt.Errorf("%w: output_schema: %v", runner.ErrInvalidRequest, err)
 		}
 	}
-	preq := runner.ProviderRequest{
-		Messages:          messages(req),
-		Tools:             req.Tools,
-		ToolChoice:        req.ToolChoice,
-		ParallelToolCalls: req.ParallelToolCalls,
-		OutputSchema:      req.OutputSchema,
-		SchemaName:        req.SchemaName,
-		JSONObject:        req.JSONObject,
-		MaxOutputTokens:   req.MaxOutputTokens,
-		Stream:            req.Stream,
-		Upstream:          req.Upstream,
-		Attempt:           1,
-	}
-	if req.MaxToolCalls == 1 && len(req.Tools) > 0 {
-		// One call at most: ask the model for no parallel calls.
-		off := false
-		preq.ParallelToolCalls = &off
-	}
+	preq := providerRequest(req)
 	o := offer{tools: req.Tools, choice: req.ToolChoice}
 	maxCalls, plain := req.MaxToolCalls, sch == nil && !req.JSONObject
 	// From here on only preq holds the messages, and the provider call is
@@ -94,6 +80,65 @@ func (a *Agent) Run(ctx context.Context, req runner.Request, emit func(runner.Ev
 		res.ToolCalls = res.ToolCalls[:maxCalls]
 	}
 	return res, err
+}
+
+// providerRequest is the first provider call's request for req.
+func providerRequest(req runner.Request) runner.ProviderRequest {
+	preq := runner.ProviderRequest{
+		Messages:          messages(req),
+		Tools:             req.Tools,
+		ToolChoice:        req.ToolChoice,
+		ParallelToolCalls: req.ParallelToolCalls,
+		OutputSchema:      req.OutputSchema,
+		SchemaName:        req.SchemaName,
+		JSONObject:        req.JSONObject,
+		MaxOutputTokens:   req.MaxOutputTokens,
+		Stream:            req.Stream,
+		Upstream:          req.Upstream,
+		Attempt:           1,
+	}
+	if req.MaxToolCalls == 1 && len(req.Tools) > 0 {
+		// One call at most: ask the model for no parallel calls.
+		off := false
+		preq.ParallelToolCalls = &off
+	}
+	return preq
+}
+
+// Prepare implements runner.PreparingAgent: a request without an output
+// schema nor json_object (one provider call, nothing to repair) to a
+// provider that writes its upstream request ahead (runner.PreparingProvider)
+// gets that request written now, and the run Run would make of req. The
+// run holds req's tools and tool choice (to check the calls), not its
+// input.
+func (a *Agent) Prepare(req runner.Request) (runner.PreparedRun, bool) {
+	pp, ok := a.p.(runner.PreparingProvider)
+	if !ok || len(req.OutputSchema) > 0 || req.JSONObject {
+		return nil, false
+	}
+	gen, ok := pp.Prepare(providerRequest(req))
+	if !ok {
+		return nil, false
+	}
+	o := offer{tools: req.Tools, choice: req.ToolChoice}
+	maxCalls := req.MaxToolCalls
+	return func(ctx context.Context, emit func(runner.Event) error) (runner.Result, error) {
+		if emit == nil {
+			emit = func(runner.Event) error { return nil }
+		}
+		if maxCalls > 0 {
+			emit = boundCalls(maxCalls, emit)
+		}
+		res, err := gen(ctx, emit)
+		res.Attempts = 1
+		if err == nil {
+			err = checkCalls(o, res)
+		}
+		if maxCalls > 0 && len(res.ToolCalls) > maxCalls {
+			res.ToolCalls = res.ToolCalls[:maxCalls]
+		}
+		return res, err
+	}, true
 }
 
 // generate is one provider call without an output schema. It is a function

@@ -42,16 +42,42 @@ func (t *tracedProvider) InProcess() bool {
 }
 
 func (t *tracedProvider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
+	return t.traced(ctx, req.Stream, req.Attempt, req.MaxOutputTokens, func(ctx context.Context) (runner.Result, error) {
+		return t.Provider.Generate(ctx, req, emit)
+	})
+}
+
+// Prepare implements runner.PreparingProvider when the traced provider
+// does: the call the prepared run makes is the span.
+func (t *tracedProvider) Prepare(req runner.ProviderRequest) (runner.PreparedRun, bool) {
+	p, ok := t.Provider.(runner.PreparingProvider)
+	if !ok {
+		return nil, false
+	}
+	gen, ok := p.Prepare(req)
+	if !ok {
+		return nil, false
+	}
+	stream, attempt, maxTokens := req.Stream, req.Attempt, req.MaxOutputTokens
+	return func(ctx context.Context, emit func(runner.Event) error) (runner.Result, error) {
+		return t.traced(ctx, stream, attempt, maxTokens, func(ctx context.Context) (runner.Result, error) {
+			return gen(ctx, emit)
+		})
+	}, true
+}
+
+// traced makes call in a span of its own.
+func (t *tracedProvider) traced(ctx context.Context, stream bool, attempt, maxTokens int, call func(context.Context) (runner.Result, error)) (runner.Result, error) {
 	start := make([]attribute.KeyValue, 0, 6)
 	start = append(start, t.system, t.model, chatOperation,
-		attribute.Bool("runedge.provider.stream", req.Stream),
-		attribute.Int("runedge.provider.attempt", req.Attempt))
-	if req.MaxOutputTokens > 0 { // 0: the provider's default, not a request
-		start = append(start, attribute.Int("gen_ai.request.max_tokens", req.MaxOutputTokens))
+		attribute.Bool("runedge.provider.stream", stream),
+		attribute.Int("runedge.provider.attempt", attempt))
+	if maxTokens > 0 { // 0: the provider's default, not a request
+		start = append(start, attribute.Int("gen_ai.request.max_tokens", maxTokens))
 	}
 	ctx, span := t.tracer.Start(ctx, t.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(start...))
 	defer span.End()
-	res, err := t.Provider.Generate(ctx, req, emit)
+	res, err := call(ctx)
 	// One SetAttributes: each call may grow the span's attribute slice.
 	attrs := make([]attribute.KeyValue, 2, 4)
 	attrs[0] = attribute.Int("gen_ai.usage.input_tokens", res.Usage.InputTokens)

@@ -25,7 +25,7 @@ type Provider struct {
 	client   *http.Client
 }
 
-var _ runner.Provider = (*Provider)(nil)
+var _ runner.PreparingProvider = (*Provider)(nil)
 
 // New returns a provider for cfg, or an error naming what is wrong with it.
 func New(cfg Config) (*Provider, error) {
@@ -73,7 +73,27 @@ func (p *Provider) Generate(ctx context.Context, req runner.ProviderRequest, emi
 	// req is not used past this point: the messages it holds are in body
 	// (copied, or the client's literals that the run holds anyway), and a
 	// long call keeps one copy of them, not two.
+	return p.generate(ctx, body, req.Stream, emit)
+}
+
+// Prepare implements runner.PreparingProvider: the upstream request is
+// written now, and the run that sends it holds it alone (the client's
+// literals it points at, not the messages they were decoded into). A
+// request that cannot be written is left to Generate, which reports it.
+func (p *Provider) Prepare(req runner.ProviderRequest) (runner.PreparedRun, bool) {
+	body, err := p.upstreamBody(req)
+	if err != nil {
+		return nil, false
+	}
 	stream := req.Stream
+	return func(ctx context.Context, emit func(runner.Event) error) (runner.Result, error) {
+		return p.generate(ctx, body, stream, emit)
+	}, true
+}
+
+// generate sends body, again while an attempt fails in a way another may
+// not (and nothing has been emitted).
+func (p *Provider) generate(ctx context.Context, body *upstreamBody, stream bool, emit func(runner.Event) error) (runner.Result, error) {
 	emitted := false
 	tracked := func(ev runner.Event) error {
 		emitted = true
