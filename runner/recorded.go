@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/runedge/runedge/internal/jsonfast"
@@ -77,22 +78,12 @@ func appendPlainRequest(r *Request, bounds, pooled bool) ([]byte, []int, bool) {
 		}
 		n += 24 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes
 	}
-	var b, reused []byte
+	var b []byte
 	if pooled && n >= SharedRequestMin {
-		b = recordedBuf(n)
-		reused = b
+		b = recordedBuf()
 	}
 	if cap(b) < n {
 		b = make([]byte, 0, n)
-	}
-	if reused != nil {
-		defer func() {
-			if unsafe.SliceData(b) != unsafe.SliceData(reused) {
-				// The request outgrew the buffer (more escapes than n
-				// allows for) and was copied out of it: nothing holds it.
-				putRecorded(reused)
-			}
-		}()
 	}
 	var ends []int
 	if bounds && n >= SharedRequestMin && len(r.Input) > 0 {
@@ -149,16 +140,31 @@ func appendPlainRequest(r *Request, bounds, pooled bool) ([]byte, []int, bool) {
 	return b, ends, true
 }
 
-// The buffers of recorded requests of SharedRequestMin bytes or more are
-// reused (recordedBuf, putRecorded): a run's recorded request is read by
-// the store's start write and let go of once that write returned
-// (groupcommit.Writer.Do returns only once its batch committed or failed;
-// both drivers copy what they bind), so an agent-sized request's 240 KB is
-// written into the buffer of a request before it rather than allocated
-// and zeroed each turn. On Linux the buffers are mapped outside the Go
-// heap (recordedbuf_linux.go); elsewhere they are pooled in it
-// (recordedbuf_other.go). RATIONALE.md "Agent-sized bodies" and "Bytes in
-// flight".
+// recordedPool holds the buffers of recorded requests of
+// SharedRequestMin bytes or more that Start gave back: a run's recorded
+// request is read by the store's start write and let go of once that
+// write committed (groupcommit.Writer.Do returns only then; both drivers
+// copy what they bind), so an agent-sized request's 240 KB is written
+// into the buffer of a request before it rather than allocated and
+// zeroed each turn. RATIONALE.md "Agent-sized bodies".
+var recordedPool sync.Pool // *[]byte
 
-// maxPooledRecorded bounds a reused buffer: a larger request's is let go.
+// recordedBuf returns a pooled buffer, or nil.
+func recordedBuf() []byte {
+	if p, ok := recordedPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putRecorded gives b back for a later request; nothing may hold b.
+func putRecorded(b []byte) {
+	if cap(b) < SharedRequestMin || cap(b) > maxPooledRecorded {
+		return
+	}
+	b = b[:0]
+	recordedPool.Put(&b)
+}
+
+// maxPooledRecorded bounds a pooled buffer: a larger request's is let go.
 const maxPooledRecorded = 4 << 20

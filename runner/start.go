@@ -128,7 +128,6 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	h.meterAt = s.meter()
 	if h.meterAt.Quota != nil {
 		if err := h.reserve(ctx, h.meterAt, agentReq); err != nil {
-			putRecorded(h.run.Request) // never read by the store
 			h.discard()
 			s.release(h)
 			return nil, err
@@ -161,20 +160,18 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 			spec.Request.Input, spec.History, spec.Context, spec.LoadHistory = nil, nil, nil, nil
 		}
 	}
-	err = s.record(rctx, h, spec)
-	// The request's JSON is in the store now, or its write failed; either
-	// way the store's write has returned and reads it no more. A run that
-	// waits on its provider (for minutes, in the background) need not hold
-	// a copy, and its buffer serves a later request's (recordedBuf).
-	putRecorded(h.run.Request)
-	h.run.Request, h.run.RequestBounds = nil, nil
-	if err != nil {
+	if err := s.record(rctx, h, spec); err != nil {
 		h.unreserve(ctx)
 		h.discard()
 		s.release(h)
 		return nil, err
 	}
 	h.leased.Store(true)
+	// The request's JSON is in the store now; a run that waits on its
+	// provider (for minutes, in the background) need not hold a copy, and
+	// its buffer serves a later request's (recordedPool).
+	putRecorded(h.run.Request)
+	h.run.Request, h.run.RequestBounds = nil, nil
 	if h.stored && !begun() {
 		if err := s.history.BeginResponse(ctx, rec, input); err != nil {
 			// The run row exists: end it as failed rather than leave it
