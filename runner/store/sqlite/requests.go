@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/runedge/runedge/runner/store/internal/itemref"
 )
@@ -76,8 +77,10 @@ func (s *Store) writeRequest(ctx context.Context, tx *wtx, seq int64, tenantID s
 	if base.Valid {
 		baseArg = base.Int64
 	}
-	_, err = tx.StmtContext(ctx, s.st.insertSharedRequest).ExecContext(ctx, seq, baseArg, int64(shared), d, tenantID,
-		q.hashes[0], int64(q.lens[0]), string(stored))
+	// The request bound as text without a copy: the driver copies it
+	// into SQLite's memory as it binds, and tx.exec keeps no argument.
+	_, err = tx.exec(ctx, s.st.insertSharedRequest, seq, baseArg, int64(shared), d, tenantID,
+		q.hashes[0], int64(q.lens[0]), unsafe.String(unsafe.SliceData(stored), len(stored)))
 	return err
 }
 

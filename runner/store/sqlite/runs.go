@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
@@ -35,12 +36,16 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 			shared = &sharedRequest{req, hashes, lens}
 		}
 	}
+	// Bound as text without a copy (an agent-sized request was copied
+	// twice, here and by the driver into SQLite's memory as it binds):
+	// tx.exec keeps no argument, and req outlives the write.
+	text := unsafe.String(unsafe.SliceData(req), len(req))
 	switch {
 	case shared != nil:
 	case len(req) > s.apart:
-		apart = string(req)
+		apart = text
 	case len(req) > 0:
-		inline = string(req)
+		inline = text
 	}
 	args, err := runArgs(r, inline, check...)
 	if err != nil {

@@ -147,7 +147,8 @@ type stmts struct {
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
 	insertRequest                                      *rawStmt
 	// A request kept by reference (requests.go).
-	findRequestBase, insertSharedRequest *sql.Stmt
+	findRequestBase     *sql.Stmt
+	insertSharedRequest *rawStmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
 	// Keeping each item once (itemref).
@@ -213,7 +214,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertRunInSession = raw(insertRunCheckedSQL(insertRunInSessionSQL))
 	st.insertRequest = raw(insertRequestSQL)
 	st.findRequestBase = prep(w, findRequestBaseSQL)
-	st.insertSharedRequest = prep(w, insertSharedRequestSQL)
+	st.insertSharedRequest = raw(insertSharedRequestSQL)
 	st.insertResponse = prep(w, insertResponseSQL)
 	st.insertItem = prep(w, insertItemSQL)
 	st.setObject = prep(w, setObjectSQL)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"sync"
+	"unsafe"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -133,28 +134,75 @@ func SharesRequest(r *runner.Run, stored []byte) bool {
 // request's whole input (its last bound), so the next request of a
 // resending session hashes what it adds, not its whole history again
 // (RATIONALE.md "Agent-sized bodies"). A prefix is found by a 128-bit
-// seeded hash of its bytes (two maphash chains, random seeds per process,
+// seeded hash of its bytes (two prefixKeys, random seeds per process,
 // an order of magnitude cheaper than SHA-256), its tenant, its length and
 // its number of messages: a prefix only the same bytes give, but for a
-// collision of both chains at once. It is memory only and bounded (at
-// most maxRequestCache states of about 200 bytes); its zero value is
-// ready to use.
+// collision of both keys at once. The map is keyed by the first key; the
+// second, checked on a hit only, is stored beside the state. It is memory
+// only and bounded (at most maxRequestCache states of about 200 bytes);
+// its zero value is ready to use.
 type RequestCache struct {
 	once   sync.Once
 	s1, s2 maphash.Seed
 	mu     sync.Mutex
-	m      map[requestKey][]byte // a marshaled SHA-256 state
-	hits   int                   // for tests
+	m      map[requestKey]cachedState
+	hits   int // for tests
 }
 
 type requestKey struct {
-	tenant     string
-	n, bounds  int
-	sum1, sum2 uint64
+	tenant    string
+	n, bounds int
+	sum1      uint64
+}
+
+type cachedState struct {
+	sum2  uint64
+	state []byte // a marshaled SHA-256 state
 }
 
 // maxRequestCache bounds a RequestCache: that many sessions' last turns.
 const maxRequestCache = 1 << 12
+
+// keyBlock is the stride of a prefixKey's chain. Each block is hashed in
+// one call of the runtime's map hash (maphash.Comparable of a string
+// runs aeshash over all of it; maphash.Bytes calls it every 128 bytes,
+// a quarter of the speed), and a prefix's key adds the hash of its last,
+// partial block: a prefix that ends anywhere costs at most one block
+// more than the chain.
+const keyBlock = 1 << 10
+
+// prefixKeys is a seeded hash of every prefix of a request, chained over
+// keyBlock-byte blocks at fixed offsets: the key of request[:n] depends
+// on those n bytes and the seed only, whatever follows them.
+type prefixKeys struct {
+	seed    maphash.Seed
+	request []byte
+	chain   []uint64 // chain[j]: of request[:j*keyBlock]
+}
+
+// extend chains the blocks that end at or before n.
+func (p *prefixKeys) extend(n int) {
+	if len(p.chain) == 0 {
+		p.chain = append(p.chain, 0)
+	}
+	for j := len(p.chain); j*keyBlock <= n; j++ {
+		block := p.request[(j-1)*keyBlock : j*keyBlock]
+		p.chain = append(p.chain, maphash.Comparable(p.seed, [2]uint64{p.chain[j-1], hashString(p.seed, block)}))
+	}
+}
+
+// key returns the key of request[:n].
+func (p *prefixKeys) key(n int) uint64 {
+	p.extend(n)
+	j := n / keyBlock
+	return maphash.Comparable(p.seed, [3]uint64{p.chain[j], hashString(p.seed, p.request[j*keyBlock:n]), uint64(n)})
+}
+
+// hashString hashes b as a string, in one pass (keyBlock), without a copy:
+// the hash keeps nothing of it.
+func hashString(seed maphash.Seed, b []byte) uint64 {
+	return maphash.Comparable(seed, unsafe.String(unsafe.SliceData(b), len(b)))
+}
 
 // RequestPrefixes is RequestPrefixes of request and bounds, for a request
 // of tenant, starting from the longest prefix the cache holds the state
@@ -168,33 +216,31 @@ func (c *RequestCache) RequestPrefixes(tenant string, request []byte, bounds []i
 	if len(bounds) == 0 || bounds[len(bounds)-1] > len(request) {
 		return nil, nil
 	}
-	c.once.Do(func() { c.s1, c.s2 = maphash.MakeSeed(), maphash.MakeSeed() })
-	sums := make([][2]uint64, len(bounds))
-	var k1, k2 uint64
-	at := 0
 	for i, b := range bounds {
-		if b < at {
+		if b < 0 || i > 0 && b < bounds[i-1] {
 			return nil, nil
 		}
-		seg := request[at:b]
-		k1 = maphash.Comparable(c.s1, [3]uint64{k1, maphash.Bytes(c.s1, seg), uint64(len(seg))})
-		k2 = maphash.Comparable(c.s2, [3]uint64{k2, maphash.Bytes(c.s2, seg), uint64(len(seg))})
-		sums[i] = [2]uint64{k1, k2}
-		at = b
 	}
-	key := func(i int) requestKey { return requestKey{tenant, bounds[i], i + 1, sums[i][0], sums[i][1]} }
+	c.once.Do(func() { c.s1, c.s2 = maphash.MakeSeed(), maphash.MakeSeed() })
+	k1 := prefixKeys{seed: c.s1, request: request, chain: make([]uint64, 0, bounds[len(bounds)-1]/keyBlock+1)}
+	k2 := prefixKeys{seed: c.s2, request: request, chain: make([]uint64, 0, cap(k1.chain))}
+	key := func(i int) requestKey { return requestKey{tenant, bounds[i], i + 1, k1.key(bounds[i])} }
 	from, state := -1, []byte(nil) // the longest prefix cached, its state
-	c.mu.Lock()
-	for i := len(bounds) - 1; i >= 0 && c.m != nil; i-- {
-		if st, ok := c.m[key(i)]; ok {
-			from, state = i, st
+	for i := len(bounds) - 1; i >= 0; i-- {
+		k := key(i)
+		c.mu.Lock()
+		st, ok := c.m[k]
+		c.mu.Unlock()
+		if ok && st.sum2 == k2.key(bounds[i]) {
+			from, state = i, st.state
+			c.mu.Lock()
 			c.hits++
+			c.mu.Unlock()
 			break
 		}
 	}
-	c.mu.Unlock()
 	h := NewHasher()
-	at = 0
+	at := 0
 	if from >= 0 {
 		if h.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state) != nil {
 			return RequestPrefixes(request, bounds)
@@ -230,11 +276,13 @@ func (c *RequestCache) RequestPrefixes(tenant string, request []byte, bounds []i
 	if err != nil {
 		return hashes, lens
 	}
+	last := len(bounds) - 1
+	k, sum2 := key(last), k2.key(bounds[last])
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxRequestCache {
-		c.m = make(map[requestKey][]byte)
+		c.m = make(map[requestKey]cachedState)
 	}
-	c.m[key(len(bounds)-1)] = st
+	c.m[k] = cachedState{sum2, st}
 	c.mu.Unlock()
 	return hashes, lens
 }

@@ -122,9 +122,57 @@ func TestRequestCache(t *testing.T) {
 	session("t1", other[:6], 'c')
 }
 
+// A request that differs from the cached one in a single byte of its
+// prefix, the same tenant, length and bounds, is not the cached prefix:
+// wherever the byte is (the first, one of the middle, either side of a
+// key block's end, the last), the cache does not serve the other
+// request's state, and the hashes are the uncached ones. A wrong hit
+// would make a stored request read back wrong.
+func TestRequestCacheKeysEveryByte(t *testing.T) {
+	req := []byte(`{"input":[`)
+	var bounds []int
+	for i := range 9 {
+		if i > 0 {
+			req = append(req, ',')
+		}
+		req = append(req, fmt.Sprintf(`{"role":"user","content":"%d %s"}`, i, strings.Repeat("y", 700))...)
+		bounds = append(bounds, len(req))
+	}
+	req = append(req, `]}`...)
+	end := bounds[len(bounds)-1]
+	if end%keyBlock == 0 || end < 4*keyBlock {
+		t.Fatalf("a %d-byte prefix does not end inside a later block", end)
+	}
+	for _, at := range []int{0, end / 2, keyBlock - 1, keyBlock, 3*keyBlock + 1, end - 2, end - 1} {
+		for _, more := range []bool{false, true} {
+			var c RequestCache
+			c.RequestPrefixes("t", req, bounds)
+			other, obounds := slices.Clone(req), bounds
+			other[at] ^= 1
+			if more { // the next turn of the other request's session
+				other = append(other[:end:end], `,{"role":"assistant","content":"ok"}]}`...)
+				obounds = append(slices.Clone(bounds), len(other)-2)
+			}
+			before := c.hits
+			got, _ := c.RequestPrefixes("t", other, obounds)
+			if c.hits != before {
+				t.Errorf("byte %d of %d changed (another turn: %v): the cached state served", at, end, more)
+			}
+			want, _ := RequestPrefixes(other, obounds)
+			if len(got) != len(want) || !bytes.Equal(got[0], want[0]) {
+				t.Errorf("byte %d of %d changed (another turn: %v): not the uncached hashes", at, end, more)
+			}
+			// The request as cached still hits.
+			if c.RequestPrefixes("t", req, bounds); c.hits == before {
+				t.Errorf("byte %d: the cached request itself missed", at)
+			}
+		}
+	}
+}
+
 // BenchmarkRequestPrefixes hashes a 400-message, 229 KB request's
 // prefixes, whole and through the cache after the turn before (the same
-// input less its last two messages).
+// input less its last two messages, or the same request again).
 func BenchmarkRequestPrefixes(b *testing.B) {
 	var req []byte
 	var bounds []int
@@ -150,6 +198,14 @@ func BenchmarkRequestPrefixes(b *testing.B) {
 			var c RequestCache
 			c.RequestPrefixes("t", req, bounds[:len(bounds)-2])
 			b.StartTimer()
+			c.RequestPrefixes("t", req, bounds)
+		}
+	})
+	b.Run("again", func(b *testing.B) { // the same request as the turn before
+		var c RequestCache
+		c.RequestPrefixes("t", req, bounds)
+		b.SetBytes(int64(len(req)))
+		for b.Loop() {
 			c.RequestPrefixes("t", req, bounds)
 		}
 	})
