@@ -87,7 +87,7 @@ func (p *Provider) call(ctx context.Context, body *upstreamBody, stream bool, em
 		defer wd.stop()
 	}
 	wd.kick()
-	return p.readWhole(reqCtx, res.Body, wd, emit)
+	return p.readWhole(reqCtx, res.Body, res.ContentLength, wd, emit)
 }
 
 func isEventStream(contentType string) bool {
