@@ -48,6 +48,9 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		host   string
 		low    int64
 	}
+	// The closure takes the ledger line, not t: a copy of the whole
+	// Transition in every run's closure.
+	ledger := t.Ledger
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		// A rerun (its batch rolled back) starts clean: what the first
 		// run counted is not committed.
@@ -62,8 +65,8 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		if w.n, err = res.RowsAffected(); err != nil || w.n != 1 {
 			return err
 		}
-		if t.Ledger != nil {
-			if err := s.writeLedger(ctx, tx, t.Ledger); err != nil {
+		if ledger != nil {
+			if err := s.writeLedger(ctx, tx, ledger); err != nil {
 				return err
 			}
 		}
