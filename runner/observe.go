@@ -5,8 +5,10 @@ import "time"
 // Observer watches runs go by: metrics, traces, the operator page. Its
 // methods are called synchronously on the run's path (RunStarted once the
 // run is recorded, before the agent starts; RunFinished once the outcome is
-// recorded), so they must be quick and must not block. The *Run is a copy
-// the observer may keep; RunFinished's carries Elapsed and FirstToken.
+// recorded), so they must be quick and must not block. The *Run is the
+// observer's to read during the call only: it must not modify it, and one
+// that keeps it keeps a copy (the runner hands over its own record, not a
+// copy per observer call). RunFinished's carries Elapsed and FirstToken.
 type Observer interface {
 	RunStarted(r *Run)
 	RunFinished(r *Run)

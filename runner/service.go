@@ -105,7 +105,7 @@ type Service struct {
 	draining bool
 	runs     map[string]*Handle   // admitted and not yet finished
 	logs     map[string]*EventLog // stream events of stored responses in flight
-	idle     chan struct{}        // closed when runs drains to empty
+	idle     chan struct{}        // nil, or made by Wait and closed when runs drains to empty
 
 	workers *workers // the goroutines runs' agents execute on
 
@@ -270,6 +270,11 @@ func (s *Service) Wait(ctx context.Context) error {
 			s.mu.Unlock()
 			return nil
 		}
+		if s.idle == nil {
+			// Made when someone waits: a host at one connection drains
+			// to empty after every request.
+			s.idle = make(chan struct{})
+		}
 		idle := s.idle
 		s.mu.Unlock()
 		select {
@@ -322,9 +327,6 @@ func (s *Service) admit(h *Handle) error {
 	if h.background {
 		s.background++
 	}
-	if len(s.runs) == 0 {
-		s.idle = make(chan struct{})
-	}
 	s.runs[h.run.ID] = h
 	return nil
 }
@@ -346,8 +348,9 @@ func (s *Service) release(h *Handle) {
 	if h.background {
 		s.background--
 	}
-	if len(s.runs) == 0 {
+	if len(s.runs) == 0 && s.idle != nil {
 		close(s.idle)
+		s.idle = nil
 	}
 }
 

@@ -180,8 +180,9 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 			return nil, errors.Join(fmt.Errorf("runner: record response: %w", err), h.Finish(nil, err))
 		}
 	}
-	r := h.run
-	s.observer.RunStarted(&r)
+	// The observer reads the run during the call and keeps a copy if
+	// it keeps anything (Observer): no copy here.
+	s.observer.RunStarted(&h.run)
 	if inline {
 		// Its owner waits for the whole answer and the agent makes no call
 		// that waits: it runs when the owner first waits (Handle.inline).

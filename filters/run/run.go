@@ -147,42 +147,45 @@ func startSpec(x *filters.Exchange) (runner.StartSpec, error) {
 		Request:  x.Native,
 		Echo:     x.Echo,
 	}
+	// The ids land in ids, not through pointers into spec: a table of
+	// spec's fields' addresses moved the whole StartSpec (about 550
+	// bytes) to the heap on every request.
+	var ids [4]string // session, thread, request, correlation
 	hd := x.Request.Header
-	for _, f := range []struct {
-		dst  *string
+	for i, f := range [...]struct {
 		name string
 		ok   func(rune) bool
 	}{
-		{&spec.SessionID, filters.HeaderSessionID, filters.IDChar},
-		{&spec.ThreadID, filters.HeaderThreadID, filters.IDChar},
-		{&spec.RequestID, filters.HeaderRequestID, filters.Printable},
-		{&spec.CorrelationID, filters.HeaderCorrelationID, filters.Printable},
+		{filters.HeaderSessionID, filters.IDChar},
+		{filters.HeaderThreadID, filters.IDChar},
+		{filters.HeaderRequestID, filters.Printable},
+		{filters.HeaderCorrelationID, filters.Printable},
 	} {
 		v, err := filters.HeaderValue(hd, f.name, maxIDHeaderLen, f.ok)
 		if err != nil {
 			return spec, err
 		}
-		*f.dst = v
+		ids[i] = v
 	}
 	// A body that names the session or thread (the native run request)
 	// says it once: a header naming another is a contradiction, not a
 	// choice to make for the client.
-	for _, f := range []struct {
-		dst         *string
+	for i, f := range [...]struct {
 		body, param string
 		header      string
 	}{
-		{&spec.SessionID, x.SessionID, "session_id", filters.HeaderSessionID},
-		{&spec.ThreadID, x.ThreadID, "thread_id", filters.HeaderThreadID},
+		{x.SessionID, "session_id", filters.HeaderSessionID},
+		{x.ThreadID, "thread_id", filters.HeaderThreadID},
 	} {
 		switch {
 		case f.body == "":
-		case *f.dst != "" && *f.dst != f.body:
-			return spec, apierr.InvalidBody(f.param, "%s names %q but the %s header names %q", f.param, f.body, f.header, *f.dst)
+		case ids[i] != "" && ids[i] != f.body:
+			return spec, apierr.InvalidBody(f.param, "%s names %q but the %s header names %q", f.param, f.body, f.header, ids[i])
 		default:
-			*f.dst = f.body
+			ids[i] = f.body
 		}
 	}
+	spec.SessionID, spec.ThreadID, spec.RequestID, spec.CorrelationID = ids[0], ids[1], ids[2], ids[3]
 	spec.SessionNamed = spec.SessionID != ""
 	// The turn gives the run its history, or the context assembled
 	// already, and a conversation's session (turn.Turn.Spec).

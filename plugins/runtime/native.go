@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/runedge/runedge/plugins/abi"
@@ -27,7 +28,10 @@ type NativeHooks struct {
 	//
 	// A hook's output belongs to the caller once returned: the host reads
 	// a map_request output's strings in place (abi.DecodeRequestOutput),
-	// so a hook must not keep it to reuse.
+	// so a hook must not keep it to reuse. MapResultView's view is the
+	// hook's during its call only: the host writes the next result's view
+	// into the same buffer, so neither its output nor its error may
+	// point into the view.
 	MapRequestView func(abi.RequestView) ([]byte, error)
 	MapResultView  func(abi.ResultView) ([]byte, error)
 	// MapRequestDecoded, when set beside MapRequestView, is
@@ -165,9 +169,23 @@ func (p *Plugin) MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, er
 	if p.viewResult == nil {
 		return p.Call(ctx, MapResult, in.AppendJSON(nil))
 	}
-	v, buf := in.View(nil)
-	return p.viewed(MapResult, len(buf), func() ([]byte, error) { return p.viewResult(v) })
+	bp := viewBufs.Get().(*[]byte)
+	v, buf := in.View(*bp)
+	out, err := p.viewed(MapResult, len(buf), func() ([]byte, error) { return p.viewResult(v) })
+	if cap(buf) <= maxPooledView {
+		*bp = buf[:0]
+		viewBufs.Put(bp)
+	}
+	return out, err
 }
+
+// viewBufs holds the buffers MapResult writes its views into, which a
+// hook reads during its call only (NativeHooks): about 400 bytes a small
+// reply that were allocated per result. One over maxPooledView (a long
+// answer's text) is let go.
+var viewBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledView = 64 << 10
 
 // viewed runs a view hook's call (run) under Call's contract: counted in
 // the metrics, refused as a fault when its input (n bytes) is over the

@@ -14,6 +14,13 @@ import (
 	"github.com/runedge/runedge/runner"
 )
 
+// The request's constant header values (call).
+var (
+	jsonValue        = []string{"application/json"}
+	eventStreamValue = []string{"text/event-stream"}
+	userAgentValue   = []string{"runedge"}
+)
+
 // traceContext writes W3C Trace Context headers.
 var traceContext propagation.TraceContext
 
@@ -45,15 +52,21 @@ func (p *Provider) call(ctx context.Context, body *upstreamBody, stream bool, em
 	// from its start when the transport retries on a fresh connection.
 	req.ContentLength = int64(body.n)
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	// The values are shared, allocated once: net/http never writes into
+	// a header's values, Client.Do copies them, and Set or Add on this
+	// request replaces or grows its own slice.
 	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "runedge")
+	h["Content-Type"] = jsonValue
+	h["User-Agent"] = userAgentValue
 	if stream {
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = eventStreamValue
 	} else {
-		h.Set("Accept", "application/json")
+		h["Accept"] = jsonValue
 	}
-	if p.cfg.APIKey != "" {
+	switch {
+	case p.auth != nil:
+		h["Authorization"] = p.auth
+	case p.cfg.APIKey != "":
 		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
 	// W3C traceparent/tracestate of the span the call runs in (the host's
@@ -87,7 +100,7 @@ func (p *Provider) call(ctx context.Context, body *upstreamBody, stream bool, em
 		defer wd.stop()
 	}
 	wd.kick()
-	return p.readWhole(reqCtx, res.Body, wd, emit)
+	return p.readWhole(reqCtx, res.Body, res.ContentLength, wd, emit)
 }
 
 func isEventStream(contentType string) bool {

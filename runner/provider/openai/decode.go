@@ -39,9 +39,12 @@ func decodeChunk(data []byte, c *wireChunk) error {
 	return json.Unmarshal(data, c)
 }
 
-// decodeCompletion decodes a whole chat.completion into c.
+// decodeCompletion decodes a whole chat.completion into c. c's texts
+// point into data, which the caller must not change after (readWhole's
+// body is read for this call alone): a copy of the body as a string was
+// an allocation the size of the answer.
 func decodeCompletion(data []byte, c *wireCompletion) error {
-	if gjson.ValidBytes(data) && fastCompletion(jsonfast.Doc(string(data)), c) {
+	if len(data) > 0 && gjson.ValidBytes(data) && fastCompletion(jsonfast.Doc(unsafe.String(&data[0], len(data))), c) {
 		return nil
 	}
 	*c = wireCompletion{}

@@ -23,6 +23,7 @@ type Provider struct {
 	cfg      Config
 	endpoint string // BaseURL + /chat/completions
 	client   *http.Client
+	auth     []string // the Authorization header's value, nil without an API key
 }
 
 var _ runner.PreparingProvider = (*Provider)(nil)
@@ -49,7 +50,11 @@ func New(cfg Config) (*Provider, error) {
 	// No Client.Timeout: the run's context, the first-byte and idle
 	// watchdogs bound every call, and a wall-clock limit would cut long
 	// healthy streams.
-	return &Provider{cfg: cfg, endpoint: cfg.BaseURL + "/chat/completions", client: &http.Client{Transport: tr}}, nil
+	p := &Provider{cfg: cfg, endpoint: cfg.BaseURL + "/chat/completions", client: &http.Client{Transport: tr}}
+	if cfg.APIKey != "" {
+		p.auth = []string{"Bearer " + cfg.APIKey}
+	}
+	return p, nil
 }
 
 // Name is "openai".

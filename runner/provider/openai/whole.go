@@ -10,10 +10,11 @@ import (
 // maxWholeBytes bounds a non-streamed answer.
 const maxWholeBytes = 32 << 20
 
-// readWhole reads one chat.completion body and passes its text to emit in
-// one piece, then each tool call whole.
-func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watchdog, emit func(runner.Event) error) (runner.Result, error) {
-	b, err := io.ReadAll(io.LimitReader(kickReader{body, idle}, maxWholeBytes+1))
+// readWhole reads one chat.completion body (size bytes by its
+// Content-Length, -1 unknown) and passes its text to emit in one piece,
+// then each tool call whole.
+func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, size int64, idle *watchdog, emit func(runner.Event) error) (runner.Result, error) {
+	b, err := readBody(kickReader{body, idle}, size)
 	if err != nil {
 		return runner.Result{}, readFailure(reqCtx, err, "the answer broke off")
 	}
@@ -55,6 +56,33 @@ func (p *Provider) readWhole(reqCtx context.Context, body io.Reader, idle *watch
 		}
 	}
 	return res, nil
+}
+
+// readBody reads r to its end, at most maxWholeBytes+1 bytes. A body of
+// a known size is read into one buffer of that size (and a byte for the
+// read that finds the end): io.ReadAll starts at 512 bytes and grows,
+// three allocations and twice the bytes for a small answer.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > maxWholeBytes {
+		return io.ReadAll(io.LimitReader(r, maxWholeBytes+1))
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		if len(b) == cap(b) {
+			if len(b) > maxWholeBytes {
+				return b, nil // longer than it said: the caller refuses it
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // kickReader keeps the idle timer quiet while bytes arrive.

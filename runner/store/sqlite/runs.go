@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/runedge/runedge/internal/contract"
@@ -47,10 +48,15 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	case len(req) > 0:
 		inline = text
 	}
-	args, err := runArgs(r, inline, check...)
+	// Do runs the write before it returns, and nothing keeps its
+	// arguments after (the driver binds copies): the slice goes back.
+	pooled := getArgs()
+	defer putArgs(pooled)
+	args, err := runArgs(*pooled, r, inline, check...)
 	if err != nil {
 		return err
 	}
+	*pooled = args
 	mark := !s.marks.isMarked(r.HostID) // the host's first run here: give it a mark
 	added := false
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
@@ -138,14 +144,13 @@ func (s *Store) insertOf(r *runner.Run, newSession, newThread bool) (*rawStmt, [
 // id's (THEN ?), as in insertRunCheckedSQL's text. modernc does not count
 // them (its NumInput is -1): a missing one binds NULL and refuses every
 // run. One slice for both: a copy with the check was half a kilobyte per
-// run.
-func runArgs(r *runner.Run, request any, check ...any) ([]any, error) {
+// run. They are appended to args.
+func runArgs(args []any, r *runner.Run, request any, check ...any) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
 		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
 	}
 	in, out, total := usageArgs(r.Usage)
 	code, msg := errorArgs(r.Error)
-	args := make([]any, 0, insertRunValues+len(check))
 	args = append(append(args, r.ID, statusArg(r.Status), r.StatusReason), check...)
 	return append(args, r.SessionID, r.ThreadID,
 		r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
@@ -154,6 +159,30 @@ func runArgs(r *runner.Run, request any, check ...any) ([]any, error) {
 		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
 		r.LeaseToken, leaseExpiresArg(r),
 	), nil
+}
+
+// argSlices holds the argument slices of a run's insert and end, given
+// back once their write is done: two slices of about 30 values (470 and
+// 310 bytes) per run that were allocated for one statement each.
+var argSlices = sync.Pool{New: func() any { return new([]any) }}
+
+// getArgs returns an empty argument slice from argSlices.
+func getArgs() *[]any {
+	p := argSlices.Get().(*[]any)
+	*p = (*p)[:0]
+	return p
+}
+
+// putArgs gives p back to argSlices once no statement uses its values; a
+// slice grown past argsKept values is let go.
+func putArgs(p *[]any) {
+	const argsKept = 64
+	if cap(*p) > argsKept {
+		return
+	}
+	clear((*p)[:cap(*p)]) // nothing of a run stays reachable from the pool
+	*p = (*p)[:0]
+	argSlices.Put(p)
 }
 
 // GetRun returns one run; tenantID "" means any tenant (admin).

@@ -26,12 +26,14 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
 	ref := itemref.OutputElided(ctx, id, t.Output)
-	args := make([]any, 0, 18+len(ts.fromArgs))
-	args = append(args, ts.status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+	pooled := getArgs()
+	defer putArgs(pooled)
+	args := append(*pooled, ts.status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 		in, out, total, ref, nullableString(t.Output), ref, code, msg, nullableCount(t.Attempts),
 		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id)
 	args = append(args, ts.fromArgs...)
 	args = append(args, t.Lease, t.Lease)
+	*pooled = args // Do runs the write before it returns; the driver binds copies
 	// A run that becomes queued or running and is not live here is a
 	// waiting run resumed: its host's mark must come down to its seq
 	// (marks.go). Any other transition ends the run's time as live.
@@ -46,6 +48,9 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		host   string
 		low    int64
 	}
+	// The closure takes the ledger line, not t: a copy of the whole
+	// Transition in every run's closure.
+	ledger := t.Ledger
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
 		// A rerun (its batch rolled back) starts clean: what the first
 		// run counted is not committed.
@@ -60,8 +65,8 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 		if w.n, err = res.RowsAffected(); err != nil || w.n != 1 {
 			return err
 		}
-		if t.Ledger != nil {
-			if err := s.writeLedger(ctx, tx, t.Ledger); err != nil {
+		if ledger != nil {
+			if err := s.writeLedger(ctx, tx, ledger); err != nil {
 				return err
 			}
 		}
