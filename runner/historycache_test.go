@@ -140,16 +140,7 @@ func TestReplayCacheForks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp := responseSpec(runner.Message{Role: "user", Content: say})
-		sp.Request.PreviousResponseID = prev
-		h, err := svc.Start(t.Context(), sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := finish(h); err != nil {
-			t.Fatal(err)
-		}
-		return contract.ResponseID(h.Run().ID), in
+		return finishedTurn(t, svc, prev, say), in
 	}
 	root, _ := run("", "root")
 	mid, _ := run(root, "mid")

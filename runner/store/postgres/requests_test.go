@@ -75,26 +75,7 @@ func TestSharedRequestBaseEmptiedDuringWrite(t *testing.T) {
 				for i := range 40 {
 					msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"turn %d: %s"}`, i, strings.Repeat("set the content type; ", 25)))
 				}
-				start := func(s *postgres.Store, n int) runner.Run {
-					t.Helper()
-					req := []byte(`{"input":[`)
-					var bounds []int
-					for i, m := range msgs[:n] {
-						if i > 0 {
-							req = append(req, ',')
-						}
-						req = append(req, m...)
-						bounds = append(bounds, len(req))
-					}
-					r := &runner.Run{ID: runner.NewID(contract.RunPrefix), Status: runner.StatusRunning, TenantID: "t1",
-						Endpoint: contract.EndpointChat, CreatedAt: 1, Request: append(req, `],"stream":false}`...), RequestBounds: bounds}
-					r.SessionID, r.ThreadID = contract.OwnSessionID(r.ID), contract.OwnThreadID(r.ID)
-					want := *r
-					if err := s.StartRun(t.Context(), r, false, false); err != nil {
-						t.Fatal(err)
-					}
-					return want
-				}
+				start := func(s *postgres.Store, n int) runner.Run { return startShared(t, s, msgs[:n]) }
 				base := start(first, 38)
 				if err := first.BeginResponse(t.Context(), runner.ResponseRecord{RunID: base.ID, TenantID: "t1"}, nil); err != nil {
 					t.Fatal(err)
@@ -182,26 +163,7 @@ func TestSharedRequestSendsItsRestOnly(t *testing.T) {
 	for i := range 400 {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"turn %d: %s"}`, i, strings.Repeat("the handler sets its content type; ", 15)))
 	}
-	start := func(n int) runner.Run {
-		t.Helper()
-		req := []byte(`{"input":[`)
-		var bounds []int
-		for i, m := range msgs[:n] {
-			if i > 0 {
-				req = append(req, ',')
-			}
-			req = append(req, m...)
-			bounds = append(bounds, len(req))
-		}
-		r := &runner.Run{ID: runner.NewID(contract.RunPrefix), Status: runner.StatusRunning, TenantID: "t1",
-			Endpoint: contract.EndpointChat, CreatedAt: 1, Request: append(req, `],"stream":false}`...), RequestBounds: bounds}
-		r.SessionID, r.ThreadID = contract.OwnSessionID(r.ID), contract.OwnThreadID(r.ID)
-		want := *r
-		if err := s.StartRun(t.Context(), r, false, false); err != nil {
-			t.Fatal(err)
-		}
-		return want
-	}
+	start := func(n int) runner.Run { return startShared(t, s, msgs[:n]) }
 	base := start(398)
 	if len(base.Request) < 200<<10 {
 		t.Fatalf("the base's request is %d bytes, want an agent-sized one", len(base.Request))
@@ -277,4 +239,28 @@ func (c countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// startShared starts a run of tenant t1 whose chat request holds msgs,
+// with its messages' bounds (a request the store may keep by reference),
+// and returns it as it was given.
+func startShared(t *testing.T, s *postgres.Store, msgs []string) runner.Run {
+	t.Helper()
+	req := []byte(`{"input":[`)
+	var bounds []int
+	for i, m := range msgs {
+		if i > 0 {
+			req = append(req, ',')
+		}
+		req = append(req, m...)
+		bounds = append(bounds, len(req))
+	}
+	r := &runner.Run{ID: runner.NewID(contract.RunPrefix), Status: runner.StatusRunning, TenantID: "t1",
+		Endpoint: contract.EndpointChat, CreatedAt: 1, Request: append(req, `],"stream":false}`...), RequestBounds: bounds}
+	r.SessionID, r.ThreadID = contract.OwnSessionID(r.ID), contract.OwnThreadID(r.ID)
+	want := *r
+	if err := s.StartRun(t.Context(), r, false, false); err != nil {
+		t.Fatal(err)
+	}
+	return want
 }
