@@ -234,6 +234,9 @@ func (s *Service) takeOver(ctx context.Context) {
 		return
 	}
 	now := s.now()
+	if s.startOutlivesLease(now) {
+		return
+	}
 	runs, err := s.lease.store.AcquireExpired(ctx, LeaseClaim{HostID: s.host, Limit: limit,
 		Now: now.UnixMilli(), Until: now.Add(s.lease.length).UnixMilli()})
 	if err != nil {
@@ -243,6 +246,27 @@ func (s *Service) takeOver(ctx context.Context) {
 	for i := range runs {
 		s.settle(ctx, runs[i])
 	}
+}
+
+// startOutlivesLease reports whether a run of this host's is still in its
+// start's write (not yet leased, so not renewed) while its first lease
+// runs out before the next renewal. The takeover's store call waits for
+// the writer, which that start holds; once it commits, the call would
+// find the run's lease expired and take this host's own live run over,
+// fencing its end (a 1 MB stored input under -race on a loaded machine
+// took 12 s to commit against a 10 s lease). A tick that finds one
+// takes nothing; the run is renewed with the others once its start
+// returns. Runs in flight are few, and this runs once per renewal.
+func (s *Service) startOutlivesLease(now time.Time) bool {
+	soon := now.Add(s.lease.renew).UnixMilli()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.runs {
+		if h.lease != 0 && !h.leased.Load() && h.run.LeaseExpiresAt <= soon {
+			return true
+		}
+	}
+	return false
 }
 
 // recordedBackground reports whether a recorded request asked for a

@@ -264,3 +264,44 @@ func TestLeaseRenewalsAmidStartsAndEnds(t *testing.T) {
 		}
 	}
 }
+
+// slowStart is a store whose runs' start writes commit after their first
+// lease has run out and return later still, as a large stored input's
+// does on a loaded machine.
+type slowStart struct {
+	*sqlite.Store
+	before, after time.Duration
+}
+
+func (s slowStart) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
+	time.Sleep(s.before)
+	err := s.Store.StartRun(ctx, r, newSession, newThread)
+	time.Sleep(s.after)
+	return err
+}
+
+// A run whose start's write outlasts its first lease is not taken over by
+// its own host's takeover loop: it completes, and its end is not fenced.
+func TestLeaseStartSlowerThanTheLease(t *testing.T) {
+	st := leaseStore(t)
+	counts := &leaseCounts{}
+	svc, err := runner.NewService(t.Context(), runner.ServiceConfig{
+		Store: slowStart{Store: st, before: 400 * time.Millisecond, after: 200 * time.Millisecond},
+		Agent: agent.New(offline.New(offline.Config{})), HostID: "host-a",
+		Leases: runner.LeaseConfig{Store: st, Length: 300 * time.Millisecond, Renew: 50 * time.Millisecond, Observer: counts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	h, err := svc.Start(t.Context(), spec("hello", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := finish(h); err != nil {
+		t.Fatalf("the run ended with %v", err)
+	}
+	r := waitRun(t, st, h.Run().ID, 5*time.Second)
+	if r.Status != runner.StatusCompleted || counts.fenced.Load() != 0 {
+		t.Fatalf("run %s/%s, %d fenced writes; want completed and none", r.Status, r.StatusReason, counts.fenced.Load())
+	}
+}
