@@ -177,8 +177,8 @@ func TestBadDatabaseConfigurationRefusedAtStart(t *testing.T) {
 // unavailable (not 500), and succeed again once it is back.
 func TestDatabaseGoneIsUnavailableAndRecovers(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	relay := newRelay(t, dsn)
-	h := startHost(t, hostSpec{id: "h", dsn: relay.dsn})
+	relay := pgtest.NewRelay(t, dsn)
+	h := startHost(t, hostSpec{id: "h", dsn: relay.DSN})
 	post := func() (int, string) {
 		res, err := h.do("POST", "/v1/chat/completions", `{"model":"service","messages":[{"role":"user","content":"hi"}]}`)
 		if err != nil {
@@ -191,7 +191,7 @@ func TestDatabaseGoneIsUnavailableAndRecovers(t *testing.T) {
 	if code, body := post(); code != 200 {
 		t.Fatalf("before: %d %s", code, body)
 	}
-	relay.cut()
+	relay.Cut()
 	code, body := post()
 	var e struct {
 		Error struct{ Type, Code string }
@@ -200,7 +200,7 @@ func TestDatabaseGoneIsUnavailableAndRecovers(t *testing.T) {
 	if code != http.StatusServiceUnavailable || e.Error.Code != "unavailable" {
 		t.Fatalf("database gone: %d %s; want 503 unavailable", code, body)
 	}
-	relay.restore()
+	relay.Restore()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	for {

@@ -4,13 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -153,8 +148,8 @@ func TestSharedRequestBaseEmptiedDuringWrite(t *testing.T) {
 // its base's, not the whole request for the server to cut: counted on
 // the wire, through a relay between the store and PostgreSQL.
 func TestSharedRequestSendsItsRestOnly(t *testing.T) {
-	relay := newCountingRelay(t, pgtest.Schema(t))
-	s, err := postgres.Open(t.Context(), relay.dsn, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
+	relay := pgtest.NewRelay(t, pgtest.Schema(t))
+	s, err := postgres.Open(t.Context(), relay.DSN, postgres.Options{CommitWindow: postgres.DefaultCommitWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,77 +163,15 @@ func TestSharedRequestSendsItsRestOnly(t *testing.T) {
 	if len(base.Request) < 200<<10 {
 		t.Fatalf("the base's request is %d bytes, want an agent-sized one", len(base.Request))
 	}
-	sent := relay.sent.Load()
+	sent := relay.Sent()
 	r := start(400)
-	if n := relay.sent.Load() - sent; n > int64(len(r.Request))/8 {
+	if n := relay.Sent() - sent; n > int64(len(r.Request))/8 {
 		t.Errorf("a turn resending a %d-byte request sent %d bytes to the database", len(r.Request), n)
 	}
 	got, err := s.GetRun(t.Context(), "t1", r.ID)
 	if err != nil || !bytes.Equal(got.Request, r.Request) {
 		t.Fatalf("the turn reads back %d bytes (%v), want %d", len(got.Request), err, len(r.Request))
 	}
-}
-
-// countingRelay forwards TCP connections to a DSN's server and counts the
-// bytes sent to it.
-type countingRelay struct {
-	dsn  string
-	sent atomic.Int64
-}
-
-func newCountingRelay(t *testing.T, dsn string) *countingRelay {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	u.Host = ln.Addr().String()
-	r := &countingRelay{dsn: u.String()}
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, up)
-			mu.Unlock()
-			go func() { io.Copy(countingWriter{up, &r.sent}, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return r
-}
-
-type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
-}
-
-func (c countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 // startShared starts a run of tenant t1 whose chat request holds msgs,
