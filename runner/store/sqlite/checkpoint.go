@@ -37,7 +37,13 @@ func startCheckpointer(path string, every time.Duration, after func()) (*checkpo
 	if every <= 0 {
 		every = time.Second
 	}
-	db, err := openDB(path, url.Values{"_pragma": {"busy_timeout(10000)"}})
+	q := url.Values{"_pragma": {"busy_timeout(10000)"}}
+	// Its syncs give up the goroutine's P for the call (walvfs.go's
+	// dbSync); it writes no frame, so the WAL's gathering never engages.
+	if v := walVFS(); v != "" {
+		q.Set("vfs", v)
+	}
+	db, err := openDB(path, q)
 	if err != nil {
 		return nil, err
 	}

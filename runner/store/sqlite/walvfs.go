@@ -26,11 +26,13 @@ import (
 // the file by then. Every other operation on the WAL (a read, a sync, a
 // truncate, its size, a file control, its close) and every write that
 // does not follow the last one first writes out what is kept. Nothing
-// else changes: the database file, the shared-memory index and the locks
-// are the unix VFS's own.
+// else changes but the syncs (dbSync): the database file, the
+// shared-memory index and the locks are the unix VFS's own.
 //
-// Only the writer connection opens its file through it (store.go), since
-// only the writer appends frames.
+// The writer connection opens its file through it (store.go), since only
+// the writer appends frames; the checkpointer too (checkpoint.go), for
+// the syncs: the database file's and the WAL's xSync give up the
+// goroutine's P for the call (dbSync).
 
 // walVFSName names the VFS for the writer's DSN ("vfs" parameter).
 const walVFSName = "runedge-walgather"
@@ -52,13 +54,16 @@ var (
 	// calls; unixSz its szOsFile, where the wrapper's state begins.
 	unixVFS, unixOpen uintptr
 	unixSz            uintptr
-	// wrapped maps a unix io-methods table to its copy with the WAL's
-	// methods replaced; both live for the process. Under wrappedMu.
+	// wrapped maps a unix io-methods table to its copies (wrappedMethods);
+	// all live for the process. Under wrappedMu.
 	wrappedMu sync.Mutex
-	wrapped   = map[uintptr]uintptr{}
+	wrapped   = map[wrapKey]uintptr{}
 	// walWrites counts the writes that reached the unix VFS for WAL
 	// files opened through walVFS (the tests' figure).
 	walWrites atomic.Int64
+	// blockingSyncs counts the fsyncs made through fsyncBlocking (the
+	// tests' figure).
+	blockingSyncs atomic.Int64
 )
 
 // walFile is a WAL file's state, kept in C memory right after the unix
@@ -116,7 +121,7 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, f uintptr, flags int32, pO
 	s := state(f)
 	*s = walFile{}
 	rc := callOpen(unixOpen, tls, unixVFS, zName, f, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
+	if rc != sqlite3.SQLITE_OK || flags&(sqlite3.SQLITE_OPEN_WAL|sqlite3.SQLITE_OPEN_MAIN_DB) == 0 {
 		return rc
 	}
 	file := (*sqlite3.Tsqlite3_file)(at(f))
@@ -124,16 +129,30 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, f uintptr, flags int32, pO
 		return rc
 	}
 	s.orig = file.FpMethods
+	if flags&sqlite3.SQLITE_OPEN_WAL == 0 {
+		// The database file: the unix VFS's methods but its sync.
+		file.FpMethods = wrappedMethods(s.orig, false)
+		return rc
+	}
 	s.wal = 1
-	file.FpMethods = wrappedMethods(s.orig)
+	file.FpMethods = wrappedMethods(s.orig, true)
 	return rc
 }
 
-// wrappedMethods returns orig's copy with the WAL's methods replaced.
-func wrappedMethods(orig uintptr) uintptr {
+// wrapKey names a copy of a unix io-methods table: the WAL's (wal) or
+// the database file's.
+type wrapKey struct {
+	orig uintptr
+	wal  bool
+}
+
+// wrappedMethods returns orig's copy with the WAL's methods replaced
+// (wal), or only its sync.
+func wrappedMethods(orig uintptr, wal bool) uintptr {
 	wrappedMu.Lock()
 	defer wrappedMu.Unlock()
-	if w, ok := wrapped[orig]; ok {
+	k := wrapKey{orig, wal}
+	if w, ok := wrapped[k]; ok {
 		return w
 	}
 	tls := libc.NewTLS()
@@ -144,14 +163,17 @@ func wrappedMethods(orig uintptr) uintptr {
 	}
 	m := (*sqlite3.Tsqlite3_io_methods)(at(w))
 	*m = *(*sqlite3.Tsqlite3_io_methods)(at(orig))
-	m.FxClose = fnptr(walClose)
-	m.FxRead = fnptr(walRead)
-	m.FxWrite = fnptr(walWrite)
-	m.FxTruncate = fnptr(walTruncate)
-	m.FxSync = fnptr(walSync)
-	m.FxFileSize = fnptr(walFileSize)
-	m.FxFileControl = fnptr(walFileControl)
-	wrapped[orig] = w
+	m.FxSync = fnptr(dbSync)
+	if wal {
+		m.FxClose = fnptr(walClose)
+		m.FxRead = fnptr(walRead)
+		m.FxWrite = fnptr(walWrite)
+		m.FxTruncate = fnptr(walTruncate)
+		m.FxSync = fnptr(walSync)
+		m.FxFileSize = fnptr(walFileSize)
+		m.FxFileControl = fnptr(walFileControl)
+	}
+	wrapped[k] = w
 	return w
 }
 
@@ -246,7 +268,31 @@ func walSync(tls *libc.TLS, f uintptr, flags int32) int32 {
 	if rc := s.flush(tls, f); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return callSync((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxSync, tls, f, flags)
+	return dbSync(tls, f, flags)
+}
+
+// dbSync is the unix VFS's xSync (unixSync) with its fsync made through
+// fsyncBlocking, which gives the goroutine's P to another thread for the
+// call (blocksync_linux.go): the checkpointer's syncs then stop every
+// other goroutine of a one-P host for the few µs of the hand-off, not the
+// 10–20 ms the runtime's monitor took to notice them. unixSync's fsync on
+// Linux is a plain fsync(2) of the file's descriptor whatever the flags;
+// the one-time sync of the directory of a file just created (its
+// UNIXFILE_DIRSYNC flag) is left to unixSync itself.
+func dbSync(tls *libc.TLS, f uintptr, flags int32) int32 {
+	s := state(f)
+	u := (*sqlite3.TunixFile)(at(f))
+	if u.FctrlFlags&sqlite3.UNIXFILE_DIRSYNC != 0 {
+		return callSync((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxSync, tls, f, flags)
+	}
+	blockingSyncs.Add(1)
+	if e := fsyncBlocking(u.Fh); e != 0 {
+		// As unixSync: the error is the file's last, and the sync failed
+		// (a second fsync could succeed with the pages lost).
+		u.FlastErrno = int32(e)
+		return sqlite3.SQLITE_IOERR_FSYNC
+	}
+	return sqlite3.SQLITE_OK
 }
 
 func walFileSize(tls *libc.TLS, f, pSize uintptr) int32 {
