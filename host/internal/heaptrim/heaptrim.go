@@ -8,14 +8,15 @@
 // freed pages, its goroutines' stacks, the garbage allocated since the last
 // cycle — all that time, and the next burst finds it still resident.
 //
-// Start looks at the heap every interval. When no collection has run for
-// two intervals in a row (the host allocates less than its heap goal's
-// headroom in that time: quiet) and what a collection would give back (the
-// heap not live at the last mark, and the free pages still resident) is at
-// least min, it calls debug.FreeOSMemory: one collection that returns
-// every free page. A busy host collects several times a second and is
-// never trimmed; a quiet one is trimmed at most once per collection it
-// ran on its own.
+// Start looks at the heap every interval. When for two intervals in a row
+// no collection has run and the host allocated less than a quarter of min
+// (quiet) and what a collection would give back (the heap not live at the
+// last mark, and the free pages still resident) is at least min, it calls
+// debug.FreeOSMemory: one collection that returns every free page. A busy
+// host collects several times a second, or allocates megabytes a second
+// under a heap floor (host/internal/gcfloor) that spaces its collections
+// seconds apart, and is never trimmed; a quiet one is trimmed at most once
+// per collection it ran on its own.
 package heaptrim
 
 import (
@@ -25,9 +26,17 @@ import (
 	"time"
 )
 
-// quietTicks is how many intervals in a row must pass without a
-// collection before the heap is trimmed.
+// quietTicks is how many quiet intervals in a row must pass before the
+// heap is trimmed.
 const quietTicks = 2
+
+// quietShare: an interval is quiet when the host allocated less than
+// min/quietShare in it. A host at one connection collects only every
+// 1–3 s under the heap floor while it allocates 6–10 MB a second; counted
+// as quiet by its collections alone, it was trimmed every few seconds, a
+// forced collection and the scavenging of every free page on its one core
+// in the middle of its requests, which then faulted the pages back in.
+const quietShare = 4
 
 // Start looks at the heap every interval until stop is called (stop
 // returns once the watcher has ended); interval ≤ 0 does nothing.
@@ -49,8 +58,8 @@ func Start(interval time.Duration, min uint64) (stop func()) {
 			}
 			if tr.tick(read()) {
 				debug.FreeOSMemory()
-				cycles, _ := read()
-				tr.trimmed(cycles)
+				cycles, allocs, _ := read()
+				tr.trimmed(cycles, allocs)
 			}
 		}
 	}()
@@ -67,47 +76,56 @@ func Start(interval time.Duration, min uint64) (stop func()) {
 type trimmer struct {
 	min    uint64
 	cycles uint64 // collections completed at the last tick
-	quiet  int    // ticks in a row without a collection
+	allocs uint64 // heap bytes allocated in all at the last tick
+	quiet  int    // quiet ticks in a row
 	done   bool   // trimmed since the host's last collection
 }
 
-// tick records the collections completed and the reclaimable bytes at
-// this tick and reports whether to trim now.
-func (t *trimmer) tick(cycles, reclaimable uint64) bool {
+// tick records the collections completed, the heap bytes allocated in all
+// and the reclaimable bytes at this tick and reports whether to trim now.
+func (t *trimmer) tick(cycles, allocs, reclaimable uint64) bool {
+	busy := allocs-t.allocs >= t.min/quietShare
+	t.allocs = allocs
 	if cycles != t.cycles {
 		t.cycles, t.quiet, t.done = cycles, 0, false
+		return false
+	}
+	if busy {
+		t.quiet = 0
 		return false
 	}
 	t.quiet++
 	return !t.done && t.quiet >= quietTicks && reclaimable >= t.min
 }
 
-// trimmed records a trim and the collections completed after it: the
-// trim's own collection is not the host's, and the next trim waits for
-// one of the host's.
-func (t *trimmer) trimmed(cycles uint64) { t.cycles, t.done = cycles, true }
+// trimmed records a trim and the collections completed and bytes
+// allocated after it: the trim's own collection is not the host's, and
+// the next trim waits for one of the host's.
+func (t *trimmer) trimmed(cycles, allocs uint64) { t.cycles, t.allocs, t.done = cycles, allocs, true }
 
 var names = []string{
 	"/gc/cycles/total:gc-cycles",
+	"/gc/heap/allocs:bytes",
 	"/gc/heap/live:bytes",
 	"/memory/classes/heap/objects:bytes",
 	"/memory/classes/heap/unused:bytes",
 	"/memory/classes/heap/free:bytes",
 }
 
-// read returns the collections completed and the heap bytes a collection
-// and a scavenge would give back: the bytes in objects and spans beyond
-// those live at the last mark, and the free pages not yet returned.
-func read() (cycles, reclaimable uint64) {
+// read returns the collections completed, the heap bytes allocated in all,
+// and the heap bytes a collection and a scavenge would give back: the
+// bytes in objects and spans beyond those live at the last mark, and the
+// free pages not yet returned.
+func read() (cycles, allocs, reclaimable uint64) {
 	s := make([]metrics.Sample, len(names))
 	for i, n := range names {
 		s[i].Name = n
 	}
 	metrics.Read(s)
 	v := func(i int) uint64 { return s[i].Value.Uint64() }
-	held := v(2) + v(3) + v(4)
-	if live := v(1); held > live {
+	held := v(3) + v(4) + v(5)
+	if live := v(2); held > live {
 		reclaimable = held - live
 	}
-	return v(0), reclaimable
+	return v(0), v(1), reclaimable
 }

@@ -2,6 +2,7 @@ package heaptrim
 
 import (
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -11,39 +12,51 @@ import (
 func TestTrimmerTrimsOnlyAQuietHost(t *testing.T) {
 	const mb = 1 << 20
 	tr := trimmer{min: 4 * mb}
-	// A step is one look: the collections so far, what would come back,
-	// and whether the trimmer trims.
+	// A step is one look: the collections so far, the bytes allocated so
+	// far, what would come back, and whether the trimmer trims.
 	type step struct {
 		name        string
 		cycles      uint64
+		allocs      uint64
 		reclaimable uint64
 		want        bool
 	}
-	steps := []step{
-		{"first look", 10, 30 * mb, false},
-		{"a busy host collects between looks", 14, 30 * mb, false},
-		{"still busy", 19, 30 * mb, false},
-		{"one quiet look is not enough", 19, 30 * mb, false},
-		{"two quiet looks and a heap to give back", 19, 30 * mb, true},
-	}
-	for _, s := range steps {
-		if got := tr.tick(s.cycles, s.reclaimable); got != s.want {
-			t.Fatalf("%s: tick(%d, %d) = %v, want %v", s.name, s.cycles, s.reclaimable, got, s.want)
+	run := func(phase string, steps []step) {
+		t.Helper()
+		for i, s := range steps {
+			if got := tr.tick(s.cycles, s.allocs, s.reclaimable); got != s.want {
+				t.Fatalf("%s, step %d (%s): tick(%d, %d, %d) = %v, want %v", phase, i, s.name, s.cycles, s.allocs, s.reclaimable, got, s.want)
+			}
 		}
 	}
-	tr.trimmed(20) // the trim's own collection
-	for i, s := range []step{
-		{"quiet after a trim", 20, 8 * mb, false},
-		{"still quiet: one trim per collection of the host's", 20, 8 * mb, false},
-		{"the host collects", 21, 8 * mb, false},
-		{"quiet once", 21, 8 * mb, false},
-		{"quiet, but too little to give back", 21, 3 * mb, false},
-		{"quiet, enough to give back", 21, 5 * mb, true},
-	} {
-		if got := tr.tick(s.cycles, s.reclaimable); got != s.want {
-			t.Fatalf("after the trim, step %d (%s): tick(%d, %d) = %v, want %v", i, s.name, s.cycles, s.reclaimable, got, s.want)
-		}
-	}
+	run("a burst", []step{
+		{"first look", 10, 500 * mb, 30 * mb, false},
+		{"a busy host collects between looks", 14, 600 * mb, 30 * mb, false},
+		{"still busy", 19, 700 * mb, 30 * mb, false},
+		{"one quiet look is not enough", 19, 700 * mb, 30 * mb, false},
+		{"two quiet looks and a heap to give back", 19, 700 * mb, 30 * mb, true},
+	})
+	tr.trimmed(20, 700*mb) // the trim's own collection
+	run("after the trim", []step{
+		{"quiet after a trim", 20, 700 * mb, 8 * mb, false},
+		{"still quiet: one trim per collection of the host's", 20, 700 * mb, 8 * mb, false},
+		{"the host collects", 21, 701 * mb, 8 * mb, false},
+		{"quiet once", 21, 701 * mb, 8 * mb, false},
+		{"quiet, but too little to give back", 21, 701 * mb, 3 * mb, false},
+		{"quiet, enough to give back", 21, 701 * mb, 5 * mb, true},
+	})
+	// Under a heap floor a host at one connection collects seconds apart
+	// while it allocates megabytes a second: busy, though no collection
+	// ran between the looks.
+	tr.trimmed(22, 701*mb)
+	run("under a floor", []step{
+		{"the host collects", 23, 702 * mb, 8 * mb, false},
+		{"no collection, 6 MB allocated", 23, 708 * mb, 14 * mb, false},
+		{"no collection, 6 MB more", 23, 714 * mb, 20 * mb, false},
+		{"no collection, 6 MB more", 23, 720 * mb, 26 * mb, false},
+		{"allocating under a quarter of min is quiet", 23, 720*mb + mb/2, 26 * mb, false},
+		{"two quiet looks", 23, 721 * mb, 26 * mb, true},
+	})
 }
 
 func released() uint64 {
@@ -105,6 +118,36 @@ func TestStartLeavesABusyHostAlone(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	if ms.NumForcedGC != forced {
 		t.Fatalf("%d forced collections while the host was busy, want none", ms.NumForcedGC-forced)
+	}
+}
+
+// TestStartLeavesAHostUnderTheFloorAlone: a host that allocates steadily
+// but collects seldom (a heap floor spaces its cycles seconds apart at one
+// connection) is busy, not quiet: no trim runs. Counted by collections
+// alone it was trimmed every two looks.
+func TestStartLeavesAHostUnderTheFloorAlone(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100_000)) // no cycle of its own
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	forced, cycles := ms.NumForcedGC, ms.NumGC
+	stop := Start(50*time.Millisecond, 4<<20)
+	defer stop()
+	ring := make([][]byte, 256)
+	for i, until := 0, time.Now().Add(600*time.Millisecond); time.Now().Before(until); i++ {
+		ring[i%len(ring)] = make([]byte, 64<<10) // about 3 MiB a look
+		if i%4 == 3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	sink = ring
+	sink = nil
+	stop()
+	runtime.ReadMemStats(&ms)
+	if ms.NumGC-ms.NumForcedGC != cycles-forced {
+		t.Fatalf("the host collected on its own (%d cycles): the test needs a host that does not", ms.NumGC-ms.NumForcedGC-(cycles-forced))
+	}
+	if ms.NumForcedGC != forced {
+		t.Fatalf("%d forced collections while the host allocated steadily, want none", ms.NumForcedGC-forced)
 	}
 }
 
