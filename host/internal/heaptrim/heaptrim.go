@@ -15,7 +15,8 @@
 // least min, it calls debug.FreeOSMemory: one collection that returns
 // every free page. A busy host collects several times a second and is
 // never trimmed; a quiet one is trimmed at most once per collection it
-// ran on its own.
+// ran on its own. A quiet host also lets go of what else a burst left
+// (its provider's idle upstream connections), and is trimmed after it.
 package heaptrim
 
 import (
@@ -31,7 +32,13 @@ const quietTicks = 2
 
 // Start looks at the heap every interval until stop is called (stop
 // returns once the watcher has ended); interval ≤ 0 does nothing.
-func Start(interval time.Duration, min uint64) (stop func()) {
+//
+// release, when not nil, is what the host can let go of besides the heap
+// (the provider's idle upstream connections): it runs once the host is
+// quiet, at most once per collection of the host's own, and reports
+// whether it let anything go. What it let go of was live at the last
+// collection, so a trim follows it whatever the heap's figure said.
+func Start(interval time.Duration, min uint64, release func() bool) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
@@ -47,7 +54,15 @@ func Start(interval time.Duration, min uint64) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if tr.tick(read()) {
+			trim := tr.tick(read())
+			if release != nil && tr.release() && release() {
+				// The goroutines of what was let go (a connection's
+				// reader and writer) end first, so the trim's
+				// collection frees their stacks too.
+				time.Sleep(releaseSettle)
+				trim = true
+			}
+			if trim {
 				debug.FreeOSMemory()
 				cycles, _ := read()
 				tr.trimmed(cycles)
@@ -63,23 +78,37 @@ func Start(interval time.Duration, min uint64) (stop func()) {
 	}
 }
 
+// releaseSettle is how long a trim waits after a release.
+const releaseSettle = 20 * time.Millisecond
+
 // trimmer decides, tick by tick, when to trim.
 type trimmer struct {
-	min    uint64
-	cycles uint64 // collections completed at the last tick
-	quiet  int    // ticks in a row without a collection
-	done   bool   // trimmed since the host's last collection
+	min      uint64
+	cycles   uint64 // collections completed at the last tick
+	quiet    int    // ticks in a row without a collection
+	done     bool   // trimmed since the host's last collection
+	released bool   // released since the host's last collection
 }
 
 // tick records the collections completed and the reclaimable bytes at
 // this tick and reports whether to trim now.
 func (t *trimmer) tick(cycles, reclaimable uint64) bool {
 	if cycles != t.cycles {
-		t.cycles, t.quiet, t.done = cycles, 0, false
+		t.cycles, t.quiet, t.done, t.released = cycles, 0, false, false
 		return false
 	}
 	t.quiet++
 	return !t.done && t.quiet >= quietTicks && reclaimable >= t.min
+}
+
+// release reports, after a tick, whether to release now: the host is
+// quiet and has not released since its last collection.
+func (t *trimmer) release() bool {
+	if t.released || t.quiet < quietTicks {
+		return false
+	}
+	t.released = true
+	return true
 }
 
 // trimmed records a trim and the collections completed after it: the
