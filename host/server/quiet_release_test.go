@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,8 @@ func TestQuietHostClosesABurstsUpstreamConnections(t *testing.T) {
 	arrived := make(chan struct{}, burst)
 	all := make(chan struct{})
 	var once sync.Once
-	up := newScripted(t, func(w http.ResponseWriter, r *http.Request) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
 		// Answer only once all of the burst is here, so that each
 		// request holds a connection of its own.
 		arrived <- struct{}{}
@@ -34,8 +36,8 @@ func TestQuietHostClosesABurstsUpstreamConnections(t *testing.T) {
 		}
 		<-all
 		wholeOf("ok")(w, r)
-	})
-	up.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+	}))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		switch s {
 		case http.StateNew:
 			opened.Add(1)
@@ -43,7 +45,9 @@ func TestQuietHostClosesABurstsUpstreamConnections(t *testing.T) {
 			closed.Add(1)
 		}
 	}
-	doc := "provider: {kind: openai, openai: {base_url: " + up.srv.URL + "/v1, model: m, max_attempts: 1}}"
+	up.Start()
+	t.Cleanup(up.Close)
+	doc := "provider: {kind: openai, openai: {base_url: " + up.URL + "/v1, model: m, max_attempts: 1}}"
 	h := serveConfig(t, loadFile(t, configtest.New(t), doc))
 
 	var wg sync.WaitGroup

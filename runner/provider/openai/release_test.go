@@ -1,8 +1,10 @@
 package openai_test
 
 import (
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +21,8 @@ func TestReleaseClosesWhatABurstLeft(t *testing.T) {
 	arrived := make(chan struct{}, burst)
 	all := make(chan struct{})
 	var once sync.Once
-	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
 		// The burst's calls are answered once all are here, so each
 		// holds a connection of its own; later calls at once.
 		select {
@@ -31,9 +34,9 @@ func TestReleaseClosesWhatABurstLeft(t *testing.T) {
 		default:
 		}
 		answers("ok")(w, r)
-	})
+	}))
 	var opened, closed atomic.Int64
-	u.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		switch s {
 		case http.StateNew:
 			opened.Add(1)
@@ -41,7 +44,9 @@ func TestReleaseClosesWhatABurstLeft(t *testing.T) {
 			closed.Add(1)
 		}
 	}
-	p := u.provider(nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p := newProvider(t, srv.URL+"/v1", nil)
 	var wg sync.WaitGroup
 	for range burst {
 		wg.Go(func() {
