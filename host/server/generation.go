@@ -145,18 +145,21 @@ func newAuth(cfg *config.Config, limits *auth.Limits) (*auth.Auth, error) {
 }
 
 // newAgent builds the reference agent on the configured provider; with a
-// tracer, each provider call is a span (traceProvider).
-func newAgent(cfg *config.Config, tracer trace.Tracer) (runner.Agent, error) {
+// tracer, each provider call is a span (traceProvider). release lets go
+// of what the provider keeps between calls (the openai provider's idle
+// upstream connections, after a burst), for a quiet host; nil when it
+// keeps nothing.
+func newAgent(cfg *config.Config, tracer trace.Tracer) (_ runner.Agent, release func() bool, _ error) {
 	switch cfg.Provider.Kind {
 	case "offline":
 		p := offline.New(offline.Config{TokenDelay: cfg.Provider.Offline.TokenDelay.Std()})
-		return agent.New(telemetry.TraceProvider(p, tracer, "runedge.offline", "offline")), nil
+		return agent.New(telemetry.TraceProvider(p, tracer, "runedge.offline", "offline")), nil, nil
 	case config.ProviderOpenAI:
 		p, err := newOpenAI(cfg.Provider.OpenAI)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return agent.New(telemetry.TraceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), nil
+		return agent.New(telemetry.TraceProvider(p, tracer, "openai", cfg.Provider.OpenAI.Model)), p.Release, nil
 	}
-	return nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
+	return nil, nil, fmt.Errorf("provider.kind: unknown provider %q", cfg.Provider.Kind)
 }

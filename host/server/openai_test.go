@@ -368,7 +368,7 @@ func TestOpenAIProviderConnectionRefused(t *testing.T) {
 func TestOpenAIProviderNeedsItsKey(t *testing.T) {
 	cfg := config.Default()
 	viaOpenAI("http://127.0.0.1:1/v1", func(o *config.OpenAI) { o.APIKeyEnv = "RUNEDGE_TEST_UNSET_KEY_VAR" })(cfg)
-	if _, err := newAgent(cfg, nil); err == nil || !strings.Contains(err.Error(), "provider.openai.api_key_env") {
+	if _, _, err := newAgent(cfg, nil); err == nil || !strings.Contains(err.Error(), "provider.openai.api_key_env") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -106,7 +106,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if s.store, err = OpenStore(ctx, cfg, log); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	agent, err := newAgent(cfg, s.tracing.Tracer())
+	agent, release, err := newAgent(cfg, s.tracing.Tracer())
 	if err != nil {
 		return nil, err
 	}
@@ -161,9 +161,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	if s.stopFloor, floorOn = gcfloor.Start(cfg.Host.HeapFloorBytes); floorOn {
 		log.Debug("gc heap floor", "bytes", cfg.Host.HeapFloorBytes)
 	}
-	// A burst's heap back to the OS once the host is quiet (RATIONALE.md,
-	// "Peak RSS: what a host holds").
-	s.stopTrim = heaptrim.Start(time.Second, 4<<20)
+	// A burst's heap and idle upstream connections back to the OS once the
+	// host is quiet (RATIONALE.md, "Peak RSS: what a host holds").
+	s.stopTrim = heaptrim.Start(time.Second, 4<<20, release)
 	s.http = &http.Server{
 		Handler: telemetry.Observe(s.routes(), s.metrics, s.tracing, s.log),
 		// Headers have a deadline here; the body has its own in the body

@@ -17,6 +17,8 @@
 // under a heap floor (host/internal/gcfloor) that spaces its collections
 // seconds apart, and is never trimmed; a quiet one is trimmed at most once
 // per collection it ran on its own.
+// A quiet host also lets go of what else a burst left (its provider's
+// idle upstream connections), and is trimmed after it.
 package heaptrim
 
 import (
@@ -40,7 +42,13 @@ const quietShare = 4
 
 // Start looks at the heap every interval until stop is called (stop
 // returns once the watcher has ended); interval ≤ 0 does nothing.
-func Start(interval time.Duration, min uint64) (stop func()) {
+//
+// release, when not nil, is what the host can let go of besides the heap
+// (the provider's idle upstream connections): it runs once the host is
+// quiet, at most once per collection of the host's own, and reports
+// whether it let anything go. What it let go of was live at the last
+// collection, so a trim follows it whatever the heap's figure said.
+func Start(interval time.Duration, min uint64, release func() bool) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
@@ -56,7 +64,15 @@ func Start(interval time.Duration, min uint64) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if tr.tick(read()) {
+			trim := tr.tick(read())
+			if release != nil && tr.release() && release() {
+				// The goroutines of what was let go (a connection's
+				// reader and writer) end first, so the trim's
+				// collection frees their stacks too.
+				time.Sleep(releaseSettle)
+				trim = true
+			}
+			if trim {
 				debug.FreeOSMemory()
 				cycles, allocs, _ := read()
 				tr.trimmed(cycles, allocs)
@@ -72,13 +88,17 @@ func Start(interval time.Duration, min uint64) (stop func()) {
 	}
 }
 
+// releaseSettle is how long a trim waits after a release.
+const releaseSettle = 20 * time.Millisecond
+
 // trimmer decides, tick by tick, when to trim.
 type trimmer struct {
-	min    uint64
-	cycles uint64 // collections completed at the last tick
-	allocs uint64 // heap bytes allocated in all at the last tick
-	quiet  int    // quiet ticks in a row
-	done   bool   // trimmed since the host's last collection
+	min      uint64
+	cycles   uint64 // collections completed at the last tick
+	allocs   uint64 // heap bytes allocated in all at the last tick
+	quiet    int    // quiet ticks in a row
+	done     bool   // trimmed since the host's last collection
+	released bool   // released since the host's last collection
 }
 
 // tick records the collections completed, the heap bytes allocated in all
@@ -87,7 +107,7 @@ func (t *trimmer) tick(cycles, allocs, reclaimable uint64) bool {
 	busy := allocs-t.allocs >= t.min/quietShare
 	t.allocs = allocs
 	if cycles != t.cycles {
-		t.cycles, t.quiet, t.done = cycles, 0, false
+		t.cycles, t.quiet, t.done, t.released = cycles, 0, false, false
 		return false
 	}
 	if busy {
@@ -96,6 +116,16 @@ func (t *trimmer) tick(cycles, allocs, reclaimable uint64) bool {
 	}
 	t.quiet++
 	return !t.done && t.quiet >= quietTicks && reclaimable >= t.min
+}
+
+// release reports, after a tick, whether to release now: the host is
+// quiet and has not released since its last collection.
+func (t *trimmer) release() bool {
+	if t.released || t.quiet < quietTicks {
+		return false
+	}
+	t.released = true
+	return true
 }
 
 // trimmed records a trim and the collections completed and bytes

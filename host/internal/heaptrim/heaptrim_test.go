@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,6 +60,61 @@ func TestTrimmerTrimsOnlyAQuietHost(t *testing.T) {
 	})
 }
 
+// TestTrimmerReleasesOncePerQuietSpell: the release follows the quiet
+// check, whatever the heap would give back, once per collection of the
+// host's own.
+func TestTrimmerReleasesOncePerQuietSpell(t *testing.T) {
+	tr := trimmer{min: 1 << 40} // never enough heap to trim on its own
+	for i, s := range []struct {
+		name   string
+		cycles uint64
+		want   bool
+	}{
+		{"first look", 5, false},
+		{"one quiet look is not enough", 5, false},
+		{"two quiet looks", 5, true},
+		{"still quiet: once per spell", 5, false},
+		{"the host collects", 6, false},
+		{"quiet once", 6, false},
+		{"quiet again", 6, true},
+	} {
+		tr.tick(s.cycles, 0, 0)
+		if got := tr.release(); got != s.want {
+			t.Fatalf("step %d (%s): release() = %v, want %v", i, s.name, got, s.want)
+		}
+	}
+}
+
+// TestStartReleasesAQuietHostThenTrims: on a quiet host the release runs
+// once, and a release that let something go is followed by a trim (a
+// forced collection) though the heap's figure is below min: what it let go
+// of was live at the last collection.
+func TestStartReleasesAQuietHostThenTrims(t *testing.T) {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	forced := ms.NumForcedGC
+	var calls atomic.Int32
+	stop := Start(20*time.Millisecond, 1<<40, func() bool { calls.Add(1); return true })
+	defer stop()
+	deadline := time.Now().Add(2 * time.Second)
+	for calls.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("release not called within 2 s on a quiet host")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // ten more looks
+	stop()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("release called %d times over one quiet spell, want 1", n)
+	}
+	runtime.ReadMemStats(&ms)
+	if ms.NumForcedGC == forced {
+		t.Fatal("no trim after a release that let something go")
+	}
+}
+
 func released() uint64 {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
@@ -87,7 +143,7 @@ func burst(live int) {
 func TestStartGivesABurstsHeapBack(t *testing.T) {
 	burst(24 << 20)
 	before := released()
-	stop := Start(20*time.Millisecond, 4<<20)
+	stop := Start(20*time.Millisecond, 4<<20, nil)
 	defer stop()
 	deadline := time.Now().Add(2 * time.Second)
 	for released() < before+16<<20 {
@@ -103,7 +159,7 @@ func TestStartGivesABurstsHeapBack(t *testing.T) {
 // faster than the load's).
 func TestStartLeavesABusyHostAlone(t *testing.T) {
 	var ms runtime.MemStats
-	stop := Start(250*time.Millisecond, 1)
+	stop := Start(250*time.Millisecond, 1, nil)
 	defer stop()
 	runtime.ReadMemStats(&ms)
 	forced := ms.NumForcedGC
@@ -130,7 +186,7 @@ func TestStartLeavesAHostUnderTheFloorAlone(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	forced, cycles := ms.NumForcedGC, ms.NumGC
-	stop := Start(50*time.Millisecond, 4<<20)
+	stop := Start(50*time.Millisecond, 4<<20, nil)
 	defer stop()
 	ring := make([][]byte, 256)
 	for i, until := 0, time.Now().Add(600*time.Millisecond); time.Now().Before(until); i++ {
@@ -154,7 +210,7 @@ func TestStartLeavesAHostUnderTheFloorAlone(t *testing.T) {
 // TestStopEndsTheWatcher: stop returns once the watcher has ended (the
 // server's Close leaves nothing running), and a second stop is harmless.
 func TestStopEndsTheWatcher(t *testing.T) {
-	stop := Start(time.Millisecond, 4<<20)
+	stop := Start(time.Millisecond, 4<<20, nil)
 	time.Sleep(5 * time.Millisecond)
 	stop()
 	buf := make([]byte, 1<<20)

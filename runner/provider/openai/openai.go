@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/runedge/runedge/runner"
@@ -24,7 +25,15 @@ type Provider struct {
 	endpoint string // BaseURL + /chat/completions
 	client   *http.Client
 	auth     []string // the Authorization header's value, nil without an API key
+	// dials counts the upstream connections opened since the last Release.
+	dials atomic.Int64
 }
+
+// keepDials is how many connections a host may have opened since the
+// last Release and still keep its idle ones: a host whose few
+// connections serve a trickle keeps them warm, one that a burst made
+// open more lets them go once quiet.
+const keepDials = 4
 
 var _ runner.PreparingProvider = (*Provider)(nil)
 
@@ -35,9 +44,13 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("openai provider: %w", err)
 	}
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	p := &Provider{cfg: cfg, endpoint: cfg.BaseURL + "/chat/completions"}
 	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			p.dials.Add(1)
+			return dialer.DialContext(ctx, network, addr)
+		},
 		TLSHandshakeTimeout: cfg.ConnectTimeout,
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        256,
@@ -50,7 +63,7 @@ func New(cfg Config) (*Provider, error) {
 	// No Client.Timeout: the run's context, the first-byte and idle
 	// watchdogs bound every call, and a wall-clock limit would cut long
 	// healthy streams.
-	p := &Provider{cfg: cfg, endpoint: cfg.BaseURL + "/chat/completions", client: &http.Client{Transport: tr}}
+	p.client = &http.Client{Transport: tr}
 	if cfg.APIKey != "" {
 		p.auth = []string{"Bearer " + cfg.APIKey}
 	}
@@ -62,6 +75,22 @@ func (p *Provider) Name() string { return "openai" }
 
 // Close releases idle upstream connections.
 func (p *Provider) Close() { p.client.CloseIdleConnections() }
+
+// Release closes the idle upstream connections when more than keepDials
+// were opened since the last Release, and reports whether it did. The
+// host calls it once it has fallen quiet (host/internal/heaptrim): the
+// transport keeps up to 64 idle connections per upstream for 90 s, each
+// with two goroutines, their stacks and its buffers, which a burst leaves
+// behind and the next burst's heap grows on top of. The next request
+// after a release dials again (for a remote model, a TLS handshake); a
+// host serving a trickle over a few connections keeps them.
+func (p *Provider) Release() bool {
+	if p.dials.Swap(0) <= keepDials {
+		return false
+	}
+	p.client.CloseIdleConnections()
+	return true
+}
 
 // Generate asks the upstream for the answer: streamed when the client
 // streams (deltas passed to emit as each event arrives), whole otherwise.

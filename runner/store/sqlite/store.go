@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,16 @@ type Store struct {
 	apart int
 }
 
+// writerCacheKiB bounds the writer connection's page cache (SQLite's
+// default is 2,000 KiB per connection). The writer's cache fills with the
+// pages its commits wrote, most of which no later statement reads (an
+// agent-sized request's rows are some 60 pages each), and it is memory
+// outside the Go heap that stays resident for the connection's life:
+// 256 KiB took 2–3 MiB off a host's peak RSS under agent-sized bodies
+// (RATIONALE.md, "Peak RSS: what a host holds"). The readers keep the
+// default: a smaller one there did not lower the peak.
+const writerCacheKiB = 256
+
 // requestApart is Store.apart: about a page. Up to it, rewriting the
 // request with the run's row at its end costs less than the page of
 // another B-tree a row of its own would write with every run (15% more
@@ -96,7 +107,9 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	wq := url.Values{
 		// wal_autocheckpoint(0): the checkpointer goroutine does it, so no
 		// request's commit carries a checkpoint and its fsyncs.
-		"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)", "wal_autocheckpoint(0)"},
+		// cache_size: writerCacheKiB.
+		"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)", "wal_autocheckpoint(0)",
+			"cache_size(-" + strconv.Itoa(writerCacheKiB) + ")"},
 		// Write transactions take the lock at BEGIN, so two of them can
 		// never deadlock upgrading from a read lock.
 		"_txlock": {"immediate"},
