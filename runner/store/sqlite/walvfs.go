@@ -25,9 +25,10 @@ import (
 // reader and no crash sees anything a plain write would not have put in
 // the file by then. Every other operation on the WAL (a read, a sync, a
 // truncate, its size, a file control, its close) and every write that
-// does not follow the last one first writes out what is kept. Nothing
-// else changes: the database file, the shared-memory index and the locks
-// are the unix VFS's own.
+// does not follow the last one first writes out what is kept. The
+// database file, the shared-memory index and the locks are the unix
+// VFS's own; the one thing the writer does differently with them is not
+// moving a read mark it does not need (walShmLock, below).
 //
 // Only the writer connection opens its file through it (store.go), since
 // only the writer appends frames.
@@ -56,9 +57,18 @@ var (
 	// methods replaced; both live for the process. Under wrappedMu.
 	wrappedMu sync.Mutex
 	wrapped   = map[uintptr]uintptr{}
+	// wrappedDB maps a unix io-methods table to its copy with the
+	// shared-memory lock and map methods replaced (the database file's).
+	// Under wrappedMu.
+	wrappedDB = map[uintptr]uintptr{}
 	// walWrites counts the writes that reached the unix VFS for WAL
 	// files opened through walVFS (the tests' figure).
 	walWrites atomic.Int64
+	// markSkips counts the read marks the writer did not move
+	// (walShmLock), the tests' figure; keepMarks turns the skipping off
+	// (a test's mutation).
+	markSkips atomic.Int64
+	keepMarks atomic.Bool
 )
 
 // walFile is a WAL file's state, kept in C memory right after the unix
@@ -70,6 +80,10 @@ type walFile struct {
 	n      int64   // bytes kept in buf
 	commit int32   // the last header written was a commit frame's
 	wal    int32   // this file is a WAL (else its methods are the unix ones)
+	// The database file's shared-memory state (walShmLock).
+	shm   uintptr // the WAL index's first region, or 0 before it is mapped
+	held  uint32  // the WAL-index locks this connection holds
+	round int32   // the read mark last answered busy in this begin, or -1
 }
 
 // registerWALVFS registers walVFSName once per process.
@@ -116,7 +130,7 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, f uintptr, flags int32, pO
 	s := state(f)
 	*s = walFile{}
 	rc := callOpen(unixOpen, tls, unixVFS, zName, f, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
+	if rc != sqlite3.SQLITE_OK || flags&(sqlite3.SQLITE_OPEN_WAL|sqlite3.SQLITE_OPEN_MAIN_DB) == 0 {
 		return rc
 	}
 	file := (*sqlite3.Tsqlite3_file)(at(f))
@@ -124,9 +138,40 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, f uintptr, flags int32, pO
 		return rc
 	}
 	s.orig = file.FpMethods
+	if flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 {
+		file.FpMethods = wrappedDBMethods(s.orig)
+		return rc
+	}
 	s.wal = 1
 	file.FpMethods = wrappedMethods(s.orig)
 	return rc
+}
+
+// wrappedDBMethods returns orig's copy with the shared-memory lock and
+// map methods replaced (walShmLock).
+func wrappedDBMethods(orig uintptr) uintptr {
+	wrappedMu.Lock()
+	defer wrappedMu.Unlock()
+	if w, ok := wrappedDB[orig]; ok {
+		return w
+	}
+	om := (*sqlite3.Tsqlite3_io_methods)(at(orig))
+	if om.FiVersion < 2 || om.FxShmLock == 0 || om.FxShmMap == 0 || om.FxShmUnmap == 0 {
+		return orig
+	}
+	tls := libc.NewTLS()
+	defer tls.Close()
+	w := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
+	if w == 0 {
+		return orig
+	}
+	m := (*sqlite3.Tsqlite3_io_methods)(at(w))
+	*m = *om
+	m.FxShmLock = fnptr(walShmLock)
+	m.FxShmMap = fnptr(walShmMap)
+	m.FxShmUnmap = fnptr(walShmUnmap)
+	wrappedDB[orig] = w
+	return w
 }
 
 // wrappedMethods returns orig's copy with the WAL's methods replaced.
@@ -265,6 +310,125 @@ func walFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
 	return callFileControl((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxFileControl, tls, f, op, pArg)
 }
 
+// The writer's read marks.
+//
+// Every transaction SQLite begins takes a read lock on one of the WAL
+// index's four read marks, a frame number that tells a checkpoint how far
+// it may copy while the lock is held; when no mark equals the log's last
+// frame it first moves one, taking that mark's lock exclusive, storing the
+// frame and releasing the lock. With the writer's own lock and the read
+// lock's release that is six fcntl system calls a transaction, two of them
+// the move, and each of the writer's commits leaves the log a frame past
+// every mark, so every transaction moved one. A move is not needed to read:
+// SQLite falls back to the highest mark at or below the log's end whenever
+// every move is refused, as for a reader that finds all four marks busy,
+// and the frames it reads past that mark are the WAL's all the same. What a
+// move buys is a checkpoint that may copy further while the transaction
+// lasts. So the writer's database file answers SQLite's attempts to move a
+// mark as busy, without a system call, while some mark lies within
+// markLag frames of the log's end (read from the WAL index), and moves
+// marks as before otherwise: a checkpoint that overlaps one of the
+// writer's transactions stops at most markLag frames short of where it
+// would have stopped, and the checkpoints between transactions are not
+// held back at all. Other processes see what they would see of a reader
+// whose moves were refused; the locks themselves are the unix VFS's.
+//
+// A transaction's begin is recognised by its attempt to take one mark's
+// lock exclusive while the connection holds no WAL-index lock at all: a
+// checkpoint holds the checkpoint lock, and the log's restart and the
+// index's recovery hold the writer's lock when they move marks. A begin
+// that comes back to the first mark without having taken a read lock
+// found none usable (SQLite then retries), and moves one for real.
+
+const (
+	shmLockExcl  = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_EXCLUSIVE
+	shmLockShare = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_SHARED
+	// readLock1 is WAL_READ_LOCK(1), the first of readLocks movable marks.
+	readLock1 = 4
+	readLocks = 4
+	// walIndexMxFrame is WalIndexHdr.mxFrame's offset in the index's first
+	// region; walIndexReadMarks is WalCkptInfo.aReadMark[0]'s (after the
+	// header's two 48-byte copies and nBackfill).
+	walIndexMxFrame   = 16
+	walIndexReadMarks = 100
+	// markLag is how far, in frames, a mark may trail the log's end and
+	// still serve the writer unmoved: 256 KiB of 4 KiB pages, a quarter of
+	// the log from which the checkpointer asks the writer to copy the
+	// tail (checkpoint.go).
+	markLag = 64
+)
+
+func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
+	s := state(f)
+	if flags == shmLockExcl && n == 1 && ofst >= readLock1 && ofst < readLock1+readLocks && s.held == 0 && s.skipMark(ofst) {
+		markSkips.Add(1)
+		return sqlite3.SQLITE_BUSY
+	}
+	rc := callShmLock((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmLock, tls, f, ofst, n, flags)
+	if rc == sqlite3.SQLITE_OK {
+		mask := uint32(1)<<(ofst+n) - uint32(1)<<ofst
+		if flags&sqlite3.SQLITE_SHM_UNLOCK != 0 {
+			s.held &^= mask
+		} else {
+			s.held |= mask
+		}
+	}
+	if flags == shmLockShare {
+		s.round = 0 // the begin chose its mark
+	}
+	return rc
+}
+
+// skipMark reports whether the begin's attempt to move the mark whose lock
+// is ofst is answered busy.
+func (s *walFile) skipMark(ofst int32) bool {
+	switch {
+	case s.round < 0:
+		return false
+	case s.round >= ofst:
+		// Back at a mark already refused, with no read lock taken: no
+		// mark was usable, and this begin moves one.
+		s.round = -1
+		return false
+	case s.round == 0 && (keepMarks.Load() || !s.recentMark()):
+		s.round = -1
+		return false
+	}
+	s.round = ofst
+	return true
+}
+
+// recentMark reports whether one of the movable marks lies at most
+// markLag frames before the log's end, from the WAL index.
+func (s *walFile) recentMark() bool {
+	if s.shm == 0 {
+		return false
+	}
+	end := atomic.LoadUint32((*uint32)(at(s.shm + walIndexMxFrame)))
+	for i := uintptr(1); i <= readLocks; i++ {
+		m := atomic.LoadUint32((*uint32)(at(s.shm + walIndexReadMarks + 4*i)))
+		if m <= end && end-m <= markLag {
+			return true
+		}
+	}
+	return false
+}
+
+func walShmMap(tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {
+	s := state(f)
+	rc := callShmMap((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmMap, tls, f, iPg, pgsz, bExtend, pp)
+	if iPg == 0 && rc == sqlite3.SQLITE_OK {
+		s.shm = *(*uintptr)(at(pp))
+	}
+	return rc
+}
+
+func walShmUnmap(tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
+	s := state(f)
+	s.shm, s.held, s.round = 0, 0, 0
+	return callShmUnmap((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmUnmap, tls, f, deleteFlag)
+}
+
 // state is f's walFile, after the unix VFS's structure.
 func state(f uintptr) *walFile { return (*walFile)(at(f + unixSz)) }
 
@@ -309,6 +473,18 @@ func callFileSize(fp uintptr, tls *libc.TLS, f, p uintptr) int32 {
 
 func callFileControl(fp uintptr, tls *libc.TLS, f uintptr, op int32, p uintptr) int32 {
 	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&fp)))(tls, f, op, p)
+}
+
+func callShmLock(fp uintptr, tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&fp)))(tls, f, ofst, n, flags)
+}
+
+func callShmMap(fp uintptr, tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&fp)))(tls, f, iPg, pgsz, bExtend, pp)
+}
+
+func callShmUnmap(fp uintptr, tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&fp)))(tls, f, deleteFlag)
 }
 
 // walVFS is the VFS the writer opens its file through: walVFSName, or ""
