@@ -203,6 +203,10 @@ func openDB(path string, q url.Values) (*sql.DB, error) {
 // checkpoint) and closes the statements and both connection pools.
 func (s *Store) Close() error {
 	s.writer.Close()
+	// The writer's kept read lock (walvfs.go) goes with a checkpoint's
+	// lock on its own connection, before the last checkpoint needs every
+	// read mark.
+	s.wt.c.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
 	cerr := s.ckpt.stop()
 	return errors.Join(cerr, s.st.close(), s.wt.c.Close(), s.r.Close(), s.w.Close())
 }

@@ -27,8 +27,9 @@ import (
 // truncate, its size, a file control, its close) and every write that
 // does not follow the last one first writes out what is kept. The
 // database file, the shared-memory index and the locks are the unix
-// VFS's own; the one thing the writer does differently with them is not
-// moving a read mark it does not need (walShmLock, below).
+// VFS's own; what the writer does differently with them is move no read
+// mark it does not need and keep its read lock from one transaction to
+// the next (walShmLock, below).
 //
 // Only the writer connection opens its file through it (store.go), since
 // only the writer appends frames.
@@ -67,8 +68,9 @@ var (
 	// markSkips counts the read marks the writer did not move
 	// (walShmLock), the tests' figure; keepMarks turns the skipping off
 	// (a test's mutation).
-	markSkips atomic.Int64
-	keepMarks atomic.Bool
+	markSkips  atomic.Int64
+	parkReuses atomic.Int64
+	keepMarks  atomic.Bool
 )
 
 // walFile is a WAL file's state, kept in C memory right after the unix
@@ -81,9 +83,10 @@ type walFile struct {
 	commit int32   // the last header written was a commit frame's
 	wal    int32   // this file is a WAL (else its methods are the unix ones)
 	// The database file's shared-memory state (walShmLock).
-	shm   uintptr // the WAL index's first region, or 0 before it is mapped
-	held  uint32  // the WAL-index locks this connection holds
-	round int32   // the read mark last answered busy in this begin, or -1
+	shm    uintptr // the WAL index's first region, or 0 before it is mapped
+	held   uint32  // the WAL-index locks this connection holds
+	round  int32   // the read mark last answered busy in this begin, or -1
+	parked int32   // the read lock kept since the last transaction, or 0
 }
 
 // registerWALVFS registers walVFSName once per process.
@@ -339,10 +342,25 @@ func walFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
 // index's recovery hold the writer's lock when they move marks. A begin
 // that comes back to the first mark without having taken a read lock
 // found none usable (SQLite then retries), and moves one for real.
+//
+// With no mark moved, a begin mostly chooses the mark the writer's last
+// transaction read from, whose lock SQLite released at that end. So the
+// writer keeps that read lock (a transaction's end that leaves it holding
+// one read mark and nothing else is not passed on) and hands it back when
+// the next begin asks for the same mark; anything else it asks for first
+// lets the kept lock go, as does closing. A kept shared lock stops no
+// reader, in this process or another; what it holds back, as a transaction
+// would, is a checkpoint beyond that mark, which trails the log's end by
+// at most markLag frames and the transactions since: while the host is
+// idle the WAL is copied up to there, not wholly, and starts over once it
+// passes tailFrames (the writer's own checkpoint lets the lock go), and
+// a RESTART or TRUNCATE checkpoint of another process finds the mark busy
+// while the host runs. Store.Close lets it go before its last checkpoint.
 
 const (
-	shmLockExcl  = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_EXCLUSIVE
-	shmLockShare = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_SHARED
+	shmLockExcl    = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_EXCLUSIVE
+	shmLockShare   = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_SHARED
+	shmUnlockShare = sqlite3.SQLITE_SHM_UNLOCK | sqlite3.SQLITE_SHM_SHARED
 	// readLock1 is WAL_READ_LOCK(1), the first of readLocks movable marks.
 	readLock1 = 4
 	readLocks = 4
@@ -360,9 +378,24 @@ const (
 
 func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
 	s := state(f)
-	if flags == shmLockExcl && n == 1 && ofst >= readLock1 && ofst < readLock1+readLocks && s.held == 0 && s.skipMark(ofst) {
+	readSlot := n == 1 && ofst >= readLock1 && ofst < readLock1+readLocks
+	if flags == shmLockExcl && readSlot && s.held&^s.parkedMask() == 0 && s.skipMark(ofst) {
 		markSkips.Add(1)
 		return sqlite3.SQLITE_BUSY
+	}
+	if s.parked != 0 {
+		if flags == shmLockShare && ofst == s.parked && n == 1 {
+			s.parked, s.round = 0, 0
+			parkReuses.Add(1)
+			return sqlite3.SQLITE_OK
+		}
+		if rc := s.unpark(tls, f); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	if flags == shmUnlockShare && readSlot && s.held == uint32(1)<<ofst && !keepMarks.Load() {
+		s.parked = ofst
+		return sqlite3.SQLITE_OK
 	}
 	rc := callShmLock((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmLock, tls, f, ofst, n, flags)
 	if rc == sqlite3.SQLITE_OK {
@@ -375,6 +408,24 @@ func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
 	}
 	if flags == shmLockShare {
 		s.round = 0 // the begin chose its mark
+	}
+	return rc
+}
+
+func (s *walFile) parkedMask() uint32 {
+	if s.parked == 0 {
+		return 0
+	}
+	return uint32(1) << s.parked
+}
+
+// unpark releases the read lock kept from the last transaction.
+func (s *walFile) unpark(tls *libc.TLS, f uintptr) int32 {
+	ofst := s.parked
+	s.parked = 0
+	rc := callShmLock((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmLock, tls, f, ofst, 1, shmUnlockShare)
+	if rc == sqlite3.SQLITE_OK {
+		s.held &^= uint32(1) << ofst
 	}
 	return rc
 }
@@ -425,6 +476,9 @@ func walShmMap(tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) i
 
 func walShmUnmap(tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
 	s := state(f)
+	if s.parked != 0 {
+		s.unpark(tls, f)
+	}
 	s.shm, s.held, s.round = 0, 0, 0
 	return callShmUnmap((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmUnmap, tls, f, deleteFlag)
 }
