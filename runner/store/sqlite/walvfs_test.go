@@ -4,7 +4,11 @@ package sqlite
 
 import (
 	"bufio"
+	"context"
+	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -218,5 +222,84 @@ func TestCloseTruncatesTheWALPastTheKeptReadLock(t *testing.T) {
 		t.Errorf("the WAL holds %d bytes after Close, want none", fi.Size())
 	} else if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
+	}
+}
+
+// Another process reads the file while the host writes and while it
+// idles with its read lock kept (walShmLock): `runedge runs`, the sqlite3
+// shell and a backup open it through the unix VFS, as the child here
+// does (this test binary again, with RUNEDGE_TEST_READ_DB set).
+func TestAnotherProcessReadsBesideTheWriter(t *testing.T) {
+	if path := os.Getenv("RUNEDGE_TEST_READ_DB"); path != "" {
+		db, err := openDB(path, url.Values{"_pragma": {"busy_timeout(10000)", "query_only(1)"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM runs").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("runs=%d\n", n)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s, err := OpenWith(t.Context(), path, Options{CheckpointEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	start := func() {
+		if err := s.StartRun(context.Background(), storetest.BenchOwnRun(), false, false); err != nil {
+			t.Error(err)
+		}
+	}
+	read := func() int {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run", "^TestAnotherProcessReadsBesideTheWriter$")
+		cmd.Env = append(os.Environ(), "RUNEDGE_TEST_READ_DB="+path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the reading process: %v\n%s", err, out)
+		}
+		for line := range strings.Lines(string(out)) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "runs="); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatalf("the reading process printed no count:\n%s", out)
+		return 0
+	}
+	for range 50 {
+		start()
+	}
+	reuses := parkReuses.Load()
+	start()
+	if parkReuses.Load() == reuses {
+		t.Fatal("the writer kept no read lock")
+	}
+	if n := read(); n != 51 {
+		t.Errorf("the other process read %d runs while the host idled, want 51", n)
+	}
+	// And while it writes.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				start()
+			}
+		}
+	}()
+	n := read()
+	close(stop)
+	<-done
+	if n < 51 {
+		t.Errorf("the other process read %d runs while the host wrote, want at least 51", n)
 	}
 }
