@@ -170,6 +170,7 @@ func wrappedDBMethods(orig uintptr) uintptr {
 	}
 	m := (*sqlite3.Tsqlite3_io_methods)(at(w))
 	*m = *om
+	m.FxFileControl = fnptr(dbFileControl)
 	m.FxShmLock = fnptr(walShmLock)
 	m.FxShmMap = fnptr(walShmMap)
 	m.FxShmUnmap = fnptr(walShmUnmap)
@@ -352,10 +353,11 @@ func walFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
 // reader, in this process or another; what it holds back, as a transaction
 // would, is a checkpoint beyond that mark, which trails the log's end by
 // at most markLag frames and the transactions since: while the host is
-// idle the WAL is copied up to there, not wholly, and starts over once it
-// passes tailFrames (the writer's own checkpoint lets the lock go), and
-// a RESTART or TRUNCATE checkpoint of another process finds the mark busy
-// while the host runs. Store.Close lets it go before its last checkpoint.
+// busy the WAL is copied up to there, not wholly, and a RESTART or
+// TRUNCATE checkpoint of another process finds the mark busy. The
+// checkpointer's tick lets it go when no transaction is open
+// (wtx.releaseReadLock), so an idle host's WAL is copied whole as before,
+// and Store.Close lets it go before its last checkpoint.
 
 const (
 	shmLockExcl    = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_EXCLUSIVE
@@ -463,6 +465,19 @@ func (s *walFile) recentMark() bool {
 		}
 	}
 	return false
+}
+
+// dbFileControl is the database file's xFileControl: a query of
+// SQLITE_FCNTL_PERSIST_WAL, which SQLite never makes itself, first lets
+// the kept read lock go (wtx.releaseReadLock).
+func dbFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
+	s := state(f)
+	if op == sqlite3.SQLITE_FCNTL_PERSIST_WAL && s.parked != 0 {
+		if rc := s.unpark(tls, f); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	return callFileControl((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxFileControl, tls, f, op, pArg)
 }
 
 func walShmMap(tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {

@@ -303,3 +303,39 @@ func TestAnotherProcessReadsBesideTheWriter(t *testing.T) {
 		t.Errorf("the other process read %d runs while the host wrote, want at least 51", n)
 	}
 }
+
+// The checkpointer's tick lets the writer's kept read lock go while no
+// transaction is open, so an idle host's WAL is copied whole and another
+// connection's TRUNCATE checkpoint (busy_timeout 0, as the sqlite3 shell
+// by default) is not refused for it.
+func TestIdleWriterLetsItsReadLockGo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s, err := OpenWith(t.Context(), path, Options{CheckpointEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	other, err := openDB(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+	reuses := parkReuses.Load()
+	for range 20 {
+		if err := s.StartRun(t.Context(), storetest.BenchOwnRun(), false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if parkReuses.Load() == reuses {
+		t.Fatal("the writer kept no read lock")
+	}
+	time.Sleep(100 * time.Millisecond) // a few ticks with nothing written
+	var busy, log, done int
+	if err := other.QueryRowContext(t.Context(), "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+		t.Fatal(err)
+	}
+	if busy != 0 {
+		t.Errorf("another connection's TRUNCATE checkpoint of an idle host was busy (log %d, copied %d)", log, done)
+	}
+}
