@@ -65,12 +65,11 @@ var (
 	// walWrites counts the writes that reached the unix VFS for WAL
 	// files opened through walVFS (the tests' figure).
 	walWrites atomic.Int64
-	// markSkips counts the read marks the writer did not move
-	// (walShmLock), the tests' figure; keepMarks turns the skipping off
-	// (a test's mutation).
+	// markSkips counts the read-mark moves the writer answered busy and
+	// parkReuses the read locks it handed back (walShmLock), the tests'
+	// figures.
 	markSkips  atomic.Int64
 	parkReuses atomic.Int64
-	keepMarks  atomic.Bool
 )
 
 // walFile is a WAL file's state, kept in C memory right after the unix
@@ -395,7 +394,7 @@ func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
 			return rc
 		}
 	}
-	if flags == shmUnlockShare && readSlot && s.held == uint32(1)<<ofst && !keepMarks.Load() {
+	if flags == shmUnlockShare && readSlot && s.held == uint32(1)<<ofst {
 		s.parked = ofst
 		return sqlite3.SQLITE_OK
 	}
@@ -443,7 +442,7 @@ func (s *walFile) skipMark(ofst int32) bool {
 		// mark was usable, and this begin moves one.
 		s.round = -1
 		return false
-	case s.round == 0 && (keepMarks.Load() || !s.recentMark()):
+	case s.round == 0 && !s.recentMark():
 		s.round = -1
 		return false
 	}
