@@ -31,16 +31,18 @@ type checkpointer struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	after  func() // called after each periodic checkpoint of a log over tailFrames
+	before func() // called before each periodic checkpoint
 }
 
-func startCheckpointer(path string, every time.Duration, after func()) (*checkpointer, error) {
+func startCheckpointer(path string, every time.Duration, before, after func()) (*checkpointer, error) {
 	if every <= 0 {
 		every = time.Second
 	}
 	q := url.Values{"_pragma": {"busy_timeout(10000)"}}
 	// Its syncs give up the goroutine's P for the call (walvfs.go's
-	// dbSync); it writes no frame, so the WAL's gathering never engages.
-	if v := walVFS(); v != "" {
+	// dbSync); its VFS is not the writer's, whose ways with the WAL
+	// index's locks are the writer's alone (walShmLock).
+	if v := checkpointVFS(); v != "" {
 		q.Set("vfs", v)
 	}
 	db, err := openDB(path, q)
@@ -49,7 +51,7 @@ func startCheckpointer(path string, every time.Duration, after func()) (*checkpo
 	}
 	db.SetMaxOpenConns(1)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{db: db, cancel: cancel, done: make(chan struct{}), after: after}
+	c := &checkpointer{db: db, cancel: cancel, done: make(chan struct{}), before: before, after: after}
 	go c.loop(ctx, every)
 	return c, nil
 }
@@ -63,6 +65,9 @@ func (c *checkpointer) loop(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if c.before != nil {
+				c.before()
+			}
 			if frames, err := c.checkpoint(ctx, "PASSIVE"); err == nil && frames >= tailFrames && c.after != nil {
 				c.after()
 			}

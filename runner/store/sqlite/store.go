@@ -165,7 +165,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	wt := &wtx{c: wc, mu: new(sync.Mutex), st: st}
-	ckpt, err := startCheckpointer(path, o.CheckpointEvery, func() { wt.tail.Store(true) })
+	ckpt, err := startCheckpointer(path, o.CheckpointEvery, func() { wt.releaseReadLock(false) }, func() { wt.tail.Store(true) })
 	if err != nil {
 		st.close()
 		wc.Close()
@@ -216,6 +216,9 @@ func openDB(path string, q url.Values) (*sql.DB, error) {
 // checkpoint) and closes the statements and both connection pools.
 func (s *Store) Close() error {
 	s.writer.Close()
+	// The writer's kept read lock (walvfs.go) goes before the last
+	// checkpoint needs every read mark.
+	s.wt.releaseReadLock(true)
 	cerr := s.ckpt.stop()
 	return errors.Join(cerr, s.st.close(), s.wt.c.Close(), s.r.Close(), s.w.Close())
 }

@@ -25,9 +25,11 @@ import (
 // reader and no crash sees anything a plain write would not have put in
 // the file by then. Every other operation on the WAL (a read, a sync, a
 // truncate, its size, a file control, its close) and every write that
-// does not follow the last one first writes out what is kept. Nothing
-// else changes but the syncs (dbSync): the database file, the
-// shared-memory index and the locks are the unix VFS's own.
+// does not follow the last one first writes out what is kept. The
+// database file, the shared-memory index and the locks are the unix
+// VFS's own; what the writer does differently with them is sync through
+// dbSync, move no read mark it does not need and keep its read lock from
+// one transaction to the next (walShmLock, below).
 //
 // The writer connection opens its file through it (store.go), since only
 // the writer appends frames; the checkpointer too (checkpoint.go), for
@@ -36,6 +38,11 @@ import (
 
 // walVFSName names the VFS for the writer's DSN ("vfs" parameter).
 const walVFSName = "runedge-walgather"
+
+// syncVFSName names the checkpointer's VFS: its files keep the unix VFS's
+// methods but their sync (dbSync), since it appends no frame and must
+// not take the writer's ways with the WAL index's locks (walShmLock).
+const syncVFSName = "runedge-syncs"
 
 // walBufSize is what a WAL file keeps before writing: the most the unix
 // VFS writes in one call (its seekAndWriteFd masks a length with 0x1ffff;
@@ -50,6 +57,9 @@ const walFrameHeader = 24
 var (
 	walVFSOnce sync.Once
 	walVFSErr  error
+	// syncVFS is syncVFSName's registered structure, which walOpen is
+	// told apart by.
+	syncVFS uintptr
 	// unixVFS is the unix VFS (sqlite3_vfs*), whose xOpen the wrapper
 	// calls; unixSz its szOsFile, where the wrapper's state begins.
 	unixVFS, unixOpen uintptr
@@ -58,12 +68,21 @@ var (
 	// all live for the process. Under wrappedMu.
 	wrappedMu sync.Mutex
 	wrapped   = map[wrapKey]uintptr{}
+	// wrappedDB maps a unix io-methods table to its copy with the sync,
+	// the shared-memory lock and map methods replaced (the writer's
+	// database file's). Under wrappedMu.
+	wrappedDB = map[uintptr]uintptr{}
 	// walWrites counts the writes that reached the unix VFS for WAL
 	// files opened through walVFS (the tests' figure).
 	walWrites atomic.Int64
 	// blockingSyncs counts the fsyncs made through fsyncBlocking (the
 	// tests' figure).
 	blockingSyncs atomic.Int64
+	// markSkips counts the read-mark moves the writer answered busy and
+	// parkReuses the read locks it handed back (walShmLock), the tests'
+	// figures.
+	markSkips  atomic.Int64
+	parkReuses atomic.Int64
 )
 
 // walFile is a WAL file's state, kept in C memory right after the unix
@@ -75,6 +94,11 @@ type walFile struct {
 	n      int64   // bytes kept in buf
 	commit int32   // the last header written was a commit frame's
 	wal    int32   // this file is a WAL (else its methods are the unix ones)
+	// The database file's shared-memory state (walShmLock).
+	shm    uintptr // the WAL index's first region, or 0 before it is mapped
+	held   uint32  // the WAL-index locks this connection holds
+	round  int32   // the read mark last answered busy in this begin, or -1
+	parked int32   // the read lock kept since the last transaction, or 0
 }
 
 // registerWALVFS registers walVFSName once per process.
@@ -90,20 +114,26 @@ func registerWALVFS() error {
 		u := (*sqlite3.Tsqlite3_vfs)(at(unixVFS))
 		unixOpen = u.FxOpen
 		unixSz = (uintptr(u.FszOsFile) + 7) &^ 7
-		p := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_vfs{})))
-		name, err := libc.CString(walVFSName)
-		if p == 0 || err != nil {
-			walVFSErr = errNoUnixVFS
-			return
-		}
-		v := (*sqlite3.Tsqlite3_vfs)(at(p))
-		*v = *u
-		v.FpNext = 0
-		v.FzName = name
-		v.FszOsFile = int32(unixSz + unsafe.Sizeof(walFile{}))
-		v.FxOpen = fnptr(walOpen)
-		if rc := sqlite3.Xsqlite3_vfs_register(tls, p, 0); rc != sqlite3.SQLITE_OK {
-			walVFSErr = errNoUnixVFS
+		for _, n := range []string{walVFSName, syncVFSName} {
+			p := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_vfs{})))
+			name, err := libc.CString(n)
+			if p == 0 || err != nil {
+				walVFSErr = errNoUnixVFS
+				return
+			}
+			v := (*sqlite3.Tsqlite3_vfs)(at(p))
+			*v = *u
+			v.FpNext = 0
+			v.FzName = name
+			v.FszOsFile = int32(unixSz + unsafe.Sizeof(walFile{}))
+			v.FxOpen = fnptr(walOpen)
+			if n == syncVFSName {
+				syncVFS = p
+			}
+			if rc := sqlite3.Xsqlite3_vfs_register(tls, p, 0); rc != sqlite3.SQLITE_OK {
+				walVFSErr = errNoUnixVFS
+				return
+			}
 		}
 	})
 	return walVFSErr
@@ -117,7 +147,7 @@ const errNoUnixVFS = vfsError("runner/store/sqlite: cannot register the WAL-gath
 
 // walOpen is xOpen: the unix VFS's, then a WAL file gets the gathering
 // methods.
-func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, f uintptr, flags int32, pOutFlags uintptr) int32 {
+func walOpen(tls *libc.TLS, vfs uintptr, zName uintptr, f uintptr, flags int32, pOutFlags uintptr) int32 {
 	s := state(f)
 	*s = walFile{}
 	rc := callOpen(unixOpen, tls, unixVFS, zName, f, flags, pOutFlags)
@@ -129,14 +159,48 @@ func walOpen(tls *libc.TLS, _ uintptr, zName uintptr, f uintptr, flags int32, pO
 		return rc
 	}
 	s.orig = file.FpMethods
-	if flags&sqlite3.SQLITE_OPEN_WAL == 0 {
-		// The database file: the unix VFS's methods but its sync.
+	if vfs == syncVFS {
+		// The checkpointer's files (syncVFSName): the unix VFS's methods
+		// but their sync; it appends no frame and keeps no lock.
 		file.FpMethods = wrappedMethods(s.orig, false)
+		return rc
+	}
+	if flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 {
+		file.FpMethods = wrappedDBMethods(s.orig)
 		return rc
 	}
 	s.wal = 1
 	file.FpMethods = wrappedMethods(s.orig, true)
 	return rc
+}
+
+// wrappedDBMethods returns orig's copy with the sync (dbSync) and the
+// shared-memory lock and map methods replaced (walShmLock).
+func wrappedDBMethods(orig uintptr) uintptr {
+	wrappedMu.Lock()
+	defer wrappedMu.Unlock()
+	if w, ok := wrappedDB[orig]; ok {
+		return w
+	}
+	om := (*sqlite3.Tsqlite3_io_methods)(at(orig))
+	if om.FiVersion < 2 || om.FxShmLock == 0 || om.FxShmMap == 0 || om.FxShmUnmap == 0 {
+		return orig // not the unix VFS's: left as it is
+	}
+	tls := libc.NewTLS()
+	defer tls.Close()
+	w := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
+	if w == 0 {
+		return orig
+	}
+	m := (*sqlite3.Tsqlite3_io_methods)(at(w))
+	*m = *om
+	m.FxSync = fnptr(dbSync)
+	m.FxFileControl = fnptr(dbFileControl)
+	m.FxShmLock = fnptr(walShmLock)
+	m.FxShmMap = fnptr(walShmMap)
+	m.FxShmUnmap = fnptr(walShmUnmap)
+	wrappedDB[orig] = w
+	return w
 }
 
 // wrapKey names a copy of a unix io-methods table: the WAL's (wal) or
@@ -311,6 +375,190 @@ func walFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
 	return callFileControl((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxFileControl, tls, f, op, pArg)
 }
 
+// The writer's read marks.
+//
+// Every transaction SQLite begins takes a read lock on one of the WAL
+// index's four read marks, a frame number that tells a checkpoint how far
+// it may copy while the lock is held; when no mark equals the log's last
+// frame it first moves one, taking that mark's lock exclusive, storing the
+// frame and releasing the lock. With the writer's own lock and the read
+// lock's release that is six fcntl system calls a transaction, two of them
+// the move, and each of the writer's commits leaves the log a frame past
+// every mark, so every transaction moved one. A move is not needed to read:
+// SQLite falls back to the highest mark at or below the log's end whenever
+// every move is refused, as for a reader that finds all four marks busy,
+// and the frames it reads past that mark are the WAL's all the same. What a
+// move buys is a checkpoint that may copy further while the transaction
+// lasts. So the writer's database file answers SQLite's attempts to move a
+// mark as busy, without a system call, while some mark lies within
+// markLag frames of the log's end (read from the WAL index), and moves
+// marks as before otherwise: a checkpoint that overlaps one of the
+// writer's transactions stops at most markLag frames short of where it
+// would have stopped, and the checkpoints between transactions are not
+// held back at all. Other processes see what they would see of a reader
+// whose moves were refused; the locks themselves are the unix VFS's.
+//
+// A transaction's begin is recognised by its attempt to take one mark's
+// lock exclusive while the connection holds no WAL-index lock at all: a
+// checkpoint holds the checkpoint lock, and the log's restart and the
+// index's recovery hold the writer's lock when they move marks. A begin
+// that comes back to the first mark without having taken a read lock
+// found none usable (SQLite then retries), and moves one for real.
+//
+// With no mark moved, a begin mostly chooses the mark the writer's last
+// transaction read from, whose lock SQLite released at that end. So the
+// writer keeps that read lock (a transaction's end that leaves it holding
+// one read mark and nothing else is not passed on) and hands it back when
+// the next begin asks for the same mark; anything else it asks for first
+// lets the kept lock go, as does closing. A kept shared lock stops no
+// reader, in this process or another; what it holds back, as a transaction
+// would, is a checkpoint beyond that mark, which trails the log's end by
+// at most markLag frames and the transactions since: while the host is
+// busy the WAL is copied up to there, not wholly, and a RESTART or
+// TRUNCATE checkpoint of another process finds the mark busy. The
+// checkpointer's tick lets it go when no transaction is open
+// (wtx.releaseReadLock), so an idle host's WAL is copied whole as before,
+// and Store.Close lets it go before its last checkpoint.
+
+const (
+	shmLockExcl    = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_EXCLUSIVE
+	shmLockShare   = sqlite3.SQLITE_SHM_LOCK | sqlite3.SQLITE_SHM_SHARED
+	shmUnlockShare = sqlite3.SQLITE_SHM_UNLOCK | sqlite3.SQLITE_SHM_SHARED
+	// readLock1 is WAL_READ_LOCK(1), the first of readLocks movable marks.
+	readLock1 = 4
+	readLocks = 4
+	// walIndexMxFrame is WalIndexHdr.mxFrame's offset in the index's first
+	// region; walIndexReadMarks is WalCkptInfo.aReadMark[0]'s (after the
+	// header's two 48-byte copies and nBackfill).
+	walIndexMxFrame   = 16
+	walIndexReadMarks = 100
+	// markLag is how far, in frames, a mark may trail the log's end and
+	// still serve the writer unmoved: 256 KiB of 4 KiB pages, a quarter of
+	// the log from which the checkpointer asks the writer to copy the
+	// tail (checkpoint.go).
+	markLag = 64
+)
+
+func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
+	s := state(f)
+	readSlot := n == 1 && ofst >= readLock1 && ofst < readLock1+readLocks
+	if flags == shmLockExcl && readSlot && s.held&^s.parkedMask() == 0 && s.skipMark(ofst) {
+		markSkips.Add(1)
+		return sqlite3.SQLITE_BUSY
+	}
+	if s.parked != 0 {
+		if flags == shmLockShare && ofst == s.parked && n == 1 {
+			s.parked, s.round = 0, 0
+			parkReuses.Add(1)
+			return sqlite3.SQLITE_OK
+		}
+		if rc := s.unpark(tls, f); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	if flags == shmUnlockShare && readSlot && s.held == uint32(1)<<ofst {
+		s.parked = ofst
+		return sqlite3.SQLITE_OK
+	}
+	rc := callShmLock((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmLock, tls, f, ofst, n, flags)
+	if rc == sqlite3.SQLITE_OK {
+		mask := uint32(1)<<(ofst+n) - uint32(1)<<ofst
+		if flags&sqlite3.SQLITE_SHM_UNLOCK != 0 {
+			s.held &^= mask
+		} else {
+			s.held |= mask
+		}
+	}
+	if flags == shmLockShare {
+		s.round = 0 // the begin chose its mark
+	}
+	return rc
+}
+
+func (s *walFile) parkedMask() uint32 {
+	if s.parked == 0 {
+		return 0
+	}
+	return uint32(1) << s.parked
+}
+
+// unpark releases the read lock kept from the last transaction.
+func (s *walFile) unpark(tls *libc.TLS, f uintptr) int32 {
+	ofst := s.parked
+	s.parked = 0
+	rc := callShmLock((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmLock, tls, f, ofst, 1, shmUnlockShare)
+	if rc == sqlite3.SQLITE_OK {
+		s.held &^= uint32(1) << ofst
+	}
+	return rc
+}
+
+// skipMark reports whether the begin's attempt to move the mark whose lock
+// is ofst is answered busy.
+func (s *walFile) skipMark(ofst int32) bool {
+	switch {
+	case s.round < 0:
+		return false
+	case s.round >= ofst:
+		// Back at a mark already refused, with no read lock taken: no
+		// mark was usable, and this begin moves one.
+		s.round = -1
+		return false
+	case s.round == 0 && !s.recentMark():
+		s.round = -1
+		return false
+	}
+	s.round = ofst
+	return true
+}
+
+// recentMark reports whether one of the movable marks lies at most
+// markLag frames before the log's end, from the WAL index.
+func (s *walFile) recentMark() bool {
+	if s.shm == 0 {
+		return false
+	}
+	end := atomic.LoadUint32((*uint32)(at(s.shm + walIndexMxFrame)))
+	for i := uintptr(1); i <= readLocks; i++ {
+		m := atomic.LoadUint32((*uint32)(at(s.shm + walIndexReadMarks + 4*i)))
+		if m <= end && end-m <= markLag {
+			return true
+		}
+	}
+	return false
+}
+
+// dbFileControl is the database file's xFileControl: a query of
+// SQLITE_FCNTL_PERSIST_WAL, which SQLite never makes itself, first lets
+// the kept read lock go (wtx.releaseReadLock).
+func dbFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
+	s := state(f)
+	if op == sqlite3.SQLITE_FCNTL_PERSIST_WAL && s.parked != 0 {
+		if rc := s.unpark(tls, f); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+	}
+	return callFileControl((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxFileControl, tls, f, op, pArg)
+}
+
+func walShmMap(tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {
+	s := state(f)
+	rc := callShmMap((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmMap, tls, f, iPg, pgsz, bExtend, pp)
+	if iPg == 0 && rc == sqlite3.SQLITE_OK {
+		s.shm = *(*uintptr)(at(pp))
+	}
+	return rc
+}
+
+func walShmUnmap(tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
+	s := state(f)
+	if s.parked != 0 {
+		s.unpark(tls, f)
+	}
+	s.shm, s.held, s.round = 0, 0, 0
+	return callShmUnmap((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxShmUnmap, tls, f, deleteFlag)
+}
+
 // state is f's walFile, after the unix VFS's structure.
 func state(f uintptr) *walFile { return (*walFile)(at(f + unixSz)) }
 
@@ -357,6 +605,18 @@ func callFileControl(fp uintptr, tls *libc.TLS, f uintptr, op int32, p uintptr) 
 	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&fp)))(tls, f, op, p)
 }
 
+func callShmLock(fp uintptr, tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&fp)))(tls, f, ofst, n, flags)
+}
+
+func callShmMap(fp uintptr, tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&fp)))(tls, f, iPg, pgsz, bExtend, pp)
+}
+
+func callShmUnmap(fp uintptr, tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&fp)))(tls, f, deleteFlag)
+}
+
 // walVFS is the VFS the writer opens its file through: walVFSName, or ""
 // (the default) when it cannot be registered.
 func walVFS() string {
@@ -364,4 +624,13 @@ func walVFS() string {
 		return ""
 	}
 	return walVFSName
+}
+
+// checkpointVFS is the VFS the checkpointer opens its file through:
+// syncVFSName, or "" (the default VFS) where it cannot be registered.
+func checkpointVFS() string {
+	if registerWALVFS() != nil {
+		return ""
+	}
+	return syncVFSName
 }

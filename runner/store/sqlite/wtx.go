@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runedge/runedge/runner/store/internal/groupcommit"
+	"modernc.org/sqlite"
 )
 
 // wtx is a write transaction on the writer connection, driven as plain
@@ -71,6 +72,25 @@ func (t *wtx) begin(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// releaseReadLock lets go the read lock the writer keeps from one
+// transaction to the next (walvfs.go), so that a checkpoint can copy the
+// whole log: at once when wait, else only if no transaction is open (the
+// checkpointer's tick, which must not wait for the writer).
+func (t *wtx) releaseReadLock(wait bool) {
+	if wait {
+		t.mu.Lock()
+	} else if !t.mu.TryLock() {
+		return
+	}
+	defer t.mu.Unlock()
+	t.c.Raw(func(dc any) error {
+		if fc, ok := dc.(sqlite.FileControl); ok {
+			fc.FileControlPersistWAL("main", -1) // a query: walvfs.go's signal
+		}
+		return nil
+	})
 }
 
 // commit commits the transaction and gives the connection back. A COMMIT
