@@ -25,7 +25,9 @@ import (
 // in front of the same mock upstream (mockupstream.Handler) on real
 // sockets. "direct" is the same client calling the upstream itself.
 // chat-32conns-postgres is chat-32conns with the edge's store on
-// PostgreSQL (RUNEDGE_TEST_PG_DSN; the server's own CPU is not counted).
+// PostgreSQL (RUNEDGE_TEST_PG_DSN): the server's own CPU is not in
+// edge-ns/req; db-ns/req is its CPU per edge request (pgtest.ServerCPU),
+// bench-edge's "db CPU".
 //
 // Each op is one block of requests per target in turn (direct, proxy,
 // edge), with the process's CPU (getrusage) read around each block, so the
@@ -58,8 +60,10 @@ func BenchmarkAgentTurn(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			edge := edge
+			db := func() time.Duration { return 0 }
 			if bc.postgres {
 				dsn := pgtest.Schema(b)
+				db = pgtest.ServerCPU(b, dsn)
 				edge = start(b, func(c *config.Config) {
 					viaOpenAI(up+"/v1", nil)(c)
 					c.Store.Driver, c.Store.DSN = "postgres", dsn
@@ -72,12 +76,14 @@ func BenchmarkAgentTurn(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: bc.conns, DisableCompression: true}}
 			defer client.CloseIdleConnections()
 			chat := "/v1/chat/completions"
-			var direct, viaProxy, viaEdge time.Duration
+			var direct, viaProxy, viaEdge, viaDB time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
 				direct += cpuBlock(b, client, up+chat, bc.bare, bc.conns, per)
 				viaProxy += cpuBlock(b, client, proxy+chat, bc.bare, bc.conns, per)
+				db0 := db()
 				viaEdge += cpuBlock(b, client, edge.URL+bc.path, bc.edge, bc.conns, per)
+				viaDB += db() - db0
 			}
 			n := float64(b.N * bc.conns * per)
 			d, p, e := float64(direct)/n, float64(viaProxy)/n, float64(viaEdge)/n
@@ -88,6 +94,9 @@ func BenchmarkAgentTurn(b *testing.B) {
 				b.ReportMetric((e-d)/(p-d), "edge/proxy")
 			}
 			b.ReportMetric(float64(len(bc.edge)), "body-B")
+			if bc.postgres {
+				b.ReportMetric(float64(viaDB)/n, "db-ns/req")
+			}
 		})
 	}
 }

@@ -15,24 +15,41 @@ import (
 // of states the target may come from), so concurrent writers on any host
 // race safely and the first terminal write wins. $16 fences it: the
 // writer's lease token (0: unfenced); a target other than queued or running
-// ends the lease. $17 says that the output text is the first output item
-// of the response whose end rides on this write (itemref.OutputElided):
-// the run then keeps a reference to it (output_ref), unless the response
-// was deleted meanwhile, when its output items are not written.
-const transitionSQL = `UPDATE runs SET
+// ends the lease. outputRef says that the output text is the first output
+// item of the response whose end rides on this write
+// (itemref.OutputElided): the run then keeps a reference to it
+// (output_ref), unless the response was deleted meanwhile, when its
+// output items are not written.
+//
+// The two forms are two statements, not one with a flag: with the flag a
+// parameter, the server's generic plan counted the response lookups that
+// a custom plan folds away for a false flag, so it planned the statement
+// again at every run's end (0.17 ms of the server's CPU each, RATIONALE.md
+// "PostgreSQL for a fleet"); each form now keeps its generic plan.
+func transitionSQL(outputRef bool) string {
+	output := `output = COALESCE($8, output),`
+	if outputRef {
+		output = `output = CASE WHEN EXISTS (SELECT 1 FROM responses WHERE run_id = $14 AND NOT deleted) THEN ''
+		ELSE COALESCE($8, output) END,
+	output_ref = EXISTS (SELECT 1 FROM responses WHERE run_id = $14 AND NOT deleted),`
+	}
+	return `UPDATE runs SET
 	status = $1, status_reason = $2,
 	started_at = COALESCE($3, started_at), ended_at = COALESCE($4, ended_at),
 	input_tokens = COALESCE($5, input_tokens), output_tokens = COALESCE($6, output_tokens),
 	total_tokens = COALESCE($7, total_tokens),
-	output = CASE WHEN $17::bool AND EXISTS (SELECT 1 FROM responses WHERE run_id = $14 AND NOT deleted) THEN ''
-		ELSE COALESCE($8, output) END,
-	output_ref = CASE WHEN $17::bool THEN EXISTS (SELECT 1 FROM responses WHERE run_id = $14 AND NOT deleted)
-		ELSE output_ref END,
+	` + output + `
 	error_code = COALESCE($9, error_code), error_message = COALESCE($10, error_message),
 	attempts = COALESCE($11, attempts),
 	duration_ms = COALESCE($12, duration_ms), ttft_ms = COALESCE($13, ttft_ms),
 	lease_expires = CASE WHEN $1 IN ('queued', 'running') THEN lease_expires END
 	WHERE id = $14 AND status = ANY($15) AND ($16::bigint = 0 OR lease_token = $16)`
+}
+
+var (
+	transitionPlainSQL     = transitionSQL(false)
+	transitionOutputRefSQL = transitionSQL(true)
+)
 
 // Transition moves run id to t.Status (see runner.Store).
 func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) error {
@@ -49,15 +66,18 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	}
 	in, out, total := usageArgs(t.Usage)
 	code, msg := errorArgs(t.Error)
+	q := transitionPlainSQL
+	if itemref.OutputElided(ctx, id, t.Output) {
+		q = transitionOutputRefSQL
+	}
 	var n int64
 	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
 		p.check(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
-		}, transitionSQL, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+		}, q, string(t.Status), t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 			in, out, total, nullableString(t.Output), code, msg, nullableCount(t.Attempts),
-			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText, t.Lease,
-			itemref.OutputElided(ctx, id, t.Output))
+			nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, fromText, t.Lease)
 		if t.Ledger != nil {
 			writeLedger(p, t.Ledger, string(t.Status))
 		}
