@@ -74,8 +74,17 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	}
 	if _, fast := o.Request.Input[0].ContentJSON(); !fast {
 		// The decoder read this request with encoding/json (tools, a
-		// schema), which keeps no literal: nor do the texts then.
+		// schema), which keeps no literal: nor do the texts then, a
+		// pending one decoded first.
 		for i := range input {
+			if m := &input[i]; m.ContentPending() {
+				lit, _ := m.ContentJSON()
+				var text string
+				if _, _, ok := jsonfast.StringLiteralMarshaledIn(jsonfast.Value(lit), &text, &texts); !ok {
+					return abi.RequestOutput{}, false
+				}
+				m.SetDecodedContent(text)
+			}
 			input[i].SetContentJSON("")
 		}
 	}
@@ -130,6 +139,15 @@ func (f *textFields) decode(m value, chat bool, msg *nativewire.Message, texts *
 	}
 	if !ok || !content.IsString() {
 		return false
+	}
+	if n, marshaled, ok := jsonfast.PendingLiteral(jsonfast.Value(content)); ok {
+		// A text with an escape that every reader reads alike stays
+		// escaped until something reads it: the upstream body and the
+		// recorded request copy its literal (RATIONALE.md "Agent-sized
+		// bodies").
+		msg.Role = r
+		msg.SetContentPending(string(content), n, marshaled)
+		return true
 	}
 	lit, marshaled, ok := jsonfast.StringLiteralMarshaledIn(jsonfast.Value(content), &msg.Content, texts)
 	if !ok {

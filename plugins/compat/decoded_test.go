@@ -95,6 +95,14 @@ func checkDecoded(t *testing.T, endpoint, body string) bool {
 	}
 	for i := range got.Request.Input {
 		g, w := &got.Request.Input[i], &want.Request.Input[i]
+		// A pending text reads as the host decoder's, and decoded is
+		// the same message, literal and all.
+		if g.Text() != w.Content || g.TextLen() != len(w.Content) {
+			t.Errorf("%s: message %d reads %q (%d bytes), want %q", body, i, g.Text(), g.TextLen(), w.Content)
+		}
+		decoded := *g
+		decoded.DecodeContent()
+		g = &decoded
 		gl, gok := g.ContentJSON()
 		wl, wok := w.ContentJSON()
 		gm, gmok := g.ContentMarshaled()
