@@ -122,3 +122,22 @@ func unquoteLen(s string) (n, form int, ok bool) {
 	}
 	return n, form, true
 }
+
+// PlainPendingLiteral is PendingLiteral for string v of a document whose
+// every string is plain (jsondepth.ValidPlain: ASCII, one-letter escapes
+// other than \/ and \\), which every reader reads alike: its text is its
+// bytes less one a backslash, counted (strings.Count) rather than read. It
+// is in json.Marshal's form unless it holds < > or &.
+// FuzzPlainPendingLiteral holds it to PendingLiteral.
+func PlainPendingLiteral(v Value) (n int, marshaled, ok bool) {
+	if !v.IsString() || len(v) < 2 {
+		return 0, false, false
+	}
+	raw := string(v[1 : len(v)-1])
+	escapes := strings.Count(raw, `\`)
+	if escapes == 0 {
+		return 0, false, false
+	}
+	marshaled = strings.IndexByte(raw, '<') < 0 && strings.IndexByte(raw, '>') < 0 && strings.IndexByte(raw, '&') < 0
+	return len(raw) - escapes, marshaled, true
+}

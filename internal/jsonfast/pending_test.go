@@ -7,6 +7,7 @@ import (
 
 	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/internal/cputime"
+	"github.com/runedge/runedge/internal/jsondepth"
 )
 
 // FuzzUnquoteLen holds unquoteLen to unquoteAppend (the length and form of
@@ -80,4 +81,23 @@ func BenchmarkPendingAgent(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// FuzzPlainPendingLiteral holds PlainPendingLiteral to PendingLiteral on
+// any string that jsondepth.ValidPlain finds plain.
+func FuzzPlainPendingLiteral(f *testing.F) {
+	for _, s := range []string{`a\"b`, `\\\\`, `\\\"\\n`, `x\\`, `<a>\n&`, `\b\f\n\r\t`, `plain`, "\x7f\\t", `\\\\\\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		doc := `"` + s + `"`
+		if valid, plain := jsondepth.ValidPlain([]byte(doc), 8, nil); !valid || !plain {
+			return
+		}
+		n, marshaled, ok := PlainPendingLiteral(Value(doc))
+		wn, wmarshaled, wok := PendingLiteral(Value(doc))
+		if n != wn || marshaled != wmarshaled || ok != wok {
+			t.Fatalf("PlainPendingLiteral(%s) = %d, %v, %v; PendingLiteral %d, %v, %v", doc, n, marshaled, ok, wn, wmarshaled, wok)
+		}
+	})
 }
