@@ -12,6 +12,8 @@ type members struct {
 	at   *byte
 	n    int
 	list []member
+	// plain: every string of the body is plain (SetPlainStrings).
+	plain bool
 }
 
 type member struct {
@@ -33,6 +35,22 @@ func (x *Exchange) SetMembers(read func(add func(key, raw string, at int)) bool)
 	if read(func(key, raw string, at int) { m.list = append(m.list, member{key, raw, at}) }) {
 		x.members = m
 	}
+}
+
+// SetPlainStrings records that every string of the body whose members
+// SetMembers recorded is plain (jsondepth.ValidPlain: ASCII, one-letter
+// escapes other than \/); the model stage calls it after SetMembers.
+func (x *Exchange) SetPlainStrings() {
+	if x.members.at != nil {
+		x.members.plain = true
+	}
+}
+
+// PlainStrings reports whether the model stage found every string of
+// x.Body plain (SetPlainStrings), while x.Body is still the body it read:
+// the mapping then keeps the texts escaped without reading them again.
+func (x *Exchange) PlainStrings() bool {
+	return x.members.plain && x.members.at == unsafe.SliceData(x.Body) && x.members.n == len(x.Body)
 }
 
 // Member is gjson.GetBytes(x.Body, name) for a name without gjson's path

@@ -91,7 +91,7 @@ func (b *ByteBudget) Used() int { return b.used }
 // its calls and their arguments, its parts (an image's data URL counts
 // whole) and a replayed reasoning item.
 func messageBytes(m Message) int {
-	n := len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Phase)
+	n := len(m.Role) + m.TextLen() + len(m.ToolCallID) + len(m.Phase)
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)
 	}

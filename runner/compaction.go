@@ -18,7 +18,7 @@ const (
 // IsCompactionPrompt reports whether m is the message that asks for a
 // compaction summary.
 func IsCompactionPrompt(m Message) bool {
-	return m.Role == "user" && m.Content == CompactionPrompt
+	return m.Role == "user" && m.TextLen() == len(CompactionPrompt) && m.Text() == CompactionPrompt
 }
 
 // CompactedSummary returns the summary a message carries when it is an
@@ -27,5 +27,5 @@ func CompactedSummary(m Message) (string, bool) {
 	if m.Role != "system" {
 		return "", false
 	}
-	return strings.CutPrefix(m.Content, CompactedContextPrefix)
+	return strings.CutPrefix(m.Text(), CompactedContextPrefix)
 }

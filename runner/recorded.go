@@ -50,6 +50,13 @@ func recordedInto(r *Request, bounds, pooled bool) ([]byte, []int, error) {
 		return b, ends, nil
 	}
 	c := *r
+	if hasPending(c.Input) {
+		// encoding/json writes Content as it is: a pending text's escaped
+		// bytes would be escaped again. Decoded in a copy: r's messages
+		// are the agent's too.
+		c.Input = append([]Message(nil), c.Input...)
+		DecodeTexts(c.Input)
+	}
 	b, err := json.Marshal(&c)
 	if err != nil || !bounds || len(b) < SharedRequestMin || len(c.Input) == 0 {
 		return b, nil, err
@@ -104,7 +111,7 @@ func appendPlainRequest(r *Request, bounds, pooled bool) ([]byte, []int, bool) {
 			if lit, ok := r.Input[i].ContentMarshaled(); ok {
 				b = append(b, lit...) // the same bytes, without escaping them again
 			} else {
-				b = jsonfast.AppendString(b, r.Input[i].Content)
+				b = jsonfast.AppendString(b, textOf(&r.Input[i]))
 			}
 			b = append(b, '}')
 			if ends != nil {

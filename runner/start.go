@@ -108,6 +108,14 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	// A native run's events are its history's, streamed or not: the
 	// native events API replays them (host/api nativerun.go).
 	h.logged = s.history != nil && spec.Endpoint == contract.EndpointNative
+	// A pending text (Message.SetContentPending) goes as its literal to
+	// an agent that reads texts through Message.Text or the literal, and
+	// into the recorded request; any other agent, stored items and the
+	// texts a run lists are given the texts decoded.
+	if h.stored || h.logged || spec.Endpoint == contract.EndpointCompact || !takesPendingTexts(s.agent) {
+		DecodeTexts(spec.Request.Input)
+		DecodeTexts(spec.Context)
+	}
 	// Admit before any store work, so the in-flight limits hold under
 	// concurrent Starts, CancelAll reaches a run that is still being set
 	// up, and no work proportional to the stored history (previous

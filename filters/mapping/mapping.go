@@ -160,6 +160,8 @@ func requestInput(x *filters.Exchange) abi.RequestInput {
 		TenantID: x.Identity.TenantID,
 		Actor:    abi.Actor{ID: x.Identity.Actor.ID, Type: x.Identity.Actor.Type, Name: x.Identity.Actor.Name},
 		Body:     x.Body,
+		// The model stage's finding holds while x.Body is the body it read.
+		PlainStrings: x.PlainStrings(),
 	}
 }
 

@@ -44,11 +44,14 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	// the fault.
 	var f [len(topNames)]gjson.Result
 	var k string
-	var dup, ok bool
+	var dup, ok, plain bool
 	x.SetMembers(func(add func(key, raw string, at int)) bool {
-		f, k, dup, ok = readValidTop(x.Body, add)
+		f, k, dup, ok, plain = readValidTop(x.Body, add)
 		return ok && !dup
 	})
+	if plain {
+		x.SetPlainStrings()
+	}
 	if !ok {
 		// Before anything parses the body (gjson's validator recurses too).
 		if err := checkDepth(x.Endpoint, x.Body); err != nil {
@@ -205,20 +208,20 @@ func readTop(each func(func(k, v gjson.Result) bool)) (fields [len(topNames)]gjs
 // ok is false for any other body, which the caller reads again check by
 // check (FuzzReadValidTopMatchesGjson). add, when not nil, is given each
 // member readTop reads, with its key unescaped and its value in place
-// (filters.Exchange.SetMembers).
-func readValidTop(body []byte, add func(key, raw string, at int)) (fields [len(topNames)]gjson.Result, key string, dup, ok bool) {
+// (filters.Exchange.SetMembers). plain is jsondepth.ValidPlain's.
+func readValidTop(body []byte, add func(key, raw string, at int)) (fields [len(topNames)]gjson.Result, key string, dup, ok, plain bool) {
 	type span struct{ k, v, kAt, vAt int }
 	var small [32]span
 	members := small[:0]
-	valid := jsondepth.Valid(body, MaxBodyDepth, func(k, v []byte, kAt, vAt int) bool {
+	valid, plain := jsondepth.ValidPlain(body, MaxBodyDepth, func(k, v []byte, kAt, vAt int) bool {
 		members = append(members, span{len(k), len(v), kAt, vAt})
 		return true
 	})
 	if !valid {
-		return fields, "", false, false
+		return fields, "", false, false, false
 	}
 	if i := bytes.IndexFunc(body, func(r rune) bool { return r > ' ' }); i < 0 || body[i] != '{' {
-		return fields, "", false, false
+		return fields, "", false, false, false
 	}
 	str := unsafe.String(unsafe.SliceData(body), len(body))
 	fields, key, dup = readTop(func(each func(k, v gjson.Result) bool) {
@@ -242,5 +245,5 @@ func readValidTop(body []byte, add func(key, raw string, at int)) (fields [len(t
 			}
 		}
 	})
-	return fields, key, dup, true
+	return fields, key, dup, true, plain
 }

@@ -100,3 +100,56 @@ func TestEscapedTextsReachTheUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainTextsReachTheUpstream: a body whose every string is plain
+// (ASCII, one-letter escapes other than \/: the model stage tells the
+// mapping so, which then keeps its texts escaped without reading them)
+// reaches the upstream with every text as encoding/json reads the
+// client's.
+func TestPlainTextsReachTheUpstream(t *testing.T) {
+	up := newScripted(t, wholeOf("ok"))
+	h := start(t, viaOpenAI(up.srv.URL, nil))
+	lits := []string{`"quotes \" and backslashes \\ \\\\ at the end \\"`, `"controls \b\f\n\r\t and DEL ` + "\x7f" + `"`,
+		`"html <b>&amp;</b>\n"`, `"\\"`, `"plain"`, `""`}
+	var want, msgs, items []string
+	for i, lit := range lits {
+		var s string
+		if err := json.Unmarshal([]byte(lit), &s); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		want = append(want, s)
+		role := [...]string{"user", "assistant"}[i%2]
+		msgs = append(msgs, `{"role":"`+role+`","content":`+lit+`}`)
+		items = append(items, `{"type":"message","role":"`+role+`","content":`+lit+`}`)
+	}
+	for _, c := range []struct{ name, path, body string }{
+		{"chat", "/v1/chat/completions", `{"model":"service","messages":[` + strings.Join(msgs, ",") + `]}`},
+		{"responses", "/v1/responses", `{"model":"service","store":false,"input":[` + strings.Join(items, ",") + `]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := len(up.requests())
+			res := h.do("POST", c.path, c.body)
+			if out := body(t, res); res.StatusCode != 200 {
+				t.Fatalf("%d %s", res.StatusCode, out)
+			}
+			sent := up.requests()
+			if len(sent) != n+1 {
+				t.Fatalf("upstream got %d requests", len(sent)-n)
+			}
+			var wire struct {
+				Messages []struct{ Role, Content string }
+			}
+			if err := json.Unmarshal([]byte(sent[n]), &wire); err != nil {
+				t.Fatalf("upstream body: %v\n%s", err, sent[n])
+			}
+			if len(wire.Messages) != len(want) {
+				t.Fatalf("upstream got %d messages, want %d: %s", len(wire.Messages), len(want), sent[n])
+			}
+			for i, m := range wire.Messages {
+				if m.Content != want[i] {
+					t.Errorf("message %d: upstream read %q, want %q (client wrote %s)", i, m.Content, want[i], lits[i])
+				}
+			}
+		})
+	}
+}

@@ -18,6 +18,19 @@ import (
 // about why; the caller checks again with those three to find and name
 // the fault (FuzzValidMatchesGjson holds the two to the same answer).
 func Valid(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool) bool {
+	valid, _ := ValidPlain(b, limit, member)
+	return valid
+}
+
+// ValidPlain is Valid that also reports whether every string of a valid
+// b is plain: ASCII only, its escapes one letter other than \/ and \\
+// (\" \b \f \n \r \t). Every JSON reader reads such a string alike, and
+// its text is its length less one byte a backslash, so that a reader of b may keep
+// its strings escaped without reading them again (compat's decoded path,
+// RATIONALE.md "Agent-sized bodies"). It is found in the same pass, at
+// one OR a word read. FuzzValidMatchesGjson holds it to a byte-at-a-time
+// reading.
+func ValidPlain(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool) (valid, plain bool) {
 	v := validator{b: b, limit: limit}
 	i := v.ws(0)
 	if i < len(b) && b[i] == '{' {
@@ -25,15 +38,20 @@ func Valid(b []byte, limit int, member func(key, value []byte, keyAt, valueAt in
 	} else {
 		i = v.value(i, 0)
 	}
-	if i < 0 {
-		return false
+	if i < 0 || v.ws(i) != len(b) {
+		return false, false
 	}
-	return v.ws(i) == len(b)
+	return true, !v.escaped && v.high&highs == 0
 }
 
 type validator struct {
 	b     []byte
 	limit int
+	// high is the OR of every word and byte a string was read in: a
+	// byte from 0x80 on sets a high bit. escaped is set by a \u, \/
+	// or \\ escape.
+	high    uint64
+	escaped bool
 }
 
 // plain[c] is true for a byte a string holds as it is: not a quote, a
@@ -46,8 +64,10 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
-// shortEscape[c] is true for the escapes \c of one letter.
-var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+// shortEscape[c] is true for the escapes \c of one letter that keep a
+// string plain (ValidPlain); \/ and \\ are read after the word loop, as
+// \u is.
+var shortEscape = [256]bool{'"': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
 // ws skips JSON whitespace from i.
 func (v *validator) ws(i int) int {
@@ -105,7 +125,9 @@ func (v *validator) str(i int) int {
 	b := v.b
 	for {
 		for i+8 <= len(b) {
-			m := stops(binary.LittleEndian.Uint64(b[i:]))
+			w := binary.LittleEndian.Uint64(b[i:])
+			v.high |= w
+			m := stops(w)
 			if m == 0 {
 				i += 8
 				continue
@@ -119,6 +141,7 @@ func (v *validator) str(i int) int {
 			i += 2
 		}
 		for i < len(b) && plain[b[i]] {
+			v.high |= uint64(b[i])
 			i++
 		}
 		if i >= len(b) {
@@ -133,9 +156,13 @@ func (v *validator) str(i int) int {
 				return -1
 			}
 			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case '"', 'b', 'f', 'n', 'r', 't':
+				i++
+			case '/', '\\':
+				v.escaped = true
 				i++
 			case 'u':
+				v.escaped = true
 				for range 4 {
 					i++
 					if i >= len(b) || !isHex(b[i]) {

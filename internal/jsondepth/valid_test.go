@@ -16,6 +16,29 @@ import (
 // checkValid holds Valid to what it stands for on b: gjson.Valid and
 // Exceeds within limit, and for an object its top-level members as
 // gjson's walk reads them (key literal and offset, value raw and offset).
+// plainRef reads valid JSON b a byte at a time: whether its strings hold
+// only ASCII and one-letter escapes other than \/ and \\ (ValidPlain).
+func plainRef(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= 0x80:
+			return false
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\':
+			i++
+			if b[i] == 'u' || b[i] == '/' || b[i] == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func checkValid(t *testing.T, b []byte, limit int) {
 	t.Helper()
 	var got []string
@@ -29,6 +52,9 @@ func checkValid(t *testing.T, b []byte, limit int) {
 	}
 	if !ok {
 		return
+	}
+	if _, plain := ValidPlain(b, limit, nil); plain != plainRef(b) {
+		t.Fatalf("ValidPlain(%q) says plain %v, the byte-at-a-time reading %v", b, plain, plainRef(b))
 	}
 	obj := gjson.ParseBytes(b)
 	if !obj.IsObject() {

@@ -24,6 +24,12 @@ type RequestInput struct {
 	TenantID string
 	Actor    Actor
 	Body     []byte
+	// PlainStrings is what the host's model stage found of Body: every
+	// string ASCII, its escapes one letter other than \/
+	// (jsondepth.ValidPlain). It is not part of the input a plugin reads
+	// (AppendJSON leaves it out); the host's native default reads it
+	// (RequestView.PlainStrings).
+	PlainStrings bool
 }
 
 // AppendJSON appends the map_request input. The body is spliced in as it is:
@@ -60,6 +66,9 @@ func appendActor(dst []byte, a Actor) []byte {
 // same pass (see ResultView).
 type RequestView struct {
 	Endpoint, TenantID, Actor, Body guestjson.Value
+	// PlainStrings is RequestInput.PlainStrings, set by View only (a
+	// guest's view of the JSON input has it false).
+	PlainStrings bool
 }
 
 // ViewRequestInput reads a map_request input in the guest without

@@ -30,7 +30,8 @@ func (in *RequestInput) View(buf []byte) (RequestView, []byte) {
 		body = guestjson.Value(guestjson.View(b))
 	}
 	// Slice only now: the buffer may have moved while it grew.
-	return RequestView{Endpoint: w.value(rEndpoint), TenantID: w.value(rTenant), Actor: w.value(rActor), Body: body}, w.buf
+	return RequestView{Endpoint: w.value(rEndpoint), TenantID: w.value(rTenant), Actor: w.value(rActor), Body: body,
+		PlainStrings: in.PlainStrings}, w.buf
 }
 
 // The fields of a RequestView that View encodes (viewWriter's slots).

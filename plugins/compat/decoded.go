@@ -59,7 +59,7 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	var f textFields
 	messages.ObjectElements(f.member, func(m value) bool {
 		input = append(input, nativewire.Message{})
-		ok = f.decode(m, chat, &input[len(input)-1], &texts)
+		ok = f.decode(m, chat, ri.PlainStrings, &input[len(input)-1], &texts)
 		f = textFields{}
 		return ok
 	})
@@ -74,8 +74,17 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	}
 	if _, fast := o.Request.Input[0].ContentJSON(); !fast {
 		// The decoder read this request with encoding/json (tools, a
-		// schema), which keeps no literal: nor do the texts then.
+		// schema), which keeps no literal: nor do the texts then, a
+		// pending one decoded first.
 		for i := range input {
+			if m := &input[i]; m.ContentPending() {
+				lit, _ := m.ContentJSON()
+				var text string
+				if _, _, ok := jsonfast.StringLiteralMarshaledIn(jsonfast.Value(lit), &text, &texts); !ok {
+					return abi.RequestOutput{}, false
+				}
+				m.SetDecodedContent(text)
+			}
 			input[i].SetContentJSON("")
 		}
 	}
@@ -113,8 +122,11 @@ func (f *textFields) member(k, v value) {
 // text only, as appendChatMessage (chat) or appendInputItem writes it and
 // the host's decoder reads it back: the role as a constant, the content
 // with its literal when every reader reads that as the text. It reports
-// false for anything else. A text with an escape is unescaped into texts.
-func (f *textFields) decode(m value, chat bool, msg *nativewire.Message, texts *jsonfast.Arena) bool {
+// false for anything else. A text with an escape is kept pending when
+// every reader reads it alike (found by reading it, or known when plain:
+// every string of the body is, abi.RequestView.PlainStrings), unescaped
+// into texts otherwise.
+func (f *textFields) decode(m value, chat, plain bool, msg *nativewire.Message, texts *jsonfast.Arena) bool {
 	if !m.IsObject() {
 		return false
 	}
@@ -130,6 +142,21 @@ func (f *textFields) decode(m value, chat bool, msg *nativewire.Message, texts *
 	}
 	if !ok || !content.IsString() {
 		return false
+	}
+	pending := jsonfast.PendingLiteral
+	if plain {
+		// The model stage found every string of the body plain: no need
+		// to read this one to know its text's length and form.
+		pending = jsonfast.PlainPendingLiteral
+	}
+	if n, marshaled, ok := pending(jsonfast.Value(content)); ok {
+		// A text with an escape that every reader reads alike stays
+		// escaped until something reads it: the upstream body and the
+		// recorded request copy its literal (RATIONALE.md "Agent-sized
+		// bodies").
+		msg.Role = r
+		msg.SetContentPending(string(content), n, marshaled)
+		return true
 	}
 	lit, marshaled, ok := jsonfast.StringLiteralMarshaledIn(jsonfast.Value(content), &msg.Content, texts)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/internal/jsondepth"
 	"github.com/runedge/runedge/plugins/abi"
 	nativewire "github.com/runedge/runedge/runner/native"
 )
@@ -15,6 +16,8 @@ import (
 // decodedSeeds are chat bodies MapRequestDecoded takes (text histories,
 // with every escape class, options beside them) and some it declines.
 var decodedSeeds = []string{
+	`{"model":"service","messages":[{"role":"user","content":"a \" c\n<x> & \t\b\f"},{"role":"assistant","content":"x\r\n"}]}`,
+	`{"model":"service","messages":[{"role":"user","content":"a \\ b \" c\n<x> & \\\\ \t\b\f"},{"role":"assistant","content":"plain"},{"role":"user","content":"\\"}]}`,
 	`{"model":"service","messages":[{"role":"system","content":"Be \"brief\".\n"},{"role":"user","content":"a\u2028\ud800 <&> \u003c\/"}]}`,
 	`{"model":"service","messages":[{"role":"developer","content":"x"},{"role":"user","content":"\ud83d\ude00 é\t"},{"role":"assistant","content":"ok","tool_calls":[]}],"stream":true,"stream_options":{"include_usage":true},"max_completion_tokens":64}`,
 	`{"model":"service","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}}`,
@@ -79,6 +82,29 @@ func checkDecoded(t *testing.T, endpoint, body string) bool {
 	if !ok {
 		return false
 	}
+	// Told that every string of the body is plain (the model stage's
+	// jsondepth.ValidPlain), it keeps the same texts pending, with the
+	// same lengths and forms, without reading them.
+	if valid, plain := jsondepth.ValidPlain([]byte(body), 128, nil); valid && plain {
+		pv := v
+		pv.PlainStrings = true
+		pgot, pok := MapRequestDecoded(pv)
+		if !pok || len(pgot.Request.Input) != len(got.Request.Input) {
+			t.Fatalf("%s: plain, taken %v with %d messages, want %d", body, pok, len(pgot.Request.Input), len(got.Request.Input))
+		}
+		for i := range pgot.Request.Input {
+			p, g := &pgot.Request.Input[i], &got.Request.Input[i]
+			pl, plok := p.ContentJSON()
+			gl, glok := g.ContentJSON()
+			pm, pmok := p.ContentMarshaled()
+			gm, gmok := g.ContentMarshaled()
+			if p.Role != g.Role || p.Text() != g.Text() || p.TextLen() != g.TextLen() || p.ContentPending() != g.ContentPending() ||
+				pl != gl || plok != glok || pm != gm || pmok != gmok {
+				t.Errorf("%s: plain, message %d reads %q (%d, pending %v, marshaled %v), want %q (%d, pending %v, marshaled %v)",
+					body, i, p.Text(), p.TextLen(), p.ContentPending(), pmok, g.Text(), g.TextLen(), g.ContentPending(), gmok)
+			}
+		}
+	}
 	out, err := MapRequestView(v)
 	if err != nil {
 		t.Fatalf("%s: taken, but MapRequestView refuses it: %v", body, err)
@@ -95,6 +121,14 @@ func checkDecoded(t *testing.T, endpoint, body string) bool {
 	}
 	for i := range got.Request.Input {
 		g, w := &got.Request.Input[i], &want.Request.Input[i]
+		// A pending text reads as the host decoder's, and decoded is
+		// the same message, literal and all.
+		if g.Text() != w.Content || g.TextLen() != len(w.Content) {
+			t.Errorf("%s: message %d reads %q (%d bytes), want %q", body, i, g.Text(), g.TextLen(), w.Content)
+		}
+		decoded := *g
+		decoded.DecodeContent()
+		g = &decoded
 		gl, gok := g.ContentJSON()
 		wl, wok := w.ContentJSON()
 		gm, gmok := g.ContentMarshaled()
@@ -133,7 +167,7 @@ func TestMapRequestDecoded(t *testing.T) {
 		endpoint string
 		seeds    []string
 		want     int
-	}{{EndpointChat, decodedSeeds, 4}, {EndpointResponses, decodedResponsesSeeds, 4}} {
+	}{{EndpointChat, decodedSeeds, 6}, {EndpointResponses, decodedResponsesSeeds, 4}} {
 		taken := 0
 		for _, s := range c.seeds {
 			if checkDecoded(t, c.endpoint, s) {

@@ -17,8 +17,9 @@ type Agent struct {
 }
 
 var (
-	_ runner.InlineAgent    = (*Agent)(nil)
-	_ runner.PreparingAgent = (*Agent)(nil)
+	_ runner.InlineAgent      = (*Agent)(nil)
+	_ runner.PreparingAgent   = (*Agent)(nil)
+	_ runner.PendingTextAgent = (*Agent)(nil)
 )
 
 // New returns the reference agent for provider p.
@@ -30,6 +31,14 @@ func New(p runner.Provider) *Agent { return &Agent{p: p} }
 func (a *Agent) Inline(req runner.Request) bool {
 	p, ok := a.p.(runner.InProcessProvider)
 	return ok && p.InProcess() && len(req.OutputSchema) == 0 && !req.JSONObject
+}
+
+// TakesPendingTexts implements runner.PendingTextAgent: the agent reads
+// no message's text itself, so it takes pending texts when its provider
+// does (runner.PendingTextProvider).
+func (a *Agent) TakesPendingTexts() bool {
+	p, ok := a.p.(runner.PendingTextProvider)
+	return ok && p.TakesPendingTexts()
 }
 
 // Run asks the provider for the answer to req.

@@ -12,6 +12,7 @@ package native
 
 import (
 	"encoding/json"
+	"math"
 	"unsafe"
 )
 
@@ -60,6 +61,80 @@ type Message struct {
 	// contentMarshaled says contentJSON is also json.Marshal's form of
 	// Content (SetContentJSONMarshaled).
 	contentMarshaled bool
+	// pendingLen, when not 0, is the length of the text that Content
+	// stands for while it still holds its literal's escaped bytes
+	// (SetContentPending); the same int32 word as contentMarshaled, so
+	// a Message is no larger for it.
+	pendingLen int32
+}
+
+// SetContentPending records lit, a JSON string literal with an escape
+// that every JSON reader reads as one text of n bytes (as SetContentJSON
+// requires), without unescaping it: Content holds lit's bytes between the
+// quotes until something reads the text (Text, TextLen, or DecodeContent
+// and SetDecodedContent, which put the text in Content). A writer that
+// copies the literal (ContentJSON, and ContentMarshaled when marshaled)
+// never needs the text: an agent's history goes upstream and into the
+// recorded request without its texts unescaped (RATIONALE.md,
+// "Agent-sized bodies"). Only code that reads a message's text through
+// Text or TextLen may be given such a message; the runner decodes every
+// pending text before an agent that does not say it does
+// (runner.PendingTextAgent), and a stage that sets Content gives the
+// message that text, with no care (the pending text is then gone, as
+// ContentJSON's literal is).
+func (m *Message) SetContentPending(lit string, n int, marshaled bool) {
+	if len(lit) < 2 || n <= 0 || n > math.MaxInt32 {
+		panic("native: SetContentPending of a literal without a text")
+	}
+	m.Content = lit[1 : len(lit)-1]
+	m.SetContentJSONMarshaled(lit, marshaled)
+	m.pendingLen = int32(n)
+}
+
+// ContentPending reports whether Content still holds the escaped bytes
+// SetContentPending put there.
+func (m *Message) ContentPending() bool {
+	return m.pendingLen > 0 && m.contentJSON != "" && unsafe.StringData(m.Content) == m.contentAt && len(m.Content) == m.contentLen
+}
+
+// Text is the message's text: Content, or a pending text unescaped
+// (through encoding/json, which reads such a literal as every reader
+// does; hot paths decode with the host's unescaper and SetDecodedContent).
+func (m *Message) Text() string {
+	if !m.ContentPending() {
+		return m.Content
+	}
+	var s string
+	if err := json.Unmarshal([]byte(m.contentJSON), &s); err != nil {
+		panic("native: a pending literal that is not a JSON string: " + err.Error())
+	}
+	return s
+}
+
+// TextLen is len(m.Text()), without unescaping a pending text.
+func (m *Message) TextLen() int {
+	if m.ContentPending() {
+		return int(m.pendingLen)
+	}
+	return len(m.Content)
+}
+
+// DecodeContent puts a pending text in Content (Text), keeping its
+// literal for the writers that copy it; a message without one is left as
+// it is.
+func (m *Message) DecodeContent() {
+	if m.ContentPending() {
+		m.SetDecodedContent(m.Text())
+	}
+}
+
+// SetDecodedContent gives a pending message its text, unescaped by the
+// caller from its literal (ContentJSON), which stays recorded for it; the
+// caller vouches that text is what the literal reads as.
+func (m *Message) SetDecodedContent(text string) {
+	lit, marshaled := m.contentJSON, m.contentMarshaled
+	m.Content = text
+	m.SetContentJSONMarshaled(lit, marshaled)
 }
 
 // SetContentJSON records lit, a JSON string literal (quotes included), as
@@ -71,7 +146,7 @@ type Message struct {
 // second escaping (RATIONALE.md, "Agent-sized bodies"). An empty lit
 // clears it.
 func (m *Message) SetContentJSON(lit string) {
-	m.contentJSON, m.contentAt, m.contentLen, m.contentMarshaled = lit, nil, 0, false
+	m.contentJSON, m.contentAt, m.contentLen, m.contentMarshaled, m.pendingLen = lit, nil, 0, false, 0
 	if lit != "" {
 		m.contentAt, m.contentLen = unsafe.StringData(m.Content), len(m.Content)
 	}

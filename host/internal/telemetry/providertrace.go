@@ -41,6 +41,13 @@ func (t *tracedProvider) InProcess() bool {
 	return ok && p.InProcess()
 }
 
+// TakesPendingTexts implements runner.PendingTextProvider when the traced
+// provider does: a span reads no text.
+func (t *tracedProvider) TakesPendingTexts() bool {
+	p, ok := t.Provider.(runner.PendingTextProvider)
+	return ok && p.TakesPendingTexts()
+}
+
 func (t *tracedProvider) Generate(ctx context.Context, req runner.ProviderRequest, emit func(runner.Event) error) (runner.Result, error) {
 	return t.traced(ctx, req.Stream, req.Attempt, req.MaxOutputTokens, func(ctx context.Context) (runner.Result, error) {
 		return t.Provider.Generate(ctx, req, emit)

@@ -13,7 +13,7 @@ import "github.com/runedge/runedge/runner"
 func EstimateInputTokens(msgs []runner.Message, tools []runner.Tool) int {
 	n := 3
 	for _, m := range msgs {
-		b := len(m.Role) + len(m.Content) + len(m.ToolCallID)
+		b := len(m.Role) + m.TextLen() + len(m.ToolCallID)
 		for _, c := range m.ToolCalls {
 			b += len(c.Name) + len(c.Arguments)
 		}

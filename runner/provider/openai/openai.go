@@ -73,6 +73,11 @@ func New(cfg Config) (*Provider, error) {
 // Name is "openai".
 func (p *Provider) Name() string { return "openai" }
 
+// TakesPendingTexts implements runner.PendingTextProvider: the upstream
+// body copies a pending text's literal (plainParts) or decodes it first
+// (marshaledBody), and EstimateInputTokens counts TextLen.
+func (p *Provider) TakesPendingTexts() bool { return true }
+
 // Close releases idle upstream connections.
 func (p *Provider) Close() { p.client.CloseIdleConnections() }
 

@@ -69,6 +69,9 @@ func (p *Provider) upstreamBody(req runner.ProviderRequest) (*upstreamBody, erro
 // marshaledBody is json.Marshal of req's wireRequest.
 func (p *Provider) marshaledBody(req runner.ProviderRequest) ([]byte, error) {
 	u := req.Upstream
+	// encoding/json writes Content as it is: pending texts are decoded
+	// first (in place: the same texts).
+	runner.DecodeTexts(req.Messages)
 	w := wireRequest{Model: p.cfg.Model, Messages: wireMessages(req.Messages), Stream: req.Stream,
 		MaxTokens: req.MaxOutputTokens, Tools: wireTools(req.Tools), ReasoningEffort: u.ReasoningEffort,
 		PromptCacheKey: u.PromptCacheKey, SafetyIdentifier: u.SafetyIdentifier, ServiceTier: u.ServiceTier, User: u.User}
