@@ -113,7 +113,7 @@ func (s *Stage) open(tenant string, in []runner.Message) (_ []runner.Message, tr
 		default:
 			continue
 		}
-		summary, err := s.keys.Open(tenant, m.Content)
+		summary, err := s.keys.Open(tenant, m.Text())
 		if err != nil {
 			return nil, -1, notOpened(m.RefIndex, err)
 		}

@@ -150,6 +150,16 @@ func TestCompactRoundTrip(t *testing.T) {
 		t.Errorf("the agent answered %q, want %q", got, want)
 	}
 
+	// The item as a client's JSON encoder may escape it (any character
+	// as \u00XX) opens the same.
+	escaped := strings.Replace(item, `"rc1.k1.`, `"\u0072c1.k1.`, 1)
+	if escaped == item {
+		t.Fatalf("the item %s has no sealed prefix to escape", item)
+	}
+	if code, answer := next(escaped); code != 200 || gjson.Get(answer, "output_text").Str != want {
+		t.Errorf("the item with an escaped encrypted_content: %d %s, want the agent to answer %q", code, answer, want)
+	}
+
 	// Compacting again folds the earlier summary into the new one; a
 	// stream:true there is ignored (the answer is one JSON object).
 	code, again := h.post("/v1/responses/compact", `{"model":"service","stream":true,"input":[`+item+`,{"role":"user","content":"and a dog"}]}`)
