@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/runedge/runedge/internal/jsonfast"
+	"github.com/runedge/runedge/internal/pendingtest"
 )
 
 // pendingLiterals are client texts as JSON string literals with every
@@ -43,19 +44,8 @@ func pendingMessages(t *testing.T) (pending, decoded []Message) {
 		if strings.HasPrefix(lit, `"Summary`) {
 			role = "system"
 		}
-		var text string
-		if err := json.Unmarshal([]byte(lit), &text); err != nil {
-			t.Fatalf("%s: %v", lit, err)
-		}
-		n, marshaled, ok := jsonfast.PendingLiteral(jsonfast.Value(lit))
-		if !ok {
-			t.Fatalf("%s is not kept pending", lit)
-		}
-		var p Message
-		p.Role = role
-		p.SetContentPending(lit, n, marshaled)
-		pending = append(pending, p)
-		decoded = append(decoded, Message{Role: role, Content: text})
+		p, d := pendingtest.Message(t, role, lit)
+		pending, decoded = append(pending, p), append(decoded, d)
 	}
 	return pending, decoded
 }

@@ -1,10 +1,9 @@
 package offline
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/runedge/runedge/internal/jsonfast"
+	"github.com/runedge/runedge/internal/pendingtest"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -15,19 +14,8 @@ func TestCountPendingTexts(t *testing.T) {
 	lits := []string{`"one\ntwo\tthree \"four\""`, `"five\u0020six\u00a0seven \ud83d\ude00 eight"`, `"nine\/ten"`}
 	var pending, decoded []runner.Message
 	for _, lit := range lits {
-		var text string
-		if err := json.Unmarshal([]byte(lit), &text); err != nil {
-			t.Fatal(err)
-		}
-		n, marshaled, ok := jsonfast.PendingLiteral(jsonfast.Value(lit))
-		if !ok {
-			t.Fatalf("%s is not kept pending", lit)
-		}
-		var m runner.Message
-		m.Role = "user"
-		m.SetContentPending(lit, n, marshaled)
-		pending = append(pending, m)
-		decoded = append(decoded, runner.Message{Role: "user", Content: text})
+		p, d := pendingtest.Message(t, "user", lit)
+		pending, decoded = append(pending, p), append(decoded, d)
 	}
 	if g, w := CountInputTokens(pending), CountInputTokens(decoded); g != w || w == 0 {
 		t.Errorf("counted %d, want %d", g, w)

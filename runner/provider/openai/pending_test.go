@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/runedge/runedge/internal/jsonfast"
+	"github.com/runedge/runedge/internal/pendingtest"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -22,19 +22,8 @@ var pendingLits = []string{`"\"q\" \\ \/ \b\f\n\r\t \u0000 \u001f \u007F"`, `"ht
 func TestPendingTextsGoUpstreamAsDecoded(t *testing.T) {
 	var pending, decoded []runner.Message
 	for _, lit := range pendingLits {
-		var text string
-		if err := json.Unmarshal([]byte(lit), &text); err != nil {
-			t.Fatal(err)
-		}
-		n, marshaled, ok := jsonfast.PendingLiteral(jsonfast.Value(lit))
-		if !ok {
-			t.Fatalf("%s is not kept pending", lit)
-		}
-		var m runner.Message
-		m.Role = "user"
-		m.SetContentPending(lit, n, marshaled)
-		pending = append(pending, m)
-		decoded = append(decoded, runner.Message{Role: "user", Content: text})
+		p, d := pendingtest.Message(t, "user", lit)
+		pending, decoded = append(pending, p), append(decoded, d)
 	}
 	p := &Provider{cfg: Config{Model: "m"}}
 	if !p.TakesPendingTexts() {

@@ -68,10 +68,6 @@ var (
 	// all live for the process. Under wrappedMu.
 	wrappedMu sync.Mutex
 	wrapped   = map[wrapKey]uintptr{}
-	// wrappedDB maps a unix io-methods table to its copy with the sync,
-	// the shared-memory lock and map methods replaced (the writer's
-	// database file's). Under wrappedMu.
-	wrappedDB = map[uintptr]uintptr{}
 	// walWrites counts the writes that reached the unix VFS for WAL
 	// files opened through walVFS (the tests' figure).
 	walWrites atomic.Int64
@@ -162,28 +158,46 @@ func walOpen(tls *libc.TLS, vfs uintptr, zName uintptr, f uintptr, flags int32, 
 	if vfs == syncVFS {
 		// The checkpointer's files (syncVFSName): the unix VFS's methods
 		// but their sync; it appends no frame and keeps no lock.
-		file.FpMethods = wrappedMethods(s.orig, false)
+		file.FpMethods = wrappedMethods(s.orig, wrapSync)
 		return rc
 	}
 	if flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 {
-		file.FpMethods = wrappedDBMethods(s.orig)
+		file.FpMethods = wrappedMethods(s.orig, wrapWriterDB)
 		return rc
 	}
 	s.wal = 1
-	file.FpMethods = wrappedMethods(s.orig, true)
+	file.FpMethods = wrappedMethods(s.orig, wrapWAL)
 	return rc
 }
 
-// wrappedDBMethods returns orig's copy with the sync (dbSync) and the
-// shared-memory lock and map methods replaced (walShmLock).
-func wrappedDBMethods(orig uintptr) uintptr {
+// wrapKind says which of a unix io-methods table's methods a copy
+// replaces.
+type wrapKind uint8
+
+const (
+	wrapSync     wrapKind = iota // the sync only (dbSync): the checkpointer's files
+	wrapWAL                      // the writer's WAL: gathering (walWrite) and its sync
+	wrapWriterDB                 // the writer's database file: its sync and the WAL index's locks (walShmLock)
+)
+
+// wrapKey names a copy of a unix io-methods table.
+type wrapKey struct {
+	orig uintptr
+	kind wrapKind
+}
+
+// wrappedMethods returns orig's copy with kind's methods replaced; orig
+// itself when it is not a table the copy can stand for (no shared-memory
+// methods for wrapWriterDB) or C memory runs out.
+func wrappedMethods(orig uintptr, kind wrapKind) uintptr {
 	wrappedMu.Lock()
 	defer wrappedMu.Unlock()
-	if w, ok := wrappedDB[orig]; ok {
+	k := wrapKey{orig, kind}
+	if w, ok := wrapped[k]; ok {
 		return w
 	}
 	om := (*sqlite3.Tsqlite3_io_methods)(at(orig))
-	if om.FiVersion < 2 || om.FxShmLock == 0 || om.FxShmMap == 0 || om.FxShmUnmap == 0 {
+	if kind == wrapWriterDB && (om.FiVersion < 2 || om.FxShmLock == 0 || om.FxShmMap == 0 || om.FxShmUnmap == 0) {
 		return orig // not the unix VFS's: left as it is
 	}
 	tls := libc.NewTLS()
@@ -195,40 +209,8 @@ func wrappedDBMethods(orig uintptr) uintptr {
 	m := (*sqlite3.Tsqlite3_io_methods)(at(w))
 	*m = *om
 	m.FxSync = fnptr(dbSync)
-	m.FxFileControl = fnptr(dbFileControl)
-	m.FxShmLock = fnptr(walShmLock)
-	m.FxShmMap = fnptr(walShmMap)
-	m.FxShmUnmap = fnptr(walShmUnmap)
-	wrappedDB[orig] = w
-	return w
-}
-
-// wrapKey names a copy of a unix io-methods table: the WAL's (wal) or
-// the database file's.
-type wrapKey struct {
-	orig uintptr
-	wal  bool
-}
-
-// wrappedMethods returns orig's copy with the WAL's methods replaced
-// (wal), or only its sync.
-func wrappedMethods(orig uintptr, wal bool) uintptr {
-	wrappedMu.Lock()
-	defer wrappedMu.Unlock()
-	k := wrapKey{orig, wal}
-	if w, ok := wrapped[k]; ok {
-		return w
-	}
-	tls := libc.NewTLS()
-	defer tls.Close()
-	w := libc.Xcalloc(tls, 1, uint64(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
-	if w == 0 {
-		return orig
-	}
-	m := (*sqlite3.Tsqlite3_io_methods)(at(w))
-	*m = *(*sqlite3.Tsqlite3_io_methods)(at(orig))
-	m.FxSync = fnptr(dbSync)
-	if wal {
+	switch kind {
+	case wrapWAL:
 		m.FxClose = fnptr(walClose)
 		m.FxRead = fnptr(walRead)
 		m.FxWrite = fnptr(walWrite)
@@ -236,6 +218,11 @@ func wrappedMethods(orig uintptr, wal bool) uintptr {
 		m.FxSync = fnptr(walSync)
 		m.FxFileSize = fnptr(walFileSize)
 		m.FxFileControl = fnptr(walFileControl)
+	case wrapWriterDB:
+		m.FxFileControl = fnptr(dbFileControl)
+		m.FxShmLock = fnptr(walShmLock)
+		m.FxShmMap = fnptr(walShmMap)
+		m.FxShmUnmap = fnptr(walShmUnmap)
 	}
 	wrapped[k] = w
 	return w

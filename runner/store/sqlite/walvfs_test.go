@@ -55,26 +55,7 @@ func writeCalls(t *testing.T) int64 {
 // page), and a run's start is three frames and its end two, so the unix
 // VFS made about ten writes per run where the gathering one makes two.
 func TestCommitWritesTheWALOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.db")
-	s, err := OpenWith(t.Context(), path, Options{CheckpointEvery: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	run := func() {
-		r := storetest.BenchOwnRun()
-		if err := s.StartRun(t.Context(), r, false, false); err != nil {
-			t.Fatal(err)
-		}
-		ended := r.CreatedAt + 1
-		if err := s.Transition(t.Context(), r.ID, runner.Transition{
-			Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
-			Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4}, Lease: r.LeaseToken,
-			Ledger: &runner.UsageEntry{RunID: r.ID, TenantID: r.TenantID, ActorID: r.Actor.ID, Token: "app", Model: "offline", At: ended, InputTokens: 1, OutputTokens: 3},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, run := smallRuns(t)
 	for range 20 { // the file's first pages and the WAL's header
 		run()
 	}
@@ -149,24 +130,7 @@ func countingFcntl(tls *libc.TLS, fd, cmd int32, va uintptr) int32 {
 // end, where the writer keeps it for its next begin. Left: the writer's
 // own lock, taken and released. A run is two transactions.
 func TestWriterKeepsItsReadMark(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.db")
-	s, err := OpenWith(t.Context(), path, Options{CheckpointEvery: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	run := func() {
-		r := storetest.BenchOwnRun()
-		if err := s.StartRun(t.Context(), r, false, false); err != nil {
-			t.Fatal(err)
-		}
-		ended := r.CreatedAt + 1
-		if err := s.Transition(t.Context(), r.ID, runner.Transition{
-			Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello", Lease: r.LeaseToken,
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, run := smallRuns(t)
 	for range 20 {
 		run()
 	}
@@ -337,5 +301,31 @@ func TestIdleWriterLetsItsReadLockGo(t *testing.T) {
 	}
 	if busy != 0 {
 		t.Errorf("another connection's TRUNCATE checkpoint of an idle host was busy (log %d, copied %d)", log, done)
+	}
+}
+
+// smallRuns opens a store on a new file whose checkpointer waits an hour
+// and returns it with a function that writes one small run as make run's chat
+// request does: its start, then its end with usage and its ledger line.
+func smallRuns(t *testing.T) (_ *Store, run func()) {
+	t.Helper()
+	s, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "runs.db"), Options{CheckpointEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, func() {
+		r := storetest.BenchOwnRun()
+		if err := s.StartRun(t.Context(), r, false, false); err != nil {
+			t.Fatal(err)
+		}
+		ended := r.CreatedAt + 1
+		if err := s.Transition(t.Context(), r.ID, runner.Transition{
+			Status: runner.StatusCompleted, EndedAt: &ended, Output: "You said: hello",
+			Usage: &runner.Usage{InputTokens: 1, OutputTokens: 3, TotalTokens: 4}, Lease: r.LeaseToken,
+			Ledger: &runner.UsageEntry{RunID: r.ID, TenantID: r.TenantID, ActorID: r.Actor.ID, Token: "app", Model: "offline", At: ended, InputTokens: 1, OutputTokens: 3},
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
