@@ -18,7 +18,11 @@ import (
 
 // Message is one input message of the native run request.
 type Message struct {
-	Role    string `json:"role"`
+	Role string `json:"role"`
+	// Content is the message's text, except while ContentPending: then it
+	// holds the client's JSON literal's escaped bytes (SetContentPending).
+	// Code that reads the text of a message it did not build reads Text
+	// or TextLen, not Content.
 	Content string `json:"content"`
 	// Ref names a stored item (msg_…, fc_…) that stands for this message:
 	// a mapping plugin passes the Responses API's item_reference through
