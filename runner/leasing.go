@@ -140,7 +140,16 @@ func (s *Service) startLeasing(ctx context.Context) {
 				return
 			case <-t.C:
 			}
+			began := s.now()
 			s.renewLeases(lctx)
+			if s.now().Sub(began) >= s.lease.length-s.lease.renew {
+				// The renewal waited in the store's queue (behind a long
+				// write) until the leases it wrote, counted from its
+				// call, had run out or nearly: a takeover now would find
+				// this host's own live runs expired and fence their
+				// ends. The next tick renews them again first.
+				continue
+			}
 			s.takeOver(lctx)
 		}
 	}()

@@ -305,3 +305,43 @@ func TestLeaseStartSlowerThanTheLease(t *testing.T) {
 		t.Fatalf("run %s/%s, %d fenced writes; want completed and none", r.Status, r.StatusReason, counts.fenced.Load())
 	}
 }
+
+// A renewal that waits in the store longer than a lease (behind a long
+// write, on a loaded machine) writes leases that have run out by the time
+// it returns; the takeover right after it must not take this host's own
+// live run over: the run completes and its end is not fenced.
+func TestLeaseRenewalSlowerThanTheLease(t *testing.T) {
+	st := leaseStore(t)
+	counts := &leaseCounts{}
+	svc, err := runner.NewService(t.Context(), runner.ServiceConfig{
+		Store: st, HostID: "host-a",
+		Agent:  agent.New(offline.New(offline.Config{TokenDelay: 100 * time.Millisecond})),
+		Leases: runner.LeaseConfig{Store: slowRenew{Store: st, wait: 400 * time.Millisecond}, Length: 300 * time.Millisecond, Renew: 50 * time.Millisecond, Observer: counts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	h, err := svc.Start(t.Context(), spec("a few words for a second or so", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := finish(h); err != nil {
+		t.Fatalf("the run ended with %v", err)
+	}
+	r := waitRun(t, st, h.Run().ID, 5*time.Second)
+	if r.Status != runner.StatusCompleted || counts.fenced.Load() != 0 {
+		t.Fatalf("run %s/%s, %d fenced writes; want completed and none", r.Status, r.StatusReason, counts.fenced.Load())
+	}
+}
+
+// slowRenew is a lease store whose renewals wait before they are written,
+// as a renewal queued behind a long write does.
+type slowRenew struct {
+	*sqlite.Store
+	wait time.Duration
+}
+
+func (s slowRenew) RenewLeases(ctx context.Context, held []runner.Lease, until int64) ([]string, error) {
+	time.Sleep(s.wait)
+	return s.Store.RenewLeases(ctx, held, until)
+}
