@@ -65,16 +65,7 @@ func TestEscapedTextsReachTheUpstream(t *testing.T) {
 		{"responses-parts", "/v1/responses", `{"model":"service","input":[` + strings.Join(parts, ",") + `]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := len(up.requests())
-			res := h.do("POST", c.path, c.body)
-			if out := body(t, res); res.StatusCode != 200 {
-				t.Fatalf("%d %s", res.StatusCode, out)
-			}
-			sent := up.requests()
-			if len(sent) != n+1 {
-				t.Fatalf("upstream got %d requests", len(sent)-n)
-			}
-			got := sent[n]
+			got := up.sentFor(t, h, c.path, c.body)
 			if !utf8.ValidString(got) {
 				t.Errorf("upstream body is not UTF-8: %q", got)
 			}
@@ -127,23 +118,15 @@ func TestPlainTextsReachTheUpstream(t *testing.T) {
 		{"responses", "/v1/responses", `{"model":"service","store":false,"input":[` + strings.Join(items, ",") + `]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := len(up.requests())
-			res := h.do("POST", c.path, c.body)
-			if out := body(t, res); res.StatusCode != 200 {
-				t.Fatalf("%d %s", res.StatusCode, out)
-			}
-			sent := up.requests()
-			if len(sent) != n+1 {
-				t.Fatalf("upstream got %d requests", len(sent)-n)
-			}
+			sent := up.sentFor(t, h, c.path, c.body)
 			var wire struct {
 				Messages []struct{ Role, Content string }
 			}
-			if err := json.Unmarshal([]byte(sent[n]), &wire); err != nil {
-				t.Fatalf("upstream body: %v\n%s", err, sent[n])
+			if err := json.Unmarshal([]byte(sent), &wire); err != nil {
+				t.Fatalf("upstream body: %v\n%s", err, sent)
 			}
 			if len(wire.Messages) != len(want) {
-				t.Fatalf("upstream got %d messages, want %d: %s", len(wire.Messages), len(want), sent[n])
+				t.Fatalf("upstream got %d messages, want %d: %s", len(wire.Messages), len(want), sent)
 			}
 			for i, m := range wire.Messages {
 				if m.Content != want[i] {

@@ -83,6 +83,22 @@ func (s *scripted) requests() []string {
 	return append([]string(nil), s.bodies...)
 }
 
+// sentFor posts reqBody to path on h, wants a 200, and returns the one
+// request it made to the upstream.
+func (s *scripted) sentFor(t *testing.T, h *harness, path, reqBody string) string {
+	t.Helper()
+	n := len(s.requests())
+	res := h.do("POST", path, reqBody)
+	if out := body(t, res); res.StatusCode != 200 {
+		t.Fatalf("%d %.300s", res.StatusCode, out)
+	}
+	sent := s.requests()
+	if len(sent) != n+1 {
+		t.Fatalf("upstream got %d requests; want 1", len(sent)-n)
+	}
+	return sent[n]
+}
+
 // viaOpenAI configures the edge's provider to call baseURL, with short
 // retry waits so failure tests stay quick.
 func viaOpenAI(baseURL string, edit func(*config.OpenAI)) func(*config.Config) {

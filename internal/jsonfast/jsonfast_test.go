@@ -324,17 +324,7 @@ func FuzzArena(f *testing.F) {
 // BenchmarkArenaAgent reads the texts of an agent-sized history, alone and
 // through one arena per history.
 func BenchmarkArenaAgent(b *testing.B) {
-	var lits []Value
-	type msg struct{}
-	var msgs []msg
-	Members(Doc(string(mockupstream.AgentChat("service", false))), []string{"messages"}, func(_ int, v Value) bool {
-		return Array(v, &msgs, func(m Value, _ *msg) bool {
-			return Members(m, []string{"content"}, func(_ int, c Value) bool {
-				lits = append(lits, c)
-				return true
-			})
-		})
-	})
+	lits := agentTexts()
 	if len(lits) != mockupstream.AgentMessages {
 		b.Fatal(len(lits))
 	}
@@ -427,4 +417,21 @@ func BenchmarkUnquoteAgent(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// agentTexts returns the content literals of the agent-sized history
+// (mockupstream.AgentChat), in order.
+func agentTexts() []Value {
+	var lits []Value
+	type msg struct{}
+	var msgs []msg
+	Members(Doc(string(mockupstream.AgentChat("service", false))), []string{"messages"}, func(_ int, v Value) bool {
+		return Array(v, &msgs, func(m Value, _ *msg) bool {
+			return Members(m, []string{"content"}, func(_ int, c Value) bool {
+				lits = append(lits, c)
+				return true
+			})
+		})
+	})
+	return lits
 }

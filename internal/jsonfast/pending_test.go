@@ -5,7 +5,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/internal/jsondepth"
 )
@@ -60,17 +59,7 @@ func containsBackslash(s string) bool {
 // costs (PendingLiteral of each), beside BenchmarkArenaAgent's unescaping
 // of the same texts.
 func BenchmarkPendingAgent(b *testing.B) {
-	var lits []Value
-	type msg struct{}
-	var msgs []msg
-	Members(Doc(string(mockupstream.AgentChat("service", false))), []string{"messages"}, func(_ int, v Value) bool {
-		return Array(v, &msgs, func(m Value, _ *msg) bool {
-			return Members(m, []string{"content"}, func(_ int, c Value) bool {
-				lits = append(lits, c)
-				return true
-			})
-		})
-	})
+	lits := agentTexts()
 	b.ReportAllocs()
 	cpu0 := cputime.Process()
 	for b.Loop() {
