@@ -21,10 +21,13 @@ import (
 const CrashChildEnv = "RUNEDGE_STORETEST_CRASH_CHILD"
 
 // CrashChild is the child side of Crash: 16 writers start and finish runs
-// on s as fast as they can, printing "start <id>" once StartRun returned
-// and "end <id>" once the terminal Transition returned: what the service
-// would acknowledge to a client at those points. One run in eight pauses
-// (waiting) and resumes before it ends. It first recovers its host, as a
+// on s as fast as they can, printing "start <id> <writer>" once StartRun
+// returned and "end <id> <writer>" once the terminal Transition returned:
+// what the service would acknowledge to a client at those points. One run
+// in eight pauses (waiting) and resumes before it ends. A writer ends a
+// run only after its next run's start was acknowledged, so that whenever
+// it is killed the last run it acknowledged is running, with no write of
+// it begun: a run recovery must find. It first recovers its host, as a
 // service starting does, and runs until killed.
 func CrashChild(s runner.Store) {
 	ctx := context.Background()
@@ -34,15 +37,16 @@ func CrashChild(s runner.Store) {
 	}
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
-	say := func(what, id string) {
+	say := func(what, id string, w int) {
 		mu.Lock()
-		fmt.Fprintln(out, what, id)
+		fmt.Fprintln(out, what, id, w)
 		out.Flush()
 		mu.Unlock()
 	}
 	var wg sync.WaitGroup
-	for range 16 {
+	for w := range 16 {
 		wg.Go(func() {
+			prev := ""
 			for i := 0; ; i++ {
 				r := newRun("acme", runner.StatusRunning)
 				r.SessionID, r.ThreadID = runner.NewID(contract.SessionPrefix), runner.NewID(contract.ThreadPrefix)
@@ -51,20 +55,23 @@ func CrashChild(s runner.Store) {
 					fmt.Fprintln(os.Stderr, "StartRun:", err)
 					os.Exit(3)
 				}
-				say("start", r.ID)
-				if i%8 == 7 {
-					for _, st := range []runner.Status{runner.StatusWaiting, runner.StatusRunning} {
-						if err := s.Transition(ctx, r.ID, runner.Transition{Status: st}); err != nil {
-							fmt.Fprintln(os.Stderr, "Transition:", err)
-							os.Exit(3)
+				say("start", r.ID, w)
+				if prev != "" {
+					if i%8 == 0 {
+						for _, st := range []runner.Status{runner.StatusWaiting, runner.StatusRunning} {
+							if err := s.Transition(ctx, prev, runner.Transition{Status: st}); err != nil {
+								fmt.Fprintln(os.Stderr, "Transition:", err)
+								os.Exit(3)
+							}
 						}
 					}
+					if err := s.Transition(ctx, prev, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(2), Output: "out " + prev}); err != nil {
+						fmt.Fprintln(os.Stderr, "Transition:", err)
+						os.Exit(3)
+					}
+					say("end", prev, w)
 				}
-				if err := s.Transition(ctx, r.ID, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(2), Output: "out " + r.ID}); err != nil {
-					fmt.Fprintln(os.Stderr, "Transition:", err)
-					os.Exit(3)
-				}
-				say("end", r.ID)
+				prev = r.ID
 			}
 		})
 	}
@@ -77,7 +84,8 @@ func CrashChild(s runner.Store) {
 // child's TestMain open the same store), lets it acknowledge at least 500
 // writes, kills it, and checks with reopen that every run whose start was
 // acknowledged exists and every run whose end was acknowledged is
-// completed with its output.
+// completed with its output, and that start-up recovery fails every run
+// the child left live, among them each writer's last acknowledged start.
 func Crash(t *testing.T, env []string, reopen func(t *testing.T) runner.Store) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -92,15 +100,26 @@ func Crash(t *testing.T, env []string, reopen func(t *testing.T) runner.Store) {
 		t.Fatal(err)
 	}
 	started, ended := map[string]bool{}, map[string]bool{}
+	// last is each writer's last acknowledged start: running when the
+	// child died, since a writer ends a run only after its next start.
+	last := map[string]string{}
+	read := func(line string) {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Errorf("crash child wrote %q", line)
+			return
+		}
+		if f[0] == "start" {
+			started[f[1]] = true
+			last[f[2]] = f[1]
+		} else {
+			ended[f[1]] = true
+		}
+	}
 	sc := bufio.NewScanner(stdout)
 	deadline := time.Now().Add(60 * time.Second)
 	for len(started)+len(ended) < 500 && sc.Scan() {
-		what, id, _ := strings.Cut(sc.Text(), " ")
-		if what == "start" {
-			started[id] = true
-		} else {
-			ended[id] = true
-		}
+		read(sc.Text())
 		if time.Now().After(deadline) {
 			break
 		}
@@ -109,12 +128,7 @@ func Crash(t *testing.T, env []string, reopen func(t *testing.T) runner.Store) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	// Acknowledgements already written to the pipe count too.
 	for sc.Scan() {
-		what, id, _ := strings.Cut(sc.Text(), " ")
-		if what == "start" {
-			started[id] = true
-		} else {
-			ended[id] = true
-		}
+		read(sc.Text())
 	}
 	cmd.Wait()
 	if len(started) < 100 {
@@ -146,8 +160,13 @@ func Crash(t *testing.T, env []string, reopen func(t *testing.T) runner.Store) {
 			t.Errorf("%d runs %s after recovery (%v)", len(runs), st, err)
 		}
 	}
-	if interrupted == 0 {
-		t.Errorf("recovery found no live run: 16 writers were killed mid-run")
+	for w, id := range last {
+		if r, err := s.GetRun(t.Context(), "", id); err == nil && (r.Status != runner.StatusFailed || r.StatusReason != runner.ReasonInterrupted) {
+			t.Errorf("writer %s's last acknowledged start %s is %s (%s) after recovery; want failed (interrupted)", w, id, r.Status, r.StatusReason)
+		}
+	}
+	if interrupted < int64(len(last)) {
+		t.Errorf("recovery failed %d runs; each of the %d writers that acknowledged a start left one running", interrupted, len(last))
 	}
 	t.Logf("child killed after %d acknowledged starts and %d ends; %d lost; %d live runs recovered", len(started), len(ended), lost, interrupted)
 }
