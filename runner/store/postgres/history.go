@@ -517,7 +517,14 @@ func (s *Store) ResponseLink(ctx context.Context, tenantID, runID string) (runne
 // DeleteResponse implements runner.HistoryStore. What the response
 // shares with responses based on it stays theirs (release).
 func (s *Store) DeleteResponse(ctx context.Context, tenantID, runID string) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// The run's row first, then the response's (lockRequests).
+		if err := lockRequests(ctx, tx, `SELECT $1::text`, runID); err != nil {
+			return wrap("delete response "+runID, err)
+		}
+		if s.afterEmptyLocks != nil {
+			s.afterEmptyLocks(tx)
+		}
 		tag, err := tx.Exec(ctx, `UPDATE responses SET deleted = TRUE, forgotten = TRUE, echo = '', object = '', prefix_hash = NULL, input_hash = NULL
 			WHERE run_id = $1 AND tenant_id = $2 AND NOT deleted`, runID, tenantID)
 		if err != nil {

@@ -25,7 +25,7 @@ import (
 // the base's row FOR SHARE and carries only the rest of the request (the
 // bytes past the shared ones: a resent 230 KB history sends a few hundred
 // bytes, not the whole body twice encoded by pgx). A purge or delete
-// locks the rows it empties first (dropRequests), so an insert either
+// locks the rows it empties first (lockRequests), so an insert either
 // commits before it and is written whole by it, or waits and finds the
 // base emptied: it then fails on the server (request_shared NULL, see
 // baseGone), and StartRun asks the database for another base (when the
@@ -247,15 +247,26 @@ func resolveRequest(ctx context.Context, q rowsQueryer, id string) ([]byte, erro
 	return itemref.Resolve(chain)
 }
 
+// lockRequests locks the rows of the runs sel selects ($1 its parameter)
+// that others may be based on: a purge or a delete takes these locks
+// first, before any of the responses' rows, the order in which a turn's
+// write takes them (its run's insert share-locks its request's base
+// run, then its response's first write its base response). Taken after
+// the response's row, as they were, a turn based on the run being
+// emptied could hold the run's row while waiting for the response's,
+// and the purge hold the response's while waiting for the run's: a
+// deadlock (SQLSTATE 40P01) that failed one of them.
+func lockRequests(ctx context.Context, tx pgx.Tx, sel string, arg any) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM runs WHERE id IN (`+sel+`) AND request_hash IS NOT NULL FOR UPDATE`, arg)
+	return err
+}
+
 // dropRequests empties the requests of the runs sel selects ($1 its
-// parameter): it locks those that others may be based on, then writes
-// whole each request of another run kept by reference to one of them,
-// then empties them (with their outputs, as a purge and a delete do).
-// The rows it changed are returned.
+// parameter), which lockRequests locked: it writes whole each request
+// of another run kept by reference to one of them, then empties them
+// (with their outputs, as a purge and a delete do). The rows it changed
+// are returned.
 func dropRequests(ctx context.Context, tx pgx.Tx, sel string, arg any) (int64, error) {
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM runs WHERE id IN (`+sel+`) AND request_hash IS NOT NULL FOR UPDATE`, arg); err != nil {
-		return 0, err
-	}
 	rows, err := tx.Query(ctx, `SELECT id FROM runs WHERE request_base IN (`+sel+`) AND id NOT IN (`+sel+`)`, arg)
 	if err != nil {
 		return 0, err

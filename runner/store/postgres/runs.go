@@ -232,8 +232,15 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (i
 // them (items, final object, stored stream events); the rows stay.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		const old = `SELECT id FROM runs WHERE ended_at < $1`
+		// The runs' rows first, then the responses' (lockRequests).
+		if err := lockRequests(ctx, tx, old, before); err != nil {
+			return err
+		}
+		if s.afterEmptyLocks != nil {
+			s.afterEmptyLocks(tx)
+		}
 		rows, err := tx.Query(ctx, `UPDATE responses SET forgotten = TRUE, prefix_hash = NULL, input_hash = NULL WHERE NOT forgotten AND run_id IN (`+old+`)
 			RETURNING run_id`, before)
 		if err != nil {
@@ -260,7 +267,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (int64, error) {
 		}
 		// A younger run's request kept by reference to a purged one is
 		// written whole first (dropRequests).
-		n, err = dropRequests(ctx, tx, `SELECT id FROM runs WHERE ended_at < $1`, before)
+		n, err = dropRequests(ctx, tx, old, before)
 		return err
 	})
 	if err != nil {

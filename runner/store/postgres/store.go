@@ -57,6 +57,10 @@ type Store struct {
 	// base lookup and its write (requests.go), told whether the base
 	// came from bases.
 	afterRequestLookup func(cached bool)
+	// afterEmptyLocks, set by tests only, runs inside a purge's or a
+	// response delete's transaction once it took its first locks
+	// (lockRequests).
+	afterEmptyLocks func(tx pgx.Tx)
 }
 
 var (
@@ -190,11 +194,21 @@ func (d txDriver) Commit(ctx context.Context, p *pipe) error {
 		return nil
 	}
 	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == deadlockDetected {
+		return groupcommit.Conflict(err) // nobody's fault: run again whole
+	}
 	if errors.As(err, &pe) && !connectionClass(pe) {
 		return groupcommit.OpFailed(err) // one write's fault: retried alone
 	}
 	return err
 }
+
+// deadlockDetected is the SQLSTATE of a transaction PostgreSQL aborted
+// to break a deadlock. The writes take their locks in one order with a
+// purge's and a delete's (lockRequests), but two writes of one batch may
+// still lock two rows a purge locks in the other order: such a batch is
+// run again whole (groupcommit.Conflict), after the purge went on.
+const deadlockDetected = "40P01"
 
 // commitInParts sends p's statements in parts of about splitBytes, the
 // first opening a transaction and the last committing it, on one
@@ -239,6 +253,21 @@ func (d txDriver) commitInParts(ctx context.Context, p *pipe) (err error) {
 }
 
 func (d txDriver) Rollback(context.Context, *pipe) {}
+
+// inTx runs fn in a transaction of its own, again (up to three times
+// more) when PostgreSQL aborted it to break a deadlock: for a purge or a
+// delete, which a batch of writes may still meet in the other order
+// (deadlockDetected).
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	for i := 0; ; i++ {
+		err := pgx.BeginFunc(ctx, s.pool, fn)
+		var pe *pgconn.PgError
+		if i < 3 && errors.As(err, &pe) && pe.Code == deadlockDetected {
+			continue
+		}
+		return err
+	}
+}
 
 // connectionClass reports server errors that are about the server or the
 // connection, not the statement.

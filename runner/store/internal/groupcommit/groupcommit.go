@@ -311,7 +311,7 @@ func (w *Writer[Tx]) drain(batch []*request[Tx]) []*request[Tx] {
 // gets its own Op's result.
 func (w *Writer[Tx]) commit(batch []*request[Tx]) {
 	began := time.Now()
-	err := w.run(batch)
+	err := w.runAgain(batch)
 	if err == nil {
 		if fn := w.observe.Load(); fn != nil {
 			(*fn)(time.Since(began), len(batch))
@@ -334,7 +334,7 @@ func (w *Writer[Tx]) commit(batch []*request[Tx]) {
 		return
 	}
 	for _, r := range batch {
-		err := w.run([]*request[Tx]{r})
+		err := w.runAgain([]*request[Tx]{r})
 		if err == nil {
 			w.stats.Lock()
 			w.stats.batches++
@@ -364,6 +364,42 @@ func unwrapOp(err error) error {
 	var oe opError
 	if errors.As(err, &oe) {
 		return oe.err
+	}
+	var ce conflictError
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	return err
+}
+
+// errConflict marks an error a Driver's Commit found to be the database
+// breaking a conflict with another transaction by aborting this one (a
+// deadlock): nothing of the batch was kept and none of its writes is at
+// fault, so the batch is run again whole.
+var errConflict = errors.New("conflict")
+
+type conflictError struct{ err error }
+
+func (e conflictError) Error() string        { return e.err.Error() }
+func (e conflictError) Is(target error) bool { return target == errConflict }
+func (e conflictError) Unwrap() error        { return e.err }
+
+// Conflict marks an error a Driver's Commit returns when the database
+// aborted the batch's transaction to break a conflict with another
+// (PostgreSQL's deadlock_detected): the batch is run again whole, up to
+// conflictRetries times, before it is handled as any other failure.
+func Conflict(err error) error { return conflictError{err} }
+
+// conflictRetries bounds the runs again of a batch that lost a conflict:
+// the other transaction went on when this one was aborted, so one more
+// run almost always commits.
+const conflictRetries = 3
+
+// runAgain is run, again while the batch loses conflicts (Conflict).
+func (w *Writer[Tx]) runAgain(batch []*request[Tx]) error {
+	err := w.run(batch)
+	for i := 0; i < conflictRetries && errors.Is(err, errConflict); i++ {
+		err = w.run(batch)
 	}
 	return err
 }

@@ -233,3 +233,67 @@ func TestRider(t *testing.T) {
 		t.Fatalf("a failing rider: err %v, committed %v, own write kept %v", err, r.Committed(), db.has(4))
 	}
 }
+
+// conflictDB aborts the first commits it is asked for as a lost conflict
+// (groupcommit.Conflict), keeping nothing of them.
+type conflictDB struct {
+	fakeDB
+	conflicts int // commits still to abort
+}
+
+func (d *conflictDB) Commit(ctx context.Context, tx *fakeTx) error {
+	d.mu.Lock()
+	if d.conflicts > 0 {
+		d.conflicts--
+		d.mu.Unlock()
+		return Conflict(errors.New("deadlock detected"))
+	}
+	d.mu.Unlock()
+	return d.fakeDB.Commit(ctx, tx)
+}
+
+// A batch the database aborted to break a conflict is run again whole
+// and its writes succeed, a lone write too; one that keeps losing fails
+// with the database's error.
+func TestConflictRunsTheBatchAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		writes    int
+		conflicts int
+		fail      bool
+	}{
+		{"Batch", 8, 2, false},
+		{"Alone", 1, 1, false},
+		{"KeepsLosing", 1, 1 + conflictRetries, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := &conflictDB{conflicts: tc.conflicts}
+			w := New[*fakeTx](db, Config{Window: 5 * time.Millisecond})
+			defer w.Close()
+			var wg sync.WaitGroup
+			errs := make([]error, tc.writes)
+			for i := range tc.writes {
+				wg.Go(func() {
+					errs[i] = w.Do(t.Context(), func(_ context.Context, tx *fakeTx) error {
+						tx.ops = append(tx.ops, i)
+						return nil
+					})
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				switch {
+				case tc.fail && (err == nil || err.Error() != "deadlock detected" || db.has(i)):
+					t.Errorf("write %d: err %v, committed %v; want the database's error", i, err, db.has(i))
+				case !tc.fail && (err != nil || !db.has(i)):
+					t.Errorf("write %d: err %v, committed %v", i, err, db.has(i))
+				}
+			}
+			if !tc.fail && tc.writes > 1 {
+				if batches, _ := w.Stats(); batches >= int64(tc.writes) {
+					t.Errorf("%d writes committed in %d batches: retried alone, not whole", tc.writes, batches)
+				}
+			}
+		})
+	}
+}
