@@ -53,6 +53,13 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 STAGES := auth body model conversation mapping compaction nativereq run translate
 space := $(subst ,, )
 
+# The guest code as a plugin's wasip1 build compiles it: this module's
+# packages the plugins are built from, vetted for that target with their
+# tests (a test of the host's side, which a guest build leaves out, is
+# tagged !wasip1).
+WASM_SOURCES := $(PLUGINS:%=./plugins/%) ./examples/plugins/...
+GUEST_LIST   := -f '{{with .Module}}{{if .Main}}{{$$.ImportPath}}{{end}}{{end}}'
+
 vet:
 	$(GO) mod tidy -diff
 	@! $(GO) list -deps -test ./runner/... | grep '/runedge/host' || { echo "runner imports host (imports flow one way: host -> filters -> runner)"; exit 1; }
@@ -62,6 +69,7 @@ vet:
 	done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet $$(GOOS=wasip1 GOARCH=wasm $(GO) list -deps $(GUEST_LIST) $(WASM_SOURCES))
 	$(GO) run $(STATICCHECK) ./...
 
 # make test starts a throwaway PostgreSQL (scripts/testdb.sh) for the

@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runedge/runedge/bench/mockupstream"
-	"github.com/runedge/runedge/internal/cputime"
-	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
 
@@ -120,32 +117,5 @@ func BenchmarkAppendJSONString(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = guestjson.AppendString(buf[:0], text)
-	}
-}
-
-// BenchmarkMapRequestDecodedAgent is the host's mapping of an agent-sized
-// chat completion (a 400-message, 229 KB history of code and prose with
-// escapes): one walk of the messages and each text unescaped.
-func BenchmarkMapRequestDecodedAgent(b *testing.B) {
-	v, err := abi.ViewRequestInput(envelope(EndpointChat, string(mockupstream.AgentChat("service", false))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// plain: told that every string is plain (the model stage's
-	// jsondepth.ValidPlain, as the agent history's strings are).
-	for _, plain := range []bool{false, true} {
-		b.Run(map[bool]string{false: "read", true: "plain"}[plain], func(b *testing.B) {
-			v := v
-			v.PlainStrings = plain
-			b.SetBytes(int64(len(v.Body)))
-			b.ReportAllocs()
-			cpu0 := cputime.Process()
-			for b.Loop() {
-				if o, ok := MapRequestDecoded(v); !ok || len(o.Request.Input) != mockupstream.AgentMessages {
-					b.Fatal(ok, len(o.Request.Input))
-				}
-			}
-			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
-		})
 	}
 }
