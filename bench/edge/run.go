@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,10 +55,11 @@ func (sc scenario) body(model string) []byte {
 
 // target is a process under load.
 type target struct {
-	name  string
-	url   string // the chat completions URL
-	admin string // runedge's admin listener (with -profile), for its profiles
-	cmd   *exec.Cmd
+	name   string
+	url    string // the chat completions URL
+	admin  string // runedge's admin listener (with -profile), for its profiles
+	cmd    *exec.Cmd
+	driver string // runedge's store driver ("" for the proxy)
 	// results per scenario
 	res map[string]measured
 	// rss is the peak RSS over the process's life (its start included,
@@ -69,8 +71,8 @@ type target struct {
 type measured struct {
 	loadResult
 	cpuPerReq time.Duration
-	// dbPerReq is the PostgreSQL server's CPU per request (postgres target
-	// only; 0 when it could not be read).
+	// dbPerReq is the PostgreSQL server's CPU per request (targets on
+	// PostgreSQL only, both of twins; 0 when it could not be read).
 	dbPerReq time.Duration
 	// rss is the target's peak RSS during the scenario (warm-up included),
 	// 0 when it could not be read.
@@ -172,7 +174,7 @@ func runBench(args []string) error {
 			stop(rc)
 			return fmt.Errorf("runedge (%s): %w; see %s", name, err, filepath.Join(dir, "runedge-"+name+".log"))
 		}
-		targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc})
+		targets = append(targets, &target{name: "runedge/" + name, url: "http://" + addr + "/v1/chat/completions", admin: admin, cmd: rc, driver: drv})
 		return nil
 	}
 	// startRunedge starts a runedge target, and its twin from -runedge-b;
@@ -242,7 +244,7 @@ func runBench(args []string) error {
 				rssReset := resetPeakRSS(t.cmd.Process.Pid) == nil
 				var before, after time.Duration
 				var dbBefore, dbAfter map[int]time.Duration
-				db := pg != nil && t.name == "runedge/postgres"
+				db := pg != nil && t.onPostgres()
 				pid := t.cmd.Process.Pid
 				var prof chan error
 				// base names this target's and scenario's files under -profile.
@@ -311,7 +313,7 @@ func runBench(args []string) error {
 		results = append(results, snapshot(targets, direct))
 		if *rounds > 1 {
 			fmt.Printf("round %d of %d\n", round+1, *rounds)
-			report(targets, direct, pin != nil, "")
+			report(os.Stdout, targets, direct, pin != nil, "")
 		}
 	}
 	for _, t := range targets {
@@ -324,7 +326,7 @@ func runBench(args []string) error {
 		pgCPUs = pg.cpus(ctx)
 	}
 	if *rounds == 1 {
-		report(targets, results[0].direct, pin != nil, pgCPUs)
+		report(os.Stdout, targets, results[0].direct, pin != nil, pgCPUs)
 	} else if pgCPUs != "" {
 		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
 	}
@@ -332,13 +334,18 @@ func runBench(args []string) error {
 	return nil
 }
 
-// report prints the table; pgCPUs is the CPU list the PostgreSQL server
-// may run on ("" without one).
-func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs string) {
-	fmt.Printf("bench-edge: %s, %d CPUs (%s), Go %s; load and targets %s\n\n", cpuModel(), machineCPUs(),
+// onPostgres reports whether t is a runedge on PostgreSQL, whose
+// server's CPU is read around each of its scenarios (a -runedge-b twin's
+// too, named with its -b suffix).
+func (t *target) onPostgres() bool { return t.driver == "postgres" }
+
+// report prints the table to w; pgCPUs is the CPU list the PostgreSQL
+// server may run on ("" without one).
+func report(w io.Writer, targets []*target, direct map[string]loadResult, pinned bool, pgCPUs string) {
+	fmt.Fprintf(w, "bench-edge: %s, %d CPUs (%s), Go %s; load and targets %s\n\n", cpuModel(), machineCPUs(),
 		runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"),
 		map[bool]string{true: "on separate cores (taskset)", false: "NOT pinned (one core or no taskset)"}[pinned])
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\ttarget\treq/s\tCPU µs/req\tx proxy\tp50 added\tp99 added\terrors\tdb CPU µs/req\tpeak RSS MiB\t")
 	proxy := targets[0]
 	for _, sc := range scenarios {
@@ -365,17 +372,17 @@ func report(targets []*target, direct map[string]loadResult, pinned bool, pgCPUs
 		}
 	}
 	tw.Flush()
-	fmt.Println()
+	fmt.Fprintln(w)
 	for _, t := range targets {
-		fmt.Printf("peak RSS since start %-16s %6.1f MiB\n", t.name, float64(t.rss)/(1<<20))
+		fmt.Fprintf(w, "peak RSS since start %-16s %6.1f MiB\n", t.name, float64(t.rss)/(1<<20))
 	}
 	if pgCPUs != "" {
-		fmt.Printf("\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
+		fmt.Fprintf(w, "\nPostgreSQL server on CPUs %s (db CPU: its processes' CPU per request)\n", pgCPUs)
 	}
 	if s, p := find(targets, "runedge/sqlite"), find(targets, "runedge/postgres"); s != nil && p != nil {
 		s, p := s.res["non-stream, 32 conns"], p.res["non-stream, 32 conns"]
 		if s.rps() > 0 && p.rps() > 0 {
-			fmt.Printf("\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
+			fmt.Fprintf(w, "\nthroughput at 32 connections, postgres / sqlite: %.0f%%\n", 100*p.rps()/s.rps())
 		}
 	}
 }
