@@ -146,6 +146,9 @@ func (s *Store) AcquireExpired(ctx context.Context, c runner.LeaseClaim) (_ []ru
 		id  string
 	}
 	var got []taken
+	// Every host's mark raised past the runs it no longer has live, at
+	// most once a sweepEvery (marks.go), after this scan's own takeovers.
+	sweep := !recovery && s.marks.sweepDue()
 	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
 		got = got[:0]
 		rows, err := tx.c.QueryContext(ctx, query, args...)
@@ -181,9 +184,15 @@ func (s *Store) AcquireExpired(ctx context.Context, c runner.LeaseClaim) (_ []ru
 			return err
 		}
 		if low >= 0 {
-			_, err = tx.ExecContext(ctx, lowerMarkSQL, c.HostID, low)
+			if _, err := tx.ExecContext(ctx, lowerMarkSQL, c.HostID, low); err != nil {
+				return err
+			}
 		}
-		return err
+		if sweep {
+			_, err := tx.ExecContext(ctx, sweepMarksSQL)
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runner/store/sqlite: acquire expired leases: %w", err)

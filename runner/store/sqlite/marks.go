@@ -32,7 +32,18 @@ import (
 //     is one this Store started or resumed) is raised, at most once per
 //     interval, inside a run's terminal write, to the least seq of its
 //     live runs (that run's own, at most), so that a crash scans only
-//     the runs since the oldest one live then.
+//     the runs since the oldest one live then;
+//   - the takeover scan (AcquireExpired), at most once a sweepEvery,
+//     raises every host's mark to the least seq of its queued or running
+//     runs, or past the last run when it has none, in its own write
+//     transaction: a host that is gone (a new host id after a restart, a
+//     host that left the fleet) raises its mark no more, and the takeover
+//     scan, which starts at the least mark of all hosts, would otherwise
+//     scan every run since that host's last raise every few seconds,
+//     more with every run. The write transactions of every process on
+//     the file are serialised, so no run committed after the sweep's
+//     read is below what it writes (a new run's seq is past the last),
+//     and it never lowers a mark.
 //
 // The in-memory record errs low: a run counts as live from inside its
 // write until its terminal write has committed, so a batch that is rolled
@@ -42,6 +53,11 @@ import (
 type liveMarks struct {
 	every time.Duration // the least time between two raises of a mark
 	next  atomic.Int64  // UnixNano before which no mark is raised
+	// sweepAt is the UnixNano before which the takeover scan raises no
+	// other host's mark (sweepMarksSQL); 0 at Open, so the first scan
+	// sweeps. sweepEvery is sweepEvery, shorter in tests.
+	sweepAt    atomic.Int64
+	sweepEvery time.Duration
 
 	mu     sync.Mutex
 	marked map[string]bool    // hosts with a committed row
@@ -70,14 +86,35 @@ const (
 	// run's seq (raiseOf), so it never passes the last run.
 	raiseMarkSQL = `UPDATE live_marks SET low_seq = MAX(low_seq, ?) WHERE host_id = ?`
 	runSeqSQL    = `SELECT seq, host_id FROM runs WHERE id = ?`
+	// sweepMarksSQL raises each host's mark to the least seq of its
+	// queued or running runs at or above it, or past the last run when
+	// it has none; never lower.
+	sweepMarksSQL = `UPDATE live_marks SET low_seq = MAX(low_seq, COALESCE(
+			(SELECT MIN(seq) FROM runs WHERE seq >= live_marks.low_seq
+				AND host_id = live_marks.host_id AND status IN ('queued', 'running')),
+			(SELECT COALESCE(MAX(seq), 0) + 1 FROM runs)))`
 )
+
+// sweepEvery is how often, at most, the takeover scan raises every
+// host's mark (sweepMarksSQL): each sweep scans, per host, the runs since
+// its mark, so a gone host's mark holds the takeover scan's start back
+// by at most the runs of this interval.
+const sweepEvery = time.Minute
+
+// sweepDue reports whether a sweep of the marks is due now, and if so
+// puts the next one a sweepEvery away.
+func (m *liveMarks) sweepDue() bool {
+	now := time.Now().UnixNano()
+	at := m.sweepAt.Load()
+	return now >= at && m.sweepAt.CompareAndSwap(at, now+m.sweepEvery.Nanoseconds())
+}
 
 func newLiveMarks(every time.Duration) *liveMarks {
 	if every <= 0 {
 		every = DefaultMarkEvery
 	}
 	return &liveMarks{
-		every: every, marked: map[string]bool{}, owned: map[string]bool{},
+		every: every, sweepEvery: sweepEvery, marked: map[string]bool{}, owned: map[string]bool{},
 		live: map[string]liveRun{}, raised: map[string]int64{},
 	}
 }

@@ -46,7 +46,8 @@ func markRun(id, host string) *runner.Run {
 
 // Runs start, end, pause (waiting) and resume from several writers at
 // once, on a host recovered here (whose mark is raised as runs end, at
-// every end: MarkEvery is a nanosecond) and on one that is not. After
+// every end: MarkEvery is a nanosecond) and on one that is not, while
+// another host's takeover scans sweep every mark. After
 // every round no queued or running run lies below its host's mark; the
 // owned host's mark has risen above the runs that ended; and a new Store
 // on the same file, as after a crash, fails exactly the runs left live,
@@ -77,8 +78,28 @@ func TestMarksKeepLiveRunsAboveThem(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var mu sync.Mutex
 	live := map[string]string{} // id → host, as the test knows it
+	// Beside the writers, another host's takeover scans, each sweeping
+	// every host's mark (sweepMarksSQL); they take nothing (no lease ran
+	// out before 0).
+	s.marks.sweepEvery = time.Nanosecond
 	for round := range 30 {
 		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		scanned := make(chan struct{})
+		go func() {
+			defer close(scanned)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if runs, err := s.AcquireExpired(ctx, runner.LeaseClaim{HostID: "scanner", Now: 0, Until: 1}); err != nil || len(runs) != 0 {
+					t.Errorf("a takeover scan took %d runs (%v)", len(runs), err)
+					return
+				}
+			}
+		}()
 		for w := range 8 {
 			seed := rng.Uint64()
 			wg.Go(func() {
@@ -118,6 +139,8 @@ func TestMarksKeepLiveRunsAboveThem(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		close(stop)
+		<-scanned
 		if round == 15 { // resume the old paused runs, far below the mark now
 			if low := markOf(t, s, "own"); low <= firstSeq+100 {
 				t.Fatalf("the owned mark stayed at %d: never raised", low)
@@ -261,5 +284,89 @@ func TestRaiseScansOnceAnInterval(t *testing.T) {
 	}
 	if m.next.Load() == 0 {
 		t.Fatal("a look that found the mark unchanged did not start the interval")
+	}
+}
+
+// A host that is gone (here "old": a host id a restart did not reuse)
+// raises its mark no more. The takeover scan of another host, which
+// starts at the least mark of all hosts, raises it past the runs it no
+// longer has live (sweepMarksSQL): without that, every scan would read
+// every run since the gone host's last raise. A host still alive ("busy")
+// keeps its mark at its oldest live run, which its own recovery then
+// fails, and no queued or running run is left below its host's mark.
+func TestTakeoverSweepsAGoneHostsMark(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s := openMarking(t, path)
+	for _, h := range []string{"old", "busy"} {
+		if _, err := s.MarkInterrupted(ctx, h, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(id, host string, lease int64) {
+		t.Helper()
+		r := markRun(id, host)
+		r.LeaseExpiresAt = lease
+		if err := s.StartRun(ctx, r, false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	endedAt := int64(2)
+	end := func(id string) {
+		t.Helper()
+		if err := s.Transition(ctx, id, runner.Transition{Status: runner.StatusCompleted, EndedAt: &endedAt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start("run_busylive", "busy", 1<<50) // a lease far in the future
+	start("run_oldlive", "old", 10)      // a lease that ran out at 10
+	start("run_oldpaused", "old", 0)
+	if err := s.Transition(ctx, "run_oldpaused", runner.Transition{Status: runner.StatusWaiting}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		start(fmt.Sprintf("run_old%d", i), "old", 0)
+		end(fmt.Sprintf("run_old%d", i))
+		start(fmt.Sprintf("run_busy%d", i), "busy", 0)
+		end(fmt.Sprintf("run_busy%d", i))
+	}
+	var busySeq, lastSeq int64
+	if err := s.r.QueryRow(`SELECT seq FROM runs WHERE id = 'run_busylive'`).Scan(&busySeq); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.r.QueryRow(`SELECT MAX(seq) FROM runs`).Scan(&lastSeq); err != nil {
+		t.Fatal(err)
+	}
+	if m := markOf(t, s, "old"); m > busySeq+1 {
+		t.Fatalf("the old host's mark is %d before the takeover, want it at its first live run (≤ %d)", m, busySeq+1)
+	}
+
+	// A new process with a new host id: "old" is gone, "busy" is not.
+	s2 := openMarking(t, path)
+	if _, err := s2.MarkInterrupted(ctx, "new", 3); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s2.AcquireExpired(ctx, runner.LeaseClaim{HostID: "new", Now: 100, Until: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].ID != "run_oldlive" {
+		t.Fatalf("took over %d runs (%v), want run_oldlive alone", len(runs), runs)
+	}
+	if m := markOf(t, s2, "old"); m != lastSeq+1 {
+		t.Errorf("the gone host's mark is %d after the takeover, want past the last run (%d)", m, lastSeq+1)
+	}
+	if m := markOf(t, s2, "busy"); m != busySeq {
+		t.Errorf("the live host's mark is %d after the takeover, want its oldest live run's seq %d", m, busySeq)
+	}
+	var stray int
+	if err := s2.r.QueryRow(strayLiveRunsSQL).Scan(&stray); err != nil {
+		t.Fatal(err)
+	}
+	if stray != 0 {
+		t.Errorf("%d queued or running runs lie below their host's mark", stray)
+	}
+	if n, err := s2.MarkInterrupted(ctx, "busy", 4); err != nil || n != 1 {
+		t.Errorf("the live host's recovery failed %d runs (%v), want its one live run", n, err)
 	}
 }
