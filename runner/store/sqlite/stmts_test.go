@@ -111,7 +111,7 @@ func openFresh(t *testing.T) *Store {
 
 // A fresh run's inserts write freshRunValues as literals instead of
 // binding them: the row must be the one the insert that binds every value
-// writes, value and type (quote: ” is not NULL, 0 is not '0'), for each
+// writes, value and type (quote: an empty text is not NULL, 0 is not '0'), for each
 // of the three inserts (a run in a known thread, one opening its session,
 // one opening a thread in a session).
 func TestFreshInsertWritesTheSameRow(t *testing.T) {
