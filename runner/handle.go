@@ -130,6 +130,11 @@ func (h *Handle) discard() {
 // Run returns the run record as created (ids, times, status running).
 func (h *Handle) Run() Run { return h.run }
 
+// Record is the run record Run copies, read in place (about 450 bytes a
+// copy): the caller must not modify it. It does not change once Start has
+// returned.
+func (h *Handle) Record() *Run { return &h.run }
+
 // Input returns the agent's input: the earlier turns of a continued
 // response, then the request's own input, references resolved. The
 // caller must not modify it.

@@ -94,7 +94,7 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 		}
 		return startError(x.Endpoint, err)
 	}
-	r := h.Run()
+	r := h.Record()
 	// The run's three ids share one backing array: Header.Set would
 	// allocate a slice per header. Each value is its own full slice, so
 	// an Add to one cannot write into the next.
@@ -128,6 +128,9 @@ func (s *Run) Handle(ctx context.Context, x *filters.Exchange, next filters.Hand
 func end(ctx context.Context, h *runner.Handle, t *turn.Turn, res *runner.Result, err error) error {
 	outcome := h.Finish(res, err)
 	if outcome == nil {
+		if t == nil { // no after-effects: no copy of the run for them
+			return nil
+		}
 		return t.Commit(context.WithoutCancel(ctx), h.Run(), h.Object())
 	}
 	var clientGone *filters.ClientGoneError

@@ -39,7 +39,7 @@ func StoredResponse(ctx context.Context, p filters.Mapper, rec runner.ResponseRe
 		status = abi.ResultFailed
 	}
 	x := &filters.Exchange{Endpoint: filters.Responses, Echo: rec.Echo}
-	in := resultInput(x, newReplyIDs(run), status, res)
+	in := resultInput(x, newReplyIDs(&run), status, res)
 	obj, err := mapResultWith(ctx, p, &in)
 	if err != nil || run.Error == nil {
 		return obj, err

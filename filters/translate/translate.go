@@ -71,7 +71,7 @@ func (t *Translate) Handle(ctx context.Context, x *filters.Exchange, next filter
 	if x.Run == nil {
 		return fmt.Errorf("translate: no run on the exchange (the run stage must come first)")
 	}
-	ids := newReplyIDs(x.Run.Run())
+	ids := newReplyIDs(x.Run.Record())
 	var err error
 	switch {
 	case x.Run.Background():
@@ -162,7 +162,7 @@ type replyIDs struct {
 	session, run                  string
 }
 
-func newReplyIDs(r runner.Run) replyIDs {
+func newReplyIDs(r *runner.Run) replyIDs {
 	created := r.CreatedAt
 	if created == 0 {
 		created = time.Now().Unix()

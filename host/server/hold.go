@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"sync"
+	"time"
 )
 
 // A stream's events that are at hand together leave in one socket write
@@ -38,11 +40,115 @@ func (l holdListener) Accept() (net.Conn, error) {
 
 // holdConn is a connection whose writes an HTTP/1 reply may hold. It is
 // written by the goroutine serving the connection only (its handler, then
-// net/http finishing the response), so it needs no lock.
+// net/http finishing the response), so its hold needs no lock.
+//
+// Its deadlines reach the socket when a read or write needs them, not
+// when they are set. A small request moved the read deadline eight times
+// and the write deadline twice, each a change to the runtime's timers
+// under the socket's lock, though it read the socket once or twice: net/http
+// sets one per state (the header's, the whole request's, none while the
+// handler runs, the idle one), sets none before its background read and
+// one in the past and back to stop it, and the body stage sets and clears
+// its own around a body that net/http has mostly buffered with the
+// headers. A deadline is a time, not a timer: given to the socket when a
+// read or write starts, it fires when it would have. A deadline set while
+// a read (write) is under way, as net/http's stop of its background read
+// and the run stage's abort of a blocked write are, goes to the socket at
+// once.
 type holdConn struct {
 	net.Conn
 	held bool   // the reply holds: keep what is written
 	buf  []byte // written while held, not yet sent
+
+	dl     sync.Mutex // guards rd, wd: deadlines are set from other goroutines
+	rd, wd deadline
+}
+
+// deadline is one direction's deadline: the one asked for, the one the
+// socket has, and how many reads (writes) are under way.
+type deadline struct {
+	want, set time.Time
+	busy      int
+}
+
+// SetReadDeadline implements net.Conn: the deadline reaches the socket
+// with the next read, or now when one is under way.
+func (c *holdConn) SetReadDeadline(t time.Time) error { return c.setDeadline(&c.rd, t) }
+
+// SetWriteDeadline implements net.Conn, as SetReadDeadline does for writes.
+func (c *holdConn) SetWriteDeadline(t time.Time) error { return c.setDeadline(&c.wd, t) }
+
+// SetDeadline implements net.Conn: both deadlines.
+func (c *holdConn) SetDeadline(t time.Time) error {
+	err := c.SetReadDeadline(t)
+	if werr := c.SetWriteDeadline(t); err == nil {
+		err = werr
+	}
+	return err
+}
+
+func (c *holdConn) setDeadline(d *deadline, t time.Time) error {
+	c.dl.Lock()
+	defer c.dl.Unlock()
+	d.want = t
+	if d.busy == 0 {
+		return nil
+	}
+	return c.applyLocked(d)
+}
+
+// applyLocked gives d's deadline to the socket if it has another.
+func (c *holdConn) applyLocked(d *deadline) error {
+	if d.want.Equal(d.set) {
+		return nil
+	}
+	var err error
+	if d == &c.rd {
+		err = c.Conn.SetReadDeadline(d.want)
+	} else {
+		err = c.Conn.SetWriteDeadline(d.want)
+	}
+	if err == nil {
+		d.set = d.want
+	}
+	return err
+}
+
+// begin counts a read (write) under way on d and gives its deadline to
+// the socket; end ends it.
+func (c *holdConn) begin(d *deadline) error {
+	c.dl.Lock()
+	defer c.dl.Unlock()
+	d.busy++
+	return c.applyLocked(d)
+}
+
+func (c *holdConn) end(d *deadline) {
+	c.dl.Lock()
+	d.busy--
+	c.dl.Unlock()
+}
+
+// Read implements net.Conn.
+func (c *holdConn) Read(p []byte) (int, error) {
+	if err := c.begin(&c.rd); err != nil {
+		c.end(&c.rd)
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	c.end(&c.rd)
+	return n, err
+}
+
+// write writes p to the socket under its write deadline.
+func (c *holdConn) write(p []byte) (int, error) {
+	if err := c.begin(&c.wd); err != nil {
+		c.end(&c.wd)
+		return 0, err
+	}
+	n, err := c.Conn.Write(p)
+	c.end(&c.wd)
+	return n, err
 }
 
 type holdKey struct{}
@@ -80,7 +186,7 @@ func (c *holdConn) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if len(c.buf) == 0 {
-		return c.Conn.Write(p)
+		return c.write(p)
 	}
 	return c.send(p)
 }
@@ -88,7 +194,7 @@ func (c *holdConn) Write(p []byte) (int, error) {
 // send writes what is kept followed by p, in one write.
 func (c *holdConn) send(p []byte) (int, error) {
 	b := append(c.buf, p...)
-	_, err := c.Conn.Write(b)
+	_, err := c.write(b)
 	if cap(b) > holdKeep {
 		c.buf = nil
 	} else {

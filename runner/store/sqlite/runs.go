@@ -52,7 +52,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	// arguments after (the driver binds copies): the slice goes back.
 	pooled := getArgs()
 	defer putArgs(pooled)
-	args, err := runArgs(*pooled, r, inline, check...)
+	args, err := runArgs(*pooled, r, inline, fresh(r), check...)
 	if err != nil {
 		return err
 	}
@@ -127,27 +127,49 @@ func (s *Store) refused(ctx context.Context, tx *wtx, r *runner.Run, newSession 
 
 // insertOf returns StartRun's insert and its check's parameters (none
 // for a run in a known thread), in the order stmts.go gives them.
+// A fresh run (fresh) gets the same insert with freshRunValues' literals.
 func (s *Store) insertOf(r *runner.Run, newSession, newThread bool) (*rawStmt, []any) {
+	f := fresh(r)
 	switch {
 	case newSession:
-		return s.st.insertRunNewSession, []any{contract.OpenerID(r.SessionID), r.SessionID, r.SessionID,
+		st := s.st.insertRunNewSession
+		if f {
+			st = s.st.insertFreshRunNewSession
+		}
+		return st, []any{contract.OpenerID(r.SessionID), r.SessionID, r.SessionID,
 			contract.OpenerID(r.ThreadID), r.ThreadID, r.ThreadID}
 	case newThread:
-		return s.st.insertRunInSession, []any{contract.OpenerID(r.SessionID), r.SessionID, r.TenantID, r.SessionID, r.TenantID,
+		st := s.st.insertRunInSession
+		if f {
+			st = s.st.insertFreshRunInSession
+		}
+		return st, []any{contract.OpenerID(r.SessionID), r.SessionID, r.TenantID, r.SessionID, r.TenantID,
 			contract.OpenerID(r.ThreadID), r.ThreadID, r.ThreadID}
+	case f:
+		return s.st.insertFreshRun, nil
 	}
 	return s.st.insertRun, nil
 }
 
 // runArgs checks that r may be created and returns the insert's
 // arguments: insertRunSQL's, with check's parameters before the session
-// id's (THEN ?), as in insertRunCheckedSQL's text. modernc does not count
-// them (its NumInput is -1): a missing one binds NULL and refuses every
-// run. One slice for both: a copy with the check was half a kilobyte per
-// run. They are appended to args.
-func runArgs(args []any, r *runner.Run, request any, check ...any) ([]any, error) {
+// id's (THEN ?), as in insertRunCheckedSQL's text; for a fresh run
+// (fresh), without the values its insert writes as literals
+// (freshRunValues). modernc does not count them (its NumInput is -1): a
+// missing one binds NULL and refuses every run. One slice for both: a
+// copy with the check was half a kilobyte per run. They are appended to
+// args.
+func runArgs(args []any, r *runner.Run, request any, fresh bool, check ...any) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {
 		return nil, fmt.Errorf("%w: a run is created queued or running, not %q", runner.ErrInvalidTransition, r.Status)
+	}
+	if fresh {
+		args = append(append(args, r.ID, statusArg(r.Status)), check...)
+		return append(args, r.SessionID, r.ThreadID,
+			r.Actor.ID, r.Actor.Type, r.Actor.Name, r.TenantID, r.Endpoint, r.Model,
+			r.RequestID, r.CorrelationID, r.CreatedAt, nullableInt(r.StartedAt),
+			request, r.HostID, r.TraceID, r.LeaseToken, leaseExpiresArg(r),
+		), nil
 	}
 	in, out, total := usageArgs(r.Usage)
 	code, msg := errorArgs(r.Error)
@@ -159,6 +181,14 @@ func runArgs(args []any, r *runner.Run, request any, check ...any) ([]any, error
 		nullableInt(r.DurationMs), nullableInt(r.TimeToFirstTokenMs), r.HostID, r.TraceID,
 		r.LeaseToken, leaseExpiresArg(r),
 	), nil
+}
+
+// fresh reports whether r holds none of the values freshRunValues writes
+// as literals: no reason, end, usage, error, output, attempts nor
+// durations, as every run Service.Start makes.
+func fresh(r *runner.Run) bool {
+	return r.StatusReason == "" && r.EndedAt == nil && r.Usage == nil && r.Error == nil &&
+		r.Output == "" && r.Attempts == 0 && r.DurationMs == nil && r.TimeToFirstTokenMs == nil
 }
 
 // argSlices holds the argument slices of a run's insert and end, given

@@ -31,6 +31,35 @@ const insertRunCols = `id, status, status_reason, session_id, thread_id,
 // insertRunValues is how many values insertRunCols has.
 const insertRunValues = 30
 
+// freshRunValues are the values of insertRunCols that a run just started
+// has (runner.Service.Start: no reason, end, usage, error, output,
+// attempts nor durations), as literals, by their index: a fresh run's
+// insert (insertRunValuesSQL) writes them without binding them. Each value
+// bound is a call into SQLite under its connection's mutex, and a text one
+// a copy into C memory, unbound and freed after the statement: 11 values
+// of a run's 30. They are what runArgs binds for such a run, so the row is
+// the same byte for byte (TestFreshInsertWritesTheSameRow).
+var freshRunValues = map[int]string{
+	2: "''", 15: "NULL", 16: "NULL", 17: "NULL", 18: "NULL", 19: "NULL", 20: "NULL",
+	22: "''", 23: "0", 24: "NULL", 25: "NULL",
+}
+
+// insertRunValuesSQL is the VALUES list of a run's insert: every value a
+// parameter, or, fresh, freshRunValues' as literals. check, when not
+// empty, makes the session id's value conditional (insertRunCheckedSQL).
+func insertRunValuesSQL(fresh bool, check string) string {
+	v := strings.Split(strings.Repeat("?", insertRunValues), "")
+	if fresh {
+		for i, lit := range freshRunValues {
+			v[i] = lit
+		}
+	}
+	if check != "" {
+		v[3] = "CASE WHEN " + check + " THEN ? END"
+	}
+	return `(` + strings.Join(v, ", ") + `)`
+}
+
 const (
 	insertRunSQL = `INSERT INTO runs (` + insertRunCols + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -91,14 +120,16 @@ const (
 // also skips a duplicate run id, which StartRun tells apart afterwards
 // (runExistsSQL), on that rare path only. Its parameters are anonymous
 // ("?"): modernc looks up the name of every numbered one at each bind.
-func insertRunCheckedSQL(check string) string {
-	v := strings.Split(strings.Repeat("?", insertRunValues), "")
-	v[3] = "CASE WHEN " + check + " THEN ? END"
-	return `INSERT OR IGNORE INTO runs (` + insertRunCols + `) VALUES (` + strings.Join(v, ", ") + `)`
+func insertRunCheckedSQL(check string) string { return insertRunCheckedFreshSQL(false, check) }
+
+// insertRunCheckedFreshSQL is insertRunCheckedSQL, for a fresh run when
+// fresh (freshRunValues).
+func insertRunCheckedFreshSQL(fresh bool, check string) string {
+	return `INSERT OR IGNORE INTO runs (` + insertRunCols + `) VALUES ` + insertRunValuesSQL(fresh, check)
 }
 
-// transitionSQL is Transition's UPDATE for a target reachable from n
-// states. The lifecycle check is in the WHERE clause (see Transition), and
+// transitionSQL is Transition's UPDATE to target to, reachable from the
+// states from. The lifecycle check is in the WHERE clause (see Transition), and
 // so is the fence: its last two parameters are the writer's lease token
 // twice (0: unfenced). A target other than queued or running (live) ends
 // the lease. The output text comes after a flag given twice: it is the
@@ -106,13 +137,21 @@ func insertRunCheckedSQL(check string) string {
 // (itemref.OutputElided), and the run then keeps a reference to it
 // (output_ref), unless the response was deleted meanwhile, when its
 // output items are not written.
-func transitionSQL(n int, live bool) string {
+//
+// The target and the states it may come from are literals: they are the
+// statement's own (one per target), and bound they were a text value each
+// to copy into C memory and free at every run's end.
+func transitionSQL(to runner.Status, from []runner.Status, live bool) string {
 	lease := ""
 	if !live {
 		lease = ", lease_expires = NULL"
 	}
+	in := make([]string, len(from))
+	for i, f := range from {
+		in[i] = statusLiteral(f)
+	}
 	return `UPDATE runs SET
-		status = ?, status_reason = ?,
+		status = ` + statusLiteral(to) + `, status_reason = ?,
 		started_at = COALESCE(?, started_at), ended_at = COALESCE(?, ended_at),
 		input_tokens = COALESCE(?, input_tokens), output_tokens = COALESCE(?, output_tokens),
 		total_tokens = COALESCE(?, total_tokens),
@@ -123,16 +162,23 @@ func transitionSQL(n int, live bool) string {
 		error_code = COALESCE(?, error_code), error_message = COALESCE(?, error_message),
 		attempts = COALESCE(?, attempts),
 		duration_ms = COALESCE(?, duration_ms), ttft_ms = COALESCE(?, ttft_ms)` + lease + `
-		WHERE id = ? AND status IN (?` + strings.Repeat(", ?", n-1) + `) AND (? = 0 OR lease_token = ?)`
+		WHERE id = ? AND status IN (` + strings.Join(in, ", ") + `) AND (? = 0 OR lease_token = ?)`
 }
 
-// transitionStmt is the prepared UPDATE to one target status with the
-// states it may come from, in the order of its parameters: the target and
-// the sources as the statement's arguments, boxed once (statusArg).
+// statusLiteral is s as an SQL string literal. A status is a lower-case
+// word (runner.Status.Valid), which needs no escaping; anything else
+// panics, at prepare time.
+func statusLiteral(s runner.Status) string {
+	if !s.Valid() || strings.ContainsRune(string(s), '\'') {
+		panic(fmt.Sprintf("runner/store/sqlite: status %q is no literal", s))
+	}
+	return "'" + string(s) + "'"
+}
+
+// transitionStmt is the prepared UPDATE to one target status from the
+// states it may come from (transitionSQL).
 type transitionStmt struct {
-	stmt     *rawStmt
-	status   any
-	fromArgs []any
+	stmt *rawStmt
 }
 
 // stmts are a Store's prepared statements.
@@ -145,7 +191,9 @@ type stmts struct {
 	// (rawexec.go).
 	begin, commit, rollback                            *rawStmt
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
-	insertRequest                                      *rawStmt
+	// The same three for a fresh run (freshRunValues).
+	insertFreshRun, insertFreshRunNewSession, insertFreshRunInSession *rawStmt
+	insertRequest                                                     *rawStmt
 	// A request kept by reference (requests.go).
 	findRequestBase     *sql.Stmt
 	insertSharedRequest *rawStmt
@@ -212,6 +260,9 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertRun = raw(insertRunSQL)
 	st.insertRunNewSession = raw(insertRunCheckedSQL(insertRunNewSessionSQL))
 	st.insertRunInSession = raw(insertRunCheckedSQL(insertRunInSessionSQL))
+	st.insertFreshRun = raw(`INSERT INTO runs (` + insertRunCols + `) VALUES ` + insertRunValuesSQL(true, ""))
+	st.insertFreshRunNewSession = raw(insertRunCheckedFreshSQL(true, insertRunNewSessionSQL))
+	st.insertFreshRunInSession = raw(insertRunCheckedFreshSQL(true, insertRunInSessionSQL))
 	st.insertRequest = raw(insertRequestSQL)
 	st.findRequestBase = prep(w, findRequestBaseSQL)
 	st.insertSharedRequest = raw(insertSharedRequestSQL)
@@ -227,11 +278,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {
 			live := to == runner.StatusQueued || to == runner.StatusRunning
-			ts := transitionStmt{stmt: raw(transitionSQL(len(from), live)), status: statusArg(to)}
-			for _, f := range from {
-				ts.fromArgs = append(ts.fromArgs, statusArg(f))
-			}
-			st.transition[to] = ts
+			st.transition[to] = transitionStmt{stmt: raw(transitionSQL(to, from, live))}
 		}
 	}
 	st.getRun = prep(r, getRunSQL)

@@ -28,11 +28,9 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 	ref := itemref.OutputElided(ctx, id, t.Output)
 	pooled := getArgs()
 	defer putArgs(pooled)
-	args := append(*pooled, ts.status, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
+	args := append(*pooled, t.Reason, nullableInt(t.StartedAt), nullableInt(t.EndedAt),
 		in, out, total, ref, nullableString(t.Output), ref, code, msg, nullableCount(t.Attempts),
-		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id)
-	args = append(args, ts.fromArgs...)
-	args = append(args, t.Lease, t.Lease)
+		nullableInt(t.DurationMs), nullableInt(t.TimeToFirstTokenMs), id, t.Lease, t.Lease)
 	*pooled = args // Do runs the write before it returns; the driver binds copies
 	// A run that becomes queued or running and is not live here is a
 	// waiting run resumed: its host's mark must come down to its seq
