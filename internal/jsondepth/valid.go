@@ -2,6 +2,7 @@ package jsondepth
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 )
 
@@ -31,7 +32,32 @@ func Valid(b []byte, limit int, member func(key, value []byte, keyAt, valueAt in
 // one OR a word read. FuzzValidMatchesGjson holds it to a byte-at-a-time
 // reading.
 func ValidPlain(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool) (valid, plain bool) {
-	v := validator{b: b, limit: limit}
+	valid, plain, _ = validPlain(validator{b: b, limit: limit}, member)
+	return valid, plain
+}
+
+// StringMin is the length from which ValidPlainEnds notes where a string
+// ends: its quotes included.
+const StringMin = 64
+
+// ValidPlainEnds is ValidPlain that also appends to ends, for each string
+// value of a valid b that is StringMin bytes or longer (keys are not
+// noted), in order, the offset of its opening quote and the offset after
+// its closing quote: where a reader of b that walks it again (compat's
+// decoded path, through guestjson.StringEnds) finds each long string's end
+// without reading it. ends comes back as it was when b is not valid, or
+// longer than 4 GiB. FuzzValidMatchesGjson holds the ends to a walk of b.
+func ValidPlainEnds(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool, ends []uint32) (valid, plain bool, _ []uint32) {
+	v := validator{b: b, limit: limit, ends: ends, record: uint64(len(b)) <= math.MaxUint32}
+	valid, plain, got := validPlain(v, member)
+	if !valid {
+		return false, false, ends
+	}
+	return valid, plain, got
+}
+
+func validPlain(v validator, member func(key, value []byte, keyAt, valueAt int) bool) (valid, plain bool, ends []uint32) {
+	b := v.b
 	i := v.ws(0)
 	if i < len(b) && b[i] == '{' {
 		i = v.object(i+1, 1, member)
@@ -39,9 +65,9 @@ func ValidPlain(b []byte, limit int, member func(key, value []byte, keyAt, value
 		i = v.value(i, 0)
 	}
 	if i < 0 || v.ws(i) != len(b) {
-		return false, false
+		return false, false, nil
 	}
-	return true, !v.escaped && v.high&highs == 0
+	return true, !v.escaped && v.high&highs == 0, v.ends
 }
 
 type validator struct {
@@ -52,6 +78,10 @@ type validator struct {
 	// or \\ escape.
 	high    uint64
 	escaped bool
+	// record: the ends of the long strings are appended to ends
+	// (ValidPlainEnds).
+	record bool
+	ends   []uint32
 }
 
 // plain[c] is true for a byte a string holds as it is: not a quote, a
@@ -96,7 +126,11 @@ func (v *validator) value(i, depth int) int {
 	case '[':
 		return v.array(i+1, depth+1)
 	case '"':
-		return v.str(i + 1)
+		end := v.str(i + 1)
+		if v.record && end-i >= StringMin {
+			v.ends = append(v.ends, uint32(i), uint32(end))
+		}
+		return end
 	case 't':
 		return v.word(i+1, "rue")
 	case 'f':

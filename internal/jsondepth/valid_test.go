@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -51,10 +52,16 @@ func checkValid(t *testing.T, b []byte, limit int) {
 		t.Fatalf("Valid(%q, %d) = %v; gjson.Valid && Exceeds: %v", b, limit, ok, want)
 	}
 	if !ok {
+		if valid, plain, ends := ValidPlainEnds(b, limit, nil, []uint32{7}); valid || plain || len(ends) != 1 || ends[0] != 7 {
+			t.Fatalf("ValidPlainEnds(%q) of an invalid body = %v %v %v, ends not as given", b, valid, plain, ends)
+		}
 		return
 	}
 	if _, plain := ValidPlain(b, limit, nil); plain != plainRef(b) {
 		t.Fatalf("ValidPlain(%q) says plain %v, the byte-at-a-time reading %v", b, plain, plainRef(b))
+	}
+	if valid, plain, ends := ValidPlainEnds(b, limit, nil, []uint32{7}); !valid || plain != plainRef(b) || fmt.Sprint(ends) != fmt.Sprint(append([]uint32{7}, endsRef(b)...)) {
+		t.Fatalf("ValidPlainEnds(%q) = %v %v %v; the byte-at-a-time reading: ends %v", b, valid, plain, ends, endsRef(b))
 	}
 	obj := gjson.ParseBytes(b)
 	if !obj.IsObject() {
@@ -91,7 +98,36 @@ func TestValid(t *testing.T) {
 	}
 }
 
+// endsRef reads valid JSON b a byte at a time: the offsets of the
+// opening quote and after the closing quote of each string value (not a
+// key: one followed by a colon) of StringMin bytes or more.
+func endsRef(b []byte) []uint32 {
+	var at []uint32
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for b[j] != '"' {
+			if b[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		k := j + 1
+		for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+			k++
+		}
+		if (k >= len(b) || b[k] != ':') && j+1-i >= StringMin {
+			at = append(at, uint32(i), uint32(j+1))
+		}
+		i = j
+	}
+	return at
+}
+
 func FuzzValidMatchesGjson(f *testing.F) {
+	f.Add([]byte(`{"a":["`+strings.Repeat(`x\"`, 30)+`",{"`+strings.Repeat("k", 70)+`":"`+strings.Repeat("y", 62)+`"}],"b":"`+strings.Repeat("z", 62)+`" }`), 4)
 	for _, s := range []string{`{"a":[1,{"b":"x\"]}"}],"c":null}`, `{"a":1,}`, ` {"model":"service","messages":[{"role":"user","content":"hi\n"}],"stream":true} `,
 		`[1,-2.5e3,"\u00e9",true,false,null,{}]`, `{"a\u0062":{"c":[[]]}}`, `{"a":01}`} {
 		f.Add([]byte(s), 2)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/internal/cputime"
+	"github.com/runedge/runedge/internal/jsondepth"
 	"github.com/runedge/runedge/plugins/abi"
 	"github.com/runedge/runedge/plugins/guestjson"
 )
@@ -132,11 +133,19 @@ func BenchmarkMapRequestDecodedAgent(b *testing.B) {
 		b.Fatal(err)
 	}
 	// plain: told that every string is plain (the model stage's
-	// jsondepth.ValidPlain, as the agent history's strings are).
-	for _, plain := range []bool{false, true} {
-		b.Run(map[bool]string{false: "read", true: "plain"}[plain], func(b *testing.B) {
+	// jsondepth.ValidPlain, as the agent history's strings are); ends:
+	// and where its long strings end (jsondepth.ValidPlainEnds).
+	_, _, ends := jsondepth.ValidPlainEnds(v.Body.Bytes(), 64, nil, nil)
+	for _, c := range []struct {
+		name        string
+		plain, ends bool
+	}{{"read", false, false}, {"plain", true, false}, {"ends", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			v := v
-			v.PlainStrings = plain
+			v.PlainStrings = c.plain
+			if c.ends {
+				v.StringEnds = guestjson.NewStringEnds(v.Body.Bytes(), ends)
+			}
 			b.SetBytes(int64(len(v.Body)))
 			b.ReportAllocs()
 			cpu0 := cputime.Process()

@@ -10,6 +10,7 @@ import (
 	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/internal/jsondepth"
 	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/guestjson"
 	nativewire "github.com/runedge/runedge/runner/native"
 )
 
@@ -28,6 +29,7 @@ var decodedSeeds = []string{
 	`{"model":"service","messages":[{"role":"user","content":"x"}],"n":2}`,
 	`{"model":"service","messages":[]}`,
 	`{"model":"service","messages":[{"role":"wizard","content":"x"}]}`,
+	`{"model":"service","messages":[{"role":"user","content":"` + strings.Repeat(`a \"b\"\n`, 12) + `"},{"role":"assistant","content":"` + strings.Repeat("c", 62) + `","x":"` + strings.Repeat(`\"`, 40) + `"}],"user":"` + strings.Repeat("u", 70) + `"}`,
 }
 
 // decodedResponsesSeeds are decodedSeeds for Responses.
@@ -44,6 +46,7 @@ var decodedResponsesSeeds = []string{
 	`{"model":"service","input":[{"role":"tool","content":"x"}]}`,
 	`{"model":"service","input":[]}`,
 	`{"model":"service","input":[{"role":"user","content":"x"}],"temperature":"hot"}`,
+	`{"model":"service","input":[{"role":"user","content":"` + strings.Repeat(`a \"b\"\n`, 12) + `"},{"type":"message","role":"assistant","content":"` + strings.Repeat("c", 62) + `"}],"instructions":"` + strings.Repeat("i", 70) + `"}`,
 }
 
 // FuzzMapRequestDecoded: wherever MapRequestDecoded takes a body, it gives
@@ -79,6 +82,21 @@ func checkDecoded(t *testing.T, endpoint, body string) bool {
 		t.Fatal(err)
 	}
 	got, ok := MapRequestDecoded(v)
+	// Told where the body's long strings end (the model stage's
+	// jsondepth.ValidPlainEnds), it takes the same bodies and gives the
+	// same request, without reading those strings for their ends.
+	if valid, plain, ends := jsondepth.ValidPlainEnds(v.Body.Bytes(), 128, nil, nil); valid {
+		ev := v
+		ev.PlainStrings = plain
+		ev.StringEnds = guestjson.NewStringEnds(v.Body.Bytes(), ends)
+		egot, eok := MapRequestDecoded(ev)
+		pv := v
+		pv.PlainStrings = plain
+		pgot, _ := MapRequestDecoded(pv)
+		if eok != ok || !reflect.DeepEqual(egot, pgot) {
+			t.Fatalf("%s: with the strings' ends %v, taken %v\n%+v\nwithout them, taken %v\n%+v", body, ends, eok, egot, ok, pgot)
+		}
+	}
 	if !ok {
 		return false
 	}
@@ -167,7 +185,7 @@ func TestMapRequestDecoded(t *testing.T) {
 		endpoint string
 		seeds    []string
 		want     int
-	}{{EndpointChat, decodedSeeds, 6}, {EndpointResponses, decodedResponsesSeeds, 4}} {
+	}{{EndpointChat, decodedSeeds, 7}, {EndpointResponses, decodedResponsesSeeds, 5}} {
 		taken := 0
 		for _, s := range c.seeds {
 			if checkDecoded(t, c.endpoint, s) {
