@@ -154,25 +154,31 @@ func (v *validator) word(i int, rest string) int {
 
 // str reads a string's text from i (after its opening quote) as gjson's
 // validstring does: no control byte, only JSON's escapes. Plain bytes are
-// skipped eight at a time (stops): an agent's history is mostly text.
+// skipped eight at a time (exactStops): an agent's history is mostly text.
 func (v *validator) str(i int) int {
 	b := v.b
 	for {
+	words:
 		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
 			v.high |= w
-			m := stops(w)
-			if m == 0 {
-				i += 8
-				continue
+			// Every stop of the word is marked (exactStops), so the
+			// commonest, \n \t \" and the like, are read here without
+			// reading the word again after each; the rest below.
+			next := i + 8
+			for m := exactStops(w); m != 0; m &= m - 1 {
+				k := bits.TrailingZeros64(m) >> 3
+				j := i + k
+				if b[j] != '\\' || j+1 >= len(b) || !shortEscape[b[j+1]] {
+					i = j
+					break words
+				}
+				// The escape's letter is no stop (\" closes nothing): its
+				// mark goes, and past the word the next read starts after it.
+				m &^= 0x80 << (8 * (k + 1))
+				next = max(next, j+2)
 			}
-			i += bits.TrailingZeros64(m) >> 3
-			// The commonest stop, \n \t \" and the like, is read here,
-			// the rest below.
-			if b[i] != '\\' || i+1 >= len(b) || !shortEscape[b[i+1]] {
-				break
-			}
-			i += 2
+			i = next
 		}
 		for i < len(b) && plain[b[i]] {
 			v.high |= uint64(b[i])
@@ -220,15 +226,15 @@ const (
 	highs = 0x8080808080808080
 )
 
-// stops returns a mask of w's bytes that are a quote, a backslash or a
-// control byte (below 0x20): of each such byte its high bit, except that
-// bytes after the first one may be marked when they are not. Only the
-// first mark is exact, and that is the one str reads (the lowest: the
-// subtractions borrow only from a byte that is marked).
-func stops(w uint64) uint64 {
+// exactStops returns a mask of the high bits of w's bytes that are a
+// quote, a backslash or a control byte (below 0x20), each of them and no
+// other: a byte's sum stays in its byte, so no borrow or carry marks the
+// bytes after it (stops marks only the first exactly).
+func exactStops(w uint64) uint64 {
+	const lows = ones * 0x7f
 	q := w ^ ones*'"'
 	bs := w ^ ones*'\\'
-	return ((q-ones)&^q | (bs-ones)&^bs | (w-ones*0x20)&^w) & highs
+	return ^(((q & lows) + lows | q) & (((bs & lows) + lows) | bs) & (((w & lows) + ones*0x60) | w)) & highs
 }
 
 func isHex(c byte) bool {

@@ -3,7 +3,6 @@ package jsondepth
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -91,6 +90,15 @@ func TestValid(t *testing.T) {
 			checkValid(t, []byte(s), limit)
 		}
 	}
+	// Escapes and stops at every place of a word, the escape's letter in
+	// the next word too.
+	for k := range 17 {
+		for _, e := range []string{`\"`, `\n`, `\\`, `\/`, `\u0041`, `\x`, "\x01", `"`, "\\\x01", `\"\"`, `\n\\`} {
+			pad := strings.Repeat("a", k)
+			checkValid(t, []byte(`{"a":"`+pad+e+pad+`","b":"`+pad+e+`"}`), 4)
+			checkValid(t, []byte(`["`+pad+e), 4)
+		}
+	}
 	checkValid(t, mockupstream.AgentChat("service", false), 128)
 	checkValid(t, mockupstream.AgentInput("service", false), 128)
 	if !Valid(mockupstream.AgentChat("service", false), 128, nil) {
@@ -164,40 +172,36 @@ func BenchmarkThreeAgent(b *testing.B) {
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
-// TestStopsMarksTheFirst: in any eight bytes, the first mark stops puts
-// is on the first quote, backslash or control byte, every byte value at
-// every place, behind plain bytes and behind others.
-func TestStopsMarksTheFirst(t *testing.T) {
+// TestExactStopsMarksEach: in any eight bytes, exactStops marks each
+// quote, backslash and control byte and nothing else, every byte value at
+// every place, among plain bytes and among others.
+func TestExactStopsMarksEach(t *testing.T) {
 	stop := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
-	first := func(w [8]byte) int {
+	check := func(w [8]byte) {
+		var want uint64
 		for k, c := range w {
 			if stop(c) {
-				return k
+				want |= 0x80 << (8 * k)
 			}
 		}
-		return 8
-	}
-	check := func(w [8]byte) {
-		got := 8
-		if m := stops(binary.LittleEndian.Uint64(w[:])); m != 0 {
-			got = bits.TrailingZeros64(m) >> 3
-		}
-		if want := first(w); got != want {
-			t.Fatalf("stops(%q): first mark at %d, want %d", w, got, want)
+		if got := exactStops(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("exactStops(%q) = %#x, want %#x", w, got, want)
 		}
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for k := range 8 {
 		for c := range 256 {
-			for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x20, 0x21, '"' + 1, '\\' + 1, 0x00} {
+			for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x20, 0x21, '"' + 1, '\\' + 1, 0x00, '"', '\\', 0x1f} {
 				var w [8]byte
 				for j := range w {
 					w[j] = fill
 				}
 				w[k] = byte(c)
 				check(w)
-				for j := k + 1; j < 8; j++ {
-					w[j] = byte(rnd.IntN(256))
+				for j := range w {
+					if j != k {
+						w[j] = byte(rnd.IntN(256))
+					}
 				}
 				check(w)
 			}
