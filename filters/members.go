@@ -14,6 +14,8 @@ type members struct {
 	list []member
 	// plain: every string of the body is plain (SetPlainStrings).
 	plain bool
+	// ends: where the body's long strings end (SetStringEnds).
+	ends []uint32
 }
 
 type member struct {
@@ -44,6 +46,26 @@ func (x *Exchange) SetPlainStrings() {
 	if x.members.at != nil {
 		x.members.plain = true
 	}
+}
+
+// SetStringEnds records where the long strings of the body whose members
+// SetMembers recorded end (jsondepth.ValidPlainEnds: the offsets of each
+// one's opening quote and after its closing quote); the model stage calls
+// it after SetMembers.
+func (x *Exchange) SetStringEnds(ends []uint32) {
+	if x.members.at != nil {
+		x.members.ends = ends
+	}
+}
+
+// StringEnds returns what SetStringEnds recorded, while x.Body is still
+// the body it was found in, nil otherwise: the mapping then walks the
+// body without reading its long strings for their ends.
+func (x *Exchange) StringEnds() []uint32 {
+	if x.members.at == nil || x.members.at != unsafe.SliceData(x.Body) || x.members.n != len(x.Body) {
+		return nil
+	}
+	return x.members.ends
 }
 
 // PlainStrings reports whether the model stage found every string of

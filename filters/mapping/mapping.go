@@ -160,8 +160,9 @@ func requestInput(x *filters.Exchange) abi.RequestInput {
 		TenantID: x.Identity.TenantID,
 		Actor:    abi.Actor{ID: x.Identity.Actor.ID, Type: x.Identity.Actor.Type, Name: x.Identity.Actor.Name},
 		Body:     x.Body,
-		// The model stage's finding holds while x.Body is the body it read.
+		// The model stage's findings hold while x.Body is the body it read.
 		PlainStrings: x.PlainStrings(),
+		StringEnds:   x.StringEnds(),
 	}
 }
 

@@ -45,13 +45,21 @@ func (Model) Handle(ctx context.Context, x *filters.Exchange, next filters.Handl
 	var f [len(topNames)]gjson.Result
 	var k string
 	var dup, ok, plain bool
+	// A large body gets room for a long string every 512 bytes (an
+	// agent's history has one every 570), so that noting them seldom
+	// grows the slice; a small one allocates at its first, if any.
+	var ends []uint32
+	if len(x.Body) >= 16<<10 {
+		ends = make([]uint32, 0, 2*(len(x.Body)/512))
+	}
 	x.SetMembers(func(add func(key, raw string, at int)) bool {
-		f, k, dup, ok, plain = readValidTop(x.Body, add)
+		f, k, dup, ok, plain = readValidTop(x.Body, add, &ends)
 		return ok && !dup
 	})
 	if plain {
 		x.SetPlainStrings()
 	}
+	x.SetStringEnds(ends)
 	if !ok {
 		// Before anything parses the body (gjson's validator recurses too).
 		if err := checkDepth(x.Endpoint, x.Body); err != nil {
@@ -208,15 +216,23 @@ func readTop(each func(func(k, v gjson.Result) bool)) (fields [len(topNames)]gjs
 // ok is false for any other body, which the caller reads again check by
 // check (FuzzReadValidTopMatchesGjson). add, when not nil, is given each
 // member readTop reads, with its key unescaped and its value in place
-// (filters.Exchange.SetMembers). plain is jsondepth.ValidPlain's.
-func readValidTop(body []byte, add func(key, raw string, at int)) (fields [len(topNames)]gjson.Result, key string, dup, ok, plain bool) {
+// (filters.Exchange.SetMembers). plain is jsondepth.ValidPlain's; ends,
+// when not nil, gets the ends of the body's long strings
+// (jsondepth.ValidPlainEnds) when ok.
+func readValidTop(body []byte, add func(key, raw string, at int), ends *[]uint32) (fields [len(topNames)]gjson.Result, key string, dup, ok, plain bool) {
 	type span struct{ k, v, kAt, vAt int }
 	var small [32]span
 	members := small[:0]
-	valid, plain := jsondepth.ValidPlain(body, MaxBodyDepth, func(k, v []byte, kAt, vAt int) bool {
+	member := func(k, v []byte, kAt, vAt int) bool {
 		members = append(members, span{len(k), len(v), kAt, vAt})
 		return true
-	})
+	}
+	var valid bool
+	if ends != nil {
+		valid, plain, *ends = jsondepth.ValidPlainEnds(body, MaxBodyDepth, member, *ends)
+	} else {
+		valid, plain = jsondepth.ValidPlain(body, MaxBodyDepth, member)
+	}
 	if !valid {
 		return fields, "", false, false, false
 	}

@@ -185,7 +185,7 @@ func FuzzReadValidTopMatchesGjson(f *testing.F) {
 	}
 	f.Add(mockupstream.AgentChat("service", false))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fields, key, dup, ok, _ := readValidTop(body, nil)
+		fields, key, dup, ok, _ := readValidTop(body, nil, nil)
 		obj := gjson.ParseBytes(body)
 		want := checkDepth(filters.ChatCompletions, body) == nil && gjson.ValidBytes(body) && obj.IsObject()
 		if ok != want {
@@ -204,7 +204,7 @@ func FuzzReadValidTopMatchesGjson(f *testing.F) {
 		// The members it records read as gjson.GetBytes reads them.
 		x := &filters.Exchange{Body: body}
 		x.SetMembers(func(add func(key, raw string, at int)) bool {
-			_, _, _, ok, _ := readValidTop(body, add)
+			_, _, _, ok, _ := readValidTop(body, add, nil)
 			return ok
 		})
 		names := append([]string{"model", "context_management", "absent"}, topNames[:]...)

@@ -2,6 +2,7 @@ package jsondepth
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 )
 
@@ -31,7 +32,32 @@ func Valid(b []byte, limit int, member func(key, value []byte, keyAt, valueAt in
 // one OR a word read. FuzzValidMatchesGjson holds it to a byte-at-a-time
 // reading.
 func ValidPlain(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool) (valid, plain bool) {
-	v := validator{b: b, limit: limit}
+	valid, plain, _ = validPlain(validator{b: b, limit: limit}, member)
+	return valid, plain
+}
+
+// StringMin is the length from which ValidPlainEnds notes where a string
+// ends: its quotes included.
+const StringMin = 64
+
+// ValidPlainEnds is ValidPlain that also appends to ends, for each string
+// value of a valid b that is StringMin bytes or longer (keys are not
+// noted), in order, the offset of its opening quote and the offset after
+// its closing quote: where a reader of b that walks it again (compat's
+// decoded path, through guestjson.StringEnds) finds each long string's end
+// without reading it. ends comes back as it was when b is not valid, or
+// longer than 4 GiB. FuzzValidMatchesGjson holds the ends to a walk of b.
+func ValidPlainEnds(b []byte, limit int, member func(key, value []byte, keyAt, valueAt int) bool, ends []uint32) (valid, plain bool, _ []uint32) {
+	v := validator{b: b, limit: limit, ends: ends, record: uint64(len(b)) <= math.MaxUint32}
+	valid, plain, got := validPlain(v, member)
+	if !valid {
+		return false, false, ends
+	}
+	return valid, plain, got
+}
+
+func validPlain(v validator, member func(key, value []byte, keyAt, valueAt int) bool) (valid, plain bool, ends []uint32) {
+	b := v.b
 	i := v.ws(0)
 	if i < len(b) && b[i] == '{' {
 		i = v.object(i+1, 1, member)
@@ -39,9 +65,9 @@ func ValidPlain(b []byte, limit int, member func(key, value []byte, keyAt, value
 		i = v.value(i, 0)
 	}
 	if i < 0 || v.ws(i) != len(b) {
-		return false, false
+		return false, false, nil
 	}
-	return true, !v.escaped && v.high&highs == 0
+	return true, !v.escaped && v.high&highs == 0, v.ends
 }
 
 type validator struct {
@@ -52,6 +78,10 @@ type validator struct {
 	// or \\ escape.
 	high    uint64
 	escaped bool
+	// record: the ends of the long strings are appended to ends
+	// (ValidPlainEnds).
+	record bool
+	ends   []uint32
 }
 
 // plain[c] is true for a byte a string holds as it is: not a quote, a
@@ -96,7 +126,11 @@ func (v *validator) value(i, depth int) int {
 	case '[':
 		return v.array(i+1, depth+1)
 	case '"':
-		return v.str(i + 1)
+		end := v.str(i + 1)
+		if v.record && end-i >= StringMin {
+			v.ends = append(v.ends, uint32(i), uint32(end))
+		}
+		return end
 	case 't':
 		return v.word(i+1, "rue")
 	case 'f':
@@ -120,25 +154,31 @@ func (v *validator) word(i int, rest string) int {
 
 // str reads a string's text from i (after its opening quote) as gjson's
 // validstring does: no control byte, only JSON's escapes. Plain bytes are
-// skipped eight at a time (stops): an agent's history is mostly text.
+// skipped eight at a time (exactStops): an agent's history is mostly text.
 func (v *validator) str(i int) int {
 	b := v.b
 	for {
+	words:
 		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
 			v.high |= w
-			m := stops(w)
-			if m == 0 {
-				i += 8
-				continue
+			// Every stop of the word is marked (exactStops), so the
+			// commonest, \n \t \" and the like, are read here without
+			// reading the word again after each; the rest below.
+			next := i + 8
+			for m := exactStops(w); m != 0; m &= m - 1 {
+				k := bits.TrailingZeros64(m) >> 3
+				j := i + k
+				if b[j] != '\\' || j+1 >= len(b) || !shortEscape[b[j+1]] {
+					i = j
+					break words
+				}
+				// The escape's letter is no stop (\" closes nothing): its
+				// mark goes, and past the word the next read starts after it.
+				m &^= 0x80 << (8 * (k + 1))
+				next = max(next, j+2)
 			}
-			i += bits.TrailingZeros64(m) >> 3
-			// The commonest stop, \n \t \" and the like, is read here,
-			// the rest below.
-			if b[i] != '\\' || i+1 >= len(b) || !shortEscape[b[i+1]] {
-				break
-			}
-			i += 2
+			i = next
 		}
 		for i < len(b) && plain[b[i]] {
 			v.high |= uint64(b[i])
@@ -186,15 +226,15 @@ const (
 	highs = 0x8080808080808080
 )
 
-// stops returns a mask of w's bytes that are a quote, a backslash or a
-// control byte (below 0x20): of each such byte its high bit, except that
-// bytes after the first one may be marked when they are not. Only the
-// first mark is exact, and that is the one str reads (the lowest: the
-// subtractions borrow only from a byte that is marked).
-func stops(w uint64) uint64 {
+// exactStops returns a mask of the high bits of w's bytes that are a
+// quote, a backslash or a control byte (below 0x20), each of them and no
+// other: a byte's sum stays in its byte, so no borrow or carry marks the
+// bytes after it (stops marks only the first exactly).
+func exactStops(w uint64) uint64 {
+	const lows = ones * 0x7f
 	q := w ^ ones*'"'
 	bs := w ^ ones*'\\'
-	return ((q-ones)&^q | (bs-ones)&^bs | (w-ones*0x20)&^w) & highs
+	return ^(((q & lows) + lows | q) & (((bs & lows) + lows) | bs) & (((w & lows) + ones*0x60) | w)) & highs
 }
 
 func isHex(c byte) bool {

@@ -3,8 +3,8 @@ package jsondepth
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -51,10 +51,16 @@ func checkValid(t *testing.T, b []byte, limit int) {
 		t.Fatalf("Valid(%q, %d) = %v; gjson.Valid && Exceeds: %v", b, limit, ok, want)
 	}
 	if !ok {
+		if valid, plain, ends := ValidPlainEnds(b, limit, nil, []uint32{7}); valid || plain || len(ends) != 1 || ends[0] != 7 {
+			t.Fatalf("ValidPlainEnds(%q) of an invalid body = %v %v %v, ends not as given", b, valid, plain, ends)
+		}
 		return
 	}
 	if _, plain := ValidPlain(b, limit, nil); plain != plainRef(b) {
 		t.Fatalf("ValidPlain(%q) says plain %v, the byte-at-a-time reading %v", b, plain, plainRef(b))
+	}
+	if valid, plain, ends := ValidPlainEnds(b, limit, nil, []uint32{7}); !valid || plain != plainRef(b) || fmt.Sprint(ends) != fmt.Sprint(append([]uint32{7}, endsRef(b)...)) {
+		t.Fatalf("ValidPlainEnds(%q) = %v %v %v; the byte-at-a-time reading: ends %v", b, valid, plain, ends, endsRef(b))
 	}
 	obj := gjson.ParseBytes(b)
 	if !obj.IsObject() {
@@ -84,6 +90,15 @@ func TestValid(t *testing.T) {
 			checkValid(t, []byte(s), limit)
 		}
 	}
+	// Escapes and stops at every place of a word, the escape's letter in
+	// the next word too.
+	for k := range 17 {
+		for _, e := range []string{`\"`, `\n`, `\\`, `\/`, `\u0041`, `\x`, "\x01", `"`, "\\\x01", `\"\"`, `\n\\`} {
+			pad := strings.Repeat("a", k)
+			checkValid(t, []byte(`{"a":"`+pad+e+pad+`","b":"`+pad+e+`"}`), 4)
+			checkValid(t, []byte(`["`+pad+e), 4)
+		}
+	}
 	checkValid(t, mockupstream.AgentChat("service", false), 128)
 	checkValid(t, mockupstream.AgentInput("service", false), 128)
 	if !Valid(mockupstream.AgentChat("service", false), 128, nil) {
@@ -91,7 +106,36 @@ func TestValid(t *testing.T) {
 	}
 }
 
+// endsRef reads valid JSON b a byte at a time: the offsets of the
+// opening quote and after the closing quote of each string value (not a
+// key: one followed by a colon) of StringMin bytes or more.
+func endsRef(b []byte) []uint32 {
+	var at []uint32
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for b[j] != '"' {
+			if b[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		k := j + 1
+		for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+			k++
+		}
+		if (k >= len(b) || b[k] != ':') && j+1-i >= StringMin {
+			at = append(at, uint32(i), uint32(j+1))
+		}
+		i = j
+	}
+	return at
+}
+
 func FuzzValidMatchesGjson(f *testing.F) {
+	f.Add([]byte(`{"a":["`+strings.Repeat(`x\"`, 30)+`",{"`+strings.Repeat("k", 70)+`":"`+strings.Repeat("y", 62)+`"}],"b":"`+strings.Repeat("z", 62)+`" }`), 4)
 	for _, s := range []string{`{"a":[1,{"b":"x\"]}"}],"c":null}`, `{"a":1,}`, ` {"model":"service","messages":[{"role":"user","content":"hi\n"}],"stream":true} `,
 		`[1,-2.5e3,"\u00e9",true,false,null,{}]`, `{"a\u0062":{"c":[[]]}}`, `{"a":01}`} {
 		f.Add([]byte(s), 2)
@@ -128,40 +172,36 @@ func BenchmarkThreeAgent(b *testing.B) {
 	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
-// TestStopsMarksTheFirst: in any eight bytes, the first mark stops puts
-// is on the first quote, backslash or control byte, every byte value at
-// every place, behind plain bytes and behind others.
-func TestStopsMarksTheFirst(t *testing.T) {
+// TestExactStopsMarksEach: in any eight bytes, exactStops marks each
+// quote, backslash and control byte and nothing else, every byte value at
+// every place, among plain bytes and among others.
+func TestExactStopsMarksEach(t *testing.T) {
 	stop := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
-	first := func(w [8]byte) int {
+	check := func(w [8]byte) {
+		var want uint64
 		for k, c := range w {
 			if stop(c) {
-				return k
+				want |= 0x80 << (8 * k)
 			}
 		}
-		return 8
-	}
-	check := func(w [8]byte) {
-		got := 8
-		if m := stops(binary.LittleEndian.Uint64(w[:])); m != 0 {
-			got = bits.TrailingZeros64(m) >> 3
-		}
-		if want := first(w); got != want {
-			t.Fatalf("stops(%q): first mark at %d, want %d", w, got, want)
+		if got := exactStops(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("exactStops(%q) = %#x, want %#x", w, got, want)
 		}
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for k := range 8 {
 		for c := range 256 {
-			for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x20, 0x21, '"' + 1, '\\' + 1, 0x00} {
+			for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, 0x20, 0x21, '"' + 1, '\\' + 1, 0x00, '"', '\\', 0x1f} {
 				var w [8]byte
 				for j := range w {
 					w[j] = fill
 				}
 				w[k] = byte(c)
 				check(w)
-				for j := k + 1; j < 8; j++ {
-					w[j] = byte(rnd.IntN(256))
+				for j := range w {
+					if j != k {
+						w[j] = byte(rnd.IntN(256))
+					}
 				}
 				check(w)
 			}

@@ -30,6 +30,11 @@ type RequestInput struct {
 	// (AppendJSON leaves it out); the host's native default reads it
 	// (RequestView.PlainStrings).
 	PlainStrings bool
+	// StringEnds is where Body's long strings end as the host's model
+	// stage found them (jsondepth.ValidPlainEnds: pairs of offsets into
+	// Body), nil when unknown. Like PlainStrings it is for the native
+	// default only (RequestView.StringEnds).
+	StringEnds []uint32
 }
 
 // AppendJSON appends the map_request input. The body is spliced in as it is:
@@ -69,6 +74,10 @@ type RequestView struct {
 	// PlainStrings is RequestInput.PlainStrings, set by View only (a
 	// guest's view of the JSON input has it false).
 	PlainStrings bool
+	// StringEnds is RequestInput.StringEnds over Body's document, set by
+	// View only (nil otherwise): walks of Body jump over the strings it
+	// knows (guestjson.StringEnds).
+	StringEnds *guestjson.StringEnds
 }
 
 // ViewRequestInput reads a map_request input in the guest without

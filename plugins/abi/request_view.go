@@ -31,7 +31,7 @@ func (in *RequestInput) View(buf []byte) (RequestView, []byte) {
 	}
 	// Slice only now: the buffer may have moved while it grew.
 	return RequestView{Endpoint: w.value(rEndpoint), TenantID: w.value(rTenant), Actor: w.value(rActor), Body: body,
-		PlainStrings: in.PlainStrings}, w.buf
+		PlainStrings: in.PlainStrings, StringEnds: guestjson.NewStringEnds(in.Body, in.StringEnds)}, w.buf
 }
 
 // The fields of a RequestView that View encodes (viewWriter's slots).

@@ -16,7 +16,7 @@ type chatBody struct {
 // mapChatRequest maps a chat.completions body to the native request and the
 // echo {"include_usage"} that the streaming reply needs later.
 func mapChatRequest(body value) ([]byte, error) {
-	b, n, includeUsage, err := readChatBody(body)
+	b, n, includeUsage, err := readChatBody(body, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func appendChatRest(out []byte, n *native, includeUsage bool) []byte {
 
 // readChatBody reads and checks everything in a chat.completions body but
 // its messages, which it checks is an array.
-func readChatBody(body value) (b chatBody, n native, includeUsage bool, err error) {
-	body.Members(func(k, v value) bool {
+func readChatBody(body value, ends *guestjson.StringEnds) (b chatBody, n native, includeUsage bool, err error) {
+	body.MembersEnds(ends, func(k, v value) bool {
 		switch {
 		case k.Is("messages"):
 			b.messages = v

@@ -32,7 +32,7 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	var out []byte
 	switch {
 	case ri.Endpoint.Is(EndpointChat):
-		b, n, includeUsage, err := readChatBody(ri.Body)
+		b, n, includeUsage, err := readChatBody(ri.Body, ri.StringEnds)
 		if err != nil {
 			return o, false
 		}
@@ -40,7 +40,7 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 		out = appendChatRest(placeholder(len(n.format.schema)), &n, includeUsage)
 	case ri.Endpoint.Is(EndpointResponses):
 		var b responsesBody
-		n, err := readResponsesBody(ri.Body, &b)
+		n, err := readResponsesBody(ri.Body, &b, ri.StringEnds)
 		if err != nil || !b.input.IsArray() {
 			return o, false
 		}
@@ -57,8 +57,16 @@ func MapRequestDecoded(ri abi.RequestView) (o abi.RequestOutput, ok bool) {
 	chat := ri.Endpoint.Is(EndpointChat)
 	var texts jsonfast.Arena // the unescaped texts, a few chunks for all
 	var f textFields
-	messages.ObjectElements(f.member, func(m value) bool {
-		input = append(input, nativewire.Message{})
+	messages.ObjectElementsEnds(ri.StringEnds, f.member, func(m value) bool {
+		if len(input) < cap(input) {
+			// The array's room is zero already (make, or append's
+			// growth): appending a zero Message wrote its pointer
+			// words again, through the collector's barrier while it
+			// marks (runtime.wbZero, half of this loop's samples).
+			input = input[:len(input)+1]
+		} else {
+			input = append(input, nativewire.Message{})
+		}
 		ok = f.decode(m, chat, ri.PlainStrings, &input[len(input)-1], &texts)
 		f = textFields{}
 		return ok

@@ -13,6 +13,7 @@ import (
 	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/internal/jsondepth"
 	"github.com/runedge/runedge/plugins/abi"
+	"github.com/runedge/runedge/plugins/guestjson"
 	nativewire "github.com/runedge/runedge/runner/native"
 )
 
@@ -31,6 +32,7 @@ var decodedSeeds = []string{
 	`{"model":"service","messages":[{"role":"user","content":"x"}],"n":2}`,
 	`{"model":"service","messages":[]}`,
 	`{"model":"service","messages":[{"role":"wizard","content":"x"}]}`,
+	`{"model":"service","messages":[{"role":"user","content":"` + strings.Repeat(`a \"b\"\n`, 12) + `"},{"role":"assistant","content":"` + strings.Repeat("c", 62) + `","x":"` + strings.Repeat(`\"`, 40) + `"}],"user":"` + strings.Repeat("u", 70) + `"}`,
 }
 
 // decodedResponsesSeeds are decodedSeeds for Responses.
@@ -47,6 +49,7 @@ var decodedResponsesSeeds = []string{
 	`{"model":"service","input":[{"role":"tool","content":"x"}]}`,
 	`{"model":"service","input":[]}`,
 	`{"model":"service","input":[{"role":"user","content":"x"}],"temperature":"hot"}`,
+	`{"model":"service","input":[{"role":"user","content":"` + strings.Repeat(`a \"b\"\n`, 12) + `"},{"type":"message","role":"assistant","content":"` + strings.Repeat("c", 62) + `"}],"instructions":"` + strings.Repeat("i", 70) + `"}`,
 }
 
 // FuzzMapRequestDecoded: wherever MapRequestDecoded takes a body, it gives
@@ -82,6 +85,21 @@ func checkDecoded(t *testing.T, endpoint, body string) bool {
 		t.Fatal(err)
 	}
 	got, ok := MapRequestDecoded(v)
+	// Told where the body's long strings end (the model stage's
+	// jsondepth.ValidPlainEnds), it takes the same bodies and gives the
+	// same request, without reading those strings for their ends.
+	if valid, plain, ends := jsondepth.ValidPlainEnds(v.Body.Bytes(), 128, nil, nil); valid {
+		ev := v
+		ev.PlainStrings = plain
+		ev.StringEnds = guestjson.NewStringEnds(v.Body.Bytes(), ends)
+		egot, eok := MapRequestDecoded(ev)
+		pv := v
+		pv.PlainStrings = plain
+		pgot, _ := MapRequestDecoded(pv)
+		if eok != ok || !reflect.DeepEqual(egot, pgot) {
+			t.Fatalf("%s: with the strings' ends %v, taken %v\n%+v\nwithout them, taken %v\n%+v", body, ends, eok, egot, ok, pgot)
+		}
+	}
 	if !ok {
 		return false
 	}
@@ -170,7 +188,7 @@ func TestMapRequestDecoded(t *testing.T) {
 		endpoint string
 		seeds    []string
 		want     int
-	}{{EndpointChat, decodedSeeds, 6}, {EndpointResponses, decodedResponsesSeeds, 4}} {
+	}{{EndpointChat, decodedSeeds, 7}, {EndpointResponses, decodedResponsesSeeds, 5}} {
 		taken := 0
 		for _, s := range c.seeds {
 			if checkDecoded(t, c.endpoint, s) {
@@ -206,11 +224,19 @@ func BenchmarkMapRequestDecodedAgent(b *testing.B) {
 		b.Fatal(err)
 	}
 	// plain: told that every string is plain (the model stage's
-	// jsondepth.ValidPlain, as the agent history's strings are).
-	for _, plain := range []bool{false, true} {
-		b.Run(map[bool]string{false: "read", true: "plain"}[plain], func(b *testing.B) {
+	// jsondepth.ValidPlain, as the agent history's strings are); ends:
+	// and where its long strings end (jsondepth.ValidPlainEnds).
+	_, _, ends := jsondepth.ValidPlainEnds(v.Body.Bytes(), 64, nil, nil)
+	for _, c := range []struct {
+		name        string
+		plain, ends bool
+	}{{"read", false, false}, {"plain", true, false}, {"ends", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			v := v
-			v.PlainStrings = plain
+			v.PlainStrings = c.plain
+			if c.ends {
+				v.StringEnds = guestjson.NewStringEnds(v.Body.Bytes(), ends)
+			}
 			b.SetBytes(int64(len(v.Body)))
 			b.ReportAllocs()
 			cpu0 := cputime.Process()

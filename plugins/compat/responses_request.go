@@ -58,7 +58,7 @@ func (b *responsesBody) refuse(k, v value) {
 // echo of request settings that the Response object must repeat.
 func mapResponsesRequest(body value) ([]byte, error) {
 	var b responsesBody
-	n, err := readResponsesBody(body, &b)
+	n, err := readResponsesBody(body, &b, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +83,10 @@ func appendResponsesRest(out []byte, b *responsesBody, n *native) []byte {
 
 // readResponsesBody reads and checks everything in a Responses body but
 // its input, into b.
-func readResponsesBody(body value, b *responsesBody) (native, error) {
+func readResponsesBody(body value, b *responsesBody, ends *guestjson.StringEnds) (native, error) {
 	var n native
 	e := &b.echoed
-	body.Members(func(k, v value) bool {
+	body.MembersEnds(ends, func(k, v value) bool {
 		switch {
 		case k.Is("input"):
 			b.input = v

@@ -57,15 +57,37 @@ func (v Value) Str() string {
 }
 
 // Is reports whether v is the string s, decoding only if v has escapes.
+// Unescaping shortens a text (each escape is two bytes or more for one
+// rune's), so a literal no longer than s is s only when it is s's bytes
+// and s holds no backslash: the keys and roles a mapping compares are
+// told apart without a call to IndexByte each (eight a message on an
+// agent's history, RATIONALE.md "Agent-sized bodies").
 func (v Value) Is(s string) bool {
 	if !v.IsString() {
 		return false
 	}
 	in := v.Escaped()
-	if strings.IndexByte(in, '\\') < 0 {
-		return in == s
+	if in == s {
+		return !hasBackslash(s)
+	}
+	if len(in) <= len(s) || !hasBackslash(in) {
+		return false
 	}
 	return v.Str() == s
+}
+
+// hasBackslash reports whether s holds a backslash: by a loop for the
+// short strings that Is compares, where a call costs more than the bytes.
+func hasBackslash(s string) bool {
+	if len(s) > 32 {
+		return strings.IndexByte(s, '\\') >= 0
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 // Num returns a number value.
@@ -91,6 +113,20 @@ func (v Value) Bool() (b, ok bool) {
 // Members calls fn with each key (a string Value) and Value of an object,
 // until fn returns false.
 func (v Value) Members(fn func(key, val Value) bool) {
+	v.members(nil, fn)
+}
+
+// MembersEnds is Members that jumps over the strings e knows the ends of
+// (StringEnds), e being v's document's or one containing it.
+func (v Value) MembersEnds(e *StringEnds, fn func(key, val Value) bool) {
+	if c, ok := e.from(v); ok {
+		v.members(&c, fn)
+		return
+	}
+	v.members(nil, fn)
+}
+
+func (v Value) members(c *ends, fn func(key, val Value) bool) {
 	if !v.IsObject() {
 		return
 	}
@@ -104,7 +140,7 @@ func (v Value) Members(fn func(key, val Value) bool) {
 			return
 		}
 		i = skipSpace(s, i+1)
-		end := skipValue(s, i)
+		end := skipValueEnds(s, i, c)
 		if end == i || !fn(key, Value(s[i:end])) {
 			return
 		}
@@ -142,6 +178,21 @@ func (v Value) Elements(fn func(val Value) bool) {
 // members read every string of an element twice: on an agent's history,
 // every text (RATIONALE.md, "Agent-sized bodies").
 func (v Value) ObjectElements(member func(key, val Value), done func(elem Value) bool) {
+	v.objectElements(nil, member, done)
+}
+
+// ObjectElementsEnds is ObjectElements that jumps over the strings e
+// knows the ends of (StringEnds), e being v's document's or one
+// containing it.
+func (v Value) ObjectElementsEnds(e *StringEnds, member func(key, val Value), done func(elem Value) bool) {
+	if c, ok := e.from(v); ok {
+		v.objectElements(&c, member, done)
+		return
+	}
+	v.objectElements(nil, member, done)
+}
+
+func (v Value) objectElements(c *ends, member func(key, val Value), done func(elem Value) bool) {
 	if !v.IsArray() {
 		return
 	}
@@ -150,10 +201,10 @@ func (v Value) ObjectElements(member func(key, val Value), done func(elem Value)
 	for i < len(s) && s[i] != ']' {
 		end := -1
 		if s[i] == '{' {
-			end = walkMembers(s, i, member)
+			end = walkMembers(s, i, member, c)
 		}
 		if end < 0 { // not an object, or not one that ends where its members do
-			end = skipValue(s, i)
+			end = skipValueEnds(s, i, c)
 		}
 		if end == i || !done(Value(s[i:end])) {
 			return
@@ -167,7 +218,7 @@ func (v Value) ObjectElements(member func(key, val Value), done func(elem Value)
 
 // walkMembers calls fn with the members of the object at s[i] and
 // returns where it ends, -1 when its members do not end at its brace.
-func walkMembers(s string, i int, fn func(key, val Value)) int {
+func walkMembers(s string, i int, fn func(key, val Value), c *ends) int {
 	i = skipSpace(s, i+1)
 	for i < len(s) && s[i] == '"' {
 		keyEnd := skipString(s, i)
@@ -176,7 +227,7 @@ func walkMembers(s string, i int, fn func(key, val Value)) int {
 			return -1
 		}
 		i = skipSpace(s, i+1)
-		end := skipValue(s, i)
+		end := skipValueEnds(s, i, c)
 		if end == i {
 			return -1
 		}
@@ -214,18 +265,24 @@ func skipSpace(s string, i int) int {
 
 // skipValue returns the index just past the Value starting at s[i].
 func skipValue(s string, i int) int {
+	return skipValueEnds(s, i, nil)
+}
+
+// skipValueEnds is skipValue that takes a string's end from c when c
+// knows it.
+func skipValueEnds(s string, i int, c *ends) int {
 	if i >= len(s) {
 		return i
 	}
 	switch s[i] {
 	case '"':
-		return skipString(s, i)
+		return skipStringEnds(s, i, c)
 	case '{', '[':
 		depth := 0
 		for i < len(s) {
 			switch s[i] {
 			case '"':
-				i = skipString(s, i)
+				i = skipStringEnds(s, i, c)
 				continue
 			case '{', '[':
 				depth++
@@ -253,6 +310,17 @@ func endsScalar(b byte) bool {
 		return true
 	}
 	return false
+}
+
+// skipStringEnds is skipString that takes the end from c when c knows
+// it.
+func skipStringEnds(s string, i int, c *ends) int {
+	if c != nil {
+		if end := c.skip(s, i); end >= 0 {
+			return end
+		}
+	}
+	return skipString(s, i)
 }
 
 // skipString returns the index just past the string starting at s[i]. It

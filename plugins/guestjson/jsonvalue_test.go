@@ -70,7 +70,121 @@ func FuzzValue(f *testing.F) {
 		decodeValue(Parse(doc))
 		checkAgainstEncodingJSON(t, doc)
 		checkObjectElements(t, doc)
+		checkEnds(t, doc)
+		checkIs(t, Parse(doc))
 	})
+}
+
+// stringSpans returns the offset of each string's opening quote in doc
+// and the offset after its closing quote, keys too, read a byte at a
+// time (the StringEnds a reader of the whole document finds, with no
+// string too short to be noted).
+func stringSpans(doc string) []uint32 {
+	var at []uint32
+	for i := 0; i < len(doc); i++ {
+		if doc[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(doc) && doc[j] != '"' {
+			if doc[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(doc) {
+			break
+		}
+		at = append(at, uint32(i), uint32(j+1))
+		i = j
+	}
+	return at
+}
+
+// checkEnds holds the walks that take strings' ends from a StringEnds to
+// the ones that read them, on a valid document, from its top and from a
+// value inside it; and, with the ends of another document, reads any
+// input without panicking or looping.
+func checkEnds(t *testing.T, doc string) {
+	t.Helper()
+	walk := func(v Value, e *StringEnds) []string {
+		var got []string
+		v.MembersEnds(e, func(k, val Value) bool {
+			got = append(got, string(k)+":"+string(val))
+			val.ObjectElementsEnds(e, func(k, val Value) { got = append(got, "  "+string(k)+":"+string(val)) },
+				func(elem Value) bool {
+					got = append(got, string(elem))
+					return true
+				})
+			return true
+		})
+		v.ObjectElementsEnds(e, func(k, val Value) { got = append(got, "  "+string(k)+":"+string(val)) },
+			func(elem Value) bool {
+				got = append(got, string(elem))
+				return true
+			})
+		return got
+	}
+	b := []byte(doc)
+	v := Parse(View(b))
+	// Wrong ends: shifted by one, and another document's.
+	walk(v, NewStringEnds(b, func() []uint32 {
+		at := stringSpans(doc)
+		for i := range at {
+			at[i]++
+		}
+		return at
+	}()))
+	walk(v, NewStringEnds(b, stringSpans(`{"a":"`+doc+`","b":["x",{"c":"yy"}]}`)))
+	if !json.Valid(b) {
+		return
+	}
+	want := walk(v, nil)
+	if got := walk(v, NewStringEnds(b, stringSpans(doc))); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: with the ends\n%q\nreading\n%q", doc, got, want)
+	}
+	// A value inside the document, walked with the document's ends.
+	v.MembersEnds(nil, func(_, val Value) bool {
+		if got, want := walk(val, NewStringEnds(b, stringSpans(doc))), walk(val, nil); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q in %q: with the ends\n%q\nreading\n%q", val, doc, got, want)
+		}
+		return true
+	})
+}
+
+// checkIs holds Is to decoding: v is s when its text is s, for s its
+// text, its literal and strings a byte away from them.
+func checkIs(t *testing.T, v Value) {
+	t.Helper()
+	if !v.IsString() {
+		return
+	}
+	str, esc := v.Str(), v.Escaped()
+	for _, s := range []string{str, esc, str + "x", esc + "x", "", `\\`, str[:len(str)/2], esc[:len(esc)/2]} {
+		if got, want := v.Is(s), str == s; got != want {
+			t.Fatalf("%q.Is(%q) = %v, its text is %q", v, s, got, str)
+		}
+	}
+}
+
+func TestStringEnds(t *testing.T) {
+	long := `a \"quoted\" text, then a \\ and a \n, long enough to be noted`
+	for _, doc := range []string{
+		`{"model":"service","messages":[{"role":"user","content":"` + long + `"},{"role":"assistant","content":"` + long + `"}]}`,
+		`[{"a":"}]{[\""},"x",{"b":["` + long + `",{"c":"` + long + `"}]}]`,
+		` { "k" : [ { "t" : "\\" } , "\"" ] } `,
+	} {
+		checkEnds(t, doc)
+	}
+	// The ends are used, not read again: given an end at the escaped
+	// quote inside a string, the walk reads the string to there.
+	doc := `[{"a":"p\"q","b":1}]`
+	b := []byte(doc)
+	var vals []string
+	Parse(View(b)).ObjectElementsEnds(NewStringEnds(b, []uint32{6, 10}), func(_, v Value) { vals = append(vals, string(v)) }, func(Value) bool { return true })
+	if len(vals) == 0 || vals[0] != `"p\"` {
+		t.Fatalf("values %q with an end at the escaped quote", vals)
+	}
 }
 
 // checkObjectElements holds ObjectElements to Elements and Members on a
