@@ -115,35 +115,12 @@ func TestBurstOneWrite(t *testing.T) {
 // not read, which keeps the kernel from resetting the connection under
 // the reply; what it holds goes out first.
 func TestHoldConnHalfCloses(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := holdListener{ln}.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	c := <-accepted
-	if c == nil {
-		t.Fatal("accept failed")
-	}
-	defer c.Close()
+	hc, client, _ := holdPair(t, false)
+	var c net.Conn = hc
 	cw, ok := c.(interface{ CloseWrite() error })
 	if !ok {
 		t.Fatalf("%T has no CloseWrite: net/http would close without its half-close", c)
 	}
-	hc := c.(*holdConn)
 	hc.Hold()
 	if _, err := c.Write([]byte("held")); err != nil {
 		t.Fatal(err)
