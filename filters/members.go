@@ -62,7 +62,7 @@ func (x *Exchange) SetStringEnds(ends []uint32) {
 // the body it was found in, nil otherwise: the mapping then walks the
 // body without reading its long strings for their ends.
 func (x *Exchange) StringEnds() []uint32 {
-	if x.members.at == nil || x.members.at != unsafe.SliceData(x.Body) || x.members.n != len(x.Body) {
+	if !x.readBody() {
 		return nil
 	}
 	return x.members.ends
@@ -72,7 +72,13 @@ func (x *Exchange) StringEnds() []uint32 {
 // x.Body plain (SetPlainStrings), while x.Body is still the body it read:
 // the mapping then keeps the texts escaped without reading them again.
 func (x *Exchange) PlainStrings() bool {
-	return x.members.plain && x.members.at == unsafe.SliceData(x.Body) && x.members.n == len(x.Body)
+	return x.members.plain && x.readBody()
+}
+
+// readBody reports whether x.Body is still the body whose members
+// SetMembers recorded: what the model stage found in it holds only then.
+func (x *Exchange) readBody() bool {
+	return x.members.at != nil && x.members.at == unsafe.SliceData(x.Body) && x.members.n == len(x.Body)
 }
 
 // Member is gjson.GetBytes(x.Body, name) for a name without gjson's path
@@ -81,7 +87,7 @@ func (x *Exchange) PlainStrings() bool {
 // while x.Body is still that body, in place (a Result sharing the body's
 // memory, which no stage writes into); from the body otherwise.
 func (x *Exchange) Member(name string) gjson.Result {
-	if x.members.at == nil || x.members.at != unsafe.SliceData(x.Body) || x.members.n != len(x.Body) {
+	if !x.readBody() {
 		return gjson.GetBytes(x.Body, name)
 	}
 	for _, m := range x.members.list {

@@ -175,12 +175,6 @@ func statusLiteral(s runner.Status) string {
 	return "'" + string(s) + "'"
 }
 
-// transitionStmt is the prepared UPDATE to one target status from the
-// states it may come from (transitionSQL).
-type transitionStmt struct {
-	stmt *rawStmt
-}
-
 // stmts are a Store's prepared statements.
 type stmts struct {
 	// On the writer, used as they are inside its transactions: a
@@ -204,8 +198,9 @@ type stmts struct {
 	// The usage ledger's line, with a run's end (usage.go).
 	insertLedger *rawStmt
 	// transition holds one UPDATE per status that can be reached (not
-	// queued), because the IN list's length depends on the target.
-	transition map[runner.Status]transitionStmt
+	// queued): the target and the states it comes from are its literals
+	// (transitionSQL).
+	transition map[runner.Status]*rawStmt
 
 	// On the readers.
 	getRun, getRunOfTenant, threadSession *sql.Stmt
@@ -223,7 +218,7 @@ type stmts struct {
 // writer's one connection) and r (reads). On failure it closes whatever it
 // had prepared.
 func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err error) {
-	st = &stmts{transition: map[runner.Status]transitionStmt{}, w: w}
+	st = &stmts{transition: map[runner.Status]*rawStmt{}, w: w}
 	defer func() {
 		if err != nil {
 			st.close()
@@ -278,7 +273,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 		runner.StatusFailed, runner.StatusCancelled, runner.StatusWaiting} {
 		if from := runner.TransitionSources(to); len(from) > 0 {
 			live := to == runner.StatusQueued || to == runner.StatusRunning
-			st.transition[to] = transitionStmt{stmt: raw(transitionSQL(to, from, live))}
+			st.transition[to] = raw(transitionSQL(to, from, live))
 		}
 	}
 	st.getRun = prep(r, getRunSQL)

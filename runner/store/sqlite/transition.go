@@ -56,7 +56,7 @@ func (s *Store) Transition(ctx context.Context, id string, t runner.Transition) 
 			s.marks.remove(id)
 		}
 		w.added, w.raised = false, false
-		res, err := tx.exec(ctx, ts.stmt, args...)
+		res, err := tx.exec(ctx, ts, args...)
 		if err != nil {
 			return err
 		}
