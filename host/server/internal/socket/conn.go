@@ -91,6 +91,9 @@ type Conn struct {
 	// onStall is stalled as a func value, made once: each turn's Writer
 	// calls it.
 	onStall func()
+	// onGone ends the connection's context when a turn's write fails: the
+	// client left (Writer.gone).
+	onGone func()
 	// busy is set while a turn runs; kept is what the connection keeps
 	// between turns (set after each), queued the bytes of the client
 	// events read ahead and not started: the reader weighs each event
@@ -104,6 +107,7 @@ type Conn struct {
 func New(c *websocket.Conn, cork *Cork, cfg Config) *Conn {
 	k := &Conn{c: c, cork: cork, cfg: cfg, cache: NewCache(cfg.MaxCached, cacheBytes(cfg.MaxBytes)), drain: make(chan struct{})}
 	k.onStall = k.stalled
+	k.onGone = func() { k.cancel(runner.ErrClientGone) }
 	return k
 }
 
@@ -385,6 +389,7 @@ func (k *Conn) writer(ctx context.Context, spare *Writer) *Writer {
 		w.reuse(spare)
 	}
 	w.stalled = k.onStall
+	w.gone = k.onGone
 	k.bound(w)
 	return w
 }

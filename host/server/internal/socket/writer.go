@@ -63,6 +63,12 @@ type Writer struct {
 	// stalled, when set, is called when a write meets its deadline, before
 	// the socket is closed: the client stopped reading (Conn.stalled).
 	stalled func()
+	// gone, when set, is called when a write fails otherwise, before the
+	// socket is closed: the client left (Conn.gone). The reader learns it
+	// too, but later: a close frame's reply can fail this turn's write
+	// before the read that met the close returns, and the turn loop must
+	// not start the events queued behind this turn in that gap.
+	gone func()
 	// stream is the turn's lane ("" for none): every message it sends
 	// echoes it as stream_id, built in scratch.
 	stream  string
@@ -177,8 +183,13 @@ func (w *Writer) burst(f func() error) error {
 		err = rerr
 	}
 	if err != nil {
-		if w.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			w.stalled()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if w.stalled != nil {
+				w.stalled()
+			}
+		case w.gone != nil:
+			w.gone()
 		}
 		w.c.CloseNow() // a frame may be cut: the socket is done
 	}
