@@ -158,7 +158,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *Server, 
 	}
 	// After the start-up compile, whose heap the floor must not hold.
 	var floorOn bool
-	if s.stopFloor, floorOn = gcfloor.Start(cfg.Host.HeapFloorBytes, s.runs.InFlight); floorOn {
+	if s.stopFloor, floorOn = gcfloor.Start(cfg.Host.HeapFloorBytes); floorOn {
 		log.Debug("gc heap floor", "bytes", cfg.Host.HeapFloorBytes)
 	}
 	// A burst's heap and idle upstream connections back to the OS once the

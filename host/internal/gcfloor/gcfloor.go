@@ -15,17 +15,6 @@
 // GOGC=100 goal is above the floor (128 connections: 6 MB live, 14 MB goal)
 // collects exactly as before.
 //
-// The floor stands down while few requests are in flight (at most
-// fewInFlight runs, read after each cycle): a host at one connection now
-// keeps about 1 MB live and allocates about 27 KB a request, its cycles
-// are short and run mostly while its one request waits on the upstream,
-// and a heap kept at the floor cost it more (every allocation in memory
-// last touched a cycle ago, out of the caches, and faulted in again after
-// each trim) than the cycles it saved. Under load, where no P idles and
-// the collector's work is the requests' own, the floor holds. A falling
-// load cannot leave a burst at a high goal: the floor is the high goal,
-// and the one the load gets.
-//
 // The floor is process-wide, like GOGC. An operator who sets GOGC in the
 // environment keeps it: Start then does nothing. GOMEMLIMIT still bounds
 // the heap as it always does.
@@ -42,35 +31,29 @@ import (
 // basePercent is GOGC's default, which the floor never goes below.
 const basePercent = 100
 
-// fewInFlight is the most runs in flight at which the floor stands down
-// (RATIONALE.md, "The tail at one connection: the collector").
-const fewInFlight = 2
-
 // maxPercent bounds the percentage a tiny heap would need, so that a
 // misread metric cannot switch collection off in effect.
 const maxPercent = 10_000
 
 var (
 	mu      sync.Mutex
-	floor   int64      // bytes; 0 when no Start is active
-	load    func() int // runs in flight, from the latest Start; nil: always loaded
-	users   int        // active Starts
-	armed   bool       // a sentinel is waiting for the next cycle
+	floor   int64 // bytes; 0 when no Start is active
+	users   int   // active Starts
+	armed   bool  // a sentinel is waiting for the next cycle
 	percent = basePercent
 )
 
-// Start keeps the heap goal at or above bytes, while more than fewInFlight
-// runs are in flight by inFlight (nil: always), until stop is called. The
-// load is read after each cycle. Starts may overlap (several servers in
-// one test process): the latest floor and inFlight apply, and GOGC returns
-// to its default when the last one stops. It does nothing when bytes ≤ 0
-// or GOGC is set in the environment, and reports whether it took effect.
-func Start(bytes int64, inFlight func() int) (stop func(), active bool) {
+// Start keeps the heap goal at or above bytes until stop is called. Starts
+// may overlap (several servers in one test process): the latest floor
+// applies, and GOGC returns to its default when the last one stops. It does
+// nothing when bytes ≤ 0 or GOGC is set in the environment, and reports
+// whether it took effect.
+func Start(bytes int64) (stop func(), active bool) {
 	if bytes <= 0 || os.Getenv("GOGC") != "" {
 		return func() {}, false
 	}
 	mu.Lock()
-	floor, load = bytes, inFlight
+	floor = bytes
 	users++
 	if !armed {
 		armed = true
@@ -89,7 +72,7 @@ func release() {
 	if users--; users > 0 {
 		return
 	}
-	floor, load = 0, nil
+	floor = 0
 	if percent != basePercent {
 		percent = basePercent
 		debug.SetGCPercent(basePercent)
@@ -124,36 +107,25 @@ var samples = []metrics.Sample{
 	{Name: "/gc/scan/globals:bytes"},
 }
 
-// adjust sets the percentage for the live heap the last cycle marked and
-// the runs in flight now. The runtime's goal is live + (live + stacks +
-// globals) × GOGC/100, so the percentage that reaches the floor is
-// (floor − live) × 100 / that sum.
+// adjust sets the percentage for the live heap the last cycle marked. The
+// runtime's goal is live + (live + stacks + globals) × GOGC/100, so the
+// percentage that reaches the floor is (floor − live) × 100 / that sum.
 func adjust() {
 	mu.Lock()
 	defer mu.Unlock()
 	if users == 0 {
 		return
 	}
-	f := Floor(floor, load)
 	metrics.Read(samples)
 	live := int64(samples[0].Value.Uint64())
 	scan := live + int64(samples[1].Value.Uint64()) + int64(samples[2].Value.Uint64())
-	p := Percent(f, live, scan)
+	p := Percent(floor, live, scan)
 	// Small changes are not worth the heap lock SetGCPercent takes.
 	if p == percent || (p > basePercent && percent > basePercent && abs(p-percent)*20 < percent) {
 		return
 	}
 	percent = p
 	debug.SetGCPercent(p)
-}
-
-// Floor is the floor that applies with inFlight's runs in flight now:
-// bytes under load, none (0) while at most fewInFlight are in flight.
-func Floor(bytes int64, inFlight func() int) int64 {
-	if inFlight != nil && inFlight() <= fewInFlight {
-		return 0
-	}
-	return bytes
 }
 
 // Percent is the GOGC percentage that puts the heap goal at floor for a

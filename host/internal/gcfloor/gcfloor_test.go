@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -25,21 +24,6 @@ func TestPercent(t *testing.T) {
 		if got := Percent(c.floor, c.live, c.scan); got != c.want {
 			t.Errorf("%s: Percent(%d, %d, %d) = %d, want %d", c.name, c.floor, c.live, c.scan, got, c.want)
 		}
-	}
-}
-
-func TestFloorFollowsTheRunsInFlight(t *testing.T) {
-	const floorBytes = 12 << 20
-	for _, c := range []struct {
-		inFlight int
-		want     int64
-	}{{0, 0}, {1, 0}, {fewInFlight, 0}, {fewInFlight + 1, floorBytes}, {128, floorBytes}} {
-		if got := Floor(floorBytes, func() int { return c.inFlight }); got != c.want {
-			t.Errorf("Floor with %d in flight = %d, want %d", c.inFlight, got, c.want)
-		}
-	}
-	if got := Floor(floorBytes, nil); got != floorBytes {
-		t.Errorf("Floor without a load = %d, want %d", got, floorBytes)
 	}
 }
 
@@ -78,7 +62,7 @@ func TestFloorRaisesTheGoalOfASmallHeap(t *testing.T) {
 	if heapGoal() >= floorBytes/2 {
 		t.Fatalf("heap goal already %d before the floor", heapGoal())
 	}
-	stop, on := Start(floorBytes, nil)
+	stop, on := Start(floorBytes)
 	if !on {
 		t.Fatal("Start did not take effect")
 	}
@@ -99,8 +83,8 @@ func TestFloorRaisesTheGoalOfASmallHeap(t *testing.T) {
 func TestOverlappingStarts(t *testing.T) {
 	t.Setenv("GOGC", "")
 	const floorBytes = 256 << 20
-	stop1, _ := Start(floorBytes, nil)
-	stop2, _ := Start(floorBytes, nil)
+	stop1, _ := Start(floorBytes)
+	stop2, _ := Start(floorBytes)
 	waitFor(t, "goal at the floor", func() bool { return heapGoal() >= floorBytes*9/10 })
 	stop1()
 	waitFor(t, "goal at the floor with one Start left", func() bool { return heapGoal() >= floorBytes*9/10 })
@@ -110,7 +94,7 @@ func TestOverlappingStarts(t *testing.T) {
 
 func TestGOGCInTheEnvironmentWins(t *testing.T) {
 	t.Setenv("GOGC", "100")
-	stop, on := Start(256<<20, nil)
+	stop, on := Start(256 << 20)
 	defer stop()
 	if on {
 		t.Fatal("Start took effect although GOGC is set")
@@ -124,29 +108,8 @@ func TestGOGCInTheEnvironmentWins(t *testing.T) {
 func TestOffWithoutAFloor(t *testing.T) {
 	t.Setenv("GOGC", "")
 	for _, b := range []int64{0, -1} {
-		if _, on := Start(b, nil); on {
+		if _, on := Start(b); on {
 			t.Fatalf("Start(%d) took effect", b)
 		}
 	}
-}
-
-// At one connection the floor stands down (GOGC=100's own goal); a load
-// raises it at the next cycle, and the goal falls back when the load does.
-func TestFloorStandsDownWhileFewRunsAreInFlight(t *testing.T) {
-	t.Setenv("GOGC", "")
-	const floorBytes = 256 << 20
-	var inFlight atomic.Int64
-	inFlight.Store(1)
-	stop, on := Start(floorBytes, func() int { return int(inFlight.Load()) })
-	if !on {
-		t.Fatal("Start did not take effect")
-	}
-	defer stop()
-	runtime.GC()
-	runtime.GC()
-	waitFor(t, "no floor at one run in flight", func() bool { return gcPercent() == basePercent && heapGoal() < floorBytes/2 })
-	inFlight.Store(32)
-	waitFor(t, "goal at the floor under load", func() bool { return heapGoal() >= floorBytes*9/10 })
-	inFlight.Store(0)
-	waitFor(t, "goal back to GOGC=100's when the load ends", func() bool { return gcPercent() == basePercent && heapGoal() < floorBytes/2 })
 }
