@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentTerminalWrites", testConcurrentTerminalWrites},
 		{"UsageLedger", testUsageLedger},
+		{"UsageLedgerLines", testLedgerLines},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

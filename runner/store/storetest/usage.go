@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/runedge/runedge/runner"
@@ -111,5 +114,146 @@ func testUsageLedger(t *testing.T, s runner.Store) {
 	}
 	if len(rows) != 3 {
 		t.Errorf("limit 2 gave %d rows, want 3 (one more says there are more)", len(rows))
+	}
+}
+
+// testLedgerLines ends runs in every way a run ends, at once, so that the
+// store writes their ends in shared commits, and reads each run's line
+// back (a tenant of its own per run): a run that ended with usage has
+// exactly one line, with the values its end gave it; a run that ended
+// without usage, lost its end to another terminal write or was marked
+// interrupted at start-up has none beyond its winner's.
+func testLedgerLines(t *testing.T, s runner.Store) {
+	us := s.(runner.UsageStore)
+	const at = int64(1_700_100_000)
+	type end struct {
+		tenant string
+		t      runner.Transition
+		twice  bool // a second terminal write races it (it loses or wins; one line)
+	}
+	var ends []end
+	kinds := []struct {
+		status runner.Status
+		reason string
+	}{
+		{runner.StatusCompleted, ""}, {runner.StatusFailed, "provider_error"},
+		{runner.StatusCancelled, "client_gone"}, {runner.StatusFailed, runner.ReasonInterrupted},
+	}
+	var ids []string
+	for i := range 40 { // more lines than one statement of a batch may carry
+		k := kinds[i%len(kinds)]
+		tenant := fmt.Sprintf("ledger-%02d", i)
+		r := newRun(tenant, runner.StatusRunning)
+		r.Actor.ID = fmt.Sprintf("actor-%d", i%5)
+		if err := s.StartRun(ctx(t), r, false, false); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		ended := at + int64(i)
+		tr := runner.Transition{Status: k.status, Reason: k.reason, EndedAt: &ended}
+		if i%3 != 2 { // every third ends without usage: no line
+			u := &runner.Usage{InputTokens: 100 + i, OutputTokens: 7 * i, TotalTokens: 100 + 8*i,
+				CachedTokens: i, ReasoningTokens: 2 * i}
+			tr.Usage = u
+			tr.Ledger = &runner.UsageEntry{RunID: r.ID, TenantID: tenant, ActorID: r.Actor.ID,
+				Token: fmt.Sprintf("token-%d", i%3), Model: "provider/model-" + tenant, At: ended,
+				InputTokens: int64(u.InputTokens), CachedTokens: int64(i), OutputTokens: int64(u.OutputTokens),
+				ReasoningTokens: int64(2 * i), CostNanos: int64(1000*i + 1)}
+		}
+		ends = append(ends, end{tenant: tenant, t: tr, twice: i%4 == 1})
+	}
+	// Runs a restart marks interrupted: they end with no line.
+	host := "ledger-host"
+	var marked []string
+	for i := range 3 {
+		r := newRun(fmt.Sprintf("ledger-marked-%d", i), runner.StatusRunning)
+		r.HostID = host
+		if err := s.StartRun(ctx(t), r, false, false); err != nil {
+			t.Fatal(err)
+		}
+		marked = append(marked, r.ID)
+	}
+
+	var wg sync.WaitGroup
+	var won [40]atomic.Int32
+	for i, e := range ends {
+		n := 1
+		if e.twice {
+			n = 2
+		}
+		for range n {
+			wg.Go(func() {
+				err := s.Transition(ctx(t), ids[i], e.t)
+				switch {
+				case err == nil:
+					won[i].Add(1)
+				case !errors.Is(err, runner.ErrNotFound):
+					t.Errorf("run %d's end: %v", i, err)
+				}
+			})
+		}
+	}
+	wg.Go(func() {
+		if n, err := s.MarkInterrupted(ctx(t), host, at); err != nil || n != 3 {
+			t.Errorf("MarkInterrupted = %d, %v; want 3", n, err)
+		}
+	})
+	wg.Wait()
+
+	rows, err := us.SumUsage(ctx(t), runner.UsageQuery{From: at - day, To: at + day,
+		ByTenant: true, ByActor: true, ByToken: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]runner.UsageRow{}
+	for _, r := range rows {
+		if _, dup := got[r.TenantID]; dup {
+			t.Errorf("tenant %s has lines under two keys: %+v", r.TenantID, r)
+		}
+		got[r.TenantID] = r
+	}
+	for i, e := range ends {
+		if n := won[i].Load(); n != 1 {
+			t.Errorf("run %d: %d ends succeeded, want 1", i, n)
+		}
+		r, ok := got[e.tenant]
+		l := e.t.Ledger
+		if l == nil {
+			if ok {
+				t.Errorf("run %d ended without usage but has a line: %+v", i, r)
+			}
+			continue
+		}
+		want := runner.UsageRow{Start: at - day, TenantID: e.tenant, ActorID: l.ActorID, Token: l.Token, Runs: 1,
+			InputTokens: l.InputTokens, CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens,
+			ReasoningTokens: l.ReasoningTokens, CostNanos: l.CostNanos}
+		if r != want {
+			t.Errorf("run %d (%s, %q): line %+v, want %+v", i, e.t.Status, e.t.Reason, r, want)
+		}
+	}
+	for i := range 3 {
+		if r, ok := got[fmt.Sprintf("ledger-marked-%d", i)]; ok {
+			t.Errorf("a run marked interrupted has a line: %+v", r)
+		}
+	}
+	for _, id := range marked {
+		if r := mustGet(t, s, id); r.Status != runner.StatusFailed || r.StatusReason != runner.ReasonInterrupted {
+			t.Errorf("marked run %s is %s (%s)", id, r.Status, r.StatusReason)
+		}
+	}
+	if len(got) != 27 { // 40 runs, 13 of them without usage
+		t.Errorf("%d tenants have lines, want 27", len(got))
+	}
+	// Each line at its own time: one per second from at, but none for the
+	// runs without usage.
+	rows, err = us.SumUsage(ctx(t), runner.UsageQuery{From: at, To: at + 40, Width: 1, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		i := int(r.Start - at)
+		if i < 0 || i >= len(ends) || ends[i].t.Ledger == nil || r.Runs != 1 || r.InputTokens != ends[i].t.Ledger.InputTokens {
+			t.Errorf("second %d: %+v", i, r)
+		}
 	}
 }
