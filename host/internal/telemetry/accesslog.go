@@ -31,7 +31,7 @@ func AccessLog(log *slog.Logger, r *http.Request, rec *Recorder, endpoint string
 		}
 		a := accessFields{
 			method: r.Method, path: r.URL.Path, endpoint: endpoint, status: rec.Status,
-			durationMS: float64(d.Microseconds()) / 1000, runID: rec.Header().Get(filters.HeaderRunID),
+			durationMS: float64(d.Microseconds()) / 1000, runID: runID(rec),
 			tenant: rec.Tenant, bytes: rec.Bytes, stream: rec.Stream,
 		}
 		bp := lineBufs.Get().(*[]byte)
@@ -58,10 +58,19 @@ func AccessLog(log *slog.Logger, r *http.Request, rec *Recorder, endpoint string
 		slog.String("endpoint", endpoint),
 		slog.Int("status", rec.Status),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
-		slog.String("run_id", rec.Header().Get(filters.HeaderRunID)),
+		slog.String("run_id", runID(rec)),
 		slog.String("tenant", rec.Tenant),
 		slog.Int64("bytes", rec.Bytes),
 		slog.Bool("stream", rec.Stream),
 	)
 	_ = h.Handle(ctx, line)
+}
+
+// runID is the reply's run id header (Header().Get), read under its
+// canonical name as the run stage sets it, without canonicalizing it again.
+func runID(rec *Recorder) string {
+	if vs := rec.Header()[filters.HeaderRunID]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }
