@@ -86,16 +86,15 @@ func (b *Body) admitRead(ctx context.Context, x *filters.Exchange) ([]byte, *hel
 		return body, nil, err
 	}
 	var h *held
-	var lapse *time.Timer
 	if n > 0 {
 		var err error
 		if h, err = b.gate.take(ctx, n); err != nil {
 			return nil, nil, err
 		}
-		lapse = time.AfterFunc(readHold, h.release)
+		b.gate.startRead(h, readHold)
 	}
 	body, err := b.read(x)
-	if lapse != nil && !lapse.Stop() {
+	if h != nil && !b.gate.endRead(h) {
 		h = nil // given back while the body was read
 	}
 	if err != nil {
