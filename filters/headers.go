@@ -21,8 +21,14 @@ const (
 // refusing values that are repeated, longer than max bytes or contain a
 // character outside ok with a 400 invalid_header: they would end up in the
 // run history and in logs.
+//
+// name must be in canonical form (textproto.CanonicalMIMEHeaderKey), as
+// every header constant here and in auth is (TestHeaderNamesAreCanonical):
+// the header is read from the map as net/http filed it, without
+// canonicalizing name again, a scan of it for each of the eight headers a
+// request is asked for.
 func HeaderValue(h http.Header, name string, max int, ok func(rune) bool) (string, error) {
-	vs := h.Values(name)
+	vs := h[name]
 	switch len(vs) {
 	case 0:
 		return "", nil

@@ -73,8 +73,9 @@ var errInvalidKey = apierr.New(apierr.CodeInvalidAPIKey, "missing or invalid bea
 // about which token came close.
 func (a *Auth) token(h http.Header) (*Token, error) {
 	// Two Authorization headers are refused, not read first-wins: a proxy
-	// in front may have checked the other one.
-	vs := h.Values("Authorization")
+	// in front may have checked the other one. Read as net/http filed it,
+	// under its canonical name (filters.HeaderValue).
+	vs := h["Authorization"]
 	if len(vs) != 1 {
 		return nil, errInvalidKey
 	}

@@ -86,16 +86,15 @@ func (b *Body) admitRead(ctx context.Context, x *filters.Exchange) ([]byte, *hel
 		return body, nil, err
 	}
 	var h *held
-	var lapse *time.Timer
 	if n > 0 {
 		var err error
 		if h, err = b.gate.take(ctx, n); err != nil {
 			return nil, nil, err
 		}
-		lapse = time.AfterFunc(readHold, h.release)
+		b.gate.startRead(h, readHold)
 	}
 	body, err := b.read(x)
-	if lapse != nil && !lapse.Stop() {
+	if h != nil && !b.gate.endRead(h) {
 		h = nil // given back while the body was read
 	}
 	if err != nil {
@@ -122,7 +121,7 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 	// A compressed body would only fail later as "not valid JSON", which
 	// sends its sender looking in the wrong place. Bodies are read as
 	// sent; none of the OpenAI SDKs compresses a request.
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce := firstValue(r.Header, "Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return nil, apierr.New(apierr.CodeUnsupportedEncoding, "a compressed request body (Content-Encoding) is not supported; send the body uncompressed")
 	}
 	if r.ContentLength > b.limit {
@@ -146,6 +145,16 @@ func (b *Body) read(x *filters.Exchange) ([]byte, error) {
 		return nil, tooLarge(b.limit)
 	}
 	return body, nil
+}
+
+// firstValue is h.Get(name) for a name in canonical form, as net/http
+// files parsed headers: the map read without canonicalizing name again
+// (filters.HeaderValue).
+func firstValue(h http.Header, name string) string {
+	if vs := h[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }
 
 // presize is the most readAll allocates ahead on a declared length: a

@@ -30,6 +30,16 @@ type Gate struct {
 	wait    time.Duration
 	used    int64
 	waiters list.List // of *waiter, in arrival order
+
+	// The admissions whose bodies are being read (Body.admitRead), oldest
+	// first, each given back by the gate's one timer once it has been
+	// read for readHold: a timer of its own per request (time.AfterFunc
+	// and Stop, about 0.5 µs and two allocations) was most of what the
+	// gate cost a small request.
+	lmu                 sync.Mutex
+	lapse               *time.Timer // armed while reading holds any
+	lapseArmed          bool
+	readFirst, readLast *held
 }
 
 type waiter struct {
@@ -67,11 +77,89 @@ func (g *Gate) Waiting() int64 {
 	return int64(g.waiters.Len())
 }
 
-// held is bytes taken from a gate; release gives them back, once.
+// held is bytes taken from a gate; release gives them back, once. While
+// its body is read it is on the gate's reading list (startRead).
 type held struct {
 	once sync.Once
 	g    *Gate
 	n    int64
+
+	due        time.Time // when the lapse gives it back
+	prev, next *held
+	reading    bool
+}
+
+// startRead puts h on the gate's reading list: readHold from now, unless
+// endRead takes it off first, the gate's timer gives its bytes back (a
+// client that trickles its body must not keep others waiting).
+func (g *Gate) startRead(h *held, hold time.Duration) {
+	g.lmu.Lock()
+	h.due = time.Now().Add(hold) // under lmu: the list stays in due order
+	h.reading, h.prev, h.next = true, g.readLast, nil
+	if g.readLast != nil {
+		g.readLast.next = h
+	} else {
+		g.readFirst = h
+	}
+	g.readLast = h
+	if !g.lapseArmed {
+		g.lapseArmed = true
+		if g.lapse == nil {
+			g.lapse = time.AfterFunc(hold, g.lapsed)
+		} else {
+			g.lapse.Reset(hold)
+		}
+	}
+	g.lmu.Unlock()
+}
+
+// endRead takes h off the reading list; false: the lapse gave its bytes
+// back already (or is giving them back), as a stopped timer that had
+// fired reports.
+func (g *Gate) endRead(h *held) bool {
+	g.lmu.Lock()
+	defer g.lmu.Unlock()
+	if !h.reading {
+		return false
+	}
+	g.unlinkLocked(h)
+	return true
+}
+
+func (g *Gate) unlinkLocked(h *held) {
+	if h.prev != nil {
+		h.prev.next = h.next
+	} else {
+		g.readFirst = h.next
+	}
+	if h.next != nil {
+		h.next.prev = h.prev
+	} else {
+		g.readLast = h.prev
+	}
+	h.reading, h.prev, h.next = false, nil, nil
+}
+
+// lapsed is the gate's timer: it gives back the bytes of every read due
+// by now and waits for the next one due, if any. The list is in the order
+// of the reads' starts, so of their due times.
+func (g *Gate) lapsed() {
+	var due []*held
+	g.lmu.Lock()
+	now := time.Now()
+	for h := g.readFirst; h != nil && !h.due.After(now); h = g.readFirst {
+		g.unlinkLocked(h)
+		due = append(due, h)
+	}
+	if g.readFirst != nil {
+		g.lapse.Reset(g.readFirst.due.Sub(now))
+	} else {
+		g.lapseArmed = false
+	}
+	g.lmu.Unlock()
+	for _, h := range due {
+		h.release()
+	}
 }
 
 func (h *held) release() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"time"
@@ -104,9 +103,9 @@ func (ls listeners) close() {
 // buffered by out for up to a second (telemetry.LogOutput).
 func newLogger(cfg *config.Config, out *telemetry.LogOutput) *slog.Logger {
 	if cfg.Log.Format == "json" {
-		return slog.New(out.Handler(func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) }))
+		return slog.New(out.JSONHandler())
 	}
-	return slog.New(out.Handler(func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }))
+	return slog.New(out.TextHandler())
 }
 
 // loadConfig loads the file at path (the defaults without one) and the

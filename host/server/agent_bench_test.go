@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/runedge/runedge/bench/mockupstream"
 	"github.com/runedge/runedge/host/config"
+	"github.com/runedge/runedge/host/internal/telemetry"
 	"github.com/runedge/runedge/internal/cputime"
 	"github.com/runedge/runedge/runner/store/postgres/pgtest"
 )
@@ -159,10 +162,14 @@ func serveHandler(b testing.TB, h http.Handler) string {
 // (mockupstream.Handler), in alternated blocks, at one connection and at
 // 32. bare-ns/req and edge-ns/req are the process's CPU per request over
 // each one's blocks, the client included in both (bench-edge counts the
-// server alone, so its ratio is larger); edge/bare is their ratio.
+// server alone, so its ratio is larger); edge/bare is their ratio. The
+// edge logs as `runedge serve` does, an access line a request into a
+// LogOutput (over io.Discard).
 func BenchmarkSmallTurn(b *testing.B) {
 	bare := serveHandler(b, mockupstream.Handler())
-	edge := start(b, nil)
+	logOut := telemetry.NewLogOutput(io.Discard, telemetry.AccessFlushInterval, telemetry.AccessBufferBytes)
+	defer logOut.Close()
+	edge := serveLogger(b, startConfig(b, nil), slog.New(logOut.TextHandler()), nil)
 	body := []byte(`{"model":"service","messages":[{"role":"user","content":"hello"}]}`)
 	for _, conns := range []int{1, 32} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {

@@ -40,6 +40,13 @@ type harness struct {
 
 func start(t testing.TB, mutate func(*config.Config)) *harness {
 	t.Helper()
+	return serveConfig(t, startConfig(t, mutate))
+}
+
+// startConfig is start's configuration: configtest's with the test
+// tokens, changed by mutate (nil: as it is) and validated.
+func startConfig(t testing.TB, mutate func(*config.Config)) *config.Config {
+	t.Helper()
 	cfg := configtest.New(t)
 	cfg.Tokens = []config.Token{
 		{Name: "app", Hash: auth.HashToken(tokApp)},
@@ -52,7 +59,7 @@ func start(t testing.TB, mutate func(*config.Config)) *harness {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return serveConfig(t, cfg)
+	return cfg
 }
 
 func serveConfig(t testing.TB, cfg *config.Config) *harness {
@@ -71,8 +78,13 @@ func serveConfigLog(t testing.TB, cfg *config.Config, logw io.Writer) *harness {
 // (nil: as it is), for tests that watch the connections.
 func serveListener(t testing.TB, cfg *config.Config, logw io.Writer, wrap func(net.Listener) net.Listener) *harness {
 	t.Helper()
+	return serveLogger(t, cfg, slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})), wrap)
+}
+
+// serveLogger is serveListener with the server's whole log given.
+func serveLogger(t testing.TB, cfg *config.Config, log *slog.Logger, wrap func(net.Listener) net.Listener) *harness {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := New(ctx, cfg, log)
 	if err != nil {
 		stop()

@@ -161,9 +161,10 @@ func (s *Server) socketTurn(up *http.Request) func(context.Context, socket.Reque
 			telemetry.Annotate(r.Context(), x, err)
 			telemetry.EndRequest(span, r, rec.Status)
 		}
-		d := time.Since(start)
+		end := time.Now()
+		d := end.Sub(start)
 		s.metrics.Request(httproute.LabelResponses, methodSocket, rec.Status, rec.Tenant, d)
-		telemetry.AccessLog(s.log, r, rec, httproute.LabelResponses, d)
+		telemetry.AccessLog(s.log, r, rec, httproute.LabelResponses, end, d)
 		return e
 	}
 }

@@ -54,6 +54,22 @@ func (o *LogOutput) Handler(newHandler func(io.Writer) slog.Handler) slog.Handle
 	return accessSplit{direct: newHandler(directWriter{o}), access: newHandler(bufferedWriter{o})}
 }
 
+// TextHandler is Handler with slog's TextHandler (no options); AccessLog
+// appends its lines by hand in the same format.
+func (o *LogOutput) TextHandler() slog.Handler {
+	h := o.Handler(func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }).(accessSplit)
+	h.o, h.line = o, lineText
+	return h
+}
+
+// JSONHandler is Handler with slog's JSONHandler (no options); AccessLog
+// appends its lines by hand in the same format.
+func (o *LogOutput) JSONHandler() slog.Handler {
+	h := o.Handler(func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) }).(accessSplit)
+	h.o, h.line = o, lineJSON
+	return h
+}
+
 // Flush writes the buffered lines now.
 func (o *LogOutput) Flush() {
 	o.mu.Lock()
@@ -130,8 +146,15 @@ func (c accessContext) Value(key any) any {
 }
 
 // accessSplit sends access lines to one handler and all others to
-// another: the same format over the two writers of one LogOutput.
-type accessSplit struct{ direct, access slog.Handler }
+// another: the same format over the two writers of one LogOutput. With
+// line set (TextHandler, JSONHandler), AccessLog appends its lines to o
+// by hand in that format; a handler with attributes or a group added
+// leaves them to slog.
+type accessSplit struct {
+	direct, access slog.Handler
+	o              *LogOutput
+	line           lineFormat
+}
 
 func (h accessSplit) Enabled(ctx context.Context, l slog.Level) bool {
 	return h.direct.Enabled(ctx, l)
@@ -145,9 +168,9 @@ func (h accessSplit) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h accessSplit) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return accessSplit{h.direct.WithAttrs(attrs), h.access.WithAttrs(attrs)}
+	return accessSplit{direct: h.direct.WithAttrs(attrs), access: h.access.WithAttrs(attrs)}
 }
 
 func (h accessSplit) WithGroup(name string) slog.Handler {
-	return accessSplit{h.direct.WithGroup(name), h.access.WithGroup(name)}
+	return accessSplit{direct: h.direct.WithGroup(name), access: h.access.WithGroup(name)}
 }

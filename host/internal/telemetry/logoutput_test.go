@@ -37,7 +37,7 @@ func textLogger(o *LogOutput) *slog.Logger {
 // accessLine logs one access line the way the server does.
 func accessLine(log *slog.Logger, path string) {
 	r := httptest.NewRequest("POST", path, nil)
-	AccessLog(log, r, &Recorder{ResponseWriter: httptest.NewRecorder(), Status: 200}, "chat", time.Millisecond)
+	AccessLog(log, r, &Recorder{ResponseWriter: httptest.NewRecorder(), Status: 200}, "chat", time.Now(), time.Millisecond)
 }
 
 func TestAccessLinesWaitForTheInterval(t *testing.T) {
@@ -144,12 +144,13 @@ func TestConcurrentLinesAreWhole(t *testing.T) {
 }
 
 // BenchmarkAccessLog is one access line into a file, as standard error
-// redirected to one: written at once (the line per write(2) of before)
-// and through LogOutput's buffer.
+// redirected to one: written at once (the line per write(2) of before),
+// through LogOutput's buffer by slog's handler, and appended by hand
+// (LogOutput.TextHandler, JSONHandler: what runedge serve uses).
 func BenchmarkAccessLog(b *testing.B) {
 	r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
 	rec := &Recorder{ResponseWriter: httptest.NewRecorder(), Status: 200}
-	for _, mode := range []string{"direct", "buffered"} {
+	for _, mode := range []string{"direct", "buffered", "hand-text", "hand-json"} {
 		b.Run(mode, func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "stderr"))
 			if err != nil {
@@ -157,14 +158,21 @@ func BenchmarkAccessLog(b *testing.B) {
 			}
 			defer f.Close()
 			log := slog.New(slog.NewTextHandler(f, nil))
-			if mode == "buffered" {
+			if mode != "direct" {
 				o := NewLogOutput(f, AccessFlushInterval, AccessBufferBytes)
 				defer o.Close()
-				log = textLogger(o)
+				switch mode {
+				case "buffered":
+					log = textLogger(o)
+				case "hand-text":
+					log = slog.New(o.TextHandler())
+				case "hand-json":
+					log = slog.New(o.JSONHandler())
+				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				AccessLog(log, r, rec, "chat", time.Millisecond)
+				AccessLog(log, r, rec, "chat", time.Now(), time.Millisecond)
 			}
 		})
 	}

@@ -79,10 +79,11 @@ func Observe(next http.Handler, m *Metrics, t *Tracing, log *slog.Logger) http.H
 			if span != nil {
 				EndRequest(span, r, rec.Status)
 			}
-			d := time.Since(start)
+			end := time.Now()
+			d := end.Sub(start)
 			ep := httproute.Label(r.Pattern)
 			m.Request(ep, r.Method, rec.Status, rec.Tenant, d)
-			AccessLog(log, r, rec, ep, d)
+			AccessLog(log, r, rec, ep, end, d)
 			if abort {
 				panic(http.ErrAbortHandler)
 			}
