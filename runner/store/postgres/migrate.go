@@ -262,6 +262,10 @@ var migrations = []string{
 		WHEN (NEW.deleted AND NOT OLD.deleted) EXECUTE PROCEDURE history_forgot();
 	CREATE CONSTRAINT TRIGGER conversation_items_deleted AFTER DELETE ON conversation_items
 		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE PROCEDURE history_item_forgot();`,
+	// 19: nothing here. SQLite's purge mark (its migration 19) bounds a
+	// purge that holds the only writer; here a purge's scans do not block
+	// other writers (MVCC), and PurgeBefore keeps them.
+	"",
 }
 
 // SchemaVersion is the schema version this binary writes.

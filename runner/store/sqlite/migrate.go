@@ -342,6 +342,16 @@ var migrations = []string{
 			SELECT tenant_id, 1 FROM conversations WHERE session_id = OLD.session_id
 			ON CONFLICT (tenant_id) DO UPDATE SET gen = gen + 1;
 	END;`,
+	// 19: the purge's mark (runs.go PurgeBefore, RATIONALE.md "Retention
+	// walks only what it has not forgotten"): every run whose seq is below
+	// low_seq ended and was purged, so a purge walks runs by seq from it
+	// instead of scanning every run ever made for ended_at (no index on
+	// ended_at: each would cost every run a B-tree write).
+	`CREATE TABLE purge_mark (
+		id      INTEGER PRIMARY KEY CHECK (id = 1),
+		low_seq INTEGER NOT NULL
+	);
+	INSERT INTO purge_mark (id, low_seq) VALUES (1, 0);`,
 }
 
 // SchemaVersion is the schema version this binary writes. The PostgreSQL

@@ -287,62 +287,141 @@ func (s *Store) MarkInterrupted(ctx context.Context, hostID string, at int64) (_
 	return n, nil
 }
 
+// purgeChunk is how many runs one of PurgeBefore's transactions walks at
+// most: the writer is held for one chunk at a time.
+const purgeChunk = 256
+
 // PurgeBefore empties the request and output of runs that ended before
 // the Unix time before (store.retention), and forgets what the response
 // history kept of them (input and output items, the final object, stored
-// stream events). A background job, it writes outside the group commit, in
-// one transaction of its own on the writer connection.
+// stream events). A background job, it writes outside the group commit,
+// in transactions of its own on the writer connection, each over at most
+// purgeChunk runs.
+//
+// It walks runs by seq (a range of the table's own B-tree; ended_at has
+// no index) from the mark (purge_mark), below which every run ended and
+// was purged, to the last run, and moves the mark to the lowest seq
+// walked that is not purged (not ended, or ended at or after the
+// cutoff): a run still running holds it and is purged by the first purge
+// after it ends. So a purge reads the runs not yet purged (about one
+// retention's worth), not every run ever made. It does not stop at the
+// first run created after the cutoff, which would read only the runs
+// since the last purge: that holds only while no run ends before it was
+// created (a clock stepped back), and the stores' conformance tests end
+// runs at times before their creation.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err error) {
 	defer outage(&err)
-	var n int64
-	err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
-		const old = `SELECT id FROM runs WHERE ended_at < ?`
-		var forget []string
-		rows, err := tx.c.QueryContext(ctx, `SELECT run_id FROM responses WHERE forgotten = 0 AND run_id IN (`+old+`)`, before)
+	var (
+		total int64
+		from  int64 = -1 // the next seq to walk; -1 until the mark is read
+		held  bool       // a run walked is not purged: the mark stays at it
+		done  bool
+	)
+	for !done {
+		err = s.ownTx(ctx, func(ctx context.Context, tx *wtx) error {
+			if from < 0 {
+				if err := tx.QueryRowContext(ctx, `SELECT low_seq FROM purge_mark WHERE id = 1`).Scan(&from); err != nil {
+					return err
+				}
+			}
+			lo, hi, mark := from, from-1, int64(-1)
+			rows, err := tx.c.QueryContext(ctx, `SELECT seq, ended_at FROM runs WHERE seq >= ? ORDER BY seq LIMIT ?`, from, purgeChunk)
+			if err != nil {
+				return err
+			}
+			walked := 0
+			for rows.Next() {
+				var seq int64
+				var ended sql.NullInt64
+				if err := rows.Scan(&seq, &ended); err != nil {
+					rows.Close()
+					return err
+				}
+				walked++
+				hi = seq
+				if !held && (!ended.Valid || ended.Int64 >= before) {
+					mark, held = seq, true
+				}
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			if walked < purgeChunk {
+				done = true
+			}
+			if !held {
+				mark = hi + 1
+			}
+			if hi >= lo {
+				n, err := purgeRange(ctx, tx, lo, hi, before)
+				if err != nil {
+					return err
+				}
+				total += n
+			}
+			if mark >= 0 {
+				if _, err := tx.ExecContext(ctx, `UPDATE purge_mark SET low_seq = ? WHERE id = 1`, mark); err != nil {
+					return err
+				}
+			}
+			from = hi + 1
+			return nil
+		})
 		if err != nil {
-			return err
+			return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			forget = append(forget, id)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		for _, q := range []string{
-			`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
-			`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
-			`UPDATE responses SET forgotten = 1, prefix_hash = NULL, input_hash = NULL WHERE forgotten = 0 AND run_id IN (` + old + `)`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, before); err != nil {
-				return err
-			}
-		}
-		// A purged response's items go, but for those a newer response
-		// shares (release).
-		for _, id := range forget {
-			if err := release(ctx, tx, id); err != nil {
-				return err
-			}
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE ended_at < ?
-			AND (request IS NOT NULL OR output != '' OR output_ref <> 0 OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, before).Scan(&n); err != nil {
-			return err
-		}
-		// A younger run's request kept by reference to a purged one is
-		// written whole first (dropRequests).
-		if err := dropRequests(ctx, tx, `SELECT seq FROM runs WHERE ended_at < ?`, before); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = '', output_ref = 0 WHERE ended_at < ? AND (request IS NOT NULL OR output != '' OR output_ref <> 0)`, before)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("runner/store/sqlite: purge: %w", err)
 	}
-	return n, nil
+	return total, nil
+}
+
+// purgeRange purges the runs whose seq is in [lo, hi] and that ended
+// before the Unix time before, and returns how many of them held a
+// request or output.
+func purgeRange(ctx context.Context, tx *wtx, lo, hi, before int64) (int64, error) {
+	const old = `SELECT id FROM runs WHERE seq BETWEEN ? AND ? AND ended_at < ?`
+	var forget []string
+	rows, err := tx.c.QueryContext(ctx, `SELECT run_id FROM responses WHERE forgotten = 0 AND run_id IN (`+old+`)`, lo, hi, before)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		forget = append(forget, id)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	for _, q := range []string{
+		`DELETE FROM run_events WHERE run_id IN (` + old + `)`,
+		`UPDATE responses SET object = '' WHERE object != '' AND run_id IN (` + old + `)`,
+		`UPDATE responses SET forgotten = 1, prefix_hash = NULL, input_hash = NULL WHERE forgotten = 0 AND run_id IN (` + old + `)`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, lo, hi, before); err != nil {
+			return 0, err
+		}
+	}
+	// A purged response's items go, but for those a newer response
+	// shares (release).
+	for _, id := range forget {
+		if err := release(ctx, tx, id); err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE seq BETWEEN ? AND ? AND ended_at < ?
+		AND (request IS NOT NULL OR output != '' OR output_ref <> 0 OR EXISTS (SELECT 1 FROM run_requests q WHERE q.seq = runs.seq))`, lo, hi, before).Scan(&n); err != nil {
+		return 0, err
+	}
+	// A younger run's request kept by reference to a purged one is
+	// written whole first (dropRequests).
+	if err := dropRequests(ctx, tx, `SELECT seq FROM runs WHERE seq BETWEEN ? AND ? AND ended_at < ?`, lo, hi, before); err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET request = NULL, output = '', output_ref = 0
+		WHERE seq BETWEEN ? AND ? AND ended_at < ? AND (request IS NOT NULL OR output != '' OR output_ref <> 0)`, lo, hi, before)
+	return n, err
 }

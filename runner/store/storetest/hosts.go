@@ -33,6 +33,73 @@ func testMarkInterruptedPerHost(t *testing.T, s runner.Store) {
 	}
 }
 
+// A purge forgets a run that ended before its cutoff whatever the runs
+// before it and whatever the purges before it saw: a run that was
+// running, or ended after the cutoff, when an earlier purge passed it is
+// purged by the first purge whose cutoff it ended before, as is a run
+// interrupted after purges passed it; the count is right across many
+// runs (more than a store may walk in one transaction).
+func testPurgeLater(t *testing.T, s runner.Store) {
+	end := func(id string, at int64) {
+		t.Helper()
+		if err := s.Transition(ctx(t), id, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(at), Output: "secret answer"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	purge := func(before, want int64) {
+		t.Helper()
+		if n, err := s.PurgeBefore(ctx(t), before); err != nil || n != want {
+			t.Fatalf("PurgeBefore(%d) = %d, %v; want %d", before, n, err, want)
+		}
+	}
+	purged := func(id string, want bool) {
+		t.Helper()
+		r := mustGet(t, s, id)
+		if got := r.Request == nil && r.Output == ""; got != want {
+			t.Fatalf("run %s (%s, ended %v): purged %v, want %v", id, r.Status, r.EndedAt, got, want)
+		}
+	}
+	waiting := mustCreate(t, s, "acme", runner.StatusRunning, 1, func(r *runner.Run) { r.HostID = "host-gone" })[0]
+	ids := mustCreate(t, s, "acme", runner.StatusRunning, 300, nil)
+	for i, id := range ids {
+		switch {
+		case i == 10: // running through the first purges
+		case i == 20:
+			end(id, 250) // ended after the first cutoff
+		default:
+			end(id, 100)
+		}
+	}
+	purge(200, 298)
+	purge(200, 0)
+	purged(ids[10], false)
+	purged(ids[20], false)
+	purged(waiting, false)
+	purge(300, 1) // ids[20]
+	purged(ids[20], true)
+	purged(ids[10], false)
+	// (a) The run that was running when the purges passed it ends.
+	end(ids[10], 250)
+	later := mustCreate(t, s, "acme", runner.StatusRunning, 2, nil)
+	end(later[0], 260)
+	purge(300, 2) // ids[10], later[0]
+	purged(ids[10], true)
+	purged(later[0], true)
+	purged(later[1], false)
+	// (b) The oldest run, waiting on a host that went away, is
+	// interrupted after every purge so far passed it.
+	if n, err := s.MarkInterrupted(ctx(t), "host-gone", 280); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted = %d, %v; want 1", n, err)
+	}
+	purge(300, 1)
+	purged(waiting, true)
+	purged(later[1], false)
+	end(later[1], 350)
+	purge(400, 1)
+	purged(later[1], true)
+	purge(400, 0)
+}
+
 // PurgeBefore empties request and output of runs ended before the cutoff
 // and keeps everything else: the rows, newer runs, unfinished runs.
 func testPurgeBefore(t *testing.T, s runner.Store) {

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 		{"MarkInterrupted", testMarkInterrupted},
 		{"MarkInterruptedIsPerHost", testMarkInterruptedPerHost},
 		{"PurgeBefore", testPurgeBefore},
+		{"PurgeReachesRunsThatEndLater", testPurgeLater},
 		{"ConcurrentStartsAndFinishes", testConcurrentStartsAndFinishes},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentTerminalWrites", testConcurrentTerminalWrites},
