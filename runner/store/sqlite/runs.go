@@ -300,15 +300,15 @@ const purgeChunk = 256
 //
 // It walks runs by seq (a range of the table's own B-tree; ended_at has
 // no index) from the mark (purge_mark), below which every run ended and
-// was purged, to the last run, and moves the mark to the lowest seq
+// was purged, and moves the mark to the lowest seq
 // walked that is not purged (not ended, or ended at or after the
 // cutoff): a run still running holds it and is purged by the first purge
-// after it ends. So a purge reads the runs not yet purged (about one
-// retention's worth), not every run ever made. It does not stop at the
-// first run created after the cutoff, which would read only the runs
-// since the last purge: that holds only while no run ends before it was
-// created (a clock stepped back), and the stores' conformance tests end
-// runs at times before their creation.
+// after it ends. The walk stops at the first run created at or after the
+// cutoff: no run created later can have ended before it, so a purge reads
+// the runs since the last one (and those a live run holds behind the
+// mark), not every run ever made. A run that ended before its creation (a
+// clock stepped back between hosts) is left to the first purge whose
+// cutoff passes its creation; the mark never passes it.
 func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err error) {
 	defer outage(&err)
 	var (
@@ -325,17 +325,26 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 				}
 			}
 			lo, hi, mark := from, from-1, int64(-1)
-			rows, err := tx.c.QueryContext(ctx, `SELECT seq, ended_at FROM runs WHERE seq >= ? ORDER BY seq LIMIT ?`, from, purgeChunk)
+			rows, err := tx.c.QueryContext(ctx, `SELECT seq, ended_at, created_at FROM runs WHERE seq >= ? ORDER BY seq LIMIT ?`, from, purgeChunk)
 			if err != nil {
 				return err
 			}
 			walked := 0
 			for rows.Next() {
-				var seq int64
+				var seq, created int64
 				var ended sql.NullInt64
-				if err := rows.Scan(&seq, &ended); err != nil {
+				if err := rows.Scan(&seq, &ended, &created); err != nil {
 					rows.Close()
 					return err
+				}
+				if created >= before {
+					// Neither this run nor, clocks agreeing, any after it
+					// (seq follows creation) can have ended before the
+					// cutoff: the walk ends. One that did, on a host whose
+					// clock was behind, waits for a later purge: the mark
+					// stays below it.
+					walked = -1
+					break
 				}
 				walked++
 				hi = seq
@@ -346,7 +355,7 @@ func (s *Store) PurgeBefore(ctx context.Context, before int64) (_ int64, err err
 			if err := rows.Close(); err != nil {
 				return err
 			}
-			if walked < purgeChunk {
+			if walked < purgeChunk { // the last run, or the first created after the cutoff
 				done = true
 			}
 			if !held {

@@ -305,9 +305,9 @@ func testPurgeForgetsShared(t *testing.T, s runner.Store, ownRows func(*testing.
 			t.Fatal(err)
 		}
 	}
-	end(old.run.ID, 100)
-	end(newer.run.ID, 300)
-	if _, err := s.PurgeBefore(c, 200); err != nil {
+	end(old.run.ID, after(100))
+	end(newer.run.ID, after(300))
+	if _, err := s.PurgeBefore(c, after(200)); err != nil {
 		t.Fatal(err)
 	}
 	// The old turn's input is forgotten: its items, its request.
@@ -324,7 +324,7 @@ func testPurgeForgetsShared(t *testing.T, s runner.Store, ownRows func(*testing.
 	}
 	// The newer turn, which repeated it, still reads whole.
 	ss.readsBack(newer)
-	if _, err := s.PurgeBefore(c, 400); err != nil {
+	if _, err := s.PurgeBefore(c, after(400)); err != nil {
 		t.Fatal(err)
 	}
 	for _, tr := range ss.turns {

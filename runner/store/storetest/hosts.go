@@ -65,39 +65,39 @@ func testPurgeLater(t *testing.T, s runner.Store) {
 		switch {
 		case i == 10: // running through the first purges
 		case i == 20:
-			end(id, 250) // ended after the first cutoff
+			end(id, after(250)) // ended after the first cutoff
 		default:
-			end(id, 100)
+			end(id, after(100))
 		}
 	}
-	purge(200, 298)
-	purge(200, 0)
+	purge(after(200), 298)
+	purge(after(200), 0)
 	purged(ids[10], false)
 	purged(ids[20], false)
 	purged(waiting, false)
-	purge(300, 1) // ids[20]
+	purge(after(300), 1) // ids[20]
 	purged(ids[20], true)
 	purged(ids[10], false)
 	// (a) The run that was running when the purges passed it ends.
-	end(ids[10], 250)
+	end(ids[10], after(250))
 	later := mustCreate(t, s, "acme", runner.StatusRunning, 2, nil)
-	end(later[0], 260)
-	purge(300, 2) // ids[10], later[0]
+	end(later[0], after(260))
+	purge(after(300), 2) // ids[10], later[0]
 	purged(ids[10], true)
 	purged(later[0], true)
 	purged(later[1], false)
 	// (b) The oldest run, waiting on a host that went away, is
 	// interrupted after every purge so far passed it.
-	if n, err := s.MarkInterrupted(ctx(t), "host-gone", 280); err != nil || n != 1 {
+	if n, err := s.MarkInterrupted(ctx(t), "host-gone", after(280)); err != nil || n != 1 {
 		t.Fatalf("MarkInterrupted = %d, %v; want 1", n, err)
 	}
-	purge(300, 1)
+	purge(after(300), 1)
 	purged(waiting, true)
 	purged(later[1], false)
-	end(later[1], 350)
-	purge(400, 1)
+	end(later[1], after(350))
+	purge(after(400), 1)
 	purged(later[1], true)
-	purge(400, 0)
+	purge(after(400), 0)
 }
 
 // PurgeBefore empties request and output of runs ended before the cutoff
@@ -110,9 +110,9 @@ func testPurgeBefore(t *testing.T, s runner.Store) {
 		}
 	}
 	ids := mustCreate(t, s, "acme", runner.StatusRunning, 3, nil)
-	end(ids[0], 100)
-	end(ids[1], 300)
-	n, err := s.PurgeBefore(ctx(t), 200)
+	end(ids[0], after(100))
+	end(ids[1], after(300))
+	n, err := s.PurgeBefore(ctx(t), after(200))
 	if err != nil || n != 1 {
 		t.Fatalf("PurgeBefore = %d, %v; want 1", n, err)
 	}
@@ -120,7 +120,7 @@ func testPurgeBefore(t *testing.T, s runner.Store) {
 	if old.Request != nil || old.Output != "" {
 		t.Fatalf("purged run still holds input %q / output %q", old.Request, old.Output)
 	}
-	if old.Status != runner.StatusCompleted || old.Usage == nil || old.Usage.TotalTokens != 3 || *old.EndedAt != 100 {
+	if old.Status != runner.StatusCompleted || old.Usage == nil || old.Usage.TotalTokens != 3 || *old.EndedAt != after(100) {
 		t.Fatalf("purge changed the run record itself: %+v", old)
 	}
 	for _, id := range ids[1:] {
@@ -131,7 +131,7 @@ func testPurgeBefore(t *testing.T, s runner.Store) {
 	if r := mustGet(t, s, ids[1]); r.Output != "secret answer" {
 		t.Fatalf("newer run lost its output: %q", r.Output)
 	}
-	if n, err := s.PurgeBefore(ctx(t), 200); err != nil || n != 0 {
+	if n, err := s.PurgeBefore(ctx(t), after(200)); err != nil || n != 0 {
 		t.Fatalf("second PurgeBefore = %d, %v; want 0", n, err)
 	}
 	// What the response history kept of a purged run goes too.
@@ -151,9 +151,9 @@ func testPurgeBefore(t *testing.T, s runner.Store) {
 			t.Fatal(err)
 		}
 	}
-	end(purged, 100)
-	end(kept, 300)
-	if _, err := s.PurgeBefore(ctx(t), 200); err != nil {
+	end(purged, after(100))
+	end(kept, after(300))
+	if _, err := s.PurgeBefore(ctx(t), after(200)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := hs.ResponseItems(ctx(t), purged); err != nil || len(got) != 0 {

@@ -108,7 +108,7 @@ func OutputOnce(t *testing.T, open func(t *testing.T) runner.Store, stored func(
 		s := open(t)
 		h := s.(runner.HistoryStore)
 		c := t.Context()
-		first := endedTurn(t, s, "t1", nil, answer, answer, true, false, 100)
+		first := endedTurn(t, s, "t1", nil, answer, answer, true, false, after(100))
 		// The next turn resends the first one's input and answer: it shares
 		// them, the answer's row included.
 		items, err := h.ResponseItems(c, first)
@@ -119,13 +119,13 @@ func OutputOnce(t *testing.T, open func(t *testing.T) runner.Store, stored func(
 		for _, it := range items {
 			history = append(history, it.Message)
 		}
-		second := endedTurn(t, s, "t1", history, long("answer 2"), long("answer 2"), true, false, 300)
+		second := endedTurn(t, s, "t1", history, long("answer 2"), long("answer 2"), true, false, after(300))
 		if err := h.DeleteResponse(c, "t1", first); err != nil {
 			t.Fatal(err)
 		}
 		checkOutput(t, s, "t1", first, "")
 		checkOutput(t, s, "t1", second, long("answer 2"))
-		if _, err := s.PurgeBefore(c, 400); err != nil {
+		if _, err := s.PurgeBefore(c, after(400)); err != nil {
 			t.Fatal(err)
 		}
 		checkOutput(t, s, "t1", second, "")

@@ -140,15 +140,15 @@ func ForgetGeneration(t *testing.T, open func(t *testing.T) runner.Store) {
 	for _, e := range []struct {
 		run string
 		at  int64
-	}{{turns["t1"][0].run.ID, 300}, {turns["t2"][0].run.ID, 100}, {turns["t2"][1].run.ID, 300}, {turns["t3"][0].run.ID, 100}, {turns["t3"][1].run.ID, 100}} {
+	}{{turns["t1"][0].run.ID, after(300)}, {turns["t2"][0].run.ID, after(100)}, {turns["t2"][1].run.ID, after(300)}, {turns["t3"][0].run.ID, after(100)}, {turns["t3"][1].run.ID, after(100)}} {
 		if err := s.Transition(c, e.run, runner.Transition{Status: runner.StatusCompleted, EndedAt: ptr(e.at)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	changed("end runs", func() error { return nil })
-	changed("purge", func() error { _, err := s.PurgeBefore(c, 200); return err }, "t2", "t3")
-	changed("purge that forgets nothing more", func() error { _, err := s.PurgeBefore(c, 200); return err })
-	changed("purge the rest", func() error { _, err := s.PurgeBefore(c, 400); return err }, "t1", "t2")
+	changed("purge", func() error { _, err := s.PurgeBefore(c, after(200)); return err }, "t2", "t3")
+	changed("purge that forgets nothing more", func() error { _, err := s.PurgeBefore(c, after(200)); return err })
+	changed("purge the rest", func() error { _, err := s.PurgeBefore(c, after(400)); return err }, "t1", "t2")
 
 	item := func(i int) runner.ConversationItem {
 		return runner.ConversationItem{ID: fmt.Sprintf("msg_%02d", i), Data: json.RawMessage(fmt.Sprintf(`{"id":"msg_%02d"}`, i))}

@@ -246,9 +246,9 @@ func testSharedPurge(t *testing.T, s runner.Store, ownBytes func(t *testing.T, s
 		} else {
 			r = a.turn(2, nil)
 		}
-		end := int64(100) // the first four end long ago
+		end := after(100) // the first four end long ago
 		if i >= 4 {
-			end = 300
+			end = after(300)
 		}
 		if i != 7 { // the last one is still running
 			if err := s.Transition(ctx(t), r.ID, runner.Transition{Status: runner.StatusCompleted, Output: "done", EndedAt: &end}); err != nil {
@@ -259,7 +259,7 @@ func testSharedPurge(t *testing.T, s runner.Store, ownBytes func(t *testing.T, s
 	if own := ownBytes(t, s, a.runs[4].ID); own >= len(a.runs[4].Request) {
 		t.Fatalf("turn 4 stores %d of %d bytes: the test needs it based on turn 3", own, len(a.runs[4].Request))
 	}
-	if _, err := s.PurgeBefore(ctx(t), 200); err != nil {
+	if _, err := s.PurgeBefore(ctx(t), after(200)); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]byte{}
@@ -273,13 +273,13 @@ func testSharedPurge(t *testing.T, s runner.Store, ownBytes func(t *testing.T, s
 		t.Fatalf("a turn after the purge stores %d of %d bytes: it shares nothing", own, len(r.Request))
 	}
 	a.check(want)
-	end := int64(300)
+	end := after(300)
 	for _, r := range a.runs[7:] {
 		if err := s.Transition(ctx(t), r.ID, runner.Transition{Status: runner.StatusCompleted, Output: "done", EndedAt: &end}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.PurgeBefore(ctx(t), 400); err != nil {
+	if _, err := s.PurgeBefore(ctx(t), after(400)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range a.runs {

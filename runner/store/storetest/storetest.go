@@ -63,6 +63,15 @@ func Run(t *testing.T, open func(t *testing.T) runner.Store) {
 
 // newRun returns a run of tenant in status, with every field set so that a
 // store dropping one fails CreateAndGet.
+// created is when the suite's runs were created (newRun). A run ends
+// after it was created: the retention tests' end times and cutoffs are
+// after(n), n seconds past it (a store may stop its purge at the first
+// run created after the cutoff).
+const created = int64(1_700_000_000)
+
+// after is n seconds after the runs' creation.
+func after(n int64) int64 { return created + n }
+
 func newRun(tenant string, status runner.Status) *runner.Run {
 	started := int64(1_700_000_001)
 	req, _ := json.Marshal(runner.Request{Input: []runner.Message{{Role: "user", Content: "hi"}}, Stream: true})
@@ -80,7 +89,7 @@ func newRun(tenant string, status runner.Status) *runner.Run {
 		CorrelationID: "corr-1",
 		HostID:        "host-a",
 		TraceID:       "4bf92f3577b34da6a3ce929d0e0e4736",
-		CreatedAt:     1_700_000_000,
+		CreatedAt:     created,
 		StartedAt:     &started,
 		Request:       req,
 		Attempts:      1,
