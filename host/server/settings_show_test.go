@@ -829,7 +829,7 @@ func showRetention(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.Exec(`UPDATE runs SET ended_at = ended_at - 3600`)
+	_, err = db.Exec(`UPDATE runs SET created_at = created_at - 3600, ended_at = ended_at - 3600`)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
