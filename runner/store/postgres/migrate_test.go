@@ -80,7 +80,13 @@ func openAtVersion(t *testing.T, v int, seed ...string) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := append(append([]string{}, migrations[:v]...),
+	var qs []string
+	for _, m := range migrations[:v] {
+		if q := m.plain(); q != "" {
+			qs = append(qs, q)
+		}
+	}
+	qs = append(qs,
 		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
 		`INSERT INTO schema_version (version) VALUES (`+strconv.Itoa(v)+`)`)
 	for _, q := range append(qs, seed...) {

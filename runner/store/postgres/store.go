@@ -100,7 +100,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, wrap("cannot connect", err)
 	}
-	if err := migrate(pctx, pool); err != nil {
+	// Migrating may take long: an upgrade's index builds read every run,
+	// and a host waits for another's to end.
+	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("runner/store/postgres: migrate: %w", err)
 	}
