@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -344,7 +345,10 @@ const migrateLock = 0x72756e65646765 // "runedge"
 // transaction per migration lets go of an ALTER TABLE's exclusive lock
 // before the next migration's work, where one transaction for them all
 // held it to the end.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	pc, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -356,7 +360,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := conn.Exec(ctx, `SET statement_timeout = 0`); err != nil {
 		return err
 	}
-	if err := lockMigrations(ctx, conn); err != nil {
+	if err := lockMigrations(ctx, conn, log); err != nil {
 		return err
 	}
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, building INTEGER NOT NULL DEFAULT 0);
@@ -378,7 +382,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return migrateNew(ctx, conn)
 	}
 	if building > 0 {
-		if err := finishBuilds(ctx, conn, building); err != nil {
+		if err := finishBuilds(ctx, conn, building, log); err != nil {
 			return err
 		}
 	}
@@ -401,7 +405,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("migration %d: %w", v+1, err)
 		}
 		if mark > 0 {
-			if err := finishBuilds(ctx, conn, mark); err != nil {
+			if err := finishBuilds(ctx, conn, mark, log); err != nil {
 				return err
 			}
 		}
@@ -431,7 +435,7 @@ func migrateNew(ctx context.Context, conn *pgx.Conn) error {
 // waits out in turn (it waits for every transaction older than its own
 // snapshot): a deadlock that PostgreSQL breaks by failing one of the two,
 // the build or the start. A try holds its snapshot for a moment only.
-func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
+func lockMigrations(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
 	wait := 10 * time.Millisecond
 	for {
 		var ok bool
@@ -440,6 +444,9 @@ func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
 		}
 		if ok {
 			return nil
+		}
+		if wait == 10*time.Millisecond {
+			log.Info("store: waiting for another host's schema migration")
 		}
 		select {
 		case <-ctx.Done():
@@ -455,15 +462,19 @@ func lockMigrations(ctx context.Context, conn *pgx.Conn) error {
 // done is skipped, and one left INVALID by a build that was interrupted
 // (its process or connection lost, a cancel, a deadlock) is dropped and
 // built again, since CREATE INDEX … IF NOT EXISTS would take it for done.
-func finishBuilds(ctx context.Context, conn *pgx.Conn, n int) error {
+func finishBuilds(ctx context.Context, conn *pgx.Conn, n int, log *slog.Logger) error {
 	if n > len(migrations) {
 		return fmt.Errorf("migration %d: builds left unfinished by a newer binary", n)
 	}
 	m := migrations[n-1]
 	for _, b := range m.builds {
-		if err := runBuild(ctx, conn, b); err != nil {
+		begin := time.Now()
+		if err := runBuild(ctx, conn, b, func() {
+			log.Info("store: building an index concurrently; writes go on", "migration", n, "index", b.index)
+		}); err != nil {
 			return fmt.Errorf("migration %d: index %s: %w", n, b.index, err)
 		}
+		log.Debug("store: index build done", "migration", n, "index", b.index, "took", time.Since(begin))
 	}
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if m.after != "" {
@@ -481,8 +492,8 @@ func finishBuilds(ctx context.Context, conn *pgx.Conn, n int) error {
 }
 
 // runBuild makes b's index exist, valid (or, for a drop, not exist)
-// without blocking the table's writers.
-func runBuild(ctx context.Context, conn *pgx.Conn, b build) error {
+// without blocking the table's writers; starting is called before a build.
+func runBuild(ctx context.Context, conn *pgx.Conn, b build, starting func()) error {
 	if b.on != "" {
 		var valid bool
 		err := conn.QueryRow(ctx, `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, b.index).Scan(&valid)
@@ -500,6 +511,7 @@ func runBuild(ctx context.Context, conn *pgx.Conn, b build) error {
 	if b.on == "" {
 		return nil
 	}
+	starting()
 	_, err := conn.Exec(ctx, `CREATE INDEX CONCURRENTLY `+b.index+` ON `+b.on)
 	return err
 }

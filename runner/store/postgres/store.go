@@ -32,6 +32,7 @@ type Options struct {
 	// connection per batch, the cancel listener one, readers the rest.
 	MaxConns int32
 	// Logger receives the warning of a connection that may go without TLS
+	// and the start and end of each index build of an upgrade
 	// (nil: none).
 	Logger *slog.Logger
 }
@@ -102,7 +103,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	// Migrating may take long: an upgrade's index builds read every run,
 	// and a host waits for another's to end.
-	if err := migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, pool, o.Logger); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("runner/store/postgres: migrate: %w", err)
 	}
