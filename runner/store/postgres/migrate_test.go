@@ -2,14 +2,10 @@ package postgres
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/runedge/runedge/runner"
-	"github.com/runedge/runedge/runner/store/postgres/pgtest"
 )
 
 // A database at schema version 6 (sessions and threads in tables of their
@@ -74,29 +70,7 @@ func TestMigrateFromVersion14(t *testing.T) {
 // to the current version; the store is closed when the test ends.
 func openAtVersion(t *testing.T, v int, seed ...string) *Store {
 	t.Helper()
-	ctx := t.Context()
-	dsn := pgtest.Schema(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []string
-	for _, m := range migrations[:v] {
-		if q := m.plain(); q != "" {
-			qs = append(qs, q)
-		}
-	}
-	qs = append(qs,
-		`CREATE TABLE schema_version (version INTEGER NOT NULL)`,
-		`INSERT INTO schema_version (version) VALUES (`+strconv.Itoa(v)+`)`)
-	for _, q := range append(qs, seed...) {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			conn.Close(ctx)
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	conn.Close(ctx)
-	s, err := Open(ctx, dsn, Options{})
+	s, err := Open(t.Context(), schemaAt(t, v, seed...), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
