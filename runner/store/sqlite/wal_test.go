@@ -142,8 +142,8 @@ func writeSteadily(t *testing.T, s *Store, host string, writers int, runs *atomi
 // startsOver takes the checkpointer's ticks of stores in turn, as
 // TestWALStartsOverUnderSteadyWrites does one store's, while writing
 // reports writes going on: each of cycles checkpoints must start the log
-// over.
-func startsOver(t *testing.T, path string, stores []*Store, cycles int, runs *atomic.Int64, writing func() bool) {
+// over within perCycle runs.
+func startsOver(t *testing.T, path string, stores []*Store, cycles int, perCycle int64, runs *atomic.Int64, writing func() bool) {
 	tick := func(s *Store) int {
 		s.ckpt.before()
 		frames, err := s.ckpt.checkpoint(t.Context(), "PASSIVE")
@@ -153,6 +153,7 @@ func startsOver(t *testing.T, path string, stores []*Store, cycles int, runs *at
 		return frames
 	}
 	for c := range cycles {
+		from := runs.Load()
 		frames := 0
 		for frames < tailFrames && writing() {
 			frames = tick(stores[c%len(stores)])
@@ -160,7 +161,7 @@ func startsOver(t *testing.T, path string, stores []*Store, cycles int, runs *at
 		}
 		before, _ := walState(t, path)
 		restarted := false
-		for i := 0; !restarted && writing(); i++ {
+		for i := 0; !restarted && writing() && runs.Load()-from <= perCycle; i++ {
 			s := stores[i%len(stores)]
 			tick(s)
 			s.ckpt.after()
@@ -171,9 +172,9 @@ func startsOver(t *testing.T, path string, stores []*Store, cycles int, runs *at
 		_, size := walState(t, path)
 		if !restarted {
 			t.Fatalf("cycle %d: a checkpoint of %d frames under steady writes from two writers, then %d runs, and the WAL did not start over (%d bytes)",
-				c, frames, runs.Load(), size)
+				c, frames, runs.Load()-from, size)
 		}
-		t.Logf("cycle %d: %d frames checkpointed, the WAL started over; %d runs so far, %d bytes", c, frames, runs.Load(), size)
+		t.Logf("cycle %d: %d frames checkpointed, the WAL started over; %d runs, %d bytes", c, frames, runs.Load()-from, size)
 	}
 }
 
@@ -198,10 +199,10 @@ func TestWALStartsOverUnderTwoWriters(t *testing.T) {
 		defer s.Close()
 		stores = append(stores, s)
 	}
-	// Some 150 runs a cycle here, 600 for one store's three; without the
-	// change a cycle took 1,171 and 5,396 runs once, and none of 12,800
-	// another time.
-	const maxRuns = 4000
+	// Each cycle within 800 runs: 100–290 here (six runs' cycles); without
+	// the change the slowest cycle of a run took 726, 1,369, 3,255 and
+	// 4,225 runs, and in another none of 12,800 started the log over.
+	const maxRuns = 2 * 6400
 	var (
 		wg   sync.WaitGroup
 		runs atomic.Int64
@@ -211,7 +212,7 @@ func TestWALStartsOverUnderTwoWriters(t *testing.T) {
 	writeSteadily(t, stores[1], "h1", 8, &runs, maxRuns, &stop, &wg)
 	defer wg.Wait()
 	defer stop.Store(true)
-	startsOver(t, path, stores, 3, &runs, func() bool { return runs.Load() < maxRuns && !t.Failed() })
+	startsOver(t, path, stores, 3, 800, &runs, func() bool { return runs.Load() < maxRuns && !t.Failed() })
 }
 
 // writerChildEnv names the file the child of
@@ -283,5 +284,5 @@ func TestWALStartsOverBesideAnotherProcess(t *testing.T) {
 	writeSteadily(t, s, "parent", 8, &runs, maxRuns, &stop, &wg)
 	defer wg.Wait()
 	defer stop.Store(true)
-	startsOver(t, path, []*Store{s}, 3, &runs, func() bool { return runs.Load() < maxRuns && !t.Failed() })
+	startsOver(t, path, []*Store{s}, 3, 800, &runs, func() bool { return runs.Load() < maxRuns && !t.Failed() })
 }
