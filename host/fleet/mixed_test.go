@@ -32,6 +32,7 @@ type outcome struct {
 	ecode string // the error code of a refusal
 	runID string // from x-service-run-id, or a turn's metadata.service.run_id
 	done  bool   // the whole reply came: a body, [DONE], response.completed
+	id    string // the reply's id (a response's, from its body or response.completed)
 }
 
 func (o outcome) String() string {
@@ -57,7 +58,8 @@ func post(h *host, kind, path, body string) (o outcome) {
 	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		b, err := io.ReadAll(res.Body)
 		o.err = err
-		o.done = err == nil && gjson.ValidBytes(b) && gjson.GetBytes(b, "id").Str != ""
+		o.id = gjson.GetBytes(b, "id").Str
+		o.done = err == nil && gjson.ValidBytes(b) && o.id != ""
 		return o
 	}
 	sc := bufio.NewScanner(res.Body)
@@ -66,6 +68,9 @@ func post(h *host, kind, path, body string) (o outcome) {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if ok && (data == "[DONE]" || gjson.Get(data, "type").Str == "response.completed") {
 			o.done = true
+			if data != "[DONE]" {
+				o.id = gjson.Get(data, "response.id").Str
+			}
 		}
 	}
 	o.err = sc.Err()

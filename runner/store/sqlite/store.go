@@ -66,6 +66,11 @@ type Store struct {
 	apart int
 }
 
+// busyTimeoutMS is the writer's busy_timeout: how long a write waits for
+// a lock another process (another host on the file) holds before it
+// fails SQLITE_BUSY, an outage (outage.go).
+const busyTimeoutMS = 10000
+
 // writerCacheKiB bounds the writer connection's page cache (SQLite's
 // default is 2,000 KiB per connection). The writer's cache fills with the
 // pages its commits wrote, most of which no later statement reads (an
@@ -112,7 +117,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		// wal_autocheckpoint(0): the checkpointer goroutine does it, so no
 		// request's commit carries a checkpoint and its fsyncs.
 		// cache_size and cache_spill: writerCacheKiB.
-		"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)", "wal_autocheckpoint(0)",
+		"_pragma": {"busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)", "wal_autocheckpoint(0)",
 			"cache_size(-" + strconv.Itoa(writerCacheKiB) + ")", "cache_spill(0)"},
 		// Write transactions take the lock at BEGIN, so two of them can
 		// never deadlock upgrading from a read lock.

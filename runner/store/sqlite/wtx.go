@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -64,14 +65,59 @@ func (t *wtx) begin(ctx context.Context) error {
 		// transaction starts it over. PASSIVE never waits: if the
 		// checkpointer holds the checkpoint lock again, it is BUSY, and
 		// the log starts over after a later one.
-		var busy, log, done int
-		t.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+		if t.sharedFile() {
+			t.restartTail(ctx)
+		} else {
+			var busy, log, done int
+			t.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+		}
 	}
 	if _, err := t.exec(ctx, t.st.begin); err != nil {
 		t.mu.Unlock()
 		return err
 	}
 	return nil
+}
+
+// persistWALShared is the bit the writer's file sets in its answer to a
+// SQLITE_FCNTL_PERSIST_WAL query when another writer (another host)
+// shares the file (walvfs.go, dbFileControl); never set where the
+// writer's VFS is not registered.
+const persistWALShared = 2
+
+// sharedFile asks the writer's file whether another writer shares it;
+// the query also lets the kept read lock go (walvfs.go).
+func (t *wtx) sharedFile() bool {
+	shared := false
+	t.c.Raw(func(dc any) error {
+		if fc, ok := dc.(sqlite.FileControl); ok {
+			v, err := fc.FileControlPersistWAL("main", -1)
+			shared = err == nil && v >= 0 && v&persistWALShared != 0
+		}
+		return nil
+	})
+	return shared
+}
+
+// tailBusyMS bounds, in ms, restartTail's wait for the other host's
+// transaction and for readers: this host's writes wait behind it.
+const tailBusyMS = 250
+
+// restartTail copies the tail of a log another host appends to as well.
+// A PASSIVE copy between this writer's batches cannot stop the other
+// host appending before this writer's next BEGIN, so under steady writes
+// from both the log was seldom wholly copied when a write began, and
+// never started over. A RESTART checkpoint holds the write lock while it
+// copies the tail (the bulk was copied by the checkpointer's PASSIVE one)
+// and until no reader uses the log: whichever host writes next starts
+// the log over. Its waits use the busy handler, bounded here by
+// tailBusyMS instead of busy_timeout: past it the checkpoint gives up
+// (busy), and a later tick tries again.
+func (t *wtx) restartTail(ctx context.Context) {
+	var busy, log, done int
+	t.c.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(tailBusyMS))
+	t.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &log, &done)
+	t.c.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS))
 }
 
 // releaseReadLock lets go the read lock the writer keeps from one
