@@ -55,6 +55,11 @@ type Handle struct {
 	// names only runs between the two, since it would find the others'
 	// leases missing or ended and report them lost.
 	leased, ending atomic.Bool
+	// leaseBy is the first lease's expiry as reckoned when the run was
+	// prepared (Unix ms), a lower bound of the one its start writes
+	// (Run.LeaseFor): startOutlivesLease reads it while the start is in
+	// flight, and the start sets run.LeaseExpiresAt meanwhile.
+	leaseBy int64
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
