@@ -103,9 +103,9 @@ func newLeasing(c LeaseConfig) *leasing {
 // leaseOf gives run a new run's lease, when the service keeps leases. The
 // store counts it from the start's write (Run.LeaseFor): the expiry
 // reckoned here, when the run is prepared, is only a lower bound of the
-// one written (startOutlivesLease), since what comes before the write
-// (reading the history, recording the request, the writer's queue) may
-// take longer than the lease.
+// one written, since what comes before the write (reading the history,
+// recording the request, the writer's queue) may take longer than the
+// lease.
 func (s *Service) leaseOf(run *Run) {
 	if s.lease == nil {
 		return
@@ -248,10 +248,10 @@ func (s *Service) takeOver(ctx context.Context) {
 	if draining || limit <= 0 {
 		return
 	}
-	now := s.now()
-	if s.startOutlivesLease(now) {
+	if s.startOutlivesLease() {
 		return
 	}
+	now := s.now()
 	runs, err := s.lease.store.AcquireExpired(ctx, LeaseClaim{HostID: s.host, Limit: limit,
 		Now: now.UnixMilli(), Until: now.Add(s.lease.length).UnixMilli()})
 	if err != nil {
@@ -265,7 +265,8 @@ func (s *Service) takeOver(ctx context.Context) {
 
 // startOutlivesLease reports whether a run of this host's is still in its
 // start (not yet leased, so not renewed) while its first lease, reckoned
-// from its preparation, runs out before the next renewal. The store
+// from its admission (Handle.begun, on the monotonic clock), runs out
+// before the next renewal. The store
 // counts that lease from the start's write (Run.LeaseFor), so a start
 // that waited for the writer (a 1 MB stored input under -race on a loaded
 // machine took 12 s to commit against a 10 s lease) commits a lease that
@@ -276,16 +277,16 @@ func (s *Service) takeOver(ctx context.Context) {
 // lease, a takeover would find this host's own live run expired and fence
 // its end; this host, which knows the start is in flight, takes nothing
 // meanwhile (another host cannot know, and relies on the lease being far
-// longer than a commit). The bound is loose, the preparation's estimate
-// of the lease being earlier than the written one: it only defers this
-// host's takeovers while such a start lasts. Runs in flight are few, and
-// this runs once per renewal, not per request.
-func (s *Service) startOutlivesLease(now time.Time) bool {
-	soon := now.Add(s.lease.renew).UnixMilli()
+// longer than a commit). The bound is loose, the admission coming before
+// the write: it only defers this host's takeovers while such a start
+// lasts. Runs in flight are few, and this runs once per renewal, not per
+// request.
+func (s *Service) startOutlivesLease() bool {
+	within := s.lease.length - s.lease.renew
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range s.runs {
-		if h.lease != 0 && !h.leased.Load() && h.leaseBy <= soon {
+		if h.lease != 0 && !h.leased.Load() && time.Since(h.begun) >= within {
 			return true
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	}
 	s.leaseOf(&run)
 	h := newHandle(ctx, s, run, spec.Request.Stream)
-	h.lease, h.leaseBy = run.LeaseToken, run.LeaseExpiresAt
+	h.lease = run.LeaseToken
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
 	// A native run's events are its history's, streamed or not: the

@@ -57,14 +57,15 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		return err
 	}
 	*pooled = args
-	// A lease counted from the write (Run.LeaseFor) gets its expiry as
-	// the write executes: lease_expires is the insert's last value.
-	leaseFor := r.LeaseFor
 	mark := !s.marks.isMarked(r.HostID) // the host's first run here: give it a mark
 	added := false
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
-		if leaseFor > 0 {
-			args[len(args)-1] = leaseFromNow(leaseFor)
+		// A lease counted from the write (Run.LeaseFor) gets its expiry
+		// as the write executes: lease_expires is the insert's last
+		// value. (r.LeaseFor, not a copy captured: that took the closure
+		// to the next size class, 16 bytes more per run.)
+		if r.LeaseFor > 0 {
+			args[len(args)-1] = leaseFromNow(r.LeaseFor)
 		}
 		res, err := tx.exec(ctx, ins, args...)
 		if err != nil {
@@ -110,7 +111,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 		}
 		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
 	}
-	if leaseFor > 0 {
+	if r.LeaseFor > 0 {
 		r.LeaseExpiresAt = args[len(args)-1].(int64)
 	}
 	return nil
