@@ -266,11 +266,11 @@ func (s *Service) takeOver(ctx context.Context) {
 // startOutlivesLease reports whether a run of this host's is still in its
 // start (not yet leased, so not renewed) while its first lease, reckoned
 // from its admission (Handle.begun, on the monotonic clock), runs out
-// before the next renewal. The store
-// counts that lease from the start's write (Run.LeaseFor), so a start
-// that waited for the writer (a 1 MB stored input under -race on a loaded
-// machine took 12 s to commit against a 10 s lease) commits a lease that
-// has not run out, for every host. What the write's expiry does not
+// before the next renewal. The store counts that lease from the start's
+// write (Run.LeaseFor), so a start that waited for the writer (a 1 MB
+// stored input under -race on a loaded machine took 12 s to commit
+// against a 10 s lease) commits a lease that has not run out, for every
+// host. What the write's expiry does not
 // cover is the rest of the start after its run's row is inserted: the
 // stored input's items joined to the same transaction, the batch's later
 // writes, the commit, the return to the service. If those outlast the

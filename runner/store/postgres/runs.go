@@ -142,20 +142,13 @@ func (s *Store) startShared(ctx context.Context, r *runner.Run, req []byte, args
 	return err
 }
 
-// write queues one statement on the group-commit writer and waits for
-// its batch's commit.
-func (s *Store) write(ctx context.Context, sql string, args []any) error {
-	return s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
-		p.exec(sql, args...)
-		return nil
-	})
-}
-
-// writeRun writes run r's insert, sql with args (runArgs' values first),
-// as write does. A lease counted from the write (Run.LeaseFor) gets its
-// expiry as the writer puts the insert in its batch, by the host's clock,
-// and r.LeaseExpiresAt is set to it once the batch committed: a start that
-// waited in the writer's queue still commits a lease that has not run out.
+// writeRun queues run r's insert, sql with args (runArgs' values first),
+// on the group-commit writer and waits for its batch's commit. A lease
+// counted from the write (Run.LeaseFor) gets its expiry as the writer puts
+// the insert in its batch (again if a failed batch makes it run alone), by
+// the host's clock, and r.LeaseExpiresAt is set to it once the batch
+// committed: a start that waited in the writer's queue still commits a
+// lease that has not run out.
 func (s *Store) writeRun(ctx context.Context, r *runner.Run, sql string, args []any) error {
 	leaseFor := r.LeaseFor
 	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
