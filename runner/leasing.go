@@ -147,7 +147,15 @@ func (s *Service) startLeasing(ctx context.Context) {
 			case <-t.C:
 			}
 			began := s.now()
+			// A start that returns during this tick's renewal is not
+			// renewed by it, and its lease may have run out by the
+			// takeover: whether one was due is asked before the
+			// renewal as well as in takeOver.
+			starting := s.startOutlivesLease()
 			s.renewLeases(lctx)
+			if starting {
+				continue
+			}
 			if s.now().Sub(began) >= s.lease.length-s.lease.renew {
 				// The renewal waited in the store's queue (behind a long
 				// write) until the leases it wrote, counted from its
