@@ -31,10 +31,7 @@ type Handle struct {
 	// input is what the agent was given (history, then the request's
 	// input, references resolved): compaction lists its user messages.
 	input []Message
-	// deleted: the response was deleted while it ran (DeleteResponse);
-	// its outcome is recorded without output.
-	deleted atomic.Bool
-	token   string // StartSpec.Token, for the per-token bound and the ledger
+	token string // StartSpec.Token, for the per-token bound and the ledger
 
 	// meterAt is the metering the run was admitted under; settle gives its
 	// budgets what the run used (quota.go), quota is what they had left.
@@ -55,15 +52,23 @@ type Handle struct {
 	// names only runs between the two, since it would find the others'
 	// leases missing or ended and report them lost.
 	leased, ending atomic.Bool
+	// deleted: the response was deleted while it ran (DeleteResponse);
+	// its outcome is recorded without output. (Beside the other 4-byte
+	// flags: alone it took 8 bytes, and the Handle must stay within 1016
+	// bytes, 1024 with the allocator's type header for a pointerful
+	// object, or it takes the 1152-byte size class.)
+	deleted atomic.Bool
 
 	parent    context.Context // the request's context, for the terminal write
 	ctx       context.Context // the run's context: parent + cancel cause + deadline
 	cancel    context.CancelCauseFunc
 	stopTimer context.CancelFunc
 
-	// begun is when the run was admitted (monotonic); firstToken is the
-	// offset of the agent's first text delta from it, in nanoseconds (0:
-	// none yet). The agent goroutine writes it, Finish reads it.
+	// begun is when the run was admitted (monotonic; startOutlivesLease
+	// reads it, not run.LeaseExpiresAt, which the start sets meanwhile);
+	// firstToken is the offset of the agent's first text delta from it,
+	// in nanoseconds (0: none yet). The agent goroutine writes it, Finish
+	// reads it.
 	begun      time.Time
 	firstToken atomic.Int64
 

@@ -8,9 +8,10 @@ import (
 // Leases: a run is executed under a lease held by one host, with a fencing
 // token that changes at every acquisition (RATIONALE.md "Leases and
 // fencing"). The lease is taken with the run's start insert (Run.LeaseToken,
-// Run.LeaseExpiresAt: no statement of its own), renewed for all the runs a
-// host holds in one statement per interval, ended by the run's first write
-// to a status other than queued or running, and every write the run makes
+// Run.LeaseExpiresAt: no statement of its own), its first expiry counted
+// from that write (Run.LeaseFor), renewed for all the runs a host holds in
+// one statement per interval, ended by the run's first write to a status
+// other than queued or running, and every write the run makes
 // after its start is conditional on the token (Transition.Lease). When a
 // lease runs out, because its host crashed, froze or was scaled away, any
 // live host takes the run over, exactly once across the fleet

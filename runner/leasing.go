@@ -100,12 +100,18 @@ func newLeasing(c LeaseConfig) *leasing {
 	return l
 }
 
-// leaseOf gives run a new run's lease, when the service keeps leases.
+// leaseOf gives run a new run's lease, when the service keeps leases. The
+// store counts it from the start's write (Run.LeaseFor): the expiry
+// reckoned here, when the run is prepared, is only a lower bound of the
+// one written, since what comes before the write (reading the history,
+// recording the request, the writer's queue) may take longer than the
+// lease.
 func (s *Service) leaseOf(run *Run) {
 	if s.lease == nil {
 		return
 	}
 	run.LeaseToken = 1
+	run.LeaseFor = s.lease.length
 	run.LeaseExpiresAt = s.now().Add(s.lease.length).UnixMilli()
 }
 
@@ -141,7 +147,15 @@ func (s *Service) startLeasing(ctx context.Context) {
 			case <-t.C:
 			}
 			began := s.now()
+			// A start that returns during this tick's renewal is not
+			// renewed by it, and its lease may have run out by the
+			// takeover: whether one was due is asked before the
+			// renewal as well as in takeOver.
+			starting := s.startOutlivesLease()
 			s.renewLeases(lctx)
+			if starting {
+				continue
+			}
 			if s.now().Sub(began) >= s.lease.length-s.lease.renew {
 				// The renewal waited in the store's queue (behind a long
 				// write) until the leases it wrote, counted from its
@@ -242,10 +256,10 @@ func (s *Service) takeOver(ctx context.Context) {
 	if draining || limit <= 0 {
 		return
 	}
-	now := s.now()
-	if s.startOutlivesLease(now) {
+	if s.startOutlivesLease() {
 		return
 	}
+	now := s.now()
 	runs, err := s.lease.store.AcquireExpired(ctx, LeaseClaim{HostID: s.host, Limit: limit,
 		Now: now.UnixMilli(), Until: now.Add(s.lease.length).UnixMilli()})
 	if err != nil {
@@ -258,20 +272,29 @@ func (s *Service) takeOver(ctx context.Context) {
 }
 
 // startOutlivesLease reports whether a run of this host's is still in its
-// start's write (not yet leased, so not renewed) while its first lease
-// runs out before the next renewal. The takeover's store call waits for
-// the writer, which that start holds; once it commits, the call would
-// find the run's lease expired and take this host's own live run over,
-// fencing its end (a 1 MB stored input under -race on a loaded machine
-// took 12 s to commit against a 10 s lease). A tick that finds one
-// takes nothing; the run is renewed with the others once its start
-// returns. Runs in flight are few, and this runs once per renewal.
-func (s *Service) startOutlivesLease(now time.Time) bool {
-	soon := now.Add(s.lease.renew).UnixMilli()
+// start (not yet leased, so not renewed) while its first lease, reckoned
+// from its admission (Handle.begun, on the monotonic clock), runs out
+// before the next renewal. The store counts that lease from the start's
+// write (Run.LeaseFor), so a start that waited for the writer (a 1 MB
+// stored input under -race on a loaded machine took 12 s to commit
+// against a 10 s lease) commits a lease that has not run out, for every
+// host. What the write's expiry does not
+// cover is the rest of the start after its run's row is inserted: the
+// stored input's items joined to the same transaction, the batch's later
+// writes, the commit, the return to the service. If those outlast the
+// lease, a takeover would find this host's own live run expired and fence
+// its end; this host, which knows the start is in flight, takes nothing
+// meanwhile (another host cannot know, and relies on the lease being far
+// longer than a commit). The bound is loose, the admission coming before
+// the write: it only defers this host's takeovers while such a start
+// lasts. Runs in flight are few, and this runs once per renewal, not per
+// request.
+func (s *Service) startOutlivesLease() bool {
+	within := s.lease.length - s.lease.renew
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range s.runs {
-		if h.lease != 0 && !h.leased.Load() && h.run.LeaseExpiresAt <= soon {
+		if h.lease != 0 && !h.leased.Load() && time.Since(h.begun) >= within {
 			return true
 		}
 	}

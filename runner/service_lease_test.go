@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -280,13 +281,15 @@ func (s slowStart) StartRun(ctx context.Context, r *runner.Run, newSession, newT
 	return err
 }
 
-// A run whose start's write outlasts its first lease is not taken over by
-// its own host's takeover loop: it completes, and its end is not fenced.
+// A run whose start outlasts its first lease, before its write and after
+// it (its joined items, its commit, its return to the service: what the
+// lease counted from the write does not cover), is not taken over by its
+// own host's takeover loop: it completes, and its end is not fenced.
 func TestLeaseStartSlowerThanTheLease(t *testing.T) {
 	st := leaseStore(t)
 	counts := &leaseCounts{}
 	svc, err := runner.NewService(t.Context(), runner.ServiceConfig{
-		Store: slowStart{Store: st, before: 400 * time.Millisecond, after: 200 * time.Millisecond},
+		Store: slowStart{Store: st, before: 400 * time.Millisecond, after: 400 * time.Millisecond},
 		Agent: agent.New(offline.New(offline.Config{})), HostID: "host-a",
 		Leases: runner.LeaseConfig{Store: st, Length: 300 * time.Millisecond, Renew: 50 * time.Millisecond, Observer: counts}})
 	if err != nil {
@@ -341,4 +344,107 @@ type slowRenew struct {
 func (s slowRenew) RenewLeases(ctx context.Context, held []runner.Lease, until int64) ([]string, error) {
 	time.Sleep(s.wait)
 	return s.Store.RenewLeases(ctx, held, until)
+}
+
+// A run whose start waits longer than its first lease before its write
+// (behind the writer, or reading a large input) commits a lease counted
+// from the write: another host's takeover that runs right after the start
+// committed, before the start returns, does not take it, and the run
+// completes on its own host, unfenced.
+func TestLeaseSlowStartNotTakenByAnotherHost(t *testing.T) {
+	st := leaseStore(t)
+	const length = time.Second
+	watched := &watchedTakeovers{Store: st}
+	_, bAgent, err := leaseService(t, st, watched, "host-b", length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := leaseService(t, startThenTakeover{Store: st, before: length + length/5, other: watched}, st, "host-a", length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.Start(t.Context(), spec("hello", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := finish(h)
+	if err != nil {
+		t.Fatalf("the run ended with %v (a fenced end: another host took it over)", err)
+	}
+	r := waitRun(t, st, h.Run().ID, 5*time.Second)
+	if r.Status != runner.StatusCompleted || r.HostID != "host-a" || r.LeaseToken != 1 || watched.taken.Load() != 0 || bAgent.runs.Load() != 0 {
+		t.Fatalf("run %s/%s on %q (token %d), host-b took %d runs; want completed by host-a, none taken",
+			r.Status, r.StatusReason, r.HostID, r.LeaseToken, watched.taken.Load())
+	}
+	if len(res.Text) < 8 || res.Text[:8] != "host-a: " {
+		t.Fatalf("output %.20q is not host-a's", res.Text)
+	}
+}
+
+// leaseService is a service of host id on store st whose leases (of
+// length, renewed every 50 ms) are kept by leases, its agent's answers
+// marked with the host id.
+func leaseService(t *testing.T, st runner.Store, leases runner.LeaseStore, id string, length time.Duration) (*runner.Service, *marked, error) {
+	t.Helper()
+	ag := &marked{Agent: agent.New(offline.New(offline.Config{})), mark: id + ": "}
+	svc, err := runner.NewService(t.Context(), runner.ServiceConfig{Store: st, Agent: ag, HostID: id,
+		Leases: runner.LeaseConfig{Store: leases, Length: length, Renew: 50 * time.Millisecond}})
+	if err == nil {
+		t.Cleanup(svc.Close)
+	}
+	return svc, ag, err
+}
+
+// watchedTakeovers is a host's lease store that counts the runs its
+// takeovers took and tells a waiter when a takeover that began after it
+// asked (next) has returned.
+type watchedTakeovers struct {
+	*sqlite.Store
+	taken   atomic.Int32
+	mu      sync.Mutex
+	waiting []chan struct{}
+}
+
+func (w *watchedTakeovers) AcquireExpired(ctx context.Context, c runner.LeaseClaim) ([]runner.Run, error) {
+	w.mu.Lock()
+	waiting := w.waiting
+	w.waiting = nil
+	w.mu.Unlock()
+	runs, err := w.Store.AcquireExpired(ctx, c)
+	w.taken.Add(int32(len(runs)))
+	for _, ch := range waiting {
+		close(ch)
+	}
+	return runs, err
+}
+
+// next is closed once a takeover that begins after the call has returned.
+func (w *watchedTakeovers) next() <-chan struct{} {
+	ch := make(chan struct{})
+	w.mu.Lock()
+	w.waiting = append(w.waiting, ch)
+	w.mu.Unlock()
+	return ch
+}
+
+// startThenTakeover is a store whose start writes wait before, longer
+// than a lease, and once committed wait for another host's takeover
+// (other) to have run before they return.
+type startThenTakeover struct {
+	*sqlite.Store
+	before time.Duration
+	other  *watchedTakeovers
+}
+
+func (s startThenTakeover) StartRun(ctx context.Context, r *runner.Run, newSession, newThread bool) error {
+	time.Sleep(s.before)
+	if err := s.Store.StartRun(ctx, r, newSession, newThread); err != nil {
+		return err
+	}
+	select {
+	case <-s.other.next():
+		return nil
+	case <-time.After(10 * time.Second):
+		return errors.New("no takeover of the other host's ran after the start committed")
+	}
 }

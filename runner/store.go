@@ -32,7 +32,11 @@ type Store interface {
 	// requests. A store may rely on that derivation to find a session's
 	// or thread's first run by its id (contract.OpenerID); ids made any
 	// other way (a conversation's session, a store written before) must
-	// still be found.
+	// still be found. When r.LeaseFor is positive, the run's lease
+	// expiry is the host's clock (time.Now) when the store executes the
+	// start, in its transaction just before the run's row is inserted,
+	// plus r.LeaseFor, not r.LeaseExpiresAt; the expiry written is set
+	// in r.LeaseExpiresAt once the start committed.
 	StartRun(ctx context.Context, r *Run, newSession, newThread bool) error
 	// Transition moves run id to a new state and records what goes with it.
 	// It refuses (returns ErrNotFound) when the run is already terminal,

@@ -267,4 +267,14 @@ type Run struct {
 	// expiry.
 	LeaseToken     int64 `json:"-"`
 	LeaseExpiresAt int64 `json:"-"`
+	// LeaseFor, when positive, is how long a new run's first lease holds
+	// counted from its start's write: StartRun writes the expiry as the
+	// host's clock when the store executes the start (inside its
+	// transaction, as the run's row is inserted) plus LeaseFor, in place
+	// of LeaseExpiresAt, and sets LeaseExpiresAt to it. A start that
+	// waited in the store's queue, or whose preparation was slow, then
+	// never commits a lease that has already run out, which any host's
+	// takeover would find at once (RATIONALE.md "Leases and fencing").
+	// Not stored, not read back.
+	LeaseFor time.Duration `json:"-"`
 }

@@ -20,9 +20,10 @@ import (
 var _ runner.LeaseStore = (*Store)(nil)
 
 // leaseExpiresArg is the insert's lease_expires: NULL for a run without a
-// lease.
+// lease, and for one whose lease counts from its write (Run.LeaseFor),
+// whose expiry writeRun puts in place as its batch is made.
 func leaseExpiresArg(r *runner.Run) any {
-	if r.LeaseExpiresAt == 0 {
+	if r.LeaseExpiresAt == 0 || r.LeaseFor > 0 {
 		return nil
 	}
 	return r.LeaseExpiresAt

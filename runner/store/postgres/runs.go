@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/runedge/runedge/runner"
@@ -80,7 +81,7 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	if hashes != nil {
 		err = s.startShared(ctx, r, req, args, which, hashes, lens)
 	} else {
-		err = s.write(ctx, insert, args)
+		err = s.writeRun(ctx, r, insert, args)
 	}
 	if err != nil {
 		if noSession(err) {
@@ -120,7 +121,7 @@ func (s *Store) startShared(ctx context.Context, r *runner.Run, req []byte, args
 		tail := append([]any(nil), args...)
 		tail[requestArg] = req[b.prefix:]
 		tail = append(tail, b.id, b.prefix, b.depth+1, hashes[0], lens[0])
-		err := s.write(ctx, [...]string{insertRunTailPlainSQL, insertRunTailNewSessionSQL, insertRunTailInSessionSQL}[which], tail)
+		err := s.writeRun(ctx, r, [...]string{insertRunTailPlainSQL, insertRunTailNewSessionSQL, insertRunTailInSessionSQL}[which], tail)
 		if !baseGone(err) {
 			if err == nil {
 				s.bases.keep(r.TenantID, hashes[0], requestBase{r.ID, lens[0], b.depth + 1})
@@ -134,25 +135,41 @@ func (s *Store) startShared(ctx context.Context, r *runner.Run, req []byte, args
 		cached = false
 	}
 	whole := append(args[:len(args):len(args)], hashes[0], lens[0])
-	err := s.write(ctx, [...]string{insertRunIndexedPlainSQL, insertRunIndexedNewSessionSQL, insertRunIndexedInSessionSQL}[which], whole)
+	err := s.writeRun(ctx, r, [...]string{insertRunIndexedPlainSQL, insertRunIndexedNewSessionSQL, insertRunIndexedInSessionSQL}[which], whole)
 	if err == nil {
 		s.bases.keep(r.TenantID, hashes[0], requestBase{r.ID, lens[0], 0})
 	}
 	return err
 }
 
-// write queues one statement on the group-commit writer and waits for
-// its batch's commit.
-func (s *Store) write(ctx context.Context, sql string, args []any) error {
-	return s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+// writeRun queues run r's insert, sql with args (runArgs' values first),
+// on the group-commit writer and waits for its batch's commit. A lease
+// counted from the write (Run.LeaseFor) gets its expiry as the writer puts
+// the insert in its batch (again if a failed batch makes it run alone), by
+// the host's clock, and r.LeaseExpiresAt is set to it once the batch
+// committed: a start that waited in the writer's queue still commits a
+// lease that has not run out.
+func (s *Store) writeRun(ctx context.Context, r *runner.Run, sql string, args []any) error {
+	leaseFor := r.LeaseFor
+	err := s.writer.Do(ctx, func(_ context.Context, p *pipe) error {
+		if leaseFor > 0 {
+			args[leaseArg] = time.Now().Add(leaseFor).UnixMilli()
+		}
 		p.exec(sql, args...)
 		return nil
 	})
+	if err == nil && leaseFor > 0 {
+		r.LeaseExpiresAt = args[leaseArg].(int64)
+	}
+	return err
 }
 
 // requestArg is the index of the recorded request in runArgs' values
-// ($22).
-const requestArg = 21
+// ($22), leaseArg that of the lease's expiry ($30).
+const (
+	requestArg = 21
+	leaseArg   = 29
+)
 
 func runArgs(r *runner.Run, req []byte) ([]any, error) {
 	if r.Status != runner.StatusQueued && r.Status != runner.StatusRunning {

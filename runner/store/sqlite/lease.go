@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runedge/runedge/runner"
 )
@@ -21,13 +22,21 @@ import (
 var _ runner.LeaseStore = (*Store)(nil)
 
 // leaseExpiresArg is the insert's lease_expires: NULL for a run without a
-// lease.
+// lease, and for one whose lease counts from its write (Run.LeaseFor),
+// whose expiry StartRun puts in place as it executes (leaseFromNow).
 func leaseExpiresArg(r *runner.Run) any {
-	if r.LeaseExpiresAt == 0 {
+	if r.LeaseExpiresAt == 0 || r.LeaseFor > 0 {
 		return nil
 	}
 	return r.LeaseExpiresAt
 }
+
+// leaseFromNow is the expiry of a lease of length d taken now, by the host's
+// clock (in Unix ms, as every expiry): a start computes it in its
+// transaction, just before its run's row is inserted, so that a run is
+// never committed with its first lease already run out, however long the
+// start waited for the writer.
+func leaseFromNow(d time.Duration) int64 { return time.Now().Add(d).UnixMilli() }
 
 const (
 	// heldLeasesSQL is the set of (run id, token) pairs a renewal or a

@@ -60,6 +60,13 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 	mark := !s.marks.isMarked(r.HostID) // the host's first run here: give it a mark
 	added := false
 	err = s.writer.Do(ctx, func(ctx context.Context, tx *wtx) error {
+		// A lease counted from the write (Run.LeaseFor) gets its expiry
+		// as the write executes: lease_expires is the insert's last
+		// value. (r.LeaseFor, not a copy captured: that took the closure
+		// to the next size class, 16 bytes more per run.)
+		if r.LeaseFor > 0 {
+			args[len(args)-1] = leaseFromNow(r.LeaseFor)
+		}
 		res, err := tx.exec(ctx, ins, args...)
 		if err != nil {
 			return err
@@ -103,6 +110,9 @@ func (s *Store) StartRun(ctx context.Context, r *runner.Run, newSession, newThre
 			return err
 		}
 		return fmt.Errorf("runner/store/sqlite: start run %s: %w", r.ID, err)
+	}
+	if r.LeaseFor > 0 {
+		r.LeaseExpiresAt = args[len(args)-1].(int64)
 	}
 	return nil
 }

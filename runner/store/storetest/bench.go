@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/internal/cputime"
@@ -18,14 +19,14 @@ import (
 var benchRequest = []byte(`{"input":[{"role":"user","content":"hello"}],"stream":false}`)
 
 // BenchRun is a running run in session and thread, as a request starts it:
-// under a lease (runner/lease.go).
+// under a lease (runner/lease.go), counted from its write (Run.LeaseFor).
 func BenchRun(session, thread string) *runner.Run {
 	started := int64(1_700_000_000)
 	return &runner.Run{
 		ID: runner.NewID("run_"), Status: runner.StatusRunning, SessionID: session, ThreadID: thread,
 		Actor: runner.Actor{ID: "svc", Type: "service"}, TenantID: "acme", Endpoint: "/v1/chat/completions",
 		Model: "service", CreatedAt: started, StartedAt: &started, Request: benchRequest,
-		LeaseToken: 1, LeaseExpiresAt: started*1000 + 10_000,
+		LeaseToken: 1, LeaseExpiresAt: started*1000 + 10_000, LeaseFor: 10 * time.Second,
 	}
 }
 

@@ -2,12 +2,15 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/runedge/runedge/internal/contract"
 	"github.com/runedge/runedge/runner"
 )
 
@@ -22,6 +25,7 @@ func Leases(t *testing.T, open func(t *testing.T) runner.Store) {
 		fn   func(t *testing.T, s runner.Store, l runner.LeaseStore)
 	}{
 		{"StartTakesTheLease", testLeaseAtStart},
+		{"StartCountsTheLeaseFromItsWrite", testLeaseFromTheWrite},
 		{"RenewInOneCall", testLeaseRenew},
 		{"ExpiredIsTakenOnce", testLeaseExpire},
 		{"StolenLeaseFencesTheOldHolder", testLeaseSteal},
@@ -100,6 +104,64 @@ func testLeaseAtStart(t *testing.T, s runner.Store, l runner.LeaseStore) {
 		if g := mustGet(t, s, r.ID); g.HostID != "host-b" || g.LeaseToken != 2 {
 			t.Fatalf("GetRun after a takeover: host %q token %d, want host-b, 2 (the run's drives)", g.HostID, g.LeaseToken)
 		}
+	}
+}
+
+// testLeaseFromTheWrite: a start whose lease counts from its write
+// (Run.LeaseFor) commits an expiry taken as the store executes it, not the
+// one reckoned when the run was prepared. Each run here was prepared a
+// whole lease before its write (LeaseExpiresAt already past: the start
+// outlasted its first lease, waiting behind the writer or reading a large
+// input); another host's takeover right after the starts committed must
+// take none of them, and one past the written expiries takes them all.
+// Every kind of start insert goes through it: a run in a known thread, as
+// the service makes it (fresh) and not, one opening its session and
+// thread, and agent-sized requests kept whole then by reference to the
+// first (the stores' shared-request inserts).
+func testLeaseFromTheWrite(t *testing.T, s runner.Store, l runner.LeaseStore) {
+	const length = 10 * time.Second
+	before := time.Now().UnixMilli()
+	prepared := func(r *runner.Run) {
+		r.HostID, r.LeaseToken, r.LeaseFor = "host-a", 1, length
+		r.LeaseExpiresAt = before - 1
+	}
+	var runs []*runner.Run
+	start := func(r *runner.Run, newSession, newThread bool) {
+		t.Helper()
+		prepared(r)
+		if err := s.StartRun(ctx(t), r, newSession, newThread); err != nil {
+			t.Fatalf("StartRun: %v", err)
+		}
+		runs = append(runs, r)
+	}
+	fresh := newRun("acme", runner.StatusRunning)
+	fresh.Attempts = 0
+	start(fresh, false, false)
+	start(newRun("acme", runner.StatusRunning), false, false)
+	opener := newRun("acme", runner.StatusRunning)
+	opener.SessionID, opener.ThreadID = contract.OwnSessionID(opener.ID), contract.OwnThreadID(opener.ID)
+	start(opener, true, true)
+	a := newAgentSession(t, s, "acme", 30)
+	for turn := range 2 {
+		r := newRun("acme", runner.StatusRunning)
+		r.Request, r.RequestBounds = agentRequest(a.msgs, fmt.Sprintf(`,"max_output_tokens":%d`, turn+1))
+		start(r, false, false)
+		a.msgs = append(a.msgs, agentMessage("acme", len(a.msgs)), agentMessage("acme", len(a.msgs)+1))
+	}
+	after := time.Now().UnixMilli()
+	if got := acquire(t, l, "host-b", time.Now().UnixMilli()); len(got) != 0 {
+		t.Fatalf("another host took over %v right after their starts committed: a start's lease counts from its write", runIDs(got))
+	}
+	last := int64(0)
+	for _, r := range runs {
+		if r.LeaseExpiresAt < before+length.Milliseconds() || r.LeaseExpiresAt > after+length.Milliseconds() {
+			t.Fatalf("run %s: StartRun gives the lease's expiry as %d, want between %d and %d (its write plus the lease)",
+				r.ID, r.LeaseExpiresAt, before+length.Milliseconds(), after+length.Milliseconds())
+		}
+		last = max(last, r.LeaseExpiresAt)
+	}
+	if got := acquire(t, l, "host-b", last+1); len(got) != len(runs) {
+		t.Fatalf("took %d runs once the written leases ran out, want %d", len(got), len(runs))
 	}
 }
 
