@@ -83,10 +83,14 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if spec.Request.Background {
 		ctx = context.WithoutCancel(ctx)
 	}
-	now := s.now().Unix()
+	// One clock read for the run's start: its id's time, its creation
+	// and start, its lease, the handle's start (durations) and the
+	// timeout's deadline were five reads of the same moment (clocks).
+	wall, at := s.clocks()
+	now := at.Unix()
 	started := now
 	run := Run{
-		ID:            NewID(contract.RunPrefix),
+		ID:            newIDAt(contract.RunPrefix, wall),
 		Object:        "run",
 		Status:        StatusRunning,
 		Actor:         spec.Actor,
@@ -100,8 +104,8 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		CreatedAt:     now,
 		StartedAt:     &started,
 	}
-	s.leaseOf(&run)
-	h := newHandle(ctx, s, run, spec.Request.Stream)
+	s.leaseOf(&run, at)
+	h := newHandleAt(ctx, s, run, spec.Request.Stream, wall)
 	h.lease = run.LeaseToken
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
