@@ -101,18 +101,10 @@ type Handle struct {
 }
 
 func newHandle(parent context.Context, s *Service, run Run, stream bool) *Handle {
-	return newHandleAt(parent, s, run, stream, time.Now())
-}
-
-// newHandleAt is newHandle for a run begun at begun (a read of time.Now,
-// with its monotonic reading): its durations are measured from it and
-// its timeout runs from it, as context.WithTimeoutCause's would from its
-// own read.
-func newHandleAt(parent context.Context, s *Service, run Run, stream bool, begun time.Time) *Handle {
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.CancelFunc(func() {})
 	if s.timeout > 0 {
-		ctx, stop = context.WithDeadlineCause(ctx, begun.Add(s.timeout), s.timedOut)
+		ctx, stop = context.WithTimeoutCause(ctx, s.timeout, s.timedOut)
 	}
 	// Only a streaming run sends on events (emit); any other only closes
 	// it, so its channel needs no buffer: half a kilobyte less per request.
@@ -121,7 +113,7 @@ func newHandleAt(parent context.Context, s *Service, run Run, stream bool, begun
 		buf = 16
 	}
 	return &Handle{
-		svc: s, run: run, stream: stream, begun: begun,
+		svc: s, run: run, stream: stream, begun: time.Now(),
 		parent: parent, ctx: ctx, cancel: cancel, stopTimer: stop,
 		events:   make(chan Event, buf),
 		done:     make(chan struct{}),
@@ -272,10 +264,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	}
 	// The write must happen even when the client has gone: that is the
 	// case it records.
-	// One clock read for the run's end, its ledger line's time and its
-	// duration (clocks).
-	wall, end := h.svc.clocks()
-	t := o.transition(end.Unix(), attempts)
+	t := o.transition(h.svc.now().Unix(), attempts)
 	if t.Usage == nil && o.status == StatusCancelled && h.res.Usage != (Usage{}) {
 		// A cancelled run still cost what it consumed so far.
 		u := h.res.Usage
@@ -287,7 +276,7 @@ func (h *Handle) finish(res *Result, err error) error {
 	if h.noStore || h.deleted.Load() {
 		t.Output = ""
 	}
-	elapsed, firstToken := wall.Sub(h.begun), time.Duration(h.firstToken.Load())
+	elapsed, firstToken := time.Since(h.begun), time.Duration(h.firstToken.Load())
 	if o.status.Terminal() {
 		t.DurationMs = msPtr(elapsed)
 		if firstToken > 0 {
@@ -320,7 +309,7 @@ func (h *Handle) finish(res *Result, err error) error {
 		tctx, ended = h.svc.joinEnd(wctx, h.run.ID, h.lease, h.object, out)
 	}
 	if t.Usage != nil && o.status.Terminal() {
-		t.Ledger = h.ledgerEntry(t.Usage, end.Unix())
+		t.Ledger = h.ledgerEntry(t.Usage, h.svc.now().Unix())
 	}
 	werr := h.svc.store.Transition(tctx, h.run.ID, t)
 	if errors.Is(werr, ErrFenced) && h.svc.lease != nil {

@@ -29,13 +29,9 @@ var idEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadd
 // grows (RATIONALE.md "Fewer, ordered pages per run"). The prefix shows
 // when the id was made, which the objects it names show anyway
 // (created_at).
-func NewID(prefix string) string { return newIDAt(prefix, time.Now()) }
-
-// newIDAt is NewID with the creation time given: a run's id takes the
-// clock read its other start times come from (Service.Start).
-func newIDAt(prefix string, at time.Time) string {
+func NewID(prefix string) string {
 	var b [20]byte
-	ms := uint64(at.UnixMilli())
+	ms := uint64(time.Now().UnixMilli())
 	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
 	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
 	rand.Read(b[6:]) // never fails (crypto/rand)

@@ -100,14 +100,13 @@ func newLeasing(c LeaseConfig) *leasing {
 	return l
 }
 
-// leaseOf gives run a new run's lease, when the service keeps leases,
-// running for the lease's length from now (the service's clock).
-func (s *Service) leaseOf(run *Run, now time.Time) {
+// leaseOf gives run a new run's lease, when the service keeps leases.
+func (s *Service) leaseOf(run *Run) {
 	if s.lease == nil {
 		return
 	}
 	run.LeaseToken = 1
-	run.LeaseExpiresAt = now.Add(s.lease.length).UnixMilli()
+	run.LeaseExpiresAt = s.now().Add(s.lease.length).UnixMilli()
 }
 
 // recoverLeased takes over, at the start, the runs this host's previous

@@ -87,7 +87,6 @@ type Service struct {
 	timedOut   error // a run's cause past timeout, made once: every run shares it
 	limit      int
 	now        func() time.Time
-	pinned     bool // now is ServiceConfig.Now, not time.Now (clocks)
 	log        *slog.Logger
 	host       string
 	relay      CancelRelay // nil: runs of other hosts cannot be cancelled
@@ -181,7 +180,6 @@ func NewService(ctx context.Context, cfg ServiceConfig) (*Service, error) {
 	s.chains = lru.New[cacheKey, replayed](historyCacheBytes)
 	s.convItems = lru.New[cacheKey, convRead](historyCacheBytes)
 	s.opened = lru.New[cacheKey, struct{}](openedMax)
-	s.pinned = s.now != nil
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -360,19 +358,4 @@ func (s *Service) inFlight(id string) *Handle {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.runs[id]
-}
-
-// clocks reads the time once for the moments of a run that are the same
-// instant: wall is time.Now (its monotonic reading measures the run's
-// durations and deadlines, its wall time dates its id), at the service's
-// clock (the times the run records). Unless a test pinned the clock
-// (ServiceConfig.Now), they are the one read; a pinned clock is read as
-// well, so that the recorded times stay the test's while durations stay
-// real.
-func (s *Service) clocks() (wall, at time.Time) {
-	wall = time.Now()
-	if s.pinned {
-		return wall, s.now()
-	}
-	return wall, wall
 }

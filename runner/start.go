@@ -83,14 +83,10 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 	if spec.Request.Background {
 		ctx = context.WithoutCancel(ctx)
 	}
-	// One clock read for the run's start: its id's time, its creation
-	// and start, its lease, the handle's start (durations) and the
-	// timeout's deadline were five reads of the same moment (clocks).
-	wall, at := s.clocks()
-	now := at.Unix()
+	now := s.now().Unix()
 	started := now
 	run := Run{
-		ID:            newIDAt(contract.RunPrefix, wall),
+		ID:            NewID(contract.RunPrefix),
 		Object:        "run",
 		Status:        StatusRunning,
 		Actor:         spec.Actor,
@@ -104,8 +100,8 @@ func (s *Service) Start(ctx context.Context, spec StartSpec) (*Handle, error) {
 		CreatedAt:     now,
 		StartedAt:     &started,
 	}
-	s.leaseOf(&run, at)
-	h := newHandleAt(ctx, s, run, spec.Request.Stream, wall)
+	s.leaseOf(&run)
+	h := newHandle(ctx, s, run, spec.Request.Stream)
 	h.lease = run.LeaseToken
 	h.stored = !spec.Request.NoStore && s.history != nil && spec.Endpoint == contract.EndpointResponses
 	h.noStore, h.background, h.token = spec.Request.NoStore, spec.Request.Background, spec.Token
