@@ -146,12 +146,21 @@ func mapResultWith(ctx context.Context, p filters.Mapper, in *abi.ResultInput) (
 	if err != nil {
 		return nil, filters.PluginError(err)
 	}
-	body, err := abi.NormalizeResult(out)
+	normalize := abi.NormalizeResult
+	if j, ok := p.(jsonResults); ok && j.ResultIsJSON() {
+		normalize = abi.CompactResult
+	}
+	body, err := normalize(out)
 	if err != nil {
 		return nil, filters.PluginOutputError(p.Name(), runtime.MapResult, err)
 	}
 	return body, nil
 }
+
+// jsonResults is a Mapper whose map_result output is one JSON object by
+// construction (runtime.Plugin.ResultIsJSON: the built-in default run
+// natively), compacted but not validated again.
+type jsonResults interface{ ResultIsJSON() bool }
 
 // replyIDs are the compatible ids of one reply. They share the run id's
 // random part, so any reply id leads back to its run.

@@ -33,7 +33,7 @@ const Version = "builtin"
 func Hooks() runtime.NativeHooks {
 	return runtime.NativeHooks{MapRequest: MapRequest, MapResult: MapResult,
 		MapRequestView: MapRequestView, MapResultView: compat.MapResultView,
-		MapRequestDecoded: compat.MapRequestDecoded}
+		MapRequestDecoded: compat.MapRequestDecoded, MapResultJSON: true}
 }
 
 // MapRequest is the default map_request.

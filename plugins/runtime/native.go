@@ -40,6 +40,11 @@ type NativeHooks struct {
 	// read back; it declines the others, and every input MapRequestView
 	// refuses, which then go to MapRequestView (Plugin.MapRequestNative).
 	MapRequestDecoded func(abi.RequestView) (o abi.RequestOutput, ok bool)
+	// MapResultJSON says that MapResultView's output is one JSON object
+	// for every input it answers (the built-in default's, fuzzed), so the
+	// host only compacts it (abi.CompactResult) where it validates any
+	// other plugin's (abi.NormalizeResult; Plugin.ResultIsJSON).
+	MapResultJSON bool
 }
 
 // Native returns a Plugin whose hooks run as Go code in the host, with the
@@ -68,6 +73,7 @@ func (e *Engine) Native(name, version string, hooks NativeHooks, opts Options) (
 	}
 	if hooks.MapResult != nil {
 		p.viewResult = hooks.MapResultView
+		p.resultJSON = p.viewResult != nil && hooks.MapResultJSON
 	}
 	for h, fn := range p.native {
 		if fn != nil {
@@ -178,6 +184,11 @@ func (p *Plugin) MapResult(ctx context.Context, in *abi.ResultInput) ([]byte, er
 	}
 	return out, err
 }
+
+// ResultIsJSON reports whether MapResult's output is one JSON object by
+// construction (NativeHooks.MapResultJSON), which its caller need not
+// validate again.
+func (p *Plugin) ResultIsJSON() bool { return p.resultJSON }
 
 // viewBufs holds the buffers MapResult writes its views into, which a
 // hook reads during its call only (NativeHooks): about 400 bytes a small

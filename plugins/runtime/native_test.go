@@ -159,3 +159,27 @@ func TestNativeMapRequestView(t *testing.T) {
 		}
 	}
 }
+
+// ResultIsJSON is the native hooks' word (MapResultJSON), and only for a
+// plugin whose map_result runs on the view (whose output it describes).
+func TestNativeResultIsJSON(t *testing.T) {
+	e, _ := newMetricsEngine(t)
+	hook := func(in []byte) ([]byte, error) { return in, nil }
+	view := func(abi.ResultView) ([]byte, error) { return []byte(`{}`), nil }
+	for _, tc := range []struct {
+		hooks NativeHooks
+		want  bool
+	}{
+		{NativeHooks{MapResult: hook, MapResultView: view, MapResultJSON: true}, true},
+		{NativeHooks{MapResult: hook, MapResultView: view}, false},
+		{NativeHooks{MapResult: hook, MapResultJSON: true}, false},
+	} {
+		p, err := e.Native("nat", "builtin", tc.hooks, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.ResultIsJSON(); got != tc.want {
+			t.Errorf("%+v: ResultIsJSON %v, want %v", tc.hooks, got, tc.want)
+		}
+	}
+}

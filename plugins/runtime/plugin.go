@@ -97,6 +97,7 @@ type Plugin struct {
 	// (NativeHooks.MapRequestView, MapResultView), nil when it has none.
 	viewRequest func(abi.RequestView) ([]byte, error)
 	viewResult  func(abi.ResultView) ([]byte, error)
+	resultJSON  bool // NativeHooks.MapResultJSON, with viewResult set
 	// decodeRequest is the native plugin's NativeHooks.MapRequestDecoded
 	// (nil: none).
 	decodeRequest func(abi.RequestView) (abi.RequestOutput, bool)
