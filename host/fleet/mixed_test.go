@@ -180,6 +180,45 @@ func readRuns(t *testing.T, db *pgx.Conn) map[string]storedRun {
 	return all
 }
 
+// heardRun notes o's run id among those the clients heard of (known),
+// failing on one given to two requests, and returns its stored run; ok is
+// false when the id names no stored run (an error too).
+func heardRun(t *testing.T, o outcome, runs map[string]storedRun, known map[string]bool) (r storedRun, ok bool) {
+	t.Helper()
+	if o.runID == "" {
+		return storedRun{}, true
+	}
+	if known[o.runID] {
+		t.Errorf("run id %s given to two requests", o.runID)
+	}
+	known[o.runID] = true
+	r, ok = runs[o.runID]
+	if !ok {
+		t.Errorf("%s: its run is not in the store", o)
+	}
+	return r, ok
+}
+
+// checkUnheardRuns holds the stored runs to the run ids the clients heard
+// of and the requests cut on a killed host before their ids reached the
+// client (cutOnA): no fewer runs than ids, no more than the cut requests
+// besides, and each run nobody heard of, made by such a request, either
+// interrupted (foreground) or driven again to its end (background).
+func checkUnheardRuns(t *testing.T, runs map[string]storedRun, known map[string]bool, cutOnA int) {
+	t.Helper()
+	if len(runs) < len(known) || len(runs)-len(known) > cutOnA {
+		t.Errorf("%d runs for %d run ids the clients got and %d requests cut on A", len(runs), len(known), cutOnA)
+	}
+	for id, r := range runs {
+		if known[id] {
+			continue
+		}
+		if r.status != string(runner.StatusCompleted) && (r.status != string(runner.StatusFailed) || r.reason != runner.ReasonInterrupted) {
+			t.Errorf("run %s, made by a request cut on A: %s/%s", id, r.status, r.reason)
+		}
+	}
+}
+
 // The fleet check: three hosts on one PostgreSQL with 2 s leases under
 // mixed load from six clients spread over all three (chat completions and
 // responses, plain and streamed, background responses, WebSocket turns);
@@ -365,15 +404,8 @@ func TestMixedLoadThroughAKillAndADeploy(t *testing.T) {
 	counts, categories := map[string]int{}, map[string]int{}
 	for _, o := range outs {
 		counts[o.kind]++
-		if o.runID != "" {
-			if known[o.runID] {
-				t.Errorf("run id %s given to two requests", o.runID)
-			}
-			known[o.runID] = true
-		}
-		r, hasRun := runs[o.runID]
-		if o.runID != "" && !hasRun {
-			t.Errorf("%s: its run is not in the store", o)
+		r, inStore := heardRun(t, o, runs, known)
+		if !inStore {
 			continue
 		}
 		ok := o.err == nil && o.code == 200 && o.done
@@ -443,20 +475,7 @@ func TestMixedLoadThroughAKillAndADeploy(t *testing.T) {
 	if takenOver == 0 || categories["cut by A's death"] == 0 {
 		t.Errorf("the kill and the SIGTERM hit no run: nothing was tested")
 	}
-	if len(runs) < len(known) || len(runs)-len(known) > cutOnA {
-		t.Errorf("%d runs for %d run ids the clients got and %d requests cut on A", len(runs), len(known), cutOnA)
-	}
-	for id, r := range runs {
-		if known[id] {
-			continue
-		}
-		// A run none of the clients heard of was made by a request A's
-		// death cut short: a foreground one interrupted, a background
-		// one driven again.
-		if r.status != string(runner.StatusCompleted) && (r.status != string(runner.StatusFailed) || r.reason != runner.ReasonInterrupted) {
-			t.Errorf("run %s, made by a request cut on A: %s/%s", id, r.status, r.reason)
-		}
-	}
+	checkUnheardRuns(t, runs, known, cutOnA)
 	if counts["socket"] == 0 || counts["background"] == 0 || counts["chat-stream"] == 0 {
 		t.Errorf("the load missed a kind: %v", counts)
 	}
