@@ -180,6 +180,29 @@ func readRuns(t *testing.T, db *pgx.Conn) map[string]storedRun {
 	return all
 }
 
+// liveRunsSQL counts the runs not yet ended.
+const liveRunsSQL = `SELECT count(*) FROM runs WHERE status IN ('queued', 'running')`
+
+// waitSettled waits up to 20 s for no run to be queued or running, asking
+// count (the test's own database handle) with liveRunsSQL.
+func waitSettled(t *testing.T, count func(query string) (int, error)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		live, err := count(liveRunsSQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs still queued or running 20 s after the load ended", live)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // heardRun notes o's run id among those the clients heard of (known),
 // failing on one given to two requests, and returns its stored run; ok is
 // false when the id names no stored run (an error too).
@@ -377,20 +400,10 @@ func TestMixedLoadThroughAKillAndADeploy(t *testing.T) {
 	load.Wait()
 
 	// Everything settles: no run left queued or running.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var live int
-		if err := db.QueryRow(t.Context(), `SELECT count(*) FROM runs WHERE status IN ('queued', 'running')`).Scan(&live); err != nil {
-			t.Fatal(err)
-		}
-		if live == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d runs still queued or running 20 s after the load ended", live)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitSettled(t, func(q string) (live int, err error) {
+		err = db.QueryRow(t.Context(), q).Scan(&live)
+		return live, err
+	})
 	close(stopSampling)
 	sampling.Wait()
 	close(stranded)

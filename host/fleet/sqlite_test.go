@@ -150,20 +150,10 @@ func TestTwoHostsOnOneSQLiteFileThroughAKill(t *testing.T) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var live int
-		if err := db.QueryRow(`SELECT count(*) FROM runs WHERE status IN ('queued', 'running')`).Scan(&live); err != nil {
-			t.Fatal(err)
-		}
-		if live == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d runs still queued or running 20 s after the load ended", live)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitSettled(t, func(q string) (live int, err error) {
+		err = db.QueryRow(q).Scan(&live)
+		return live, err
+	})
 	runs := map[string]storedRun{}
 	rows, err := db.Query(`SELECT id, status, status_reason, host_id, COALESCE(lease_token, 0) FROM runs`)
 	if err != nil {
