@@ -59,18 +59,28 @@ type Message struct {
 	// Content again, as long as Content is still that string
 	// (ContentJSON). Strings do not change, so the same data and length
 	// are the same text.
+	// contentLen is an int32 and the other two share a word so that a
+	// Message is 176 bytes, not 184: an agent's history of 400 messages
+	// is one array of them per request (RATIONALE.md, "Agent-sized
+	// bodies"). A text of 2 GiB or more records no literal.
 	contentJSON string
 	contentAt   *byte
-	contentLen  int
-	// contentMarshaled says contentJSON is also json.Marshal's form of
-	// Content (SetContentJSONMarshaled).
-	contentMarshaled bool
-	// pendingLen, when not 0, is the length of the text that Content
-	// stands for while it still holds its literal's escaped bytes
-	// (SetContentPending); the same int32 word as contentMarshaled, so
-	// a Message is no larger for it.
-	pendingLen int32
+	contentLen  int32
+	// pending, when not 0, is the length of the text that Content stands
+	// for while it still holds its literal's escaped bytes
+	// (SetContentPending), and its top bit (marshaledBit) says
+	// contentJSON is also json.Marshal's form of Content
+	// (SetContentJSONMarshaled).
+	pending uint32
 }
+
+// marshaledBit is the bit of Message.pending that says the literal is
+// json.Marshal's form; the rest is the pending text's length, which is
+// under 2 GiB.
+const marshaledBit = 1 << 31
+
+// pendingLen is the length of the pending text, 0 when none was set.
+func (m *Message) pendingLen() int { return int(m.pending &^ marshaledBit) }
 
 // SetContentPending records lit, a JSON string literal with an escape
 // that every JSON reader reads as one text of n bytes (as SetContentJSON
@@ -92,13 +102,21 @@ func (m *Message) SetContentPending(lit string, n int, marshaled bool) {
 	}
 	m.Content = lit[1 : len(lit)-1]
 	m.SetContentJSONMarshaled(lit, marshaled)
-	m.pendingLen = int32(n)
+	if m.contentJSON == "" {
+		// A literal of 2 GiB or more, which no literal is recorded
+		// for: the text itself then.
+		if err := json.Unmarshal([]byte(lit), &m.Content); err != nil {
+			panic("native: a pending literal that is not a JSON string: " + err.Error())
+		}
+		return
+	}
+	m.pending |= uint32(n)
 }
 
 // ContentPending reports whether Content still holds the escaped bytes
 // SetContentPending put there.
 func (m *Message) ContentPending() bool {
-	return m.pendingLen > 0 && m.contentJSON != "" && unsafe.StringData(m.Content) == m.contentAt && len(m.Content) == m.contentLen
+	return m.pendingLen() > 0 && m.contentJSON != "" && unsafe.StringData(m.Content) == m.contentAt && len(m.Content) == int(m.contentLen)
 }
 
 // Text is the message's text: Content, or a pending text unescaped
@@ -118,7 +136,7 @@ func (m *Message) Text() string {
 // TextLen is len(m.Text()), without unescaping a pending text.
 func (m *Message) TextLen() int {
 	if m.ContentPending() {
-		return int(m.pendingLen)
+		return m.pendingLen()
 	}
 	return len(m.Content)
 }
@@ -136,7 +154,7 @@ func (m *Message) DecodeContent() {
 // caller from its literal (ContentJSON), which stays recorded for it; the
 // caller vouches that text is what the literal reads as.
 func (m *Message) SetDecodedContent(text string) {
-	lit, marshaled := m.contentJSON, m.contentMarshaled
+	lit, marshaled := m.contentJSON, m.pending&marshaledBit != 0
 	m.Content = text
 	m.SetContentJSONMarshaled(lit, marshaled)
 }
@@ -150,9 +168,9 @@ func (m *Message) SetDecodedContent(text string) {
 // second escaping (RATIONALE.md, "Agent-sized bodies"). An empty lit
 // clears it.
 func (m *Message) SetContentJSON(lit string) {
-	m.contentJSON, m.contentAt, m.contentLen, m.contentMarshaled, m.pendingLen = lit, nil, 0, false, 0
-	if lit != "" {
-		m.contentAt, m.contentLen = unsafe.StringData(m.Content), len(m.Content)
+	m.contentJSON, m.contentAt, m.contentLen, m.pending = "", nil, 0, 0
+	if lit != "" && len(m.Content) <= math.MaxInt32 {
+		m.contentJSON, m.contentAt, m.contentLen = lit, unsafe.StringData(m.Content), int32(len(m.Content))
 	}
 }
 
@@ -162,7 +180,9 @@ func (m *Message) SetContentJSON(lit string) {
 // copies it then (ContentMarshaled).
 func (m *Message) SetContentJSONMarshaled(lit string, marshaled bool) {
 	m.SetContentJSON(lit)
-	m.contentMarshaled = marshaled && lit != ""
+	if marshaled && m.contentJSON != "" {
+		m.pending = marshaledBit
+	}
 }
 
 // ContentJSON returns the literal SetContentJSON recorded, when m.Content
@@ -170,7 +190,7 @@ func (m *Message) SetContentJSONMarshaled(lit string, marshaled bool) {
 // when Content has been given another value since (a stage that rewrites
 // a message's text needs no care: the literal is then not used).
 func (m *Message) ContentJSON() (lit string, ok bool) {
-	if m.contentJSON == "" || unsafe.StringData(m.Content) != m.contentAt || len(m.Content) != m.contentLen {
+	if m.contentJSON == "" || unsafe.StringData(m.Content) != m.contentAt || len(m.Content) != int(m.contentLen) {
 		return "", false
 	}
 	return m.contentJSON, true
@@ -179,7 +199,7 @@ func (m *Message) ContentJSON() (lit string, ok bool) {
 // ContentMarshaled is ContentJSON for a literal that is also json.Marshal's
 // form of m.Content (SetContentJSONMarshaled).
 func (m *Message) ContentMarshaled() (lit string, ok bool) {
-	if !m.contentMarshaled {
+	if m.pending&marshaledBit == 0 {
 		return "", false
 	}
 	return m.ContentJSON()

@@ -3,6 +3,7 @@ package native
 import (
 	"encoding/json"
 	"testing"
+	"unsafe"
 )
 
 // The JSON form of these types is part of the plugin ABI; a changed tag is a
@@ -33,6 +34,43 @@ func TestWireForm(t *testing.T) {
 		}
 		if string(b) != c.want {
 			t.Errorf("%T:\n got %s\nwant %s", c.v, b, c.want)
+		}
+	}
+}
+
+// TestMessageSize: a Message is 176 bytes. An agent's history is one
+// array of Messages per request (400 for mockupstream.AgentChat, room for
+// 448), allocated and scanned whole; at 184 bytes that array took 11 pages
+// of 8 KiB, at 176 it takes 10.
+func TestMessageSize(t *testing.T) {
+	if s := unsafe.Sizeof(Message{}); s > 176 {
+		t.Errorf("a Message is %d bytes", s)
+	}
+}
+
+// TestPendingTextKeepsItsMarshaledForm: the pending length and the
+// marshaled flag share a word; each reads back as set, and decoding the
+// text keeps the flag and ends the pending.
+func TestPendingTextKeepsItsMarshaledForm(t *testing.T) {
+	for _, marshaled := range []bool{false, true} {
+		var m Message
+		m.Role = "user"
+		m.SetContentPending(`"a\"b\nc"`, 5, marshaled)
+		if !m.ContentPending() || m.TextLen() != 5 || m.Text() != "a\"b\nc" {
+			t.Fatalf("marshaled %v: pending %v, length %d, text %q", marshaled, m.ContentPending(), m.TextLen(), m.Text())
+		}
+		if _, ok := m.ContentMarshaled(); ok != marshaled {
+			t.Errorf("marshaled %v: ContentMarshaled ok %v", marshaled, ok)
+		}
+		m.DecodeContent()
+		if m.ContentPending() || m.Content != "a\"b\nc" || m.TextLen() != 5 {
+			t.Errorf("decoded: pending %v, content %q", m.ContentPending(), m.Content)
+		}
+		if lit, ok := m.ContentMarshaled(); ok != marshaled || (ok && lit != `"a\"b\nc"`) {
+			t.Errorf("decoded, marshaled %v: ContentMarshaled %q %v", marshaled, lit, ok)
+		}
+		if lit, ok := m.ContentJSON(); !ok || lit != `"a\"b\nc"` {
+			t.Errorf("decoded: ContentJSON %q %v", lit, ok)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package openai
 
 import (
 	"io"
+	"net"
+	"sync"
 )
 
 // upstreamBody is a request body as it is written: head holds every byte
@@ -79,3 +81,29 @@ func (r *bodyReader) Read(p []byte) (n int, err error) {
 	}
 	return n, nil
 }
+
+// copyConn is an upstream connection (plain TCP; under TLS the transport
+// writes to a tls.Conn) whose ReadFrom copies a request body through a
+// pooled buffer. net/http's transport writes a body of known length as
+// io.LimitReader(body) into the connection's ReadFrom, which for a
+// net.TCPConn (no file, no socket to splice) is io.Copy through a 32 KiB
+// buffer allocated, and zeroed, per body: about a seventh of what an
+// agent-sized request allocated besides its body (RATIONALE.md, "Agent-sized
+// bodies"). The writes are the same: the buffer's size, one write a fill.
+type copyConn struct{ net.Conn }
+
+// copyBufs holds the buffers copyConn copies through, each the size
+// io.Copy allocates.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// ReadFrom copies r to the connection through a pooled buffer.
+func (c copyConn) ReadFrom(r io.Reader) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	// writerOnly hides nothing the connection has but ReadFrom, which
+	// would call this again.
+	n, err := io.CopyBuffer(writerOnly{c.Conn}, r, *bp)
+	copyBufs.Put(bp)
+	return n, err
+}
+
+type writerOnly struct{ io.Writer }

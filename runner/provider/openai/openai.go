@@ -49,7 +49,11 @@ func New(cfg Config) (*Provider, error) {
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			p.dials.Add(1)
-			return dialer.DialContext(ctx, network, addr)
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return copyConn{c}, nil
 		},
 		TLSHandshakeTimeout: cfg.ConnectTimeout,
 		ForceAttemptHTTP2:   true,

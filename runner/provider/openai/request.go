@@ -136,7 +136,10 @@ func (p *Provider) plainParts(req runner.ProviderRequest) (_ *upstreamBody, ok b
 			return nil, false
 		}
 		if _, ok := m.ContentJSON(); ok {
-			n += 32 + len(m.Role)
+			// `,{"role":"…","content":` and `}` around the literal: the
+			// head of an agent's history is then allocated at its size,
+			// not a third larger.
+			n += 23 + len(m.Role)
 			lits++
 		} else {
 			n += 32 + len(m.Role) + len(m.Content) + len(m.Content)/8 // escapes

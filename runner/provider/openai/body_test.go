@@ -1,0 +1,143 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/runedge/runedge/bench/mockupstream"
+	"github.com/runedge/runedge/internal/jsonfast"
+	"github.com/runedge/runedge/runner"
+)
+
+// TestUpstreamBodyCopiedThroughAPooledBuffer: the provider's transport
+// writes an agent-sized body (as net/http does: a LimitedReader over the
+// body into the connection's ReadFrom) to a real socket on 127.0.0.1
+// without a 32 KiB buffer of its own per body, and the peer reads the
+// body's bytes. Over a bare net.TCPConn, whose ReadFrom is io.Copy
+// through a buffer it allocates, each body allocates 32 KiB.
+func TestUpstreamBodyCopiedThroughAPooledBuffer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// The peer compares what it reads with the bodies in place, in a
+	// buffer of its own, so that it allocates nothing per body either.
+	var want []byte
+	ready := make(chan struct{})
+	read := make(chan error, 1)
+	total := 0
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			read <- err
+			return
+		}
+		defer c.Close()
+		<-ready
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := c.Read(buf)
+			for _, b := range buf[:n] {
+				if b != want[total%len(want)] {
+					read <- fmt.Errorf("byte %d of the bodies differs", total)
+					return
+				}
+				total++
+			}
+			if err == io.EOF {
+				read <- nil
+				return
+			}
+			if err != nil {
+				read <- err
+				return
+			}
+		}
+	}()
+	p, err := New(Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "up-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.client.Transport.(*http.Transport).DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, ok := c.(io.ReaderFrom)
+	if !ok {
+		t.Fatalf("%T is no io.ReaderFrom", c)
+	}
+
+	var req runner.ProviderRequest
+	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
+		msg := runner.Message{Role: m.Get("role").Str}
+		lit, _ := jsonfast.StringLiteral(jsonfast.Value(m.Get("content").Raw), &msg.Content)
+		msg.SetContentJSON(lit)
+		req.Messages = append(req.Messages, msg)
+		return true
+	})
+	body, err := p.upstreamBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = body.bytes()
+	close(ready)
+	const bodies = 20
+	write := func() {
+		n, err := rf.ReadFrom(io.LimitReader(body.reader(), int64(body.n)))
+		if err != nil || n != int64(body.n) {
+			t.Fatalf("wrote %d of %d bytes: %v", n, body.n, err)
+		}
+	}
+	write() // the pool's first buffer
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range bodies {
+		write()
+	}
+	runtime.ReadMemStats(&m1)
+	c.Close()
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	// The reader's goroutine and the test's own few allocations are in
+	// the count too; a buffer per body is 32 KiB.
+	if per := (m1.TotalAlloc - m0.TotalAlloc) / bodies; per > 8<<10 {
+		t.Errorf("%d bytes allocated per body written", per)
+	}
+	if total != len(want)*(bodies+1) {
+		t.Errorf("the peer read %d bytes, not the %d of %d bodies", total, len(want)*(bodies+1), bodies+1)
+	}
+}
+
+// TestPlainHeadSizedToFit: the head of an agent's upstream body (every
+// byte but the copied literals) is allocated once and at about its size,
+// not grown and not a third larger than it needs.
+func TestPlainHeadSizedToFit(t *testing.T) {
+	var req runner.ProviderRequest
+	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
+		msg := runner.Message{Role: m.Get("role").Str}
+		lit, _ := jsonfast.StringLiteral(jsonfast.Value(m.Get("content").Raw), &msg.Content)
+		msg.SetContentJSON(lit)
+		req.Messages = append(req.Messages, msg)
+		return true
+	})
+	p := &Provider{cfg: Config{Model: "up-model"}}
+	if allocs := testing.AllocsPerRun(10, func() { p.plainParts(req) }); allocs != 3 {
+		t.Errorf("%v allocations, want 3 (the body, its parts, its head)", allocs)
+	}
+	body, ok := p.plainParts(req)
+	if !ok {
+		t.Fatal("no plain body")
+	}
+	if spare := cap(body.head) - len(body.head); spare > 128 {
+		t.Errorf("head of %d bytes in %d", len(body.head), cap(body.head))
+	}
+}
