@@ -126,7 +126,10 @@ func (v *validator) value(i, depth int) int {
 	case '[':
 		return v.array(i+1, depth+1)
 	case '"':
-		end := v.str(i + 1)
+		end := v.strWords(i + 1)
+		if end < -1 {
+			end = v.str(end)
+		}
 		if v.record && end-i >= StringMin {
 			v.ends = append(v.ends, uint32(i), uint32(end))
 		}
@@ -153,60 +156,69 @@ func (v *validator) word(i int, rest string) int {
 }
 
 // str reads a string's text from i (after its opening quote) as gjson's
-// validstring does: no control byte, only JSON's escapes. An agent's
+// validstring does: no control byte, only JSON's escapes, and returns the
+// offset after its closing quote, -1 when it is not valid. An agent's
 // history is mostly text with an escape every dozen bytes (\n \t \"):
-// plainWords reads its words eight bytes at a time, each escape of them
-// with the word's masks; a word with any other stop is read stop by stop
-// (exactStops), and from a stop that is not a one-letter escape a byte at
-// a time.
-func (v *validator) str(i int) int {
+// plainWords reads a text's run of words eight bytes at a time, each
+// escape of them with the word's masks; strWords reads the rest, a key or
+// a short value and a word with any other stop. The two callers call
+// strWords first and this only for a run, so that a short string costs
+// one call, as it did before plainWords.
+func (v *validator) str(j int) int {
+	for j < -1 {
+		i, h := plainWords(v.b, -2-j)
+		v.high |= h
+		j = v.strWords(i)
+	}
+	return j
+}
+
+// strWords is str without plainWords, and calls nothing (a leaf needs no
+// frame): a word is read stop by stop (exactStops), and from a stop that
+// is not a one-letter escape a byte at a time. At a word without a stop,
+// at i, it returns -2-i: str reads on from there with plainWords.
+func (v *validator) strWords(i int) int {
 	b := v.b
-	high := v.high
 	for {
-		var h uint64
-		i, h = plainWords(b, i)
-		high |= h
-		// A word plainWords does not take (or the end of b), read stop by
-		// stop from its first byte or from the backslash whose letter it
-		// starts with.
-		if i+8 <= len(b) {
+	words:
+		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
-			high |= w
+			v.high |= w
+			// Every stop of the word is marked (exactStops), so the
+			// commonest, \n \t \" and the like, are read here without
+			// reading the word again after each; the rest below.
+			m := exactStops(w)
+			if m == 0 {
+				return -2 - i
+			}
 			next := i + 8
-			stop := false
-			for m := exactStops(w); m != 0; m &= m - 1 {
+			for ; m != 0; m &= m - 1 {
 				k := bits.TrailingZeros64(m) >> 3
 				j := i + k
 				if b[j] != '\\' || j+1 >= len(b) || !shortEscape[b[j+1]] {
-					i, stop = j, true
-					break
+					i = j
+					break words
 				}
 				// The escape's letter is no stop (\" closes nothing): its
 				// mark goes, and past the word the next read starts after it.
 				m &^= 0x80 << (8 * (k + 1))
 				next = max(next, j+2)
 			}
-			if !stop {
-				i = next
-				continue
-			}
+			i = next
 		}
 		for i < len(b) && plain[b[i]] {
-			high |= uint64(b[i])
+			v.high |= uint64(b[i])
 			i++
 		}
 		if i >= len(b) {
-			v.high = high
 			return -1
 		}
 		switch b[i] {
 		case '"':
-			v.high = high
 			return i + 1
 		case '\\':
 			i++
 			if i >= len(b) {
-				v.high = high
 				return -1
 			}
 			switch b[i] {
@@ -220,17 +232,14 @@ func (v *validator) str(i int) int {
 				for range 4 {
 					i++
 					if i >= len(b) || !isHex(b[i]) {
-						v.high = high
 						return -1
 					}
 				}
 				i++
 			default:
-				v.high = high
 				return -1
 			}
 		default: // a control byte
-			v.high = high
 			return -1
 		}
 	}
@@ -358,8 +367,10 @@ func (v *validator) object(i, depth int, member func(key, value []byte, keyAt, v
 			return -1
 		}
 		k := i
-		if i = v.str(i + 1); i < 0 {
-			return -1
+		if i = v.strWords(i + 1); i < 0 {
+			if i = v.str(i); i < 0 {
+				return -1
+			}
 		}
 		ke := i
 		if i = v.ws(i); i >= len(b) || b[i] != ':' {
