@@ -247,7 +247,7 @@ func (v *validator) strWords(i int) int {
 
 // plainWords reads b from i (inside a string) eight bytes at a time for
 // as long as each word holds no stop other than an escape \n \t or \"
-// (the commonest; any other is left to str): every backslash followed by
+// (the commonest; any other is left to strWords): every backslash followed by
 // one of those letters (in the word, or as the next word's first byte:
 // carry), no control byte, every quote such a letter. It returns where it
 // stopped, a word's first byte or the backslash before it when the word
