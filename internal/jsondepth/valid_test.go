@@ -1,6 +1,7 @@
 package jsondepth
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -137,7 +138,10 @@ func endsRef(b []byte) []uint32 {
 func FuzzValidMatchesGjson(f *testing.F) {
 	f.Add([]byte(`{"a":["`+strings.Repeat(`x\"`, 30)+`",{"`+strings.Repeat("k", 70)+`":"`+strings.Repeat("y", 62)+`"}],"b":"`+strings.Repeat("z", 62)+`" }`), 4)
 	for _, s := range []string{`{"a":[1,{"b":"x\"]}"}],"c":null}`, `{"a":1,}`, ` {"model":"service","messages":[{"role":"user","content":"hi\n"}],"stream":true} `,
-		`[1,-2.5e3,"\u00e9",true,false,null,{}]`, `{"a\u0062":{"c":[[]]}}`, `{"a":01}`} {
+		`[1,-2.5e3,"\u00e9",true,false,null,{}]`, `{"a\u0062":{"c":[[]]}}`, `{"a":01}`,
+		// plainWords' escapes across words, and what ends its run.
+		`["in \"serve\" reads,\n\t\tv, err := store.Get(r.Context(), \"id\"))\n\t\tif err != nil {\n\t\t\treturn\n\t}\n"]`,
+		`["abcdefg\"#hijklmnopq\\]rstuvw\n\t\"\r\b\f\/\u0041 tail of it"]`, "[\"abcdefg\\\x80hijklmnop\\\x1fq\"]"} {
 		f.Add([]byte(s), 2)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, limit int) {
@@ -204,6 +208,83 @@ func TestExactStopsMarksEach(t *testing.T) {
 					}
 				}
 				check(w)
+			}
+		}
+	}
+}
+
+// plainWordsRef is plainWords read a byte at a time: from i, whole words
+// whose every byte is plain or part of an escape \n \t or \", the letter
+// of a backslash that ends a word being the next word's first byte.
+func plainWordsRef(b []byte, i int) (int, uint64) {
+	var high uint64
+	pending := false
+	for ; i+8 <= len(b); i += 8 {
+		p := pending
+		for _, c := range b[i : i+8] {
+			switch {
+			case p:
+				if c != '"' && c != 'n' && c != 't' {
+					goto stop
+				}
+				p = false
+			case c == '\\':
+				p = true
+			case c == '"' || c < 0x20:
+				goto stop
+			}
+		}
+		pending = p
+		high |= binary.LittleEndian.Uint64(b[i:])
+	}
+stop:
+	if pending {
+		i--
+	}
+	return i, high
+}
+
+// TestPlainWords: plainWords takes the words the byte-at-a-time reading
+// takes and no other, with every byte value at every place of two words,
+// beside a backslash, a letter, a quote or plain bytes, at each offset.
+func TestPlainWords(t *testing.T) {
+	check := func(b []byte, i int) {
+		t.Helper()
+		j, high := plainWords(b, i)
+		wj, whigh := plainWordsRef(b, i)
+		if j < wj && bytes.Contains(b[j:min(j+10, len(b))], []byte(`"#`)) {
+			// Stopped early at a word with a quote before '#', which the
+			// quote's borrow marks: str reads it a stop at a time. The
+			// byte-at-a-time reading is held to the words before it.
+			wj, whigh = plainWordsRef(b[:i+(j+1-i)/8*8], i)
+		}
+		if j != wj || high != whigh {
+			t.Fatalf("plainWords(%q, %d) = %d, %#x; byte at a time %d, %#x", b, i, j, high, wj, whigh)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("\\\\\\\"\"nnttab]#/u\x1f\x00\x80\xff\x7f ")
+	for k := range 17 {
+		for c := range 256 {
+			for _, fill := range []string{"a", `\n`, `\"`, `\t`, `\\`, "\\", "]", "#", "\x80", "\x1f"} {
+				b := []byte(strings.Repeat(fill, 24/len(fill)+1)[:24])
+				b[k] = byte(c)
+				for i := range 2 {
+					check(b, i)
+				}
+				for _, prev := range []byte{'\\', '"', 'n', ']'} {
+					if k > 0 {
+						b[k-1] = prev
+						check(b, 0)
+					}
+				}
+				for j := range b {
+					if j != k {
+						b[j] = alphabet[rnd.IntN(len(alphabet))]
+					}
+				}
+				check(b, 0)
+				check(b, 1)
 			}
 		}
 	}
