@@ -487,9 +487,15 @@ func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
 // theirs holds the index's DMS byte shared for as long as it has it open;
 // a write lock's F_GETLK there names it, where this process's own locks
 // never conflict), or another Store's in this process (writers). The
-// answer is cached for sharedCheckEvery, one fcntl a second at most; a
-// host that joins the file is seen within that, and until then its
-// restarts wait, as they did for all of them before.
+// other process's answer is cached for sharedCheckEvery, one fcntl a
+// second at most, and asked afresh at each tick and copy of the tail
+// (dbFileControl's query); a host that joins the file is seen within
+// that, and until then its restarts wait, as they did for all of them
+// before. Another Store in this process is counted at once (writers
+// costs a lock, not a syscall): cached, it was missed for the first
+// second, and the other Store's RESTART copies waited their whole
+// tailBusyMS on the kept lock, three times in a row, holding every
+// write back meanwhile.
 
 // sharedCheckEvery is how long sharedFile's answer stands.
 const sharedCheckEvery = time.Second
@@ -504,17 +510,21 @@ var writers = map[uintptr]int{}
 
 // sharedFile reports whether another writer shares f's file.
 func (s *walFile) sharedFile(f uintptr) bool {
+	if s.inode == 0 {
+		return true
+	}
+	wrappedMu.Lock()
+	others := writers[s.inode] > 1
+	wrappedMu.Unlock()
+	if others {
+		return true
+	}
 	now := time.Now().UnixNano()
 	if s.checked != 0 && now-s.checked < int64(sharedCheckEvery) {
 		return s.shared != 0
 	}
 	s.checked = now
-	shared := s.inode == 0 || otherProcess(f)
-	if !shared {
-		wrappedMu.Lock()
-		shared = writers[s.inode] > 1
-		wrappedMu.Unlock()
-	}
+	shared := otherProcess(f)
 	s.shared = 0
 	if shared {
 		s.shared = 1
@@ -614,6 +624,9 @@ func dbFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
 		}
 	}
 	rc := callFileControl((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxFileControl, tls, f, op, pArg)
+	if query {
+		s.checked = 0 // asked at a tick or a copy of the tail: a fresh answer
+	}
 	if query && rc == sqlite3.SQLITE_OK && s.shm != 0 && s.sharedFile(f) {
 		*(*int32)(at(pArg)) |= persistWALShared
 	}
