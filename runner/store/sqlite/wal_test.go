@@ -201,7 +201,7 @@ func startsOver(t *testing.T, path string, stores []*Store, cycles int, perCycle
 // the other appending: the log grew past 100 MB in 12,800 runs without
 // starting over. Now neither keeps its lock while the other has the file
 // open, and the tail is copied by a RESTART checkpoint (wtx.restartTail):
-// 1 copy of the tail a cycle, now and then 2 (20 runs of the test, two
+// 1 copy of the tail a cycle, now and then 2 (32 runs of the test, two
 // cores loaded and not); with PASSIVE copies instead 7 runs of 7 failed
 // (no restart in 8 copies), and with the read lock always kept 4 of 4.
 func TestWALStartsOverUnderTwoWriters(t *testing.T) {

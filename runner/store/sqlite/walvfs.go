@@ -492,10 +492,10 @@ func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
 // (dbFileControl's query); a host that joins the file is seen within
 // that, and until then its restarts wait, as they did for all of them
 // before. Another Store in this process is counted at once (writers
-// costs a lock, not a syscall): cached, it was missed for the first
-// second, and the other Store's RESTART copies waited their whole
-// tailBusyMS on the kept lock, three times in a row, holding every
-// write back meanwhile.
+// costs a lock, and only while some file has two: sharedInodes):
+// cached, it was missed for the first second, and the other Store's
+// RESTART copies waited their whole tailBusyMS on the kept lock, three
+// times in a row, holding every write back meanwhile.
 
 // sharedCheckEvery is how long sharedFile's answer stands.
 const sharedCheckEvery = time.Second
@@ -508,16 +508,22 @@ const unixShmDMS = 128
 // VFS inode structure, one per file in a process; under wrappedMu.
 var writers = map[uintptr]int{}
 
+// sharedInodes counts the entries of writers over 1, read without the
+// lock: while it is 0, as on a host alone, sharedFile takes no lock.
+var sharedInodes atomic.Int32
+
 // sharedFile reports whether another writer shares f's file.
 func (s *walFile) sharedFile(f uintptr) bool {
 	if s.inode == 0 {
 		return true
 	}
-	wrappedMu.Lock()
-	others := writers[s.inode] > 1
-	wrappedMu.Unlock()
-	if others {
-		return true
+	if sharedInodes.Load() > 0 {
+		wrappedMu.Lock()
+		others := writers[s.inode] > 1
+		wrappedMu.Unlock()
+		if others {
+			return true
+		}
 	}
 	now := time.Now().UnixNano()
 	if s.checked != 0 && now-s.checked < int64(sharedCheckEvery) {
@@ -641,7 +647,9 @@ func walShmMap(tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) i
 		if u := (*sqlite3.TunixFile)(at(f)); s.inode == 0 && u.FpInode != 0 {
 			s.inode = u.FpInode
 			wrappedMu.Lock()
-			writers[s.inode]++
+			if writers[s.inode]++; writers[s.inode] == 2 {
+				sharedInodes.Add(1)
+			}
 			wrappedMu.Unlock()
 		}
 	}
@@ -655,6 +663,9 @@ func walShmUnmap(tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
 	}
 	if s.inode != 0 {
 		wrappedMu.Lock()
+		if writers[s.inode] == 2 {
+			sharedInodes.Add(-1)
+		}
 		if writers[s.inode]--; writers[s.inode] <= 0 {
 			delete(writers, s.inode)
 		}
