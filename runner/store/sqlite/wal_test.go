@@ -161,14 +161,13 @@ func startsOver(t *testing.T, path string, stores []*Store, cycles int, perCycle
 		return frames
 	}
 	for c := range cycles {
-		from := runs.Load()
 		frames := 0
 		for frames < tailFrames && writing() {
 			frames = tick(stores[c%len(stores)])
 			time.Sleep(time.Millisecond)
 		}
 		before, _ := walState(t, path)
-		from = runs.Load()
+		from := runs.Load()
 		copies := tailCopies.Load()
 		restarted := false
 		for i := 0; !restarted && writing() && tailCopies.Load()-copies <= perCycle; i++ {
