@@ -487,9 +487,15 @@ func walShmLock(tls *libc.TLS, f uintptr, ofst, n, flags int32) int32 {
 // theirs holds the index's DMS byte shared for as long as it has it open;
 // a write lock's F_GETLK there names it, where this process's own locks
 // never conflict), or another Store's in this process (writers). The
-// answer is cached for sharedCheckEvery, one fcntl a second at most; a
-// host that joins the file is seen within that, and until then its
-// restarts wait, as they did for all of them before.
+// other process's answer is cached for sharedCheckEvery, one fcntl a
+// second at most, and asked afresh at each tick and copy of the tail
+// (dbFileControl's query); a host that joins the file is seen within
+// that, and until then its restarts wait, as they did for all of them
+// before. Another Store in this process is counted at once (writers
+// costs a lock, and only while some file has two: sharedInodes):
+// cached, it was missed for the first second, and the other Store's
+// RESTART copies waited their whole tailBusyMS on the kept lock, three
+// times in a row, holding every write back meanwhile.
 
 // sharedCheckEvery is how long sharedFile's answer stands.
 const sharedCheckEvery = time.Second
@@ -502,19 +508,29 @@ const unixShmDMS = 128
 // VFS inode structure, one per file in a process; under wrappedMu.
 var writers = map[uintptr]int{}
 
+// sharedInodes counts the entries of writers over 1, read without the
+// lock: while it is 0, as on a host alone, sharedFile takes no lock.
+var sharedInodes atomic.Int32
+
 // sharedFile reports whether another writer shares f's file.
 func (s *walFile) sharedFile(f uintptr) bool {
+	if s.inode == 0 {
+		return true
+	}
+	if sharedInodes.Load() > 0 {
+		wrappedMu.Lock()
+		others := writers[s.inode] > 1
+		wrappedMu.Unlock()
+		if others {
+			return true
+		}
+	}
 	now := time.Now().UnixNano()
 	if s.checked != 0 && now-s.checked < int64(sharedCheckEvery) {
 		return s.shared != 0
 	}
 	s.checked = now
-	shared := s.inode == 0 || otherProcess(f)
-	if !shared {
-		wrappedMu.Lock()
-		shared = writers[s.inode] > 1
-		wrappedMu.Unlock()
-	}
+	shared := otherProcess(f)
 	s.shared = 0
 	if shared {
 		s.shared = 1
@@ -614,6 +630,9 @@ func dbFileControl(tls *libc.TLS, f uintptr, op int32, pArg uintptr) int32 {
 		}
 	}
 	rc := callFileControl((*sqlite3.Tsqlite3_io_methods)(at(s.orig)).FxFileControl, tls, f, op, pArg)
+	if query {
+		s.checked = 0 // asked at a tick or a copy of the tail: a fresh answer
+	}
 	if query && rc == sqlite3.SQLITE_OK && s.shm != 0 && s.sharedFile(f) {
 		*(*int32)(at(pArg)) |= persistWALShared
 	}
@@ -628,7 +647,9 @@ func walShmMap(tls *libc.TLS, f uintptr, iPg, pgsz, bExtend int32, pp uintptr) i
 		if u := (*sqlite3.TunixFile)(at(f)); s.inode == 0 && u.FpInode != 0 {
 			s.inode = u.FpInode
 			wrappedMu.Lock()
-			writers[s.inode]++
+			if writers[s.inode]++; writers[s.inode] == 2 {
+				sharedInodes.Add(1)
+			}
 			wrappedMu.Unlock()
 		}
 	}
@@ -642,6 +663,9 @@ func walShmUnmap(tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
 	}
 	if s.inode != 0 {
 		wrappedMu.Lock()
+		if writers[s.inode] == 2 {
+			sharedInodes.Add(-1)
+		}
 		if writers[s.inode]--; writers[s.inode] <= 0 {
 			delete(writers, s.inode)
 		}
