@@ -1,6 +1,10 @@
 package compat
 
-import "github.com/runedge/runedge/plugins/guestjson"
+import (
+	"strings"
+
+	"github.com/runedge/runedge/plugins/guestjson"
+)
 
 // chatBody holds the chat.completions fields the mapping reads, gathered in
 // one pass over the body so a large body is scanned once.
@@ -256,6 +260,10 @@ func appendChatCalls(dst []byte, calls value, i int, ids *[]value) ([]byte, erro
 
 // chatRole maps a chat role to the native one.
 func chatRole(r value) (string, bool) {
+	// The role as written first (roleAsWritten), then read.
+	if role, ok, known := roleAsWritten(r); known {
+		return role, ok
+	}
 	switch {
 	case r.Is("system"):
 		return "system", true
@@ -282,4 +290,24 @@ func answers(calls []value, id value) bool {
 		}
 	}
 	return false
+}
+
+// roleAsWritten is chatRole for a role with no escape, compared as
+// written (one comparison where each r.Is read the role again: the
+// agent history's 400 roles, MapRequestDecoded). known is false for a
+// string with a backslash, which only reading can tell.
+func roleAsWritten(r value) (role string, ok, known bool) {
+	switch r.Escaped() { // "" when r is not a string
+	case "system":
+		return "system", true, true
+	case "developer":
+		return "developer", true, true
+	case "user":
+		return "user", true, true
+	case "assistant":
+		return "assistant", true, true
+	case "tool":
+		return "tool", true, true
+	}
+	return "", false, !r.IsString() || strings.IndexByte(r.Escaped(), '\\') < 0
 }

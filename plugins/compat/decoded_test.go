@@ -32,6 +32,11 @@ var decodedSeeds = []string{
 	`{"model":"service","messages":[{"role":"user","content":"x"}],"n":2}`,
 	`{"model":"service","messages":[]}`,
 	`{"model":"service","messages":[{"role":"wizard","content":"x"}]}`,
+	// Member names and roles written with escapes: read, not compared as
+	// written (textFields.member, roleAsWritten).
+	`{"model":"service","messages":[{"r\u006fle":"\u0075ser","c\u006fntent":"x"},{"role":"assist\u0061nt","content":"y"}]}`,
+	`{"model":"service","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"y","tool\u005fcalls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`,
+	`{"model":"service","messages":[{"role":"t\u006fol","tool_call_id":"c1","content":"r"}]}`,
 	`{"model":"service","messages":[{"role":"user","content":"` + strings.Repeat(`a \"b\"\n`, 12) + `"},{"role":"assistant","content":"` + strings.Repeat("c", 62) + `","x":"` + strings.Repeat(`\"`, 40) + `"}],"user":"` + strings.Repeat("u", 70) + `"}`,
 }
 
@@ -49,6 +54,8 @@ var decodedResponsesSeeds = []string{
 	`{"model":"service","input":[{"role":"tool","content":"x"}]}`,
 	`{"model":"service","input":[]}`,
 	`{"model":"service","input":[{"role":"user","content":"x"}],"temperature":"hot"}`,
+	`{"model":"service","input":[{"r\u006fle":"\u0075ser","c\u006fntent":"x","typ\u0065":"message"}]}`,
+	`{"model":"service","input":[{"role":"assistant","content":"x","ph\u0061se":"commentary"}]}`,
 	`{"model":"service","input":[{"role":"user","content":"` + strings.Repeat(`a \"b\"\n`, 12) + `"},{"type":"message","role":"assistant","content":"` + strings.Repeat("c", 62) + `"}],"instructions":"` + strings.Repeat("i", 70) + `"}`,
 }
 
@@ -188,7 +195,7 @@ func TestMapRequestDecoded(t *testing.T) {
 		endpoint string
 		seeds    []string
 		want     int
-	}{{EndpointChat, decodedSeeds, 7}, {EndpointResponses, decodedResponsesSeeds, 5}} {
+	}{{EndpointChat, decodedSeeds, 8}, {EndpointResponses, decodedResponsesSeeds, 6}} {
 		taken := 0
 		for _, s := range c.seeds {
 			if checkDecoded(t, c.endpoint, s) {

@@ -318,6 +318,13 @@ func appendInputMessage(dst []byte, role, content, phase value, i int) ([]byte, 
 }
 
 func responsesRole(r value) (string, bool) {
+	// The role as written first (roleAsWritten), then read.
+	if role, ok, known := roleAsWritten(r); known {
+		if role == "tool" {
+			return "", false
+		}
+		return role, ok
+	}
 	switch {
 	case r.Is("system"):
 		return "system", true

@@ -97,7 +97,8 @@ func startSession(b *testing.B, s *sqlite.Store) {
 // BenchmarkSharedRequest is a run's two writes with a recorded request of
 // about size bytes that resends a history an earlier run recorded and
 // adds two messages (1.2 KB): kept by reference (shared, the runner's
-// bounds given) or whole (none given), in the writer's checkpointing
+// bounds given) or whole (none given), or a history no run recorded (new:
+// looked up, no base found, kept whole), in the writer's checkpointing
 // store. It prices the lookup, the hash and the index entries against the
 // bytes not written, per size.
 func BenchmarkSharedRequest(b *testing.B) {
@@ -105,11 +106,9 @@ func BenchmarkSharedRequest(b *testing.B) {
 		return fmt.Sprintf(`{"role":"user","content":"turn %d: %s"}`, i, strings.Repeat("the reply should set its content type; ", 14))
 	}
 	for _, size := range []int{6 << 10, 12 << 10, 48 << 10, 224 << 10} {
-		for _, shared := range []bool{false, true} {
-			name := fmt.Sprintf("%dKB/whole", size>>10)
-			if shared {
-				name = fmt.Sprintf("%dKB/shared", size>>10)
-			}
+		for _, mode := range []string{"whole", "shared", "new"} {
+			shared := mode != "whole"
+			name := fmt.Sprintf("%dKB/%s", size>>10, mode)
 			b.Run(name, func(b *testing.B) {
 				s := openTemp(b)
 				var history []string
@@ -145,6 +144,11 @@ func BenchmarkSharedRequest(b *testing.B) {
 					r := turn(msg(i), msg(i+1))
 					if !shared {
 						r.RequestBounds = nil
+					}
+					if mode == "new" {
+						// A session's first request: its first message
+						// is its own, so no prefix of it has a base.
+						copy(r.Request[len(`{"input":[{"role":"user","content":"`):], fmt.Sprintf("%08d", i))
 					}
 					i += 2
 					storetest.CreateAndFinish(b, s, r, false, false)

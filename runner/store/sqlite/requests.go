@@ -23,7 +23,16 @@ const (
 	// prefix, so the index (migration 17) gives each hash's shallowest
 	// first and the lookup reads one row per hash, however many runs sent
 	// the same request (BenchmarkSamePrefix).
-	findRequestBaseSQL = windowHashes + `SELECT r.seq, r.prefix_len, r.depth FROM h JOIN run_requests r ON r.seq = (
+	findRequestBaseSQL = windowHashes + requestBaseOfHashes
+	// findNearRequestBaseSQL is findRequestBaseSQL over the longest
+	// nearHashes prefixes only: a turn resends the history its last turn
+	// recorded and adds a few messages, so its base is nearly always
+	// among them, and each hash is an index seek. Where it finds a base
+	// that base is the longest of all (a shorter hash's rows have a
+	// shorter prefix), so findRequestBaseSQL is asked only when it finds
+	// none.
+	findNearRequestBaseSQL = `WITH h(v) AS (VALUES (?2), (?3), (?4), (?5)) ` + requestBaseOfHashes
+	requestBaseOfHashes    = `SELECT r.seq, r.prefix_len, r.depth FROM h JOIN run_requests r ON r.seq = (
 		SELECT q.seq FROM run_requests q WHERE q.tenant_id = ?1 AND q.prefix_hash = h.v AND q.prefix_hash IS NOT NULL
 		ORDER BY q.depth LIMIT 1)
 		ORDER BY r.prefix_len DESC, r.depth LIMIT 1`
@@ -38,6 +47,10 @@ const (
 			JOIN chain c ON q.seq = c.base_seq AND q.tenant_id = c.tenant_id WHERE c.n + 1 < ?
 		) SELECT shared, request FROM chain ORDER BY n`
 )
+
+// nearHashes is how many of a request's longest prefixes
+// findNearRequestBaseSQL looks up (its parameters ?2 to ?5).
+const nearHashes = 4
 
 var (
 	chainOfRunSQL = fmt.Sprintf(chainSQL, `(SELECT seq FROM runs WHERE id = ?)`)
@@ -63,7 +76,13 @@ func (s *Store) writeRequest(ctx context.Context, tx *wtx, seq int64, tenantID s
 	}
 	var base, depth sql.NullInt64
 	var n int
-	err := tx.StmtContext(ctx, s.st.findRequestBase).QueryRowContext(ctx, args...).Scan(&base, &n, &depth)
+	err := tx.StmtContext(ctx, s.st.findNearRequestBase).QueryRowContext(ctx, args[:1+nearHashes]...).Scan(&base, &n, &depth)
+	if errors.Is(err, sql.ErrNoRows) && len(q.hashes) > nearHashes {
+		// The rest, those looked up as NULL: none of them has a row
+		// (the writer's transaction, which no other writes).
+		clear(args[1 : 1+nearHashes])
+		err = tx.StmtContext(ctx, s.st.findRequestBase).QueryRowContext(ctx, args...).Scan(&base, &n, &depth)
+	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("request base: %w", err)
 	}

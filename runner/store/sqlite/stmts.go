@@ -190,6 +190,7 @@ type stmts struct {
 	insertRequest                                                     *rawStmt
 	// A request kept by reference (requests.go).
 	findRequestBase     *sql.Stmt
+	findNearRequestBase *sql.Stmt
 	insertSharedRequest *rawStmt
 	// The response history's (history.go).
 	insertResponse, insertItem, setObject, insertOutput *sql.Stmt
@@ -260,6 +261,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 	st.insertFreshRunInSession = raw(insertRunCheckedFreshSQL(true, insertRunInSessionSQL))
 	st.insertRequest = raw(insertRequestSQL)
 	st.findRequestBase = prep(w, findRequestBaseSQL)
+	st.findNearRequestBase = prep(w, findNearRequestBaseSQL)
 	st.insertSharedRequest = raw(insertSharedRequestSQL)
 	st.insertResponse = prep(w, insertResponseSQL)
 	st.insertItem = prep(w, insertItemSQL)

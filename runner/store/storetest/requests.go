@@ -28,6 +28,7 @@ func SharedRequests(t *testing.T, open func(t *testing.T) runner.Store, ownBytes
 		{"NoSharingAcrossTenants", testSharedNotAcrossTenants},
 		{"PurgeKeepsReferrers", testSharedPurge},
 		{"EditedHistory", testSharedEdited},
+		{"FarBase", testSharedFarBase},
 		{"SmallRequestsWhole", testSharedSmall},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t), ownBytes) })
@@ -305,6 +306,23 @@ func testSharedEdited(t *testing.T, s runner.Store, ownBytes func(t *testing.T, 
 	r = a.turn(2, nil)
 	if own := ownBytes(t, s, r.ID); own >= len(r.Request) {
 		t.Fatalf("the turn after the edit stores %d of %d bytes: it shares nothing", own, len(r.Request))
+	}
+	a.check(nil)
+}
+
+// A turn that adds more messages than a store looks up first (SQLite
+// asks for its few longest prefixes, then the rest: nearHashes) still
+// finds its base, and keeps what the history shares once; one that adds
+// a few finds it too.
+func testSharedFarBase(t *testing.T, s runner.Store, ownBytes func(t *testing.T, s runner.Store, runID string) int) {
+	a := newAgentSession(t, s, "t1", 40)
+	a.start(a.msgs, nil)
+	for _, n := range []int{9, 1, 30} {
+		r := a.turn(n, nil)
+		added := len(r.Request) - r.RequestBounds[len(r.RequestBounds)-1-n]
+		if own := ownBytes(t, s, r.ID); own > added+64 {
+			t.Fatalf("a turn adding %d messages stores %d bytes of its %d-byte request, adding %d", n, own, len(r.Request), added)
+		}
 	}
 	a.check(nil)
 }
