@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
@@ -97,23 +98,30 @@ func TestUpstreamBodyCopiedThroughAPooledBuffer(t *testing.T) {
 		}
 	}
 	write() // the pool's first buffer
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	for range bodies {
-		write()
+	// The count is the process's: whatever else runs meanwhile (another
+	// test's goroutines winding down, a collection emptying the pool
+	// once) is in it too, so the least of three batches is taken. A
+	// buffer per body is 32 KiB in every batch.
+	const batches = 3
+	least := uint64(math.MaxUint64)
+	for range batches {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for range bodies {
+			write()
+		}
+		runtime.ReadMemStats(&m1)
+		least = min(least, (m1.TotalAlloc-m0.TotalAlloc)/bodies)
 	}
-	runtime.ReadMemStats(&m1)
 	c.Close()
 	if err := <-read; err != nil {
 		t.Fatal(err)
 	}
-	// The reader's goroutine and the test's own few allocations are in
-	// the count too; a buffer per body is 32 KiB.
-	if per := (m1.TotalAlloc - m0.TotalAlloc) / bodies; per > 8<<10 {
-		t.Errorf("%d bytes allocated per body written", per)
+	if least > 16<<10 {
+		t.Errorf("%d bytes allocated per body written", least)
 	}
-	if total != len(want)*(bodies+1) {
-		t.Errorf("the peer read %d bytes, not the %d of %d bodies", total, len(want)*(bodies+1), bodies+1)
+	if n := len(want) * (batches*bodies + 1); total != n {
+		t.Errorf("the peer read %d bytes, not the %d of %d bodies", total, n, batches*bodies+1)
 	}
 }
 
