@@ -76,14 +76,7 @@ func TestUpstreamBodyCopiedThroughAPooledBuffer(t *testing.T) {
 		t.Fatalf("%T is no io.ReaderFrom", c)
 	}
 
-	var req runner.ProviderRequest
-	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
-		msg := runner.Message{Role: m.Get("role").Str}
-		lit, _ := jsonfast.StringLiteral(jsonfast.Value(m.Get("content").Raw), &msg.Content)
-		msg.SetContentJSON(lit)
-		req.Messages = append(req.Messages, msg)
-		return true
-	})
+	req := agentRequest()
 	body, err := p.upstreamBody(req)
 	if err != nil {
 		t.Fatal(err)
@@ -129,14 +122,7 @@ func TestUpstreamBodyCopiedThroughAPooledBuffer(t *testing.T) {
 // byte but the copied literals) is allocated once and at about its size,
 // not grown and not a third larger than it needs.
 func TestPlainHeadSizedToFit(t *testing.T) {
-	var req runner.ProviderRequest
-	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
-		msg := runner.Message{Role: m.Get("role").Str}
-		lit, _ := jsonfast.StringLiteral(jsonfast.Value(m.Get("content").Raw), &msg.Content)
-		msg.SetContentJSON(lit)
-		req.Messages = append(req.Messages, msg)
-		return true
-	})
+	req := agentRequest()
 	p := &Provider{cfg: Config{Model: "up-model"}}
 	if allocs := testing.AllocsPerRun(10, func() { p.plainParts(req) }); allocs != 3 {
 		t.Errorf("%v allocations, want 3 (the body, its parts, its head)", allocs)
@@ -148,4 +134,19 @@ func TestPlainHeadSizedToFit(t *testing.T) {
 	if spare := cap(body.head) - len(body.head); spare > 128 {
 		t.Errorf("head of %d bytes in %d", len(body.head), cap(body.head))
 	}
+}
+
+// agentRequest is the bench's agent history (mockupstream.AgentChat) as
+// the runner hands it to the provider: each text with its literal, as the
+// decoded path records it.
+func agentRequest() runner.ProviderRequest {
+	var req runner.ProviderRequest
+	gjson.GetBytes(mockupstream.AgentChat("service", false), "messages").ForEach(func(_, m gjson.Result) bool {
+		msg := runner.Message{Role: m.Get("role").Str}
+		lit, _ := jsonfast.StringLiteral(jsonfast.Value(m.Get("content").Raw), &msg.Content)
+		msg.SetContentJSON(lit)
+		req.Messages = append(req.Messages, msg)
+		return true
+	})
+	return req
 }
