@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -35,7 +36,7 @@ func (l holdListener) Accept() (net.Conn, error) {
 	if _, ok := c.(*tls.Conn); ok {
 		return c, nil
 	}
-	return &holdConn{Conn: c}, nil
+	return &holdConn{Conn: c, grace: readGrace}, nil
 }
 
 // holdConn is a connection whose writes an HTTP/1 reply may hold. It is
@@ -55,14 +56,44 @@ func (l holdListener) Accept() (net.Conn, error) {
 // a read (write) is under way, as net/http's stop of its background read
 // and the run stage's abort of a blocked write are, goes to the socket at
 // once.
+//
+// net/http's background read, its one-byte read that watches for the
+// client leaving while the handler runs, waits readGrace before it reads
+// the socket (awaitRead): a short handler, a small request's whose answer
+// waits only on the group commit, stops it first with a deadline in the
+// past, and it ends with a timeout and no system call, where it read
+// EAGAIN, parked in the poller and was woken by that deadline. The cost:
+// a client gone during a handler's first readGrace is noticed at its end,
+// not at once (its run cancelled then if still running; one that ended
+// within it is recorded as it ended, as for a client that leaves just
+// after the end; docs/api.md).
 type holdConn struct {
 	net.Conn
 	held bool   // the reply holds: keep what is written
 	buf  []byte // written while held, not yet sent
 
-	dl     sync.Mutex // guards rd, wd: deadlines are set from other goroutines
+	dl     sync.Mutex // guards rd, wd, waiting, closed: deadlines are set from other goroutines
 	rd, wd deadline
+
+	// A one-byte read waiting before it reads the socket (awaitRead):
+	// waiting while it does, for at most grace (readGrace; a test's own),
+	// timer its timer and wake told of a read deadline set or the
+	// connection closed meanwhile, both made with the connection's first
+	// wait and kept for its next.
+	waiting, closed bool
+	grace           time.Duration
+	timer           *time.Timer
+	wake            chan struct{}
 }
+
+// readGrace is how long net/http's background read waits, with no read
+// deadline set, before it reads the socket. It is longer than a small
+// request's handler (the group commit answers it within a few ms at 32
+// connections on a loaded machine) so that the handler's end stops it
+// before it reads, and short beside what a client that leaves cancels
+// (a model's answer takes seconds): a client that disconnects during a
+// handler's first readGrace has its run cancelled at most readGrace late.
+const readGrace = 10 * time.Millisecond
 
 // deadline is one direction's deadline: the one asked for, the one the
 // socket has, and how many reads (writes) are under way.
@@ -91,6 +122,9 @@ func (c *holdConn) setDeadline(d *deadline, t time.Time) error {
 	c.dl.Lock()
 	defer c.dl.Unlock()
 	d.want = t
+	if d == &c.rd && c.waiting {
+		c.wakeLocked()
+	}
 	if d.busy == 0 {
 		return nil
 	}
@@ -129,8 +163,14 @@ func (c *holdConn) end(d *deadline) {
 	c.dl.Unlock()
 }
 
-// Read implements net.Conn.
+// Read implements net.Conn. A one-byte read (net/http's background read;
+// its reads of a request are of its 4 KiB buffer) waits first (awaitRead).
 func (c *holdConn) Read(p []byte) (int, error) {
+	if len(p) == 1 && c.grace > 0 {
+		if err := c.awaitRead(); err != nil {
+			return 0, err
+		}
+	}
 	if err := c.begin(&c.rd); err != nil {
 		c.end(&c.rd)
 		return 0, err
@@ -138,6 +178,93 @@ func (c *holdConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.end(&c.rd)
 	return n, err
+}
+
+// awaitRead waits before a one-byte read with no read deadline, without
+// touching the socket, until the first of: a read deadline that is not
+// after now (net/http's abortPendingRead sets one long past), which ends
+// the read with os.ErrDeadlineExceeded, as the socket would have; readGrace
+// gone, or the connection closed, after which the read goes to the socket
+// as any other. A future deadline set meanwhile waits on, at most until it
+// passes; the socket's read then has it. A read with a future deadline at
+// its start is not net/http's background read (net/http clears the
+// deadline before it) and does not wait. The clock is read only here.
+func (c *holdConn) awaitRead() error {
+	c.dl.Lock()
+	defer c.dl.Unlock()
+	if c.closed {
+		return nil
+	}
+	start := time.Now()
+	if w := c.rd.want; !w.IsZero() {
+		if w.After(start) {
+			return nil
+		}
+		return os.ErrDeadlineExceeded
+	}
+	if c.wake == nil {
+		c.wake = make(chan struct{}, 1)
+	}
+	select {
+	case <-c.wake: // left by a wake after the last wait ended
+	default:
+	}
+	due := start.Add(c.grace)
+	now := start
+	c.waiting = true
+	defer func() { c.waiting = false }()
+	for {
+		until := due
+		if w := c.rd.want; !w.IsZero() && w.Before(until) {
+			until = w
+		}
+		c.dl.Unlock()
+		if c.timer == nil {
+			c.timer = time.NewTimer(until.Sub(now))
+		} else {
+			c.timer.Reset(until.Sub(now))
+		}
+		select {
+		case <-c.wake:
+		case <-c.timer.C:
+		}
+		c.timer.Stop()
+		c.dl.Lock()
+		if c.closed {
+			return nil
+		}
+		w := c.rd.want
+		if !w.IsZero() && !w.After(start) { // abortPendingRead's: no clock read
+			return os.ErrDeadlineExceeded
+		}
+		now = time.Now()
+		if !w.IsZero() && !w.After(now) {
+			return os.ErrDeadlineExceeded
+		}
+		if !now.Before(due) {
+			return nil
+		}
+	}
+}
+
+// wakeLocked tells a waiting one-byte read to look again.
+func (c *holdConn) wakeLocked() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close implements net.Conn; a one-byte read waiting goes to the socket,
+// which tells it the connection is closed.
+func (c *holdConn) Close() error {
+	c.dl.Lock()
+	c.closed = true
+	if c.waiting {
+		c.wakeLocked()
+	}
+	c.dl.Unlock()
+	return c.Conn.Close()
 }
 
 // write writes p to the socket under its write deadline.
