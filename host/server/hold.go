@@ -36,7 +36,9 @@ func (l holdListener) Accept() (net.Conn, error) {
 	if _, ok := c.(*tls.Conn); ok {
 		return c, nil
 	}
-	return &holdConn{Conn: c, grace: readGrace}, nil
+	hc := &holdConn{Conn: c, graced: true}
+	hc.wake.L = &hc.dl
+	return hc, nil
 }
 
 // holdConn is a connection whose writes an HTTP/1 reply may hold. It is
@@ -58,42 +60,103 @@ func (l holdListener) Accept() (net.Conn, error) {
 // once.
 //
 // net/http's background read, its one-byte read that watches for the
-// client leaving while the handler runs, waits readGrace before it reads
-// the socket (awaitRead): a short handler, a small request's whose answer
-// waits only on the group commit, stops it first with a deadline in the
-// past, and it ends with a timeout and no system call, where it read
-// EAGAIN, parked in the poller and was woken by that deadline. The cost:
-// a client gone during a handler's first readGrace is noticed at its end,
-// not at once (its run cancelled then if still running; one that ended
-// within it is recorded as it ended, as for a client that leaves just
-// after the end; docs/api.md).
+// client leaving while the handler runs, waits between readGrace and
+// twice it before it reads the socket (awaitRead): a short handler, a
+// small request's whose answer waits only on the group commit, stops it
+// first with a deadline in the past, and it ends with a timeout and no
+// system call, where it read EAGAIN, parked in the poller and was woken
+// by that deadline. The cost: a client gone during a handler's first
+// readGrace is noticed at most twice readGrace late (its run cancelled
+// then if still running; one that ended meanwhile is recorded as it
+// ended, as for a client that leaves just after the end; docs/api.md).
 type holdConn struct {
 	net.Conn
 	held bool   // the reply holds: keep what is written
 	buf  []byte // written while held, not yet sent
 
-	dl     sync.Mutex // guards rd, wd, waiting, closed: deadlines are set from other goroutines
+	dl     sync.Mutex // guards what follows: deadlines are set from other goroutines
 	rd, wd deadline
 
 	// A one-byte read waiting before it reads the socket (awaitRead):
-	// waiting while it does, for at most grace (readGrace; a test's own),
-	// timer its timer and wake told of a read deadline set or the
-	// connection closed meanwhile, both made with the connection's first
-	// wait and kept for its next.
-	waiting, closed bool
-	grace           time.Duration
-	timer           *time.Timer
-	wake            chan struct{}
+	// waiting while it does, wait its number, lapsed when graceTick ends
+	// it; wake (on dl) tells it of that, of a read deadline set and of
+	// the connection closed. graced: a holdListener's connection, whose
+	// one-byte reads wait; noLapse: a test's, whose wait only a deadline
+	// or the close ends.
+	waiting, lapsed, closed bool
+	graced, noLapse         bool
+	wait                    uint64
+	wake                    sync.Cond
 }
 
-// readGrace is how long net/http's background read waits, with no read
-// deadline set, before it reads the socket. It is longer than a small
-// request's handler (the group commit answers it within a few ms at 32
-// connections on a loaded machine) so that the handler's end stops it
-// before it reads, and short beside what a client that leaves cancels
-// (a model's answer takes seconds): a client that disconnects during a
-// handler's first readGrace has its run cancelled at most readGrace late.
-const readGrace = 10 * time.Millisecond
+// readGrace is how long at least net/http's background read waits, with
+// no read deadline set, before it reads the socket (at most twice it: one
+// timer serves every connection's waits, ending at each of its ticks
+// those begun before the last). It is longer than a small request's
+// handler (the group commit answers it within a few ms at 32 connections
+// on a loaded machine) so that the handler's end stops it before it
+// reads, and short beside what a client that leaves cancels (a model's
+// answer takes seconds).
+const readGrace = 5 * time.Millisecond
+
+// graces holds the waits of one-byte reads under way, in two generations:
+// a tick of its timer (every readGrace while there are any) lapses the
+// older and makes the newer the older. A wait is not taken off when it
+// ends otherwise (its connection's wait number tells), so that starting
+// and ending one costs an append under one lock and no timer of its own.
+var graces struct {
+	sync.Mutex
+	newer, older, spare []graceWait
+	timer               *time.Timer
+	armed               bool
+}
+
+type graceWait struct {
+	c    *holdConn
+	wait uint64
+}
+
+// addGrace enters c's wait number n; graceTick will lapse it.
+func addGrace(c *holdConn, n uint64) {
+	graces.Lock()
+	graces.newer = append(graces.newer, graceWait{c, n})
+	if !graces.armed {
+		graces.armed = true
+		if graces.timer == nil {
+			graces.timer = time.AfterFunc(readGrace, graceTick)
+		} else {
+			graces.timer.Reset(readGrace)
+		}
+	}
+	graces.Unlock()
+}
+
+// graceTick lapses the older generation's waits still under way and ages
+// the newer; the timer stays armed while either holds a wait.
+func graceTick() {
+	graces.Lock()
+	defer graces.Unlock()
+	for i, w := range graces.older {
+		c := w.c
+		c.dl.Lock()
+		if c.waiting && c.wait == w.wait && !c.noLapse {
+			c.lapsed = true
+			c.wake.Signal()
+		}
+		c.dl.Unlock()
+		graces.older[i] = graceWait{}
+	}
+	graces.older, graces.newer, graces.spare = graces.newer, graces.spare[:0], graces.older[:0]
+	if len(graces.older) == 0 {
+		graces.armed = false
+		return
+	}
+	graces.timer.Reset(readGrace)
+}
+
+// processStart is before any deadline in the past a read is stopped with
+// (net/http's is 1970's): one before it is past without a clock read.
+var processStart = time.Now()
 
 // deadline is one direction's deadline: the one asked for, the one the
 // socket has, and how many reads (writes) are under way.
@@ -123,7 +186,7 @@ func (c *holdConn) setDeadline(d *deadline, t time.Time) error {
 	defer c.dl.Unlock()
 	d.want = t
 	if d == &c.rd && c.waiting {
-		c.wakeLocked()
+		c.wake.Signal()
 	}
 	if d.busy == 0 {
 		return nil
@@ -166,7 +229,7 @@ func (c *holdConn) end(d *deadline) {
 // Read implements net.Conn. A one-byte read (net/http's background read;
 // its reads of a request are of its 4 KiB buffer) waits first (awaitRead).
 func (c *holdConn) Read(p []byte) (int, error) {
-	if len(p) == 1 && c.grace > 0 {
+	if len(p) == 1 && c.graced {
 		if err := c.awaitRead(); err != nil {
 			return 0, err
 		}
@@ -181,79 +244,48 @@ func (c *holdConn) Read(p []byte) (int, error) {
 }
 
 // awaitRead waits before a one-byte read with no read deadline, without
-// touching the socket, until the first of: a read deadline that is not
+// touching the socket, until the first of: a read deadline set that is not
 // after now (net/http's abortPendingRead sets one long past), which ends
-// the read with os.ErrDeadlineExceeded, as the socket would have; readGrace
-// gone, or the connection closed, after which the read goes to the socket
-// as any other. A future deadline set meanwhile waits on, at most until it
-// passes; the socket's read then has it. A read with a future deadline at
-// its start is not net/http's background read (net/http clears the
-// deadline before it) and does not wait. The clock is read only here.
+// the read with os.ErrDeadlineExceeded as the socket would have; the wait
+// lapsed (graceTick), a future read deadline set or the connection closed,
+// after which the read goes to the socket as any other (which applies the
+// deadline). A read with a deadline at its start is not net/http's
+// background read (net/http clears the deadline before it) and does not
+// wait. The clock is read only for a deadline set meanwhile that is not
+// before the process's start.
 func (c *holdConn) awaitRead() error {
 	c.dl.Lock()
-	defer c.dl.Unlock()
 	if c.closed {
+		c.dl.Unlock()
 		return nil
 	}
-	start := time.Now()
 	if w := c.rd.want; !w.IsZero() {
-		if w.After(start) {
-			return nil
+		c.dl.Unlock()
+		if past(w) { // net/http stopped it before it began: a bare handler's
+			return os.ErrDeadlineExceeded
 		}
+		return nil // the socket's read applies the deadline
+	}
+	c.wait++
+	n := c.wait
+	c.waiting, c.lapsed = true, false
+	c.dl.Unlock()
+	addGrace(c, n)
+	c.dl.Lock()
+	defer c.dl.Unlock()
+	for !c.lapsed && !c.closed && c.rd.want.IsZero() {
+		c.wake.Wait()
+	}
+	c.waiting = false
+	if w := c.rd.want; !w.IsZero() && past(w) {
 		return os.ErrDeadlineExceeded
 	}
-	if c.wake == nil {
-		c.wake = make(chan struct{}, 1)
-	}
-	select {
-	case <-c.wake: // left by a wake after the last wait ended
-	default:
-	}
-	due := start.Add(c.grace)
-	now := start
-	c.waiting = true
-	defer func() { c.waiting = false }()
-	for {
-		until := due
-		if w := c.rd.want; !w.IsZero() && w.Before(until) {
-			until = w
-		}
-		c.dl.Unlock()
-		if c.timer == nil {
-			c.timer = time.NewTimer(until.Sub(now))
-		} else {
-			c.timer.Reset(until.Sub(now))
-		}
-		select {
-		case <-c.wake:
-		case <-c.timer.C:
-		}
-		c.timer.Stop()
-		c.dl.Lock()
-		if c.closed {
-			return nil
-		}
-		w := c.rd.want
-		if !w.IsZero() && !w.After(start) { // abortPendingRead's: no clock read
-			return os.ErrDeadlineExceeded
-		}
-		now = time.Now()
-		if !w.IsZero() && !w.After(now) {
-			return os.ErrDeadlineExceeded
-		}
-		if !now.Before(due) {
-			return nil
-		}
-	}
+	return nil
 }
 
-// wakeLocked tells a waiting one-byte read to look again.
-func (c *holdConn) wakeLocked() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+// past tells whether a deadline has passed, without a clock read for one
+// before the process's start (net/http's).
+func past(t time.Time) bool { return t.Before(processStart) || !t.After(time.Now()) }
 
 // Close implements net.Conn; a one-byte read waiting goes to the socket,
 // which tells it the connection is closed.
@@ -261,7 +293,7 @@ func (c *holdConn) Close() error {
 	c.dl.Lock()
 	c.closed = true
 	if c.waiting {
-		c.wakeLocked()
+		c.wake.Signal()
 	}
 	c.dl.Unlock()
 	return c.Conn.Close()

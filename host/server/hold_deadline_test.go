@@ -218,17 +218,15 @@ func waitingRead(t *testing.T, c *holdConn) <-chan error {
 // (a one-byte read with no deadline) stopped as abortPendingRead stops it,
 // by a read deadline long past, ends with a timeout and leaves the socket
 // unread: the byte the client sent is still there for the next read. A
-// future deadline set meanwhile does not end the wait; a deadline already
-// past when the read starts ends it at once, unread too.
+// deadline already past when the read starts ends it at once, unread too;
+// a future one set during the wait sends the read to the socket.
 func TestHoldConnBackgroundReadStopsWithoutRead(t *testing.T) {
 	c, client, n := holdPair(t, true)
-	c.grace = time.Hour // the stop, not the grace, ends the wait
+	c.noLapse = true // the stop, not the grace, ends the wait
 	if _, err := client.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	done := waitingRead(t, c)
-	c.SetReadDeadline(time.Now().Add(time.Hour)) // waits on
-	c.SetReadDeadline(time.Time{})
 	c.SetReadDeadline(time.Unix(1, 0)) // net/http's aLongTimeAgo
 	var ne net.Error
 	if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
@@ -244,6 +242,13 @@ func TestHoldConnBackgroundReadStopsWithoutRead(t *testing.T) {
 	buf := make([]byte, 8)
 	if k, err := c.Read(buf); err != nil || string(buf[:k]) != "x" {
 		t.Fatalf("the next read got %q, %v; want the byte the client sent", buf[:k], err)
+	}
+
+	done = waitingRead(t, c)
+	c.SetReadDeadline(time.Now().Add(time.Hour))
+	client.Write([]byte("y"))
+	if err := <-done; err != nil {
+		t.Fatalf("a future deadline set during the wait: %v, want the read of the client's byte", err)
 	}
 }
 
@@ -269,7 +274,7 @@ func TestHoldConnBackgroundReadSeesClose(t *testing.T) {
 	}
 
 	c, _, _ = holdPair(t, false)
-	c.grace = time.Hour
+	c.noLapse = true
 	done := waitingRead(t, c)
 	c.Close()
 	select {
