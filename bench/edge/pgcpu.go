@@ -74,20 +74,4 @@ func (s *pgServer) cpus(ctx context.Context) string {
 	return "unknown"
 }
 
-// checkpoint writes the server's dirty pages now (CHECKPOINT; the bench
-// cluster's user is its superuser) and returns the checkpoints the server
-// has requested so far, this one counted. bench-edge calls it after each
-// PostgreSQL target's scenario, between targets, so that what that
-// target wrote is flushed in its own turn: left to the server, the first
-// timed checkpoint (checkpoint_timeout, 5 min) fell in the fifth round,
-// where its writes and fsyncs shared the disk and its journal with the
-// SQLite target measured then (RATIONALE.md "The fifth round").
-func (s *pgServer) checkpoint(ctx context.Context) (requested int64, err error) {
-	if _, err := s.conn.Exec(ctx, "CHECKPOINT"); err != nil {
-		return 0, err
-	}
-	err = s.conn.QueryRow(ctx, "SELECT checkpoints_req FROM pg_stat_bgwriter").Scan(&requested)
-	return requested, err
-}
-
 func (s *pgServer) close() { s.conn.Close(context.Background()) }

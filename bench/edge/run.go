@@ -94,7 +94,6 @@ func runBench(args []string) error {
 	offline := fs.Bool("offline", true, "also measure runedge as `make run` serves it (offline provider, SQLite, the native default) against the mock upstream called directly, a bare Go handler")
 	rounds := fs.Int("rounds", 1, "run every scenario this many times, alternating (a table per round); the targets are checked on the medians")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
-	pgCheckpoint := fs.Bool("pg-checkpoint", true, "after each PostgreSQL target's scenario, checkpoint the server (CHECKPOINT) before the next target is measured, so that its writes are flushed in its own turn rather than in another target's interval")
 	extraFile := fs.String("config-extra", "", "a YAML file appended to every runedge target's configuration (sections the generated file has not: usage, actors, …)")
 	fs.Parse(args)
 	selected, err := regexp.Compile(*only)
@@ -308,11 +307,6 @@ func runBench(args []string) error {
 					}
 				}
 				t.res[sc.name] = m
-				if db && *pgCheckpoint {
-					if _, err := pg.checkpoint(ctx); err != nil {
-						return fmt.Errorf("postgres: checkpoint after %s: %w (-pg-checkpoint=false skips it)", t.name, err)
-					}
-				}
 			}
 			fmt.Fprintln(os.Stderr)
 		}
