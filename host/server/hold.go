@@ -37,7 +37,7 @@ func (l holdListener) Accept() (net.Conn, error) {
 	if _, ok := c.(*tls.Conn); ok {
 		return c, nil
 	}
-	hc := &holdConn{Conn: c, graced: true}
+	hc := &holdConn{Conn: c}
 	hc.wake.L = &hc.dl
 	return hc, nil
 }
@@ -81,13 +81,12 @@ type holdConn struct {
 	// A one-byte read waiting before it reads the socket (awaitRead):
 	// waiting while it does, wait its number, lapsed when graceTick ends
 	// it; wake (on dl) tells it of that, of a read deadline set and of
-	// the connection closed. graced: a holdListener's connection, whose
-	// one-byte reads wait; noLapse: a test's, whose wait only a deadline
+	// the connection closed (its L is dl, set by holdListener, the one
+	// maker of holdConns). noLapse: a test's, whose wait only a deadline
 	// or the close ends.
-	waiting, lapsed, closed bool
-	graced, noLapse         bool
-	wait                    uint64
-	wake                    sync.Cond
+	waiting, lapsed, closed, noLapse bool
+	wait                             uint64
+	wake                             sync.Cond
 }
 
 // readGrace is how long at least net/http's background read waits, with
@@ -237,7 +236,7 @@ func (c *holdConn) end(d *deadline) {
 // Read implements net.Conn. A one-byte read (net/http's background read;
 // its reads of a request are of its 4 KiB buffer) waits first (awaitRead).
 func (c *holdConn) Read(p []byte) (int, error) {
-	if len(p) == 1 && c.graced {
+	if len(p) == 1 {
 		if err := c.awaitRead(); err != nil {
 			return 0, err
 		}

@@ -182,13 +182,8 @@ func TestHoldConnDeadlines(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond) // the read waits
 	c.SetReadDeadline(time.Unix(1, 0))
-	select {
-	case err := <-done:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("the waiting read ended with %v, want the deadline", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a deadline in the past did not end the read under way")
+	if err := ended(t, done, "a deadline in the past did not end the read under way"); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the waiting read ended with %v, want the deadline", err)
 	}
 }
 
@@ -268,25 +263,28 @@ func TestHoldConnBackgroundReadSeesClose(t *testing.T) {
 		_, err := c.Read(make([]byte, 1))
 		gone <- err
 	}()
-	select {
-	case err := <-gone:
-		if err != io.EOF {
-			t.Fatalf("the client gone, the read ended with %v, want EOF", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the client gone, the one-byte read did not end")
+	if err := ended(t, gone, "the client gone, the one-byte read did not end"); err != io.EOF {
+		t.Fatalf("the client gone, the read ended with %v, want EOF", err)
 	}
 
 	c, _, _ = holdPair(t, false)
 	c.noLapse = true
 	done := waitingRead(t, c)
 	c.Close()
+	if err := ended(t, done, "the connection closed, the waiting read did not end"); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("closed, the read ended with %v, want net.ErrClosed", err)
+	}
+}
+
+// ended returns the error a read started on its own goroutine sends on
+// done, failing the test with stuck if none comes within 10 s.
+func ended(t *testing.T, done <-chan error, stuck string) error {
+	t.Helper()
 	select {
 	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("closed, the read ended with %v, want net.ErrClosed", err)
-		}
+		return err
 	case <-time.After(10 * time.Second):
-		t.Fatal("the connection closed, the waiting read did not end")
+		t.Fatal(stuck)
+		return nil
 	}
 }
