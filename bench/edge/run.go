@@ -94,7 +94,7 @@ func runBench(args []string) error {
 	offline := fs.Bool("offline", true, "also measure runedge as `make run` serves it (offline provider, SQLite, the native default) against the mock upstream called directly, a bare Go handler")
 	rounds := fs.Int("rounds", 1, "run every scenario this many times, alternating (a table per round); the targets are checked on the medians")
 	cacheDir := fs.String("plugin-cache", "", "runedge's plugins.cache_dir (default: a new, empty one, so the first runedge compiles the plugins cold and the next loads them from its disk cache)")
-	pgVacuum := fs.Bool("pg-vacuum", true, "after each PostgreSQL target's scenario, vacuum and analyze the database (VACUUM (ANALYZE)) before the next target is measured, so that its upkeep is done in its own turn rather than by autovacuum in another target's interval")
+	pgVacuum := fs.Bool("pg-vacuum", true, "after each PostgreSQL target's scenario, vacuum and analyze the whole database (VACUUM (ANALYZE, SKIP_LOCKED): a table another session has locked is skipped, not waited for) before the next target is measured, so that its upkeep is done in its own turn rather than by autovacuum in another target's interval")
 	extraFile := fs.String("config-extra", "", "a YAML file appended to every runedge target's configuration (sections the generated file has not: usage, actors, …)")
 	fs.Parse(args)
 	selected, err := regexp.Compile(*only)
