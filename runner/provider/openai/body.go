@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"sync"
@@ -48,6 +49,28 @@ func (b *upstreamBody) bytes() []byte {
 
 // reader reads the body from its start.
 func (b *upstreamBody) reader() io.Reader { return &bodyReader{b: b} }
+
+// oneWriteBody is the largest body sendReader hands over as one array: with
+// the request's head (a few hundred bytes) it fits the transport's 4 KiB
+// write buffer, so head and body leave in one write.
+const oneWriteBody = 3 << 10
+
+// sendReader is the reader the transport sends the body from. net/http
+// flushes a request's head on its own before a body it does not know to
+// be in memory (a *bytes.Reader, *bytes.Buffer or *strings.Reader), in
+// case the body blocks: for a bodyReader that is two writes to the
+// upstream, and on loopback each write is most of a request's network
+// CPU, plus a second wakeup of the upstream to read the body. A small
+// body is joined into one array (a copy of at most oneWriteBody bytes)
+// and goes with its head in one write; a larger one would take two
+// writes either way and keeps its literals where they are
+// (RATIONALE.md, "One write per upstream request").
+func (b *upstreamBody) sendReader() io.Reader {
+	if b.n <= oneWriteBody {
+		return bytes.NewReader(b.bytes())
+	}
+	return b.reader()
+}
 
 type bodyReader struct {
 	b    *upstreamBody

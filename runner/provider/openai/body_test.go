@@ -1,13 +1,17 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -149,4 +153,86 @@ func agentRequest() runner.ProviderRequest {
 		return true
 	})
 	return req
+}
+
+// writeCounter counts the writes to a connection.
+type writeCounter struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestSmallRequestInOneWrite: a small request (a chat's texts, held as
+// literals like an agent's) reaches the upstream, a real server on
+// 127.0.0.1, in one write of its head and body together, where net/http
+// would flush the head on its own before a body it does not know to be in
+// memory; the upstream reads the body whole. An agent-sized body still
+// arrives whole.
+func TestSmallRequestInOneWrite(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	mock := mockupstream.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		got = append(got, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		mock.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	p, err := New(Config{BaseURL: srv.URL + "/v1", Model: "up-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	tr := p.client.Transport.(*http.Transport)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cc := c.(copyConn)
+		cc.Conn = writeCounter{cc.Conn, &writes}
+		return cc, nil
+	}
+
+	small := agentRequest()
+	small.Messages = small.Messages[:2]
+	small.Attempt = 1
+	for _, tc := range []struct {
+		name string
+		req  runner.ProviderRequest
+	}{{"small", small}, {"agent-sized", agentRequest()}} {
+		body, err := p.upstreamBody(tc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(body.parts) == 0 {
+			t.Fatalf("%s: a body without literals tests nothing", tc.name)
+		}
+		before := writes.Load()
+		if _, err := p.Generate(t.Context(), tc.req, func(runner.Event) error { return nil }); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		n := writes.Load() - before
+		mu.Lock()
+		last := got[len(got)-1]
+		mu.Unlock()
+		if want := string(body.bytes()); last != want {
+			t.Errorf("%s: the upstream read %d bytes, not the %d sent", tc.name, len(last), len(want))
+		}
+		if tc.name == "small" && n != 1 {
+			t.Errorf("small request of %d bytes: %d writes, want 1", body.n, n)
+		}
+		t.Logf("%s: %d bytes in %d writes", tc.name, body.n, n)
+	}
 }

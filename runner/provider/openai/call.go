@@ -44,14 +44,14 @@ func (p *Provider) call(ctx context.Context, body *upstreamBody, stream bool, em
 			},
 		})
 	}
-	req, err := http.NewRequestWithContext(httpCtx, http.MethodPost, p.endpoint, body.reader())
+	req, err := http.NewRequestWithContext(httpCtx, http.MethodPost, p.endpoint, body.sendReader())
 	if err != nil {
 		return runner.Result{}, providerFailure(false, "cannot build the request").saying("%v", err)
 	}
 	// As for a bytes.Reader: the length known, and the body read again
 	// from its start when the transport retries on a fresh connection.
 	req.ContentLength = int64(body.n)
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.sendReader()), nil }
 	// The values are shared, allocated once: net/http never writes into
 	// a header's values, Client.Do copies them, and Set or Add on this
 	// request replaces or grows its own slice.
