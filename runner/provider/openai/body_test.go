@@ -236,3 +236,54 @@ func TestSmallRequestInOneWrite(t *testing.T) {
 		t.Logf("%s: %d bytes in %d writes", tc.name, body.n, n)
 	}
 }
+
+// TestBodySentAgainOnRedirect: an upstream that answers 307 gets the body
+// again from GetBody, whole, for a small body (sent as one array) and an
+// agent-sized one (sent from its literals).
+func TestBodySentAgainOnRedirect(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	mock := mockupstream.Handler()
+	final := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		got = append(got, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		mock.ServeHTTP(w, r)
+	}))
+	defer final.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		http.Redirect(w, r, final.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	p, err := New(Config{BaseURL: first.URL + "/v1", Model: "up-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := agentRequest()
+	small.Messages = small.Messages[:2]
+	for _, req := range []runner.ProviderRequest{small, agentRequest()} {
+		req.Attempt = 1
+		body, err := p.upstreamBody(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Generate(t.Context(), req, func(runner.Event) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		last := got[len(got)-1]
+		mu.Unlock()
+		if want := string(body.bytes()); last != want {
+			t.Errorf("body of %d bytes: the redirected upstream read %d bytes, not the same", len(want), len(last))
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("the final upstream was called %d times, want 2", len(got))
+	}
+}
