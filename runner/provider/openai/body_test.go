@@ -173,22 +173,8 @@ func (c writeCounter) Write(p []byte) (int, error) {
 // memory; the upstream reads the body whole. An agent-sized body still
 // arrives whole.
 func TestSmallRequestInOneWrite(t *testing.T) {
-	var got []string
-	var mu sync.Mutex
-	mock := mockupstream.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			t.Error(err)
-		}
-		mu.Lock()
-		got = append(got, string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		mock.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	p, err := New(Config{BaseURL: srv.URL + "/v1", Model: "up-model"})
+	up := newRecordingUpstream(t)
+	p, err := New(Config{BaseURL: up.srv.URL + "/v1", Model: "up-model"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +210,7 @@ func TestSmallRequestInOneWrite(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		n := writes.Load() - before
-		mu.Lock()
-		last := got[len(got)-1]
-		mu.Unlock()
-		if want := string(body.bytes()); last != want {
+		if want, last := string(body.bytes()), up.last(); last != want {
 			t.Errorf("%s: the upstream read %d bytes, not the %d sent", tc.name, len(last), len(want))
 		}
 		if tc.name == "small" && n != 1 {
@@ -241,24 +224,10 @@ func TestSmallRequestInOneWrite(t *testing.T) {
 // again from GetBody, whole, for a small body (sent as one array) and an
 // agent-sized one (sent from its literals).
 func TestBodySentAgainOnRedirect(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	mock := mockupstream.Handler()
-	final := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			t.Error(err)
-		}
-		mu.Lock()
-		got = append(got, string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		mock.ServeHTTP(w, r)
-	}))
-	defer final.Close()
+	final := newRecordingUpstream(t)
 	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		http.Redirect(w, r, final.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		http.Redirect(w, r, final.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	defer first.Close()
 	p, err := New(Config{BaseURL: first.URL + "/v1", Model: "up-model"})
@@ -276,14 +245,53 @@ func TestBodySentAgainOnRedirect(t *testing.T) {
 		if _, err := p.Generate(t.Context(), req, func(runner.Event) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		last := got[len(got)-1]
-		mu.Unlock()
-		if want := string(body.bytes()); last != want {
+		if want, last := string(body.bytes()), final.last(); last != want {
 			t.Errorf("body of %d bytes: the redirected upstream read %d bytes, not the same", len(want), len(last))
 		}
 	}
-	if len(got) != 2 {
-		t.Errorf("the final upstream was called %d times, want 2", len(got))
+	if n := final.calls(); n != 2 {
+		t.Errorf("the final upstream was called %d times, want 2", n)
 	}
+}
+
+// recordingUpstream is the bench's mock upstream on 127.0.0.1, keeping
+// the bodies it read.
+type recordingUpstream struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []string
+}
+
+func newRecordingUpstream(t *testing.T) *recordingUpstream {
+	u := &recordingUpstream{}
+	mock := mockupstream.Handler()
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		u.mu.Lock()
+		u.got = append(u.got, string(b))
+		u.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		mock.ServeHTTP(w, r)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// last is the last body read ("" before any).
+func (u *recordingUpstream) last() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.got) == 0 {
+		return ""
+	}
+	return u.got[len(u.got)-1]
+}
+
+func (u *recordingUpstream) calls() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.got)
 }
