@@ -50,10 +50,14 @@ func (b *upstreamBody) bytes() []byte {
 // reader reads the body from its start.
 func (b *upstreamBody) reader() io.Reader { return &bodyReader{b: b} }
 
-// oneWriteBody is the largest body sendReader hands over as one array: with
-// the request's head (a few hundred bytes) it fits the transport's 4 KiB
-// write buffer, so head and body leave in one write.
-const oneWriteBody = 3 << 10
+// writeBufferSize is the transport's buffer for each upstream
+// connection's writes.
+const writeBufferSize = 4 << 10
+
+// oneWriteBody is the largest body sendReader hands over as one array: it
+// leaves 1 KiB of the transport's write buffer for the request's head (a
+// few hundred bytes), so head and body leave in one write.
+const oneWriteBody = writeBufferSize - 1<<10
 
 // sendReader is the reader the transport sends the body from. net/http
 // flushes a request's head on its own before a body it does not know to

@@ -60,6 +60,10 @@ func New(cfg Config) (*Provider, error) {
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
+		// Named, not left to net/http's default of the same size: a small
+		// body goes with its request's head in one write only while both
+		// fit it (oneWriteBody).
+		WriteBufferSize: writeBufferSize,
 		// A compressed event stream may be held back by the upstream's
 		// compressor until a block fills; answers are small anyway.
 		DisableCompression: true,
