@@ -75,8 +75,8 @@ func (s *pgServer) cpus(ctx context.Context) string {
 }
 
 // vacuum vacuums and analyzes every table of the database now (VACUUM
-// (ANALYZE)), skipping a table whose lock another session holds against
-// it (SKIP_LOCKED) rather than waiting behind that session, and returns
+// (ANALYZE, SKIP_LOCKED)), skipping a table whose lock another session
+// holds rather than waiting behind that session, and returns
 // how many times the server has vacuumed its user tables by hand so far,
 // this time counted. bench-edge calls it after each PostgreSQL target's
 // scenario, between targets, so that the upkeep of what that target
