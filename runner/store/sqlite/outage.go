@@ -23,7 +23,9 @@ func outage(err *error) {
 		return
 	}
 	var se *sqlite.Error
-	if errors.Is(*err, groupcommit.ErrClosed) || errors.Is(*err, groupcommit.ErrStalled) || errors.As(*err, &se) && outageCode(se.Code()) {
+	var ee *execError // the writer's raw statements' (rawexec.go)
+	if errors.Is(*err, groupcommit.ErrClosed) || errors.Is(*err, groupcommit.ErrStalled) ||
+		errors.As(*err, &se) && outageCode(se.Code()) || errors.As(*err, &ee) && outageCode(ee.Code()) {
 		*err = fmt.Errorf("%w: runner/store/sqlite: %w", runner.ErrUnavailable, *err)
 	}
 }

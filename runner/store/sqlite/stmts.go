@@ -211,15 +211,17 @@ type stmts struct {
 	getConversation, convItemSeq, convItems, convItemsAfter *sql.Stmt
 
 	all []*sql.Stmt // everything above, for close
-	raw []*rawStmt
-	w   *sql.Conn // where raw was prepared
+	cc  *cconn      // the writer's connection, where the raw ones were prepared
 }
 
 // prepareStmts compiles the request path's statements on w (writes, the
 // writer's one connection) and r (reads). On failure it closes whatever it
 // had prepared.
 func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err error) {
-	st = &stmts{transition: map[runner.Status]*rawStmt{}, w: w}
+	st = &stmts{transition: map[runner.Status]*rawStmt{}}
+	if st.cc, err = openCConn(w); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			st.close()
@@ -245,9 +247,7 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 			return nil
 		}
 		var s *rawStmt
-		if s, err = prepareRaw(ctx, w, query); err == nil {
-			st.raw = append(st.raw, s)
-		}
+		s, err = st.cc.prepare(query)
 		return s
 	}
 	st.begin = raw("BEGIN IMMEDIATE")
@@ -298,8 +298,8 @@ func (st *stmts) close() error {
 	for _, s := range st.all {
 		errs = append(errs, s.Close())
 	}
-	for _, s := range st.raw {
-		errs = append(errs, s.close(st.w))
+	if st.cc != nil {
+		errs = append(errs, st.cc.close())
 	}
 	return errors.Join(errs...)
 }

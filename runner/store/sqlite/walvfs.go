@@ -678,10 +678,6 @@ func walShmUnmap(tls *libc.TLS, f uintptr, deleteFlag int32) int32 {
 // state is f's walFile, after the unix VFS's structure.
 func state(f uintptr) *walFile { return (*walFile)(at(f + unixSz)) }
 
-// at is C memory's address p as a pointer. The memory is libc's, never
-// the Go heap's, so the collector neither moves nor frees it.
-func at(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
-
 // fnptr is f as a C function pointer in modernc's convention: the
 // address of its func value, which for a top-level function is static.
 func fnptr[F any](f F) uintptr { return *(*uintptr)(unsafe.Pointer(&f)) }
