@@ -104,6 +104,9 @@ func (cc *cconn) grow(n int) error {
 // close finalizes the statements prepared on the connection and frees
 // the buffer; the connection itself is database/sql's to close, after.
 func (cc *cconn) close() error {
+	if cc.tls == nil {
+		return nil // closed before
+	}
 	var errs []error
 	for _, s := range cc.stmts {
 		if rc := sqlite3.Xsqlite3_finalize(cc.tls, s.p); rc != sqlite3.SQLITE_OK {
@@ -116,6 +119,7 @@ func (cc *cconn) close() error {
 		cc.buf, cc.cap = 0, 0
 	}
 	cc.tls.Close()
+	cc.tls = nil
 	return errors.Join(errs...)
 }
 
