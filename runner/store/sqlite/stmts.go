@@ -181,8 +181,8 @@ type stmts struct {
 	// transaction is statements on the writer's one connection (wtx.go).
 	// begin, commit and rollback are those transactions' ends: SQLite
 	// parses even "COMMIT", and a batch pays BEGIN and COMMIT once. They,
-	// the run inserts and the transitions run through the driver
-	// (rawexec.go).
+	// the run inserts, the transitions and the ledger's line run on
+	// SQLite's C interface (rawexec.go).
 	begin, commit, rollback                            *rawStmt
 	insertRun, insertRunNewSession, insertRunInSession *rawStmt
 	// The same three for a fresh run (freshRunValues).

@@ -158,8 +158,9 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("runner/store/sqlite: %w", err)
 	}
 	// The writer pool's one connection, held from here to Close: its
-	// statements run through the driver (rawexec.go), which needs the
-	// connection they were prepared on. Nothing else takes it from w.
+	// hot statements run on its SQLite handle (rawexec.go), which must
+	// stay the connection they were prepared on. Nothing else takes it
+	// from w.
 	wc, err := w.Conn(ctx)
 	if err != nil {
 		r.Close()

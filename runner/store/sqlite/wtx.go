@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -33,7 +32,6 @@ type wtx struct {
 	c  *sql.Conn // the writer pool's one connection
 	mu *sync.Mutex
 	st *stmts
-	nv []driver.NamedValue // exec's arguments, reused under mu
 	// tail is set by the checkpointer after each of its checkpoints: the
 	// next transaction first copies what was appended meanwhile, so that
 	// the log can start over (checkpoint.go).
