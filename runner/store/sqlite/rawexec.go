@@ -37,7 +37,7 @@ import (
 type cconn struct {
 	db    uintptr
 	tls   *libc.TLS
-	buf   uintptr // C memory, bufCap bytes; never 0 once open
+	buf   uintptr // C memory of cap bytes; never 0 while open
 	cap   int
 	stmts []*rawStmt
 }
