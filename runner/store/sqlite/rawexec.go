@@ -221,34 +221,20 @@ func (st *rawStmt) exec(args []any) (rawResult, error) {
 	}
 	size := 0
 	for _, a := range args {
-		switch v := a.(type) {
-		case string:
-			size += len(v)
-		case []byte:
-			size += len(v)
-		case nil, int64, int, bool, float64:
-		default:
-			if v, err := driver.DefaultParameterConverter.ConvertValue(a); err == nil {
-				if b, ok := v.([]byte); ok {
-					size += len(b)
-				} else if t, ok := v.(string); ok {
-					size += len(t)
-				}
-			}
-		}
+		size += copied(a)
 	}
-	var next uintptr // where the next text or blob is copied
+	next := cc.buf // where the next text or blob is copied
 	if size > cbufMax {
 		// An agent-sized request's values: a buffer of their own, freed
 		// after the step, so the kept one stays small (peak RSS).
-		next = libc.Xmalloc(cc.tls, types.Size_t(size))
-		if next == 0 {
+		if next = libc.Xmalloc(cc.tls, types.Size_t(size)); next == 0 {
 			return rawResult{}, errors.New("runner/store/sqlite: no memory for a statement's values")
 		}
 		defer libc.Xfree(cc.tls, next)
-	} else if err := cc.grow(size); err != nil {
-		return rawResult{}, err
-	} else {
+	} else if size > cc.cap {
+		if err := cc.grow(size); err != nil {
+			return rawResult{}, err
+		}
 		next = cc.buf
 	}
 	for i, a := range args {
@@ -270,10 +256,42 @@ func (st *rawStmt) exec(args []any) (rawResult, error) {
 	return r, nil
 }
 
+// copied is how many bytes of a bind copies into C memory: a text's or
+// a blob's.
+func copied(a any) int {
+	switch v := a.(type) {
+	case string:
+		return len(v)
+	case []byte:
+		return len(v)
+	case nil, int64, int, bool, float64:
+		return 0
+	}
+	if v, ok := converted(a); ok {
+		return copied(v)
+	}
+	return 0
+}
+
+// converted is a named type's value (a status, a kind) as database/sql
+// would convert it, when that is a value bind takes.
+func converted(a any) (any, bool) {
+	v, err := driver.DefaultParameterConverter.ConvertValue(a)
+	if err != nil {
+		return nil, false
+	}
+	switch v.(type) {
+	case nil, int64, bool, float64, string, []byte:
+		return v, true
+	}
+	return nil, false
+}
+
 // bind binds a as parameter i, a text or blob copied to *next (which
 // it moves past the copy), as modernc's driver binds the same Go value:
 // nil and a nil []byte as NULL, a bool as 0 or 1, an empty string as an
-// empty text (a pointer that is not NULL, for a length of 0).
+// empty text (a pointer that is not NULL, for a length of 0). time.Time
+// is no such value: the store writes times as integers.
 func (st *rawStmt) bind(i int32, a any, next *uintptr) error {
 	cc := st.cc
 	var rc int32
@@ -307,15 +325,7 @@ func (st *rawStmt) bind(i int32, a any, next *uintptr) error {
 		*next += uintptr(len(v))
 		rc = sqlite3.Xsqlite3_bind_blob(cc.tls, st.p, i, p, int32(len(v)), 0)
 	default:
-		// A named type (a status, a kind) binds as what database/sql
-		// would convert it to; time.Time is no such value (the store
-		// writes times as integers).
-		v, err := driver.DefaultParameterConverter.ConvertValue(a)
-		if err != nil {
-			return err
-		}
-		switch v.(type) {
-		case int64, float64, bool, string, []byte, nil:
+		if v, ok := converted(a); ok {
 			return st.bind(i, v, next)
 		}
 		return fmt.Errorf("runner/store/sqlite: a %T is no value a writer statement binds", a)

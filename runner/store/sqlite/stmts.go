@@ -247,7 +247,9 @@ func prepareStmts(ctx context.Context, w *sql.Conn, r *sql.DB) (st *stmts, err e
 			return nil
 		}
 		var s *rawStmt
-		s, err = st.cc.prepare(query)
+		if s, err = st.cc.prepare(query); err != nil {
+			return nil
+		}
 		return s
 	}
 	st.begin = raw("BEGIN IMMEDIATE")
